@@ -1,0 +1,64 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// FWInstance is the Instance of every problem that implements the solver's
+// P1 contract: it runs the Frank-Wolfe family on Problem and the proximal
+// baselines on Prox (nil when the problem has no proximal view).
+type FWInstance struct {
+	Problem solver.Problem
+	Prox    solver.ProxProblem
+	Meta    Info
+}
+
+// Info returns the instance's description.
+func (f *FWInstance) Info() Info { return f.Meta }
+
+// Config translates an algorithm spec into a solver configuration.
+func Config(a spec.Algo, lim solver.Limits, seed int64) solver.Config {
+	return solver.Config{
+		Algorithm: a.Algo,
+		Step:      a.Stepsize,
+		L:         a.LValue(),
+		Schedule: solver.Schedule{
+			Kind: a.Schedule, Rho: a.Rho, Alpha: a.Alpha, M0: a.M0, Growth: a.Growth,
+		},
+		R:            a.R,
+		Workers:      a.Workers,
+		Caratheodory: a.Caratheodory,
+		Limits:       lim,
+		Seed:         seed,
+	}
+}
+
+// Method builds the configured algorithm.
+func (f *FWInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.Method, error) {
+	n := f.Problem.Samples()
+	if (a.Schedule == "constant" || a.Schedule == "geometric") && a.M0 > n {
+		return nil, spec.Errorf("m0", "must be at most the sample count n = %d, got %d", n, a.M0)
+	}
+	if q := len(f.Problem.Blocks()); a.R > q {
+		return nil, spec.Errorf("r", "must be at most the number of blocks q = %d, got %d", q, a.R)
+	}
+	cfg := Config(a, lim, seed)
+	switch a.Algo {
+	case "fista", "pgd":
+		if f.Prox == nil {
+			return nil, spec.Errorf("algo", "%s needs a proximal view of the problem, which this problem does not offer", a.Algo)
+		}
+		return solver.NewProx(f.Prox, f.Problem, cfg)
+	case "ssfw-as", "afw", "pfw", "fw", "bc-ssfw-as", "bcfw":
+		return solver.New(f.Problem, cfg)
+	}
+	return nil, spec.Errorf("algo", "%s does not apply to this problem", a.Algo)
+}
+
+var _ Instance = (*FWInstance)(nil)
+
+// errf wraps a build error with the scenario's name.
+func errf(name string, err error) error { return fmt.Errorf("%s: %w", name, err) }

@@ -1,0 +1,44 @@
+package solver
+
+// Config configures one of the package's algorithms.
+type Config struct {
+	// Algorithm: "ssfw-as" (Algorithm 1), "afw", "pfw", "fw",
+	// "bc-ssfw-as" (Algorithm 3), "bcfw", "fista", "pgd".
+	Algorithm string
+	// Step: "paper" (γ = −<g,d>/(L‖d‖²)), "curvature" (the directional
+	// constant of the problem's Line), "backtrack" (adaptive L), and for fw
+	// also "open-loop" (2/(k+2)) and "short" (the paper rule without away steps).
+	Step string
+	// L is the user's Lipschitz constant for the paper rule (0: auto, a safe
+	// bound from the problem's LipschitzBound) and the starting L of backtracking.
+	L        float64
+	Schedule Schedule
+	// R is the number of blocks sampled per iteration (0: all).
+	R int
+	// Workers bounds the block methods' worker pool (0: GOMAXPROCS). Results
+	// do not depend on it.
+	Workers int
+	// Caratheodory keeps |U| ≤ dim+1 per block by Carathéodory reduction.
+	Caratheodory bool
+	// DropTol is δ: an away step with γ ≥ γ_max(1−δ) is snapped to an exact
+	// drop, and weights below DropTol are zeroed (and counted). 0: 1e-12.
+	DropTol float64
+	// RefreshEvery recomputes z = A x from scratch every so many iterations
+	// (0: 256).
+	RefreshEvery int
+	Limits       Limits
+	Seed         int64
+}
+
+// LipschitzBounder is implemented by problems that know a safe upper bound on
+// the Lipschitz constant of ∇F (Euclidean norm), used by the paper rule with
+// L = auto and as the proximal methods' step.
+type LipschitzBounder interface {
+	LipschitzBound() float64
+}
+
+// Evaluator is implemented by problems that report extra metrics on
+// evaluation iterations (added to Record.Extra).
+type Evaluator interface {
+	Extra(x []float64) map[string]float64
+}

@@ -1,0 +1,149 @@
+package solver
+
+// Vertex is an extreme point of one block's polytope, in block-local
+// coordinates, stored sparsely. Key is a stable identity computed from the
+// oracle's discrete choice (never from floating-point coordinates), so an
+// active set recognises a vertex it already holds. Idx is strictly increasing.
+type Vertex struct {
+	Key string
+	Idx []int
+	Val []float64
+}
+
+// Dot returns <g, v> for a dense block-local vector g.
+func (v Vertex) Dot(g []float64) float64 {
+	s := 0.0
+	for i, j := range v.Idx {
+		s += v.Val[i] * g[j]
+	}
+	return s
+}
+
+// AddTo performs dst += c·v on a dense block-local vector.
+func (v Vertex) AddTo(dst []float64, c float64) {
+	for i, j := range v.Idx {
+		dst[j] += c * v.Val[i]
+	}
+}
+
+// SqNorm returns ‖v‖².
+func (v Vertex) SqNorm() float64 {
+	s := 0.0
+	for _, x := range v.Val {
+		s += x * x
+	}
+	return s
+}
+
+// DenseVertex builds a vertex from dense coordinates, keeping the nonzeros.
+func DenseVertex(key string, x []float64) Vertex {
+	v := Vertex{Key: key}
+	for i, xi := range x {
+		if xi != 0 {
+			v.Idx = append(v.Idx, i)
+			v.Val = append(v.Val, xi)
+		}
+	}
+	return v
+}
+
+// Block is a contiguous range x[Offset : Offset+Size] of the variable, with
+// its own polytope and oracle. A problem of Algorithm 1 has a single block.
+type Block struct {
+	Offset, Size int
+}
+
+// Problem is the paper's (P1): minimise F(x) = (1/n) Σ_i f_i(a_iᵀx) + <b, x>
+// (or the plain sum; that only rescales L) over P = P_1 × … × P_q.
+// Implementations are immutable after construction and safe for concurrent
+// use by several runs; all mutable state lives in a Model.
+type Problem interface {
+	// Dim is p, the length of x.
+	Dim() int
+	// Samples is n, the number of terms f_i that batches are drawn from.
+	Samples() int
+	// Blocks partitions [0, Dim()) in increasing order of Offset.
+	Blocks() []Block
+	// LMO returns the vertex of block b's polytope minimising <g, v>, with g
+	// block-local. It is exact and deterministic: the same g gives the same
+	// vertex bit for bit, ties broken by a fixed rule.
+	LMO(b int, g []float64) Vertex
+	// Start returns the vertex block b starts from.
+	Start(b int) Vertex
+	// Objective is the problem's reported objective at a feasible x, in its
+	// own original, unscaled form (for epigraph reformulations: the original
+	// penalised objective, not the P1 upper bound).
+	Objective(x []float64) float64
+	// NewModel returns a fresh incremental evaluator positioned at x.
+	NewModel(x []float64) Model
+}
+
+// Model is the problem's incremental state for the current iterate x, which
+// the solver owns and updates; after changing x the solver tells the model
+// what it did (Scale, Add) so that it can update z = A x cheaply. A Model is
+// used by one goroutine at a time, except that calls for different blocks may
+// run concurrently (block methods).
+type Model interface {
+	// Reset recomputes the state from x from scratch (round-off control).
+	Reset(x []float64)
+	// Scale records that x_b ← s·x_b happened.
+	Scale(b int, s float64)
+	// Add records that x_b ← x_b + c·v happened.
+	Add(b int, c float64, v Vertex)
+	// Gradient writes into g (length Blocks()[b].Size) an estimate of ∇F
+	// restricted to block b, the linear term included, computed from the
+	// samples in batch (sample indices in [0, Samples())), scaled so that its
+	// expectation over uniform batches is the exact gradient. batch == nil
+	// means the exact gradient over all samples. x is the full current iterate.
+	Gradient(b int, g []float64, x []float64, batch []int)
+	// Line prepares the restriction φ(γ) = F(x + γ d) along the block-b
+	// direction d, estimated on batch (nil: exact), for step-size rules.
+	Line(b int, x []float64, d Direction, batch []int) Line
+}
+
+// Term is one weighted vertex in a Direction.
+type Term struct {
+	Coef float64
+	V    Vertex
+}
+
+// Direction is d = XCoef·x_b + Σ Coef_i·V_i within one block: a FW direction
+// is {-1, [{1, p}]}, an away direction {1, [{-1, u}]}, a pairwise direction
+// {0, [{1, p}, {-1, u}]}.
+type Direction struct {
+	XCoef float64
+	Terms []Term
+}
+
+// Line is F restricted to a segment x + γd, γ ∈ [0, γ_max].
+type Line interface {
+	// Curvature returns M ≥ 0 with φ(γ) ≤ φ(0) + γφ'(0) + ½Mγ² for all
+	// γ ∈ [0, gmax] (for a batch estimate: of the batch estimate, scaled to the
+	// full sum like Gradient). For squared losses it is exact and does not
+	// depend on gmax.
+	Curvature(gmax float64) float64
+	// Delta returns φ(γ) − φ(0), on the same batch and scale.
+	Delta(gamma float64) float64
+}
+
+// ProxProblem is the view of a problem that proximal-gradient methods use:
+// minimise S(y) + R(y) with S smooth and R simple (an indicator of the
+// feasible polytope, or λ‖·‖₁ for the penalised models). y lives in the
+// problem's natural coordinates (for an epigraph reformulation, without the
+// epigraph variables).
+type ProxProblem interface {
+	ProxDim() int
+	// ProxStart returns the starting point (a fresh slice).
+	ProxStart() []float64
+	// Smooth returns S(y) and writes ∇S(y) into grad.
+	Smooth(y, grad []float64) float64
+	// Prox writes argmin_u R(u) + ‖u − v‖²/(2·step) into dst.
+	Prox(dst, v []float64, step float64)
+	// SmoothLipschitz is an upper bound on the Lipschitz constant of ∇S, or 0
+	// when none is known (the method then backtracks).
+	SmoothLipschitz() float64
+	// Lift writes into x (length Dim() of the P1 problem) a feasible point of
+	// the P1 form that represents y, so that Objective and the FW gap can be
+	// reported for proximal iterates on the same footing.
+	Lift(x, y []float64)
+}

@@ -1,0 +1,102 @@
+package solver
+
+import "context"
+
+// Step kinds reported in Record.Step.
+const (
+	StepFW       = "fw"            // Frank-Wolfe step toward the oracle's vertex
+	StepAway     = "away"          // away step from an active vertex
+	StepDrop     = "drop"          // away step with γ = γ_max: the vertex leaves the active set
+	StepCollapse = "full-collapse" // FW step with γ = 1: the active set collapses to one vertex
+	StepPairwise = "pairwise"      // pairwise step (weight moved from u to p)
+	StepProx     = "prox"          // proximal-gradient step
+	StepBlock    = "block"         // block-coordinate iteration (several block steps)
+	StepNone     = "none"          // no move (zero direction or zero step)
+)
+
+// Record is what every algorithm reports once per iteration (DESIGN §7).
+// Objective, Gap and GradErr are set on evaluation iterations only.
+type Record struct {
+	K      int     `json:"k"`
+	Passes float64 `json:"passes"`
+	Time   float64 `json:"time_s"`
+	Step   string  `json:"step"`
+	Gamma  float64 `json:"gamma"`
+	Batch  int     `json:"batch"`
+	Active int     `json:"active"`
+	// Step counts of a block iteration (Step == StepBlock); Drops is also 1 on
+	// a single drop step so that charts can mark drop events uniformly.
+	FWSteps   int `json:"fw_steps,omitempty"`
+	AwaySteps int `json:"away_steps,omitempty"`
+	Drops     int `json:"drops,omitempty"`
+	// Weight clean-ups (weights below tolerance zeroed) done this iteration.
+	Cleanups  int      `json:"cleanups,omitempty"`
+	Objective *float64 `json:"objective"`
+	Gap       *float64 `json:"gap"`
+	GradErr   *float64 `json:"grad_err,omitempty"`
+	// Extra holds problem-specific metrics on evaluation iterations (for the
+	// structural SVM: dual objective, relative gap, train/test error, …).
+	Extra map[string]float64 `json:"extra,omitempty"`
+}
+
+// Evaluated reports whether the record carries the exact objective.
+func (r *Record) Evaluated() bool { return r.Objective != nil }
+
+// F returns a pointer to v, for the optional Record fields.
+func F(v float64) *float64 { return &v }
+
+// Recorder receives the records of one run, in order, from the goroutine
+// running the method. It must not block for long: the session layer copies
+// records into a store and notifies subscribers asynchronously.
+type Recorder interface {
+	Record(Record)
+}
+
+// RecorderFunc adapts a function to the Recorder interface.
+type RecorderFunc func(Record)
+
+// Record calls f(r).
+func (f RecorderFunc) Record(r Record) { f(r) }
+
+// Run statuses reported in Summary.Status.
+const (
+	StatusConverged = "converged"  // the gap tolerance was reached
+	StatusMaxIters  = "max_iters"  // the iteration limit was reached
+	StatusMaxPasses = "max_passes" // the effective-pass limit was reached
+	StatusCancelled = "cancelled"  // the context was cancelled
+	StatusFailed    = "failed"     // a numerical failure (message says which)
+)
+
+// Summary closes a run.
+type Summary struct {
+	Objective float64 `json:"objective"`
+	Gap       float64 `json:"gap"`
+	Iters     int     `json:"iters"`
+	Passes    float64 `json:"passes"`
+	Time      float64 `json:"time_s"`
+	Status    string  `json:"status"`
+	Message   string  `json:"message"`
+}
+
+// Result is what a Method returns: the summary and the final solution in the
+// problem's own coordinates.
+type Result struct {
+	Summary Summary
+	X       []float64
+}
+
+// Method is one configured algorithm on one problem instance, ready to run.
+// Run stops on the limits it was built with or when ctx is cancelled (status
+// "cancelled", not an error). An error is returned only for failures that
+// leave no meaningful result.
+type Method interface {
+	Run(ctx context.Context, rec Recorder) (Result, error)
+}
+
+// Limits are the stopping rules and evaluation cadence shared by every method.
+type Limits struct {
+	MaxIters  int     // ≥ 1
+	MaxPasses float64 // 0: no limit
+	GapTol    float64 // 0: no gap test
+	EvalEvery int     // evaluate objective and gap every E iterations (≥ 1); the first and last iterations are always evaluated
+}
