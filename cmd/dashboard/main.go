@@ -1,0 +1,42 @@
+// Command dashboard is fwlab's single binary: `dashboard` or `dashboard serve`
+// starts the web dashboard; `dashboard solve` runs a solver headless and
+// writes its records as JSON Lines or CSV.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run dispatches to the subcommand and returns the process exit code
+// (0 success, 1 failure, 2 usage error).
+func run(args []string) int {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return runServe(args, os.Stdout, os.Stderr)
+	case "solve":
+		return runSolve(args, os.Stdout, os.Stderr)
+	case "help":
+		usage(os.Stdout)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "dashboard: unknown command %q\n", cmd)
+	usage(os.Stderr)
+	return 2
+}
+
+func usage(w *os.File) {
+	fmt.Fprint(w, `usage:
+  dashboard [serve] [-addr localhost:8080] [-data DIR]   start the web dashboard
+  dashboard solve -problem NAME [flags]                   run a solver headless
+  dashboard solve -h                                      list the solve flags
+`)
+}
