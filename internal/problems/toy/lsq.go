@@ -1,0 +1,268 @@
+package toy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// Size limits of the least-squares problems (building one costs O(n·p²)).
+const (
+	MaxP       = 500
+	MaxSamples = 20000
+)
+
+// lsq is the least-squares part shared by Simplex, L1Ball and Box:
+// F(x) = (1/n) Σ_i ½(a_iᵀx − y_i)², with no linear term.
+type lsq struct {
+	n, p  int
+	rows  []float64 // A, n×p, row-major
+	y     []float64
+	lip   float64 // λ_max(AᵀA)/n, with a relative safety margin
+	xstar []float64
+	fstar float64
+}
+
+func (d *lsq) row(i int) []float64 { return d.rows[i*d.p : (i+1)*d.p] }
+
+// Dim is p.
+func (d *lsq) Dim() int { return d.p }
+
+// Samples is n.
+func (d *lsq) Samples() int { return d.n }
+
+// Blocks is the single block [0, p).
+func (d *lsq) Blocks() []solver.Block { return []solver.Block{{Offset: 0, Size: d.p}} }
+
+// Objective is (1/n) Σ_i ½(a_iᵀx − y_i)², computed from scratch.
+func (d *lsq) Objective(x []float64) float64 {
+	s := 0.0
+	for i := 0; i < d.n; i++ {
+		r := dot(d.row(i), x) - d.y[i]
+		s += r * r
+	}
+	return s / (2 * float64(d.n))
+}
+
+// LipschitzBound is λ_max(AᵀA)/n (Euclidean Lipschitz constant of ∇F).
+func (d *lsq) LipschitzBound() float64 { return d.lip }
+
+// SmoothLipschitz is the same bound, for the proximal view.
+func (d *lsq) SmoothLipschitz() float64 { return d.lip }
+
+// ProxDim is p: the proximal view uses the same coordinates.
+func (d *lsq) ProxDim() int { return d.p }
+
+// Smooth returns F(y) and writes the exact gradient into grad.
+func (d *lsq) Smooth(y, grad []float64) float64 {
+	clear(grad)
+	s := 0.0
+	for i := 0; i < d.n; i++ {
+		a := d.row(i)
+		r := dot(a, y) - d.y[i]
+		s += r * r
+		axpy(grad, r, a)
+	}
+	inv := 1 / float64(d.n)
+	for j := range grad {
+		grad[j] *= inv
+	}
+	return s * inv / 2
+}
+
+// Lift copies y into x: the proximal and P1 coordinates coincide.
+func (d *lsq) Lift(x, y []float64) { copy(x, y) }
+
+// FStar is the exact optimal value (known by construction).
+func (d *lsq) FStar() float64 { return d.fstar }
+
+// XStar returns a copy of the exact minimiser (known by construction).
+func (d *lsq) XStar() []float64 { return append([]float64(nil), d.xstar...) }
+
+// NewModel returns a model maintaining z = A x.
+func (d *lsq) NewModel(x []float64) solver.Model {
+	m := &lsqModel{d: d, z: make([]float64, d.n)}
+	m.Reset(x)
+	return m
+}
+
+// lsqModel maintains z = A x incrementally.
+type lsqModel struct {
+	d *lsq
+	z []float64
+}
+
+func (m *lsqModel) Reset(x []float64) {
+	for i := range m.z {
+		m.z[i] = dot(m.d.row(i), x)
+	}
+}
+
+func (m *lsqModel) Scale(_ int, s float64) {
+	for i := range m.z {
+		m.z[i] *= s
+	}
+}
+
+// Add updates z += c·A v in O(n·nnz(v)).
+func (m *lsqModel) Add(_ int, c float64, v solver.Vertex) {
+	for i := range m.z {
+		m.z[i] += c * v.Dot(m.d.row(i))
+	}
+}
+
+// Gradient is the mean of (z_i − y_i)·a_i over the batch (all samples when
+// batch is nil); an empty non-nil batch gives the zero vector.
+func (m *lsqModel) Gradient(_ int, g []float64, _ []float64, batch []int) {
+	clear(g)
+	cnt := 0
+	each(m.d.n, batch, func(i int) {
+		axpy(g, m.z[i]-m.d.y[i], m.d.row(i))
+		cnt++
+	})
+	if cnt == 0 {
+		return
+	}
+	inv := 1 / float64(cnt)
+	for j := range g {
+		g[j] *= inv
+	}
+}
+
+// Line returns the exact quadratic restriction of the batch objective along
+// d: with r = z − y and w = A d on the batch, φ(γ) − φ(0) = γ·mean(r·w) +
+// ½γ²·mean(w²), and the curvature is mean(w²).
+func (m *lsqModel) Line(_ int, _ []float64, d solver.Direction, batch []int) solver.Line {
+	var rw, ww float64
+	cnt := 0
+	each(m.d.n, batch, func(i int) {
+		a := m.d.row(i)
+		w := d.XCoef * m.z[i]
+		for _, t := range d.Terms {
+			w += t.Coef * t.V.Dot(a)
+		}
+		rw += (m.z[i] - m.d.y[i]) * w
+		ww += w * w
+		cnt++
+	})
+	if cnt > 0 {
+		rw /= float64(cnt)
+		ww /= float64(cnt)
+	}
+	return quadLine{slope: rw, curv: ww}
+}
+
+// quadLine is φ(γ) − φ(0) = slope·γ + ½·curv·γ².
+type quadLine struct{ slope, curv float64 }
+
+func (l quadLine) Curvature(float64) float64 { return l.curv }
+func (l quadLine) Delta(g float64) float64   { return g*l.slope + 0.5*g*g*l.curv }
+
+// each calls f for every sample index of batch, or for 0..n−1 when batch is nil.
+func each(n int, batch []int, f func(int)) {
+	if batch == nil {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	for _, i := range batch {
+		f(i)
+	}
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, ai := range a {
+		s += ai * b[i]
+	}
+	return s
+}
+
+func axpy(dst []float64, c float64, x []float64) {
+	for i, xi := range x {
+		dst[i] += c * xi
+	}
+}
+
+// newRand returns the deterministic generator of an instance seed.
+func newRand(seed int64) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
+}
+
+// checkSizes validates p and n of a least-squares problem.
+func checkSizes(p, n int) error {
+	if p < 2 || p > MaxP {
+		return spec.Errorf("p", "must be a whole number between 2 and %d, got %d", MaxP, p)
+	}
+	if n < 1 || n > MaxSamples {
+		return spec.Errorf("samples", "must be a whole number between 1 and %d, got %d", MaxSamples, n)
+	}
+	if n < p {
+		return spec.Errorf("samples", "must be at least p = %d so that the objective is strongly convex and its optimum unique, got %d", p, n)
+	}
+	return nil
+}
+
+// newLSQ generates a least-squares instance whose minimiser over the
+// polytope is xstar: A has standard normal entries and y = A·xstar − e with
+// e = n·A(AᵀA)⁻¹g + η⊥, η⊥ Gaussian noise orthogonal to the range of A, so
+// that ∇F(xstar) = Aᵀe/n = g exactly. The caller chooses g in the interior of
+// the normal cone's negative at xstar (strict complementarity), which makes
+// xstar the unique minimiser (AᵀA is positive definite as n ≥ p).
+func newLSQ(ctx context.Context, rng *rand.Rand, n int, xstar, g []float64) (*lsq, error) {
+	p := len(xstar)
+	d := &lsq{n: n, p: p, rows: make([]float64, n*p), y: make([]float64, n), xstar: xstar}
+	for i := range d.rows {
+		d.rows[i] = rng.NormFloat64()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	A := mat.NewDense(n, p, d.rows)
+	var G mat.SymDense
+	G.SymOuterK(1, A.T())
+	var ch mat.Cholesky
+	if !ch.Factorize(&G) {
+		return nil, fmt.Errorf("the generated data matrix is rank deficient; try another seed or more samples")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// e = A·(G⁻¹(n·g − Aᵀη)) + η.
+	eta := make([]float64, n)
+	for i := range eta {
+		eta[i] = 0.5 * rng.NormFloat64()
+	}
+	rhs := mat.NewVecDense(p, nil)
+	rhs.MulVec(A.T(), mat.NewVecDense(n, eta))
+	for j := 0; j < p; j++ {
+		rhs.SetVec(j, float64(n)*g[j]-rhs.AtVec(j))
+	}
+	var u mat.VecDense
+	if err := ch.SolveVecTo(&u, rhs); err != nil {
+		return nil, fmt.Errorf("solving the normal equations of the generated data: %w", err)
+	}
+	var e mat.VecDense
+	e.MulVec(A, &u)
+	for i := 0; i < n; i++ {
+		d.y[i] = dot(d.row(i), xstar) - (e.AtVec(i) + eta[i])
+	}
+	var es mat.EigenSym
+	if !es.Factorize(&G, false) {
+		return nil, fmt.Errorf("the eigenvalue decomposition of AᵀA did not converge")
+	}
+	lmax := 0.0
+	for _, l := range es.Values(nil) {
+		lmax = math.Max(lmax, l)
+	}
+	d.lip = lmax / float64(n) * (1 + 1e-10)
+	d.fstar = d.Objective(xstar)
+	return d, nil
+}
