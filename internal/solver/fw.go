@@ -1,0 +1,693 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// mode is the kind of direction a Frank-Wolfe variant may take.
+type mode int
+
+const (
+	modeVanilla  mode = iota // FW directions only
+	modeAway                 // FW or away directions (Algorithms 1 and 3)
+	modePairwise             // pairwise directions p − u
+)
+
+// Tolerances of the vertex representation (DESIGN §8).
+const (
+	// snapTol is δ: an away (or pairwise) step with γ ≥ γ_max(1−δ) is snapped
+	// to γ_max, an exact drop; a FW step with γ ≥ 1−δ to an exact collapse.
+	snapTol = 1e-9
+	// weightTol: active weights at or below it are removed and the rest
+	// renormalised (counted in Record.Cleanups).
+	weightTol = 1e-13
+)
+
+// fwMethod runs every Frank-Wolfe variant: one engine, one block or many.
+type fwMethod struct {
+	p          Problem
+	cfg        Config
+	blocks     []Block
+	mode       mode
+	stochastic bool // batches follow cfg.Schedule (else full gradients)
+	r          int  // blocks per iteration
+	blockwise  bool // r of q blocks sampled per iteration
+	lAuto      float64
+	// afterIter, when set (by tests), sees the state after every iteration.
+	afterIter func(st *fwRun, r Record)
+}
+
+// blockState is one block's active set, buffers and the plan of its step.
+type blockState struct {
+	idx   int
+	blk   Block
+	set   *ActiveSet
+	g     []float64
+	gfull []float64
+	d     []float64
+	lEst  float64 // backtracking estimate of L
+	plan  stepPlan
+}
+
+// stepPlan is what phase 1 decides for a block; phase 2 applies it.
+type stepPlan struct {
+	kind    string
+	gamma   float64
+	p       Vertex
+	u       int // index of the away vertex in the active set (-1: none)
+	uVertex Vertex
+	hasAway bool
+	drop    bool          // a pairwise step that empties u's weight
+	evals   int           // extra batch evaluations (backtracking)
+	gradErr float64       // ‖g − ∇_b F‖² on evaluation iterations
+	errDur  time.Duration // time spent on that evaluation work
+	err     error
+}
+
+// New configures a Frank-Wolfe-type algorithm on p: "ssfw-as" (Algorithm 1;
+// on a problem with several blocks every block steps each iteration),
+// "afw", "pfw", "fw", "bc-ssfw-as" (Algorithm 3), "bcfw".
+func New(p Problem, cfg Config) (Method, error) {
+	m := &fwMethod{p: p, cfg: cfg, blocks: p.Blocks()}
+	switch cfg.Algorithm {
+	case "ssfw-as":
+		m.mode, m.stochastic = modeAway, true
+	case "afw":
+		m.mode = modeAway
+	case "pfw":
+		m.mode = modePairwise
+	case "fw":
+		m.mode = modeVanilla
+	case "bc-ssfw-as":
+		m.mode, m.stochastic, m.blockwise = modeAway, true, true
+	case "bcfw":
+		m.mode, m.blockwise = modeVanilla, true
+	default:
+		return nil, fmt.Errorf("solver: unknown Frank-Wolfe algorithm %q", cfg.Algorithm)
+	}
+	if err := checkLimits(cfg.Limits); err != nil {
+		return nil, err
+	}
+	if len(m.blocks) == 0 || p.Dim() < 1 {
+		return nil, fmt.Errorf("solver: the problem has no variables")
+	}
+	if p.Samples() < 1 {
+		return nil, fmt.Errorf("solver: the problem has no samples")
+	}
+	if !m.stochastic {
+		if cfg.Schedule.Kind != "" && cfg.Schedule.Kind != "full" {
+			return nil, fmt.Errorf("schedule: %s uses full gradients; only ssfw-as and bc-ssfw-as take a batch schedule", cfg.Algorithm)
+		}
+		m.cfg.Schedule = Schedule{Kind: "full"}
+	} else if err := cfg.Schedule.Validate(); err != nil {
+		return nil, err
+	}
+	q := len(m.blocks)
+	m.r = q
+	if m.blockwise && cfg.R > 0 {
+		if cfg.R > q {
+			return nil, fmt.Errorf("r: must be at most the number of blocks q = %d, got %d", q, cfg.R)
+		}
+		m.r = cfg.R
+	} else if cfg.R < 0 {
+		return nil, fmt.Errorf("r: must be at least 1 (or 0 for all blocks), got %d", cfg.R)
+	}
+	switch cfg.Step {
+	case "", "curvature":
+		m.cfg.Step = "curvature"
+	case "paper", "backtrack":
+	case "open-loop", "short":
+		if cfg.Algorithm != "fw" {
+			return nil, fmt.Errorf("stepsize: %q is a rule of fw only", cfg.Step)
+		}
+	default:
+		return nil, fmt.Errorf("stepsize: must be paper, curvature or backtrack (fw also open-loop, short), got %q", cfg.Step)
+	}
+	if cfg.L < 0 || math.IsNaN(cfg.L) || math.IsInf(cfg.L, 0) {
+		return nil, fmt.Errorf("L: must be a positive number or auto, got %v", cfg.L)
+	}
+	if (m.cfg.Step == "paper" || m.cfg.Step == "short") && cfg.L == 0 {
+		lb, ok := p.(LipschitzBounder)
+		if !ok {
+			return nil, fmt.Errorf("L: this problem has no automatic bound; give a number")
+		}
+		m.lAuto = lb.LipschitzBound()
+		if !(m.lAuto > 0) || math.IsInf(m.lAuto, 0) {
+			return nil, fmt.Errorf("L: the automatic bound is not a positive finite number (%v); give a number", m.lAuto)
+		}
+	}
+	if m.cfg.DropTol == 0 {
+		m.cfg.DropTol = snapTol
+	}
+	if m.cfg.RefreshEvery <= 0 {
+		m.cfg.RefreshEvery = 256
+	}
+	return m, nil
+}
+
+func checkLimits(l Limits) error {
+	if l.MaxIters < 1 {
+		return fmt.Errorf("iters: must be at least 1, got %d", l.MaxIters)
+	}
+	if l.EvalEvery < 1 {
+		return fmt.Errorf("eval_every: must be at least 1, got %d", l.EvalEvery)
+	}
+	if l.MaxPasses < 0 || math.IsNaN(l.MaxPasses) {
+		return fmt.Errorf("passes: must be non-negative, got %v", l.MaxPasses)
+	}
+	if l.GapTol < 0 || math.IsNaN(l.GapTol) {
+		return fmt.Errorf("gap: must be non-negative, got %v", l.GapTol)
+	}
+	return nil
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
+// run state shared by the iterations of one Run.
+type fwRun struct {
+	m      *fwMethod
+	x      []float64
+	model  Model
+	bs     []*blockState
+	n, q   int
+	dim    int
+	sample *sampler
+	chosen []int
+	work   time.Duration
+}
+
+// Run executes the method.
+func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
+	p := m.p
+	st := &fwRun{m: m, x: make([]float64, p.Dim()), n: p.Samples(), q: len(m.blocks), dim: p.Dim()}
+	for i, b := range m.blocks {
+		v := p.Start(i)
+		v.AddTo(st.x[b.Offset:b.Offset+b.Size], 1)
+		bs := &blockState{idx: i, blk: b, set: NewActiveSet(v), g: make([]float64, b.Size),
+			gfull: make([]float64, b.Size), d: make([]float64, b.Size), lEst: m.cfg.L}
+		if bs.lEst == 0 {
+			bs.lEst = m.lAuto
+		}
+		if bs.lEst == 0 {
+			bs.lEst = 1
+		}
+		st.bs = append(st.bs, bs)
+	}
+	st.model = p.NewModel(st.x)
+	st.sample = newSampler(st.n)
+	lim := m.cfg.Limits
+	passes := 0.0
+
+	// k = 0: the starting point.
+	r0 := Record{K: 0, Step: StepNone, Batch: 0, Active: st.activeSize()}
+	obj, gap := st.evaluate()
+	r0.Objective, r0.Gap = F(obj), F(gap)
+	st.trace2D(&r0, nil)
+	rec.Record(r0)
+	sum := Summary{Objective: obj, Gap: gap}
+	if lim.GapTol > 0 && gap <= lim.GapTol {
+		sum.Status = StatusConverged
+		return st.result(sum), nil
+	}
+
+	var wg sync.WaitGroup
+	workers := m.cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	sem := make(chan struct{}, workers)
+	lastEval := 0
+	for k := 1; ; k++ {
+		if err := ctx.Err(); err != nil {
+			sum.Status, sum.Message = StatusCancelled, "cancelled after "+strconv.Itoa(k-1)+" iterations"
+			break
+		}
+		t0 := time.Now()
+		rng := iterRNG(m.cfg.Seed, k, 0)
+		mk := m.cfg.Schedule.Size(k, st.n)
+		var batch []int
+		if mk < st.n {
+			batch = st.sample.draw(rng, mk)
+		}
+		st.chooseBlocks(rng)
+		nextPasses := passes
+		for _, b := range st.chosen {
+			nextPasses += float64(mk) / float64(st.n) * float64(m.blocks[b].Size) / float64(st.dim)
+		}
+		eval := k%lim.EvalEvery == 0 || k == 1 || k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses >= lim.MaxPasses)
+		wantErr := eval && batch != nil
+
+		// Phase 1: every chosen block plans its step at x^k (read-only).
+		if len(st.chosen) == 1 || workers == 1 {
+			for _, b := range st.chosen {
+				st.plan(st.bs[b], k, batch, wantErr)
+			}
+		} else {
+			for _, b := range st.chosen {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func(bs *blockState) {
+					defer wg.Done()
+					defer func() { <-sem }()
+					st.plan(bs, k, batch, wantErr)
+				}(st.bs[b])
+			}
+			wg.Wait()
+		}
+		// the exact gradients behind grad_err are evaluation work, not counted
+		errTime := time.Duration(0)
+		for _, b := range st.chosen {
+			if d := st.bs[b].plan.errDur; len(st.chosen) == 1 || workers == 1 {
+				errTime += d
+			} else if d > errTime {
+				errTime = d
+			}
+		}
+
+		// Phase 2: apply in block order.
+		r := Record{K: k, Batch: mk}
+		reset := k%m.cfg.RefreshEvery == 0
+		gsum, errSq, moved := 0.0, 0.0, 0
+		var failure error
+		extraPasses := 0.0
+		for _, b := range st.chosen {
+			bs := st.bs[b]
+			pl := &bs.plan
+			if pl.err != nil && failure == nil {
+				failure = pl.err
+			}
+			errSq += pl.gradErr
+			extraPasses += float64(pl.evals) * float64(mk) / float64(st.n) * float64(bs.blk.Size) / float64(st.dim)
+			if pl.kind != StepNone {
+				moved++
+				gsum += pl.gamma
+			}
+			switch pl.kind {
+			case StepFW, StepCollapse:
+				r.FWSteps++
+			case StepAway:
+				r.AwaySteps++
+			case StepDrop:
+				r.AwaySteps++
+				r.Drops++
+			case StepPairwise:
+				r.FWSteps++
+				if pl.drop {
+					r.Drops++
+				}
+			}
+			c := st.apply(bs)
+			if c > 0 {
+				r.Cleanups += c
+				reset = true
+			}
+		}
+		if reset {
+			st.refresh()
+		}
+		passes = nextPasses + extraPasses
+		st.work += time.Since(t0) - errTime
+		r.Passes = passes
+		r.Time = st.work.Seconds()
+		r.Active = st.activeSize()
+		if len(st.chosen) == 1 {
+			r.Step = st.bs[st.chosen[0]].plan.kind
+			r.Gamma = st.bs[st.chosen[0]].plan.gamma
+		} else {
+			r.Step = StepBlock
+			if moved > 0 {
+				r.Gamma = gsum / float64(moved)
+			}
+		}
+		if failure != nil {
+			sum.Status, sum.Message = StatusFailed, failure.Error()
+			rec.Record(r)
+			break
+		}
+		deterministic := batch == nil && len(st.chosen) == st.q
+		stuck := moved == 0 && deterministic
+		if eval || stuck {
+			obj, gap := st.evaluate()
+			r.Objective, r.Gap = F(obj), F(gap)
+			sum.Objective, sum.Gap = obj, gap
+			lastEval = k
+			if wantErr {
+				r.GradErr = F(math.Sqrt(errSq))
+			}
+			if ev, ok := m.p.(Evaluator); ok {
+				r.Extra = ev.Extra(st.x)
+			}
+		}
+		st.trace2D(&r, st.bs[0])
+		if m.afterIter != nil {
+			m.afterIter(st, r)
+		}
+		rec.Record(r)
+		sum.Iters, sum.Passes, sum.Time = k, passes, r.Time
+		switch {
+		case r.Gap != nil && lim.GapTol > 0 && *r.Gap <= lim.GapTol:
+			sum.Status = StatusConverged
+			sum.Message = fmt.Sprintf("duality gap %.3g ≤ %g", *r.Gap, lim.GapTol)
+		case stuck:
+			sum.Status = StatusConverged
+			sum.Message = fmt.Sprintf("stationary: no descent direction remains (gap %.3g)", sum.Gap)
+		case k >= lim.MaxIters:
+			sum.Status = StatusMaxIters
+		case lim.MaxPasses > 0 && passes >= lim.MaxPasses:
+			sum.Status = StatusMaxPasses
+		default:
+			continue
+		}
+		break
+	}
+	if lastEval != sum.Iters || sum.Status == StatusCancelled || sum.Status == StatusFailed {
+		sum.Objective, sum.Gap = st.evaluate()
+	}
+	if math.IsNaN(sum.Objective) || math.IsNaN(sum.Gap) {
+		if sum.Status != StatusFailed {
+			sum.Status, sum.Message = StatusFailed, "the objective or the gap is not a number"
+		}
+	}
+	return st.result(sum), nil
+}
+
+func (st *fwRun) result(s Summary) Result {
+	return Result{Summary: s, X: append([]float64(nil), st.x...)}
+}
+
+func (st *fwRun) activeSize() int {
+	n := 0
+	for _, b := range st.bs {
+		n += b.set.Len()
+	}
+	return n
+}
+
+// chooseBlocks samples r of the q blocks without replacement (all blocks,
+// in order, when r = q), sorted so that application order is fixed.
+func (st *fwRun) chooseBlocks(rng interface{ IntN(int) int }) {
+	st.chosen = st.chosen[:0]
+	if st.m.r >= st.q {
+		for i := 0; i < st.q; i++ {
+			st.chosen = append(st.chosen, i)
+		}
+		return
+	}
+	// partial Fisher–Yates over a fresh identity permutation: O(q).
+	perm := make([]int, st.q)
+	for i := range perm {
+		perm[i] = i
+	}
+	for i := 0; i < st.m.r; i++ {
+		j := i + rng.IntN(st.q-i)
+		perm[i], perm[j] = perm[j], perm[i]
+	}
+	st.chosen = append(st.chosen, perm[:st.m.r]...)
+	insertionSort(st.chosen)
+}
+
+func insertionSort(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// evaluate returns the exact objective and the FW duality gap
+// Σ_b <∇_b F(x), x_b − s_b> at the current iterate.
+func (st *fwRun) evaluate() (float64, float64) {
+	gap := 0.0
+	for _, bs := range st.bs {
+		xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
+		st.model.Gradient(bs.idx, bs.gfull, st.x, nil)
+		s := st.m.p.LMO(bs.idx, bs.gfull)
+		gap += dot(bs.gfull, xb) - s.Dot(bs.gfull)
+	}
+	return st.m.p.Objective(st.x), gap
+}
+
+// refresh recomputes x from the active sets and the model from x, which
+// bounds the drift of the incremental updates.
+func (st *fwRun) refresh() {
+	for _, bs := range st.bs {
+		bs.set.Point(st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size])
+	}
+	st.model.Reset(st.x)
+}
+
+// plan decides block bs's step at the current x (phase 1; read-only on x,
+// the model and the other blocks).
+func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
+	m := st.m
+	pl := &bs.plan
+	*pl = stepPlan{kind: StepNone, u: -1}
+	xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
+	st.model.Gradient(bs.idx, bs.g, st.x, batch)
+	g := bs.g
+	if wantErr {
+		te := time.Now()
+		st.model.Gradient(bs.idx, bs.gfull, st.x, nil)
+		e := 0.0
+		for i, v := range g {
+			d := v - bs.gfull[i]
+			e += d * d
+		}
+		pl.gradErr = e
+		pl.errDur = time.Since(te)
+	}
+	p := m.p.LMO(bs.idx, g)
+	pl.p = p
+	gx := dot(g, xb)
+	gp := p.Dot(g)
+	fwSlope := gp - gx
+	var d Direction
+	var slope, gmax float64
+	kind := StepFW
+	switch m.mode {
+	case modeVanilla:
+		d = Direction{XCoef: -1, Terms: []Term{{1, p}}}
+		slope, gmax = fwSlope, 1
+	case modeAway:
+		d = Direction{XCoef: -1, Terms: []Term{{1, p}}}
+		slope, gmax = fwSlope, 1
+		if bs.set.Len() > 1 {
+			ui, gu := bs.set.Away(g)
+			pl.u, pl.uVertex, pl.hasAway = ui, bs.set.verts[ui], true
+			if awaySlope := gx - gu; fwSlope > awaySlope {
+				mu := bs.set.w[ui]
+				kind = StepAway
+				d = Direction{XCoef: 1, Terms: []Term{{-1, pl.uVertex}}}
+				slope, gmax = awaySlope, mu/(1-mu)
+			}
+		}
+	case modePairwise:
+		ui, gu := bs.set.Away(g)
+		pl.u, pl.uVertex, pl.hasAway = ui, bs.set.verts[ui], true
+		kind = StepPairwise
+		if p.Key == pl.uVertex.Key {
+			return // p is the away vertex: no pairwise direction
+		}
+		d = Direction{XCoef: 0, Terms: []Term{{1, p}, {-1, pl.uVertex}}}
+		slope, gmax = gp-gu, bs.set.w[ui]
+	}
+	if math.IsNaN(slope) || math.IsInf(slope, 0) {
+		pl.err = fmt.Errorf("iteration %d: the gradient is not finite", k)
+		return
+	}
+	// A slope at rounding level is no descent direction: stop there rather
+	// than take steps of size 1e-16 forever.
+	if !(slope < -1e-14*(math.Abs(gx)+math.Abs(gp))) {
+		return
+	}
+	gamma, evals, err := st.stepSize(bs, k, xb, d, slope, gmax, batch)
+	pl.evals = evals
+	if err != nil {
+		pl.err = err
+		return
+	}
+	if !(gamma > 0) {
+		return
+	}
+	switch kind {
+	case StepFW:
+		if gamma >= 1-m.cfg.DropTol {
+			gamma, kind = 1, StepCollapse
+		}
+	case StepAway:
+		if gamma >= gmax*(1-m.cfg.DropTol) {
+			gamma, kind = gmax, StepDrop
+		}
+	case StepPairwise:
+		if gamma >= gmax*(1-m.cfg.DropTol) {
+			gamma, pl.drop = gmax, true
+		}
+	}
+	pl.kind, pl.gamma = kind, gamma
+}
+
+// dirSqNorm returns ‖d‖² for a block direction.
+func dirSqNorm(buf, xb []float64, d Direction) float64 {
+	for i := range buf {
+		buf[i] = d.XCoef * xb[i]
+	}
+	for _, t := range d.Terms {
+		t.V.AddTo(buf, t.Coef)
+	}
+	return dot(buf, buf)
+}
+
+// stepSize applies the configured rule; it returns γ ∈ [0, gmax] and the
+// number of extra batch evaluations it made.
+func (st *fwRun) stepSize(bs *blockState, k int, xb []float64, d Direction, slope, gmax float64, batch []int) (float64, int, error) {
+	m := st.m
+	switch m.cfg.Step {
+	case "open-loop":
+		return math.Min(2/float64(k+1), gmax), 0, nil
+	case "paper", "short":
+		L := m.cfg.L
+		if L == 0 {
+			L = m.lAuto
+		}
+		dn2 := dirSqNorm(bs.d, xb, d)
+		if dn2 == 0 {
+			return 0, 0, nil
+		}
+		return math.Min(-slope/(L*dn2), gmax), 0, nil
+	case "curvature":
+		line := st.model.Line(bs.idx, st.x, d, batch)
+		gcap := gmax
+		M := line.Curvature(gcap)
+		for it := 0; ; it++ {
+			var gam float64
+			if M <= 0 {
+				gam = gcap
+			} else {
+				gam = math.Min(-slope/M, gcap)
+			}
+			if math.IsNaN(gam) {
+				return 0, 0, fmt.Errorf("iteration %d: the curvature along the direction is not a number", k)
+			}
+			if gam >= 0.5*gcap || it == 60 {
+				return gam, 0, nil
+			}
+			gcap = math.Max(2*gam, gcap/64)
+			M = line.Curvature(gcap)
+		}
+	case "backtrack":
+		line := st.model.Line(bs.idx, st.x, d, batch)
+		dn2 := dirSqNorm(bs.d, xb, d)
+		if dn2 == 0 {
+			return 0, 0, nil
+		}
+		L := bs.lEst * 0.9
+		for it := 1; it <= 60; it++ {
+			gam := math.Min(-slope/(L*dn2), gmax)
+			if line.Delta(gam) <= gam*slope+0.5*L*gam*gam*dn2 {
+				bs.lEst = L
+				return gam, it, nil
+			}
+			L *= 2
+		}
+		// No decrease even for a step 2⁶⁰ times shorter: the predicted
+		// decrease is below rounding, so the iterate is stationary to
+		// working precision. Take no step.
+		return 0, 60, nil
+	}
+	return 0, 0, fmt.Errorf("unknown step-size rule %q", m.cfg.Step)
+}
+
+// apply performs block bs's planned step on x, the model and the active set
+// (phase 2). It returns the number of weights cleaned up.
+func (st *fwRun) apply(bs *blockState) int {
+	pl := &bs.plan
+	if pl.kind == StepNone {
+		return 0
+	}
+	b := bs.idx
+	xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
+	g := pl.gamma
+	switch pl.kind {
+	case StepFW, StepCollapse:
+		if pl.kind == StepCollapse {
+			for i := range xb {
+				xb[i] = 0
+			}
+			st.model.Scale(b, 0)
+			pl.p.AddTo(xb, 1)
+			st.model.Add(b, 1, pl.p)
+			bs.set.FWUpdate(pl.p, 1)
+			return 0
+		}
+		s := 1 - g
+		for i := range xb {
+			xb[i] *= s
+		}
+		st.model.Scale(b, s)
+		pl.p.AddTo(xb, g)
+		st.model.Add(b, g, pl.p)
+		bs.set.FWUpdate(pl.p, g)
+	case StepAway, StepDrop:
+		s := 1 + g
+		for i := range xb {
+			xb[i] *= s
+		}
+		st.model.Scale(b, s)
+		pl.uVertex.AddTo(xb, -g)
+		st.model.Add(b, -g, pl.uVertex)
+		bs.set.AwayUpdate(pl.u, g, pl.kind == StepDrop)
+	case StepPairwise:
+		drop := pl.drop
+		pl.p.AddTo(xb, g)
+		st.model.Add(b, g, pl.p)
+		pl.uVertex.AddTo(xb, -g)
+		st.model.Add(b, -g, pl.uVertex)
+		bs.set.PairwiseUpdate(pl.p, pl.u, g, drop)
+	}
+	c := bs.set.Cleanup(weightTol)
+	if st.m.cfg.Caratheodory {
+		c += bs.set.Caratheodory(bs.blk.Size)
+	}
+	return c
+}
+
+// trace2D adds the iterate, the step's FW and away vertices and the active
+// weights to the record of a two-dimensional single-block problem, for the
+// dashboard's teaching view.
+func (st *fwRun) trace2D(r *Record, bs *blockState) {
+	if st.dim != 2 || st.q != 1 {
+		return
+	}
+	if r.Extra == nil {
+		r.Extra = map[string]float64{}
+	}
+	r.Extra["x0"], r.Extra["x1"] = st.x[0], st.x[1]
+	set := st.bs[0].set
+	for i, v := range set.verts {
+		r.Extra["w:"+v.Key] = set.w[i]
+	}
+	if bs == nil {
+		return
+	}
+	pt := func(prefix string, v Vertex) {
+		c := [2]float64{}
+		v.AddTo(c[:], 1)
+		r.Extra[prefix+"_x0"], r.Extra[prefix+"_x1"] = c[0], c[1]
+	}
+	pt("fw", bs.plan.p)
+	if bs.plan.hasAway {
+		pt("away", bs.plan.uVertex)
+	}
+}

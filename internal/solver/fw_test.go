@@ -1,0 +1,388 @@
+package solver
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"testing"
+)
+
+func limits(iters int) Limits { return Limits{MaxIters: iters, EvalEvery: 1} }
+
+type collect struct{ recs []Record }
+
+func (c *collect) Record(r Record) { c.recs = append(c.recs, r) }
+
+func mustNew(t *testing.T, p Problem, cfg Config) *fwMethod {
+	t.Helper()
+	m, err := New(p, cfg)
+	if err != nil {
+		t.Fatalf("New(%s): %v", cfg.Algorithm, err)
+	}
+	return m.(*fwMethod)
+}
+
+// checkInvariants verifies, after an iteration, everything the paper's
+// analysis relies on: feasibility, weights ≥ 0 summing to one, x = Σ μ_v v,
+// z = A x (no drift), and that a drop step really dropped its vertex.
+func checkInvariants(t *testing.T, st *fwRun, r Record, added map[int]int) {
+	t.Helper()
+	p := st.m.p.(*lsqProblem)
+	for _, b := range st.chosen {
+		bs := st.bs[b]
+		xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
+		sum := 0.0
+		for j := 0; j < bs.set.Len(); j++ {
+			_, w := bs.set.Vertex(j)
+			if !(w > 0) {
+				t.Fatalf("k=%d block %d: active weight %v is not positive", r.K, bs.idx, w)
+			}
+			sum += w
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Fatalf("k=%d block %d: weights sum to %v", r.K, bs.idx, sum)
+		}
+		pt := make([]float64, len(xb))
+		bs.set.Point(pt)
+		nx := math.Sqrt(dot(xb, xb))
+		for j := range xb {
+			if math.Abs(pt[j]-xb[j]) > 1e-12*math.Max(1, nx) {
+				t.Fatalf("k=%d block %d: x[%d] = %v but Σ μ v = %v", r.K, bs.idx, j, xb[j], pt[j])
+			}
+			if xb[j] < -1e-12 {
+				t.Fatalf("k=%d: infeasible x[%d] = %v", r.K, j, xb[j])
+			}
+		}
+		if s := sumOf(xb); math.Abs(s-1) > 1e-12 {
+			t.Fatalf("k=%d block %d: x leaves the simplex (sum %v)", r.K, bs.idx, s)
+		}
+		pl := bs.plan
+		if (pl.kind == StepDrop || pl.drop) && bs.set.Weight(pl.uVertex.Key) != 0 {
+			t.Fatalf("k=%d: drop step kept vertex %s", r.K, pl.uVertex.Key)
+		}
+		if pl.kind == StepFW || pl.kind == StepCollapse || pl.kind == StepPairwise {
+			added[bs.idx]++
+		}
+		if bs.set.Len() > added[bs.idx]+1 {
+			t.Fatalf("k=%d block %d: |U| = %d exceeds the %d vertices added", r.K, bs.idx, bs.set.Len(), added[bs.idx]+1)
+		}
+		if pl.gamma < 0 {
+			t.Fatalf("k=%d: negative step %v", r.K, pl.gamma)
+		}
+	}
+	fresh := p.NewModel(st.x).(*lsqModel)
+	got := st.model.(*lsqModel)
+	for i := 0; i < p.n; i++ {
+		if math.Abs(fresh.z(i)-got.z(i)) > 1e-11*(1+math.Abs(fresh.z(i))) {
+			t.Fatalf("k=%d: z[%d] drifted: incremental %v, recomputed %v", r.K, i, got.z(i), fresh.z(i))
+		}
+	}
+}
+
+func sumOf(a []float64) float64 {
+	s := 0.0
+	for _, v := range a {
+		s += v
+	}
+	return s
+}
+
+func TestInvariantsEveryMethod(t *testing.T) {
+	cases := []struct {
+		algo string
+		step string
+		q, r int
+		sch  Schedule
+		cara bool
+	}{
+		{"ssfw-as", "curvature", 1, 0, Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}, false},
+		{"ssfw-as", "paper", 1, 0, Schedule{Kind: "constant", M0: 5}, false},
+		{"ssfw-as", "backtrack", 1, 0, Schedule{Kind: "geometric", M0: 2, Growth: 1.2}, false},
+		{"afw", "curvature", 1, 0, Schedule{}, false},
+		{"afw", "curvature", 1, 0, Schedule{}, true},
+		{"pfw", "curvature", 1, 0, Schedule{}, false},
+		{"fw", "open-loop", 1, 0, Schedule{}, false},
+		{"fw", "short", 1, 0, Schedule{}, false},
+		{"bc-ssfw-as", "curvature", 4, 2, Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}, false},
+		{"bcfw", "curvature", 4, 1, Schedule{}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.algo+"/"+c.step, func(t *testing.T) {
+			p := newLSQFace(3, 60, 10, c.q)
+			m := mustNew(t, p, Config{Algorithm: c.algo, Step: c.step, Schedule: c.sch, R: c.r, Caratheodory: c.cara, Limits: limits(400), Seed: 5})
+			added := map[int]int{}
+			kinds := map[string]int{}
+			m.afterIter = func(st *fwRun, r Record) {
+				checkInvariants(t, st, r, added)
+				for _, b := range st.chosen {
+					kinds[st.bs[b].plan.kind]++
+				}
+				if c.cara {
+					for _, bs := range st.bs {
+						if bs.set.Len() > bs.blk.Size+1 {
+							t.Fatalf("Carathéodory: |U| = %d > p+1", bs.set.Len())
+						}
+					}
+				}
+			}
+			var rec collect
+			res, err := m.Run(context.Background(), &rec)
+			if err != nil || res.Summary.Status == StatusFailed {
+				t.Fatalf("run: %v %+v", err, res.Summary)
+			}
+			if len(rec.recs) < 2 || rec.recs[0].K != 0 {
+				t.Fatalf("records: %d", len(rec.recs))
+			}
+			t.Logf("%s: final gap %.3g, step kinds %v", c.algo, res.Summary.Gap, kinds)
+			if c.algo == "afw" || c.algo == "ssfw-as" {
+				if kinds[StepAway]+kinds[StepDrop] == 0 {
+					t.Errorf("no away step was ever taken")
+				}
+			}
+		})
+	}
+}
+
+// fitSlope returns the least-squares slope of ys against xs.
+func fitSlope(xs, ys []float64) float64 {
+	n := float64(len(xs))
+	mx, my := sumOf(xs)/n, sumOf(ys)/n
+	num, den := 0.0, 0.0
+	for i := range xs {
+		num += (xs[i] - mx) * (ys[i] - my)
+		den += (xs[i] - mx) * (xs[i] - mx)
+	}
+	return num / den
+}
+
+// TestLinearConvergenceOnAFace: a strongly convex quadratic over the simplex
+// with the optimum on a face. The away-step methods converge linearly
+// (log gap falls along a straight line in k); vanilla FW with the open-loop
+// step stays sublinear (log gap falls along a line in log k with slope ≈ −1).
+func TestLinearConvergenceOnAFace(t *testing.T) {
+	p := newLSQFace(11, 200, 12, 1) // n > p: AᵀA/n is positive definite
+	type res struct {
+		iters int
+		gaps  []float64
+	}
+	run := func(algo, step string, sch Schedule, iters int) res {
+		m := mustNew(t, p, Config{Algorithm: algo, Step: step, Schedule: sch, Limits: Limits{MaxIters: iters, EvalEvery: 1, GapTol: 1e-10}, Seed: 1})
+		var rec collect
+		out, err := m.Run(context.Background(), &rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gaps []float64
+		for _, r := range rec.recs {
+			if r.Gap != nil {
+				gaps = append(gaps, *r.Gap)
+			}
+		}
+		return res{out.Summary.Iters, gaps}
+	}
+	paper := Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}
+	for _, c := range []struct {
+		algo string
+		sch  Schedule
+	}{{"afw", Schedule{}}, {"pfw", Schedule{}}, {"ssfw-as", paper}} {
+		r := run(c.algo, "curvature", c.sch, 20000)
+		final := r.gaps[len(r.gaps)-1]
+		if final > 1e-10 {
+			t.Fatalf("%s: gap %.3g after %d iterations, want ≤ 1e-10", c.algo, final, r.iters)
+		}
+		// fit log(gap) against k over the second half of the run (the
+		// linear regime, after the batch has grown for ssfw-as).
+		var ks, ls []float64
+		for k := len(r.gaps) / 2; k < len(r.gaps); k++ {
+			if r.gaps[k] > 0 {
+				ks = append(ks, float64(k))
+				ls = append(ls, math.Log(r.gaps[k]))
+			}
+		}
+		rate := math.Exp(fitSlope(ks, ls))
+		t.Logf("%s: gap ≤ 1e-10 after %d iterations; fitted linear rate gap_{k+1}/gap_k ≈ %.4f", c.algo, r.iters, rate)
+		if !(rate < 0.999) {
+			t.Errorf("%s: no linear rate (fitted ratio %.5f)", c.algo, rate)
+		}
+	}
+	r := run("fw", "open-loop", Schedule{}, 2000)
+	final := r.gaps[len(r.gaps)-1]
+	var lk, lg []float64
+	for k := 100; k < len(r.gaps); k++ {
+		lk = append(lk, math.Log(float64(k)))
+		lg = append(lg, math.Log(r.gaps[k]))
+	}
+	// vanilla FW's gap oscillates; fit the running minimum.
+	for i := 1; i < len(lg); i++ {
+		lg[i] = math.Min(lg[i], lg[i-1])
+	}
+	slope := fitSlope(lk, lg)
+	t.Logf("fw (open-loop): gap %.3g after %d iterations; log gap ~ %.2f·log k (sublinear)", final, r.iters, slope)
+	if final < 1e-8 {
+		t.Errorf("fw reached gap %.3g: the test problem does not separate the methods", final)
+	}
+	if slope < -2.5 {
+		t.Errorf("fw's gap falls faster than any power law (slope %.2f)", slope)
+	}
+}
+
+// stripTime zeroes wall-clock fields, the only ones allowed to differ
+// between runs with the same seed.
+func stripTime(rs []Record) []Record {
+	out := append([]Record(nil), rs...)
+	for i := range out {
+		out[i].Time = 0
+	}
+	return out
+}
+
+func TestReproducibleFromSeed(t *testing.T) {
+	p := newLSQFace(5, 80, 5, 6)
+	run := func(algo string, workers int, seed int64) []Record {
+		cfg := Config{Algorithm: algo, Schedule: Schedule{Kind: "paper", Rho: 0.2, Alpha: 0.5}, R: 3, Workers: workers, Limits: limits(300), Seed: seed}
+		if algo == "afw" {
+			cfg.Schedule, cfg.R = Schedule{}, 0
+		}
+		var rec collect
+		if _, err := mustNew(t, p, cfg).Run(context.Background(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		return stripTime(rec.recs)
+	}
+	a, b := run("bc-ssfw-as", 1, 9), run("bc-ssfw-as", 4, 9)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("bc-ssfw-as: 1 and 4 workers give different traces")
+	}
+	if c := run("bc-ssfw-as", 4, 9); !reflect.DeepEqual(a, c) {
+		t.Fatal("bc-ssfw-as: the same seed gives different traces")
+	}
+	if d := run("bc-ssfw-as", 4, 10); reflect.DeepEqual(a, d) {
+		t.Fatal("bc-ssfw-as: different seeds give the same trace")
+	}
+	if x, y := run("ssfw-as", 1, 3), run("ssfw-as", 2, 3); !reflect.DeepEqual(x, y) {
+		t.Fatal("ssfw-as: the same seed gives different traces")
+	}
+}
+
+// TestCurvatureIsExactLineSearch: on a quadratic the curvature rule's step
+// minimises F along the direction (when not clipped).
+func TestCurvatureIsExactLineSearch(t *testing.T) {
+	p := newLSQInterior(2, 50, 8)
+	m := mustNew(t, p, Config{Algorithm: "afw", Limits: limits(60), Seed: 1})
+	checked := 0
+	var prev []float64
+	m.afterIter = func(st *fwRun, r Record) {
+		defer func() { prev = append(prev[:0], st.x...) }()
+		pl := st.bs[0].plan
+		if prev == nil || pl.kind != StepFW && pl.kind != StepAway {
+			return
+		}
+		// x = prev + γ d; F(prev + (γ±ε) d) ≥ F(x).
+		d := make([]float64, len(prev))
+		for i := range d {
+			d[i] = (st.x[i] - prev[i]) / pl.gamma
+		}
+		at := func(g float64) float64 {
+			y := make([]float64, len(prev))
+			for i := range y {
+				y[i] = prev[i] + g*d[i]
+			}
+			return p.Objective(y)
+		}
+		f0 := at(pl.gamma)
+		for _, e := range []float64{-1e-4, 1e-4} {
+			if g := pl.gamma * (1 + e); at(g) < f0-1e-15 {
+				t.Fatalf("k=%d: γ=%v is not the exact minimiser along d", r.K, pl.gamma)
+			}
+		}
+		checked++
+	}
+	if _, err := m.Run(context.Background(), &collect{}); err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no unclipped step checked")
+	}
+}
+
+func TestProxMethodsAgreeWithAFW(t *testing.T) {
+	p := newLSQFace(4, 100, 10, 2)
+	am := mustNew(t, p, Config{Algorithm: "afw", Limits: Limits{MaxIters: 20000, EvalEvery: 10, GapTol: 1e-12}})
+	ares, err := am.Run(context.Background(), &collect{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, algo := range []string{"fista", "pgd"} {
+		for _, step := range []string{"paper", "backtrack"} {
+			pm, err := NewProx(lsqProx{p}, p, Config{Algorithm: algo, Step: step, Limits: Limits{MaxIters: 20000, EvalEvery: 10, GapTol: 1e-11}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec collect
+			res, err := pm.Run(context.Background(), &rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := math.Abs(res.Summary.Objective - ares.Summary.Objective); d > 1e-9*math.Abs(ares.Summary.Objective) {
+				t.Errorf("%s/%s: objective %.12g, afw %.12g", algo, step, res.Summary.Objective, ares.Summary.Objective)
+			}
+			last := rec.recs[len(rec.recs)-1]
+			t.Logf("%s/%s: %d iterations, gap %.3g, kkt %.3g", algo, step, res.Summary.Iters, res.Summary.Gap, last.Extra["kkt"])
+		}
+	}
+}
+
+func TestStopsOnLimitsAndCancel(t *testing.T) {
+	p := newLSQFace(1, 40, 6, 1)
+	m := mustNew(t, p, Config{Algorithm: "ssfw-as", Schedule: Schedule{Kind: "constant", M0: 4}, Limits: Limits{MaxIters: 1000, MaxPasses: 2, EvalEvery: 7}})
+	var rec collect
+	res, _ := m.Run(context.Background(), &rec)
+	if res.Summary.Status != StatusMaxPasses || res.Summary.Passes < 2 || res.Summary.Passes > 2+4.0/40 {
+		t.Fatalf("passes limit: %+v", res.Summary)
+	}
+	if last := rec.recs[len(rec.recs)-1]; last.Objective == nil || last.GradErr == nil {
+		t.Fatalf("the last record must be evaluated: %+v", last)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	res, err := mustNew(t, p, Config{Algorithm: "fw", Step: "open-loop", Limits: limits(1 << 30)}).Run(ctx, RecorderFunc(func(Record) {
+		if n++; n == 50 {
+			cancel()
+		}
+	}))
+	if err != nil || res.Summary.Status != StatusCancelled || res.Summary.Iters != 49 {
+		t.Fatalf("cancel: %v %+v", err, res.Summary)
+	}
+}
+
+func TestConfigErrorsNameTheField(t *testing.T) {
+	p := newLSQ(1, 10, 3, 2)
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Algorithm: "nope", Limits: limits(1)}, "unknown"},
+		{Config{Algorithm: "afw", Limits: Limits{}}, "iters"},
+		{Config{Algorithm: "afw", Limits: Limits{MaxIters: 1}}, "eval_every"},
+		{Config{Algorithm: "afw", Schedule: Schedule{Kind: "paper", Rho: .1, Alpha: .5}, Limits: limits(1)}, "schedule"},
+		{Config{Algorithm: "ssfw-as", Schedule: Schedule{Kind: "paper", Rho: 1, Alpha: .5}, Limits: limits(1)}, "rho"},
+		{Config{Algorithm: "bc-ssfw-as", R: 3, Schedule: Schedule{Kind: "full"}, Limits: limits(1)}, "r:"},
+		{Config{Algorithm: "afw", Step: "open-loop", Limits: limits(1)}, "stepsize"},
+		{Config{Algorithm: "afw", L: math.NaN(), Limits: limits(1)}, "L:"},
+	} {
+		_, err := New(p, c.cfg)
+		if err == nil || !contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one naming %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0) }
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
