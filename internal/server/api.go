@@ -1,0 +1,216 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// apiError is the body of every API error.
+type apiError struct {
+	Error string `json:"error"`
+	Field string `json:"field"`
+}
+
+func writeError(w http.ResponseWriter, code int, field, msg string) {
+	writeJSON(w, code, apiError{Error: msg, Field: field})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(apiError{Error: "encoding the response: " + err.Error()})
+		code = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// run finds the run named by the {id} URL parameter, answering 404 if there
+// is none.
+func (s *Server) run(w http.ResponseWriter, r *http.Request) (*session.Run, bool) {
+	id := chi.URLParam(r, "id")
+	run, ok := s.mgr.Get(id)
+	if ok {
+		return run, true
+	}
+	if s.mgr.Evicted(id) {
+		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("run %s was evicted: the server keeps the %d most recent runs", id, s.mgr.Options().MaxStored))
+	} else {
+		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("no run %q", id))
+	}
+	return nil, false
+}
+
+// decodeSpec reads a run spec from the request body: one JSON object with
+// known fields only, at most MaxBody bytes.
+func (s *Server) decodeSpec(w http.ResponseWriter, r *http.Request) (spec.Run, int, *apiError) {
+	var sp spec.Run
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return sp, http.StatusRequestEntityTooLarge, &apiError{Error: fmt.Sprintf("the run spec must be at most %d bytes", s.opts.MaxBody)}
+		}
+		return sp, http.StatusBadRequest, &apiError{Error: "reading the request body: " + err.Error()}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sp); err != nil {
+		return sp, http.StatusBadRequest, jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return sp, http.StatusBadRequest, &apiError{Error: "the body must hold one JSON object, found more after it"}
+	}
+	return sp, 0, nil
+}
+
+// jsonError names the field of a JSON decoding error where it can.
+func jsonError(err error) *apiError {
+	var fe *spec.FieldError
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &fe):
+		return &apiError{Error: fe.Msg, Field: fe.Field}
+	case errors.As(err, &te):
+		field := te.Field
+		return &apiError{Error: fmt.Sprintf("must be a JSON %s, got %s", jsonKind(te.Type.Kind().String()), te.Value), Field: field}
+	case errors.As(err, &se):
+		return &apiError{Error: fmt.Sprintf("the body is not valid JSON (offset %d): %v", se.Offset, err)}
+	case errors.Is(err, io.EOF):
+		return &apiError{Error: "the body is empty; send a JSON run spec"}
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "unknown field "); i >= 0 {
+		name := strings.Trim(msg[i+len("unknown field "):], `"`)
+		return &apiError{Error: "unknown field (check its spelling)", Field: name}
+	}
+	return &apiError{Error: "the body is not a valid run spec: " + msg}
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "int", "int64", "int32", "uint", "uint64", "float64", "float32":
+		return "number"
+	case "slice", "array":
+		return "array"
+	case "map", "struct":
+		return "object"
+	}
+	return k
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	sp, code, aerr := s.decodeSpec(w, r)
+	if aerr != nil {
+		writeJSON(w, code, aerr)
+		return
+	}
+	run, err := s.mgr.Create(r.Context(), sp)
+	if err != nil {
+		var fe *spec.FieldError
+		switch {
+		case errors.As(err, &fe):
+			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+		case errors.Is(err, session.ErrBusy):
+			writeError(w, http.StatusTooManyRequests, "", err.Error())
+		default:
+			writeError(w, http.StatusServiceUnavailable, "", err.Error())
+		}
+		return
+	}
+	w.Header().Set("Location", "/api/runs/"+run.ID)
+	writeJSON(w, http.StatusCreated, map[string]string{"id": run.ID})
+}
+
+func (s *Server) handleList(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.mgr.List())
+}
+
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
+	if run, ok := s.run(w, r); ok {
+		writeJSON(w, http.StatusOK, run.Status())
+	}
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	if run, ok := s.run(w, r); ok {
+		run.Cancel()
+		writeJSON(w, http.StatusAccepted, map[string]string{"status": run.RunStatus()})
+	}
+}
+
+func (s *Server) handleControl(op func(*session.Run)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if run, ok := s.run(w, r); ok {
+			op(run)
+			writeJSON(w, http.StatusAccepted, run.Status())
+		}
+	}
+}
+
+func (s *Server) handlePanels(w http.ResponseWriter, r *http.Request) {
+	if run, ok := s.run(w, r); ok {
+		p := run.Info().Panels
+		if p == nil {
+			p = map[string]any{}
+		}
+		writeJSON(w, http.StatusOK, p)
+	}
+}
+
+// handleTrace writes every record of every trace stored so far, tagged with
+// trace, algo and replication: JSON Lines (default) or CSV.
+func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = "jsonl"
+	}
+	if format != "jsonl" && format != "csv" {
+		writeError(w, http.StatusBadRequest, "format", fmt.Sprintf("must be jsonl or csv, got %q", format))
+		return
+	}
+	run, ok := s.run(w, r)
+	if !ok {
+		return
+	}
+	if format == "csv" {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	} else {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+	}
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-trace.%s"`, run.ID, format))
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line []byte
+	if format == "csv" {
+		_, _ = bw.WriteString(csvHeader)
+	}
+	for _, t := range run.Traces() {
+		tg := &tags{trace: t.Index, algo: t.Algo, replication: t.Replication}
+		recs := t.Records(0, t.Len())
+		for i := range recs {
+			if format == "csv" {
+				line = appendCSV(line[:0], &recs[i], tg)
+			} else {
+				line = append(appendRecord(line[:0], &recs[i], tg), '\n')
+			}
+			if _, err := bw.Write(line); err != nil {
+				return // the client went away
+			}
+		}
+	}
+	_ = bw.Flush()
+}

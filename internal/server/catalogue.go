@@ -1,0 +1,139 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// Catalogue is the body of GET /api/scenarios: every problem with its
+// parameters, the algorithms, the run-level defaults and limits, and the
+// presets.
+type Catalogue struct {
+	Problems   []Problem     `json:"problems"`
+	Algorithms []Algorithm   `json:"algorithms"`
+	Defaults   Defaults      `json:"defaults"`
+	Presets    []PresetEntry `json:"presets"`
+}
+
+// Problem is one scenario of the catalogue.
+type Problem struct {
+	Name       string      `json:"name"`
+	Title      string      `json:"title"`
+	Help       string      `json:"help"`
+	Group      string      `json:"group"`
+	Params     []Param     `json:"params"`
+	Algorithms []string    `json:"algorithms"` // those that apply, in display order
+	Defaults   []spec.Algo `json:"defaults"`   // the algorithms proposed by default, normalised
+}
+
+// Param is one problem parameter. Kind is int, float, string, choice, path
+// or bool; Min/Max are given when the rule has them (exclusive when the
+// *_exclusive flag is set); Rule says it in words.
+type Param struct {
+	Name         string   `json:"name"`
+	Kind         string   `json:"kind"`
+	Default      string   `json:"default"`
+	Help         string   `json:"help"`
+	Rule         string   `json:"rule"`
+	Choices      []string `json:"choices,omitempty"`
+	Min          *float64 `json:"min,omitempty"`
+	Max          *float64 `json:"max,omitempty"`
+	MinExclusive bool     `json:"min_exclusive,omitempty"`
+	MaxExclusive bool     `json:"max_exclusive,omitempty"`
+}
+
+// Algorithm is one algorithm name; Stochastic ones take a batch schedule.
+type Algorithm struct {
+	Name       string `json:"name"`
+	Stochastic bool   `json:"stochastic"`
+}
+
+// Defaults are the values a spec field takes when left out (zero), and the
+// limits of the run-level numbers.
+type Defaults struct {
+	Iters           int     `json:"iters"`
+	EvalEvery       int     `json:"eval_every"`
+	Replications    int     `json:"replications"`
+	Stepsize        string  `json:"stepsize"`
+	Schedule        string  `json:"schedule"`
+	Rho             float64 `json:"rho"`
+	Alpha           float64 `json:"alpha"`
+	M0              int     `json:"m0"`
+	Growth          float64 `json:"growth"`
+	L               string  `json:"L"`
+	MaxIters        int     `json:"max_iters"`
+	MaxReplications int     `json:"max_replications"`
+	MaxAlgorithms   int     `json:"max_algorithms"`
+	MaxRecords      int     `json:"max_records"` // iters × algorithms × replications
+}
+
+// PresetEntry is one ready-made run; the client POSTs its spec.
+type PresetEntry struct {
+	Name  string   `json:"name"`
+	Title string   `json:"title"`
+	Help  string   `json:"help"`
+	Spec  spec.Run `json:"spec"`
+}
+
+var kindNames = map[scenarios.Kind]string{
+	scenarios.Int: "int", scenarios.Float: "float", scenarios.String: "string",
+	scenarios.Choice: "choice", scenarios.Path: "path", scenarios.Bool: "bool",
+}
+
+func (s *Server) catalogue() Catalogue {
+	c := Catalogue{
+		Problems: []Problem{},
+		Defaults: Defaults{
+			Iters: spec.DefaultIters, EvalEvery: spec.DefaultEval, Replications: 1,
+			Stepsize: spec.DefaultStepsize, Schedule: spec.DefaultSchedule,
+			Rho: spec.DefaultRho, Alpha: spec.DefaultAlpha, M0: spec.DefaultM0, Growth: spec.DefaultGrowth, L: "auto",
+			MaxIters: spec.MaxIters, MaxReplications: spec.MaxReplications, MaxAlgorithms: spec.MaxAlgorithms,
+			MaxRecords: s.mgr.Options().MaxRecords,
+		},
+		Presets: presetEntries(),
+	}
+	for _, n := range spec.AlgoNames {
+		c.Algorithms = append(c.Algorithms, Algorithm{Name: n, Stochastic: spec.Stochastic(n)})
+	}
+	for _, sc := range scenarios.All() {
+		p := Problem{Name: sc.Name, Title: sc.Title, Help: sc.Help, Group: sc.Group,
+			Params: []Param{}, Algorithms: append([]string{}, sc.Algorithms...), Defaults: []spec.Algo{}}
+		for _, prm := range sc.Params {
+			q := Param{Name: prm.Name, Kind: kindNames[prm.Kind], Default: prm.Default, Help: prm.Help,
+				Rule: prm.Rule(), Choices: prm.Choices}
+			if prm.HasMin {
+				v := prm.Min
+				q.Min, q.MinExclusive = &v, prm.MinExcl
+			}
+			if prm.HasMax {
+				v := prm.Max
+				q.Max, q.MaxExclusive = &v, prm.MaxExcl
+			}
+			p.Params = append(p.Params, q)
+		}
+		for _, a := range sc.Defaults {
+			_ = a.Normalize("") // fills the defaults; an invalid default is shown as registered
+			p.Defaults = append(p.Defaults, a)
+		}
+		c.Problems = append(c.Problems, p)
+	}
+	return c
+}
+
+func presetEntries() []PresetEntry {
+	out := []PresetEntry{}
+	for _, p := range scenarios.Presets() {
+		out = append(out, PresetEntry{Name: p.Name, Title: p.Title, Help: p.Help, Spec: p.Spec})
+	}
+	return out
+}
+
+func (s *Server) handleScenarios(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.catalogue())
+}
+
+func (s *Server) handlePresets(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, presetEntries())
+}

@@ -1,0 +1,209 @@
+package server
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/fwlab/fwlab/internal/solver"
+)
+
+// The records are encoded by hand rather than with encoding/json: the
+// websocket and the trace download send up to millions of them, and a
+// diverging method may produce a non-finite γ or objective, which
+// encoding/json refuses (failing the whole batch). Here a non-finite number
+// is written as null. Field names and omissions follow solver.Record's JSON
+// tags exactly (a test checks the two encodings agree on finite records).
+
+// tags identify a record's trace in downloads.
+type tags struct {
+	trace       int
+	algo        string
+	replication int
+}
+
+// appendRecord appends rec as a JSON object; with tg, the object starts with
+// the trace, algo and replication tags.
+func appendRecord(b []byte, rec *solver.Record, tg *tags) []byte {
+	b = append(b, '{')
+	if tg != nil {
+		b = append(b, `"trace":`...)
+		b = strconv.AppendInt(b, int64(tg.trace), 10)
+		b = append(b, `,"algo":`...)
+		b = appendString(b, tg.algo)
+		b = append(b, `,"replication":`...)
+		b = strconv.AppendInt(b, int64(tg.replication), 10)
+		b = append(b, ',')
+	}
+	b = append(b, `"k":`...)
+	b = strconv.AppendInt(b, int64(rec.K), 10)
+	b = append(b, `,"passes":`...)
+	b = appendFloat(b, rec.Passes)
+	b = append(b, `,"time_s":`...)
+	b = appendFloat(b, rec.Time)
+	b = append(b, `,"step":`...)
+	b = appendString(b, rec.Step)
+	b = append(b, `,"gamma":`...)
+	b = appendFloat(b, rec.Gamma)
+	b = append(b, `,"batch":`...)
+	b = strconv.AppendInt(b, int64(rec.Batch), 10)
+	b = append(b, `,"active":`...)
+	b = strconv.AppendInt(b, int64(rec.Active), 10)
+	b = appendOmitInt(b, `,"fw_steps":`, rec.FWSteps)
+	b = appendOmitInt(b, `,"away_steps":`, rec.AwaySteps)
+	b = appendOmitInt(b, `,"drops":`, rec.Drops)
+	b = appendOmitInt(b, `,"cleanups":`, rec.Cleanups)
+	b = append(b, `,"objective":`...)
+	b = appendOptFloat(b, rec.Objective)
+	b = append(b, `,"gap":`...)
+	b = appendOptFloat(b, rec.Gap)
+	if rec.GradErr != nil {
+		b = append(b, `,"grad_err":`...)
+		b = appendOptFloat(b, rec.GradErr)
+	}
+	if len(rec.Extra) > 0 {
+		keys := make([]string, 0, len(rec.Extra))
+		for k := range rec.Extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, `,"extra":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendFloat(b, rec.Extra[k])
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+func appendOmitInt(b []byte, key string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	b = append(b, key...)
+	return strconv.AppendInt(b, int64(v), 10)
+}
+
+func appendOptFloat(b []byte, p *float64) []byte {
+	if p == nil {
+		return append(b, "null"...)
+	}
+	return appendFloat(b, *p)
+}
+
+// appendFloat writes a finite number in the shortest form that reads back
+// exactly, and null for NaN and ±Inf.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// appendString writes s as a JSON string (invalid UTF-8 becomes U+FFFD, as
+// encoding/json does).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// csvHeader is the trace download's CSV header (the wire contract).
+const csvHeader = "trace,algo,replication,k,passes,time_s,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err\n"
+
+// appendCSV appends one CSV row; unevaluated (and non-finite) numbers are
+// empty cells.
+func appendCSV(b []byte, rec *solver.Record, tg *tags) []byte {
+	b = strconv.AppendInt(b, int64(tg.trace), 10)
+	b = append(b, ',')
+	b = appendCSVText(b, tg.algo)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(tg.replication), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(rec.K), 10)
+	b = append(b, ',')
+	b = appendCSVFloat(b, rec.Passes)
+	b = append(b, ',')
+	b = appendCSVFloat(b, rec.Time)
+	b = append(b, ',')
+	b = appendCSVText(b, rec.Step)
+	b = append(b, ',')
+	b = appendCSVFloat(b, rec.Gamma)
+	for _, v := range [...]int{rec.Batch, rec.Active, rec.FWSteps, rec.AwaySteps, rec.Drops, rec.Cleanups} {
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	for _, p := range [...]*float64{rec.Objective, rec.Gap, rec.GradErr} {
+		b = append(b, ',')
+		if p != nil {
+			b = appendCSVFloat(b, *p)
+		}
+	}
+	return append(b, '\n')
+}
+
+func appendCSVFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// appendCSVText quotes a cell when it needs it (RFC 4180).
+func appendCSVText(b []byte, s string) []byte {
+	need := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}

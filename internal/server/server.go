@@ -1,0 +1,231 @@
+// Package server is fwlab's HTTP layer: the JSON API of runs, the websocket
+// stream of their records, the scenario catalogue and the dashboard's pages
+// (mounted from the web package). It holds no numerics; runs are managed by
+// package session. The wire contract is documented in the project's API
+// notes; every error of the API is JSON {"error": message, "field": name}.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/fwlab/fwlab/internal/session"
+)
+
+// Defaults of the Options.
+const (
+	DefaultMaxBody      = 1 << 20 // bytes of a POSTed run spec
+	DefaultWriteTimeout = 10 * time.Second
+	DefaultPingInterval = 20 * time.Second
+	DefaultPongWait     = 60 * time.Second
+	DefaultMinInterval  = time.Second / 30 // at most ~30 records messages per second
+	DefaultMaxBatch     = 20_000           // records per message
+	DefaultMaxLag       = 500_000          // unsent records before a client is dropped as too slow
+	DefaultTimeout      = 60 * time.Second // API requests (the websocket and downloads excepted)
+)
+
+// Options configure a Server. Zero fields take the defaults.
+type Options struct {
+	// DataDir is the directory of data sets; data-file parameters are looked
+	// up in it.
+	DataDir string
+	// Session limits (concurrent runs, stored runs, records per run, workers).
+	Session session.Options
+	// MaxBody bounds the size of a request body.
+	MaxBody int64
+	// Websocket stream: write deadline, ping period, how long to wait for a
+	// pong, minimum interval between records messages, records per message,
+	// and the backlog of unsent records at which a client is disconnected.
+	WriteTimeout time.Duration
+	PingInterval time.Duration
+	PongWait     time.Duration
+	MinInterval  time.Duration
+	MaxBatch     int
+	MaxLag       int
+	// Timeout bounds the API's request handling (building an instance
+	// included).
+	Timeout time.Duration
+	// Logger receives server errors (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.PongWait <= 0 {
+		o.PongWait = DefaultPongWait
+	}
+	if o.PongWait <= o.PingInterval {
+		o.PongWait = 3 * o.PingInterval
+	}
+	if o.MinInterval <= 0 {
+		o.MinInterval = DefaultMinInterval
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.MaxLag <= 0 {
+		o.MaxLag = DefaultMaxLag
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Session.DataDir == "" {
+		o.Session.DataDir = o.DataDir
+	}
+	return o
+}
+
+// Server is the dashboard's HTTP handler.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	mgr    *session.Manager
+	router chi.Router
+
+	closing   chan struct{}
+	closeOnce sync.Once
+	connMu    sync.Mutex
+	conns     map[*wsConn]struct{}
+	closed    bool
+	wsWG      sync.WaitGroup
+}
+
+// New builds the server.
+func New(o Options) (*Server, error) {
+	o = o.withDefaults()
+	s := &Server{
+		opts:    o,
+		log:     o.Logger,
+		mgr:     session.NewManager(o.Session),
+		closing: make(chan struct{}),
+		conns:   map[*wsConn]struct{}{},
+	}
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	r.NotFound(s.notFound)
+	r.MethodNotAllowed(s.methodNotAllowed)
+
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+	})
+	// The websocket route has no Compress or Timeout middleware.
+	r.Get("/ws/runs/{id}", s.handleWS)
+
+	r.Route("/api", func(r chi.Router) {
+		r.NotFound(s.notFound)
+		r.MethodNotAllowed(s.methodNotAllowed)
+		r.Use(middleware.NoCache)
+		r.Use(middleware.Compress(5, "application/json", "application/x-ndjson", "text/csv"))
+		// Downloads stream for as long as they need.
+		r.Get("/runs/{id}/trace", s.handleTrace)
+		r.Group(func(r chi.Router) {
+			r.Use(middleware.Timeout(o.Timeout))
+			r.Get("/scenarios", s.handleScenarios)
+			r.Get("/presets", s.handlePresets)
+			r.Post("/runs", s.handleCreate)
+			r.Get("/runs", s.handleList)
+			r.Get("/runs/{id}", s.handleStatus)
+			r.Delete("/runs/{id}", s.handleCancel)
+			r.Post("/runs/{id}/pause", s.handleControl((*session.Run).Pause))
+			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
+			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
+			r.Get("/runs/{id}/panels", s.handlePanels)
+		})
+	})
+	if err := mountPages(r, s); err != nil {
+		return nil, err
+	}
+	s.router = r
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// Manager returns the run manager (for the pages).
+func (s *Server) Manager() *session.Manager { return s.mgr }
+
+// Close cancels every run, closes every websocket (close code 1001) and
+// waits up to five seconds for the runs to stop.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	s.connMu.Lock()
+	s.closed = true
+	conns := make([]*wsConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.connMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.mgr.Close(ctx)
+	// Writers notice s.closing and say goodbye; a writer stuck on a dead
+	// peer is released by closing its connection after a grace period.
+	done := make(chan struct{})
+	go func() { s.wsWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		<-done
+	}
+	return err
+}
+
+func (s *Server) track(c *wsConn) bool {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.wsWG.Add(1)
+	return true
+}
+
+func (s *Server) untrack(c *wsConn) {
+	s.connMu.Lock()
+	delete(s.conns, c)
+	s.connMu.Unlock()
+	s.wsWG.Done()
+}
+
+// openStreams returns the number of websocket connections being served.
+func (s *Server) openStreams() int {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/ws/") {
+		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.Method+" "+r.URL.Path)
+		return
+	}
+	http.NotFound(w, r)
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	writeError(w, http.StatusMethodNotAllowed, "", "method "+r.Method+" is not allowed on "+r.URL.Path)
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/session"
+)
+
+// handleWS streams a run over a websocket (api.md): hello, records batches,
+// status changes, done. The handler's goroutine is the connection's only
+// writer; a second goroutine reads (answering pings and close frames, and
+// noticing a client that went away). The solver is never blocked: records
+// are read from the run's store, and a client that cannot keep up is
+// disconnected with close code 1013.
+func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
+	run, ok := s.run(w, r)
+	if !ok {
+		return
+	}
+	conn, err := upgrade(w, r)
+	if err != nil {
+		return // the upgrader has answered
+	}
+	if !s.track(conn) {
+		_ = conn.CloseWith(closeGoingAway, "server shutting down", time.Now().Add(time.Second))
+		_ = conn.Close()
+		return
+	}
+	defer s.untrack(conn)
+	st := &stream{s: s, run: run, conn: conn}
+	st.serve()
+}
+
+type stream struct {
+	s    *Server
+	run  *session.Run
+	conn *wsConn
+	buf  []byte
+}
+
+func (st *stream) serve() {
+	o := &st.s.opts
+	sub := st.run.Subscribe()
+	defer sub.Close()
+
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		_ = st.conn.ReadLoop(o.PongWait)
+		_ = st.conn.Close() // unblock a writer stuck on a dead peer
+	}()
+	defer func() {
+		_ = st.conn.Close()
+		<-readerDone
+	}()
+
+	version := st.run.Version()
+	if !st.sendStatus("hello") {
+		return
+	}
+	traces := st.run.Traces()
+	cursors := make([]int, len(traces))
+	ping := time.NewTicker(o.PingInterval)
+	defer ping.Stop()
+	var last time.Time
+	more := true // send what is stored at once
+	for {
+		if !more {
+			select {
+			case <-sub.C:
+			case <-ping.C:
+				if st.conn.Ping(time.Now().Add(o.WriteTimeout)) != nil {
+					return
+				}
+				continue
+			case <-readerDone:
+				return
+			case <-st.s.closing:
+				st.goAway()
+				return
+			}
+		}
+		// Coalesce: at most one records message per MinInterval.
+		if wait := o.MinInterval - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-readerDone:
+				t.Stop()
+				return
+			case <-st.s.closing:
+				t.Stop()
+				st.goAway()
+				return
+			}
+		}
+		newVersion := st.run.Version()
+		finished := st.run.Finished() // read before the records: a finished trace has stored them all
+		msg, pending := st.records(traces, cursors)
+		if pending > o.MaxLag {
+			_ = st.conn.CloseWith(closeTryLater, "too slow: fetch /api/runs/"+st.run.ID+"/trace", time.Now().Add(time.Second))
+			return
+		}
+		if msg != nil {
+			if st.conn.WriteText(msg, time.Now().Add(o.WriteTimeout)) != nil {
+				return
+			}
+			last = time.Now()
+		}
+		more = pending > 0
+		if newVersion != version {
+			version = newVersion
+			if !finished || more {
+				if !st.sendStatus("status") {
+					return
+				}
+			}
+		}
+		if finished && !more {
+			if !st.sendStatus("done") {
+				return
+			}
+			_ = st.conn.CloseWith(closeNormal, "done", time.Now().Add(o.WriteTimeout))
+			// Give the client a moment to answer the close frame.
+			t := time.NewTimer(time.Second)
+			select {
+			case <-readerDone:
+			case <-t.C:
+			}
+			t.Stop()
+			return
+		}
+	}
+}
+
+func (st *stream) goAway() {
+	_ = st.conn.CloseWith(closeGoingAway, "server shutting down", time.Now().Add(time.Second))
+}
+
+// records encodes the records not yet sent (at most MaxBatch of them, shared
+// fairly among the traces) as one message, advances the cursors, and returns
+// the message (nil if nothing is new) and how many stored records remain
+// unsent.
+func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) {
+	o := &st.s.opts
+	quota := o.MaxBatch / len(traces)
+	if quota < 1 {
+		quota = 1
+	}
+	b := append(st.buf[:0], `{"type":"records","batches":[`...)
+	n, pending := 0, 0
+	for i, t := range traces {
+		total := t.Len()
+		recs := t.Records(cursors[i], cursors[i]+quota)
+		if len(recs) > 0 {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"trace":`...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, `,"from":`...)
+			b = strconv.AppendInt(b, int64(cursors[i]), 10)
+			b = append(b, `,"records":[`...)
+			for j := range recs {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendRecord(b, &recs[j], nil)
+			}
+			b = append(b, "]}"...)
+			cursors[i] += len(recs)
+			n++
+		}
+		pending += total - cursors[i]
+	}
+	b = append(b, "]}"...)
+	st.buf = b
+	if n == 0 {
+		return nil, pending
+	}
+	return b, pending
+}
+
+// sendStatus sends {"type": typ, "run": status}.
+func (st *stream) sendStatus(typ string) bool {
+	msg, err := json.Marshal(struct {
+		Type string         `json:"type"`
+		Run  session.Status `json:"run"`
+	}{typ, st.run.Status()})
+	if err != nil {
+		st.s.log.Error("encoding the run status", "run", st.run.ID, "err", err)
+		_ = st.conn.CloseWith(1011, "cannot encode the run status", time.Now().Add(time.Second))
+		return false
+	}
+	return st.conn.WriteText(msg, time.Now().Add(st.s.opts.WriteTimeout)) == nil
+}

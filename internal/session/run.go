@@ -1,0 +1,478 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// Run is one run: several traces (algorithm × replication) on one instance.
+type Run struct {
+	ID      string
+	Created time.Time
+
+	spec   spec.Run
+	info   scenarios.Info
+	traces []*Trace
+	ctx    context.Context
+	cancel context.CancelFunc
+	m      *Manager
+
+	// version counts status changes (a trace finished, pause, resume, step,
+	// cancel) so that subscribers know when to send a status message.
+	version atomic.Uint64
+	// pausedFast mirrors paused for the recorders' fast path.
+	pausedFast atomic.Bool
+
+	mu        sync.Mutex
+	paused    bool
+	cancelled bool
+	running   int           // traces not finished
+	wake      chan struct{} // closed and replaced when the gate opens
+	done      chan struct{} // closed when every trace has finished
+
+	hubMu sync.RWMutex
+	subs  map[*Subscription]struct{}
+}
+
+// Spec returns the normalised run spec.
+func (r *Run) Spec() spec.Run { return r.spec }
+
+// Info returns the instance's description.
+func (r *Run) Info() scenarios.Info { return r.info }
+
+// Traces returns the run's traces, in spec order (algorithm-major, then
+// replication).
+func (r *Run) Traces() []*Trace { return r.traces }
+
+// Done is closed when every trace has finished.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Finished reports whether every trace has finished.
+func (r *Run) Finished() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Version returns the status version (see Subscription).
+func (r *Run) Version() uint64 { return r.version.Load() }
+
+// RunStatus returns running, paused, done, cancelled or failed. A run the
+// user cancelled reports cancelled at once, even while its traces are still
+// stopping; a finished run reports failed when any of its traces failed.
+func (r *Run) RunStatus() string {
+	r.mu.Lock()
+	paused, cancelled, running := r.paused, r.cancelled, r.running
+	r.mu.Unlock()
+	switch {
+	case cancelled:
+		return StatusCancelled
+	case running > 0 && paused:
+		return StatusPaused
+	case running > 0:
+		return StatusRunning
+	}
+	for _, t := range r.traces {
+		if t.Status() == solver.StatusFailed {
+			return StatusFailed
+		}
+	}
+	return StatusDone
+}
+
+// TraceStatus describes one trace.
+type TraceStatus struct {
+	Trace       int             `json:"trace"`
+	Algo        string          `json:"algo"`
+	Replication int             `json:"replication"`
+	Seed        int64           `json:"seed"`
+	Status      string          `json:"status"`
+	Records     int             `json:"records"`
+	Summary     *solver.Summary `json:"summary"`
+}
+
+// Status is the run's status as the API reports it.
+type Status struct {
+	ID      string         `json:"id"`
+	Spec    spec.Run       `json:"spec"`
+	Status  string         `json:"status"`
+	Created time.Time      `json:"created"`
+	Info    scenarios.Info `json:"info"`
+	Traces  []TraceStatus  `json:"traces"`
+}
+
+// Status returns a snapshot of the run's status.
+func (r *Run) Status() Status {
+	s := Status{ID: r.ID, Spec: r.spec, Status: r.RunStatus(), Created: r.Created, Info: r.info}
+	s.Traces = make([]TraceStatus, len(r.traces))
+	for i, t := range r.traces {
+		s.Traces[i] = t.TraceStatus()
+	}
+	return s
+}
+
+// Cancel stops every trace of the run. It does nothing to a finished run.
+func (r *Run) Cancel() {
+	r.mu.Lock()
+	if r.running > 0 && !r.cancelled {
+		r.cancelled = true
+		r.version.Add(1)
+	}
+	r.mu.Unlock()
+	r.cancel()
+	r.notify()
+}
+
+// Pause stops every trace of the run at its next record.
+func (r *Run) Pause() {
+	r.mu.Lock()
+	if r.running > 0 && !r.paused {
+		r.paused = true
+		r.pausedFast.Store(true)
+		r.version.Add(1)
+	}
+	r.mu.Unlock()
+	r.notify()
+}
+
+// Resume lets every trace run freely again.
+func (r *Run) Resume() {
+	r.mu.Lock()
+	if r.paused {
+		r.paused = false
+		r.pausedFast.Store(false)
+		for _, t := range r.traces {
+			t.tokens = 0
+		}
+		r.openGateLocked()
+		r.version.Add(1)
+	}
+	r.mu.Unlock()
+	r.notify()
+}
+
+// Step lets each paused trace emit exactly one more record, after which it
+// is paused again. Stepping a running run pauses it after one more record
+// from each trace.
+func (r *Run) Step() {
+	r.mu.Lock()
+	if r.running > 0 {
+		r.paused = true
+		r.pausedFast.Store(true)
+		for _, t := range r.traces {
+			t.tokens++
+		}
+		r.openGateLocked()
+		r.version.Add(1)
+	}
+	r.mu.Unlock()
+	r.notify()
+}
+
+// Parked reports whether the run is paused and every unfinished trace is
+// waiting at the pause (so that no record will arrive until a step, resume or
+// cancel).
+func (r *Run) Parked() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.paused || r.running == 0 {
+		return false
+	}
+	for _, t := range r.traces {
+		if !t.waiting && t.Status() == StatusRunning {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Run) openGateLocked() {
+	close(r.wake)
+	r.wake = make(chan struct{})
+}
+
+// Subscription delivers change notifications of one run: C receives a value
+// (coalesced; never blocking the sender) whenever records were added or the
+// status changed.
+type Subscription struct {
+	C   <-chan struct{}
+	c   chan struct{}
+	run *Run
+}
+
+// Subscribe registers a subscriber; call Close when done.
+func (r *Run) Subscribe() *Subscription {
+	c := make(chan struct{}, 1)
+	s := &Subscription{C: c, c: c, run: r}
+	r.hubMu.Lock()
+	r.subs[s] = struct{}{}
+	r.hubMu.Unlock()
+	return s
+}
+
+// Close unregisters the subscriber.
+func (s *Subscription) Close() {
+	s.run.hubMu.Lock()
+	delete(s.run.subs, s)
+	s.run.hubMu.Unlock()
+}
+
+// notify wakes every subscriber without blocking.
+func (r *Run) notify() {
+	r.hubMu.RLock()
+	for s := range r.subs {
+		select {
+		case s.c <- struct{}{}:
+		default:
+		}
+	}
+	r.hubMu.RUnlock()
+}
+
+// Trace is one (algorithm, replication) of a run and its records.
+type Trace struct {
+	Index       int
+	Algo        string
+	Replication int
+	Seed        int64
+	run         *Run
+
+	mu      sync.RWMutex
+	records []solver.Record
+	status  string
+	summary *solver.Summary
+
+	// Owned by the trace's goroutine.
+	holding  bool          // holds a worker slot
+	acquired time.Time     // when the slot was taken
+	idle     time.Duration // time spent paused or waiting for a slot since the start
+	count    int
+
+	tokens  int  // single steps granted (guarded by run.mu)
+	waiting bool // blocked by a pause (guarded by run.mu)
+}
+
+// Len returns the number of records stored so far.
+func (t *Trace) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.records)
+}
+
+// Records returns the stored records [from, to) (to clipped to the length);
+// the slice must not be modified. Records once stored never change, so the
+// result stays valid while the trace grows.
+func (t *Trace) Records(from, to int) []solver.Record {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if to > len(t.records) {
+		to = len(t.records)
+	}
+	if from >= to {
+		return nil
+	}
+	return t.records[from:to:to]
+}
+
+// Status returns running or the final status of the trace's summary.
+func (t *Trace) Status() string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.status
+}
+
+// TraceStatus returns a snapshot of the trace's status.
+func (t *Trace) TraceStatus() TraceStatus {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	ts := TraceStatus{Trace: t.Index, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed,
+		Status: t.status, Records: len(t.records)}
+	if t.summary != nil {
+		s := *t.summary
+		ts.Summary = &s
+	}
+	return ts
+}
+
+// execute runs the method on the trace's goroutine.
+func (t *Trace) execute(meth solver.Method) {
+	r := t.run
+	var sum solver.Summary
+	defer func() {
+		if p := recover(); p != nil {
+			sum = t.failure(fmt.Sprintf("panic: %v", p))
+		}
+		t.releaseSlot()
+		t.finish(sum)
+		r.m.wg.Done()
+	}()
+	if !t.acquireSlot(r.ctx) {
+		sum = t.stopped()
+		return
+	}
+	res, err := meth.Run(r.ctx, solver.RecorderFunc(t.record))
+	if err != nil {
+		sum = t.failure(err.Error())
+		return
+	}
+	sum = res.Summary
+	sum.Time = nonNegative(sum.Time - t.idle.Seconds())
+	if sum.Status == "" {
+		sum.Status = solver.StatusFailed
+		if sum.Message == "" {
+			sum.Message = "the method returned no status"
+		}
+	}
+}
+
+// stopped is the summary of a trace cancelled before it started.
+func (t *Trace) stopped() solver.Summary {
+	s := t.lastSummary()
+	s.Status = solver.StatusCancelled
+	s.Message = "cancelled before it started"
+	return s
+}
+
+// failure is the summary of a trace whose method failed or panicked: the
+// figures of its last records and the message.
+func (t *Trace) failure(msg string) solver.Summary {
+	s := t.lastSummary()
+	s.Status = solver.StatusFailed
+	s.Message = msg
+	return s
+}
+
+// lastSummary fills a summary from the stored records.
+func (t *Trace) lastSummary() solver.Summary {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var s solver.Summary
+	n := len(t.records)
+	if n == 0 {
+		return s
+	}
+	last := t.records[n-1]
+	s.Iters, s.Passes, s.Time = last.K, last.Passes, last.Time
+	for i := n - 1; i >= 0; i-- {
+		if rec := t.records[i]; rec.Objective != nil {
+			s.Objective = *rec.Objective
+			if rec.Gap != nil {
+				s.Gap = *rec.Gap
+			}
+			break
+		}
+	}
+	return s
+}
+
+func (t *Trace) finish(sum solver.Summary) {
+	t.mu.Lock()
+	t.status = sum.Status
+	t.summary = &sum
+	t.mu.Unlock()
+	r := t.run
+	r.mu.Lock()
+	r.running--
+	last := r.running == 0
+	if last {
+		r.paused = false
+		r.pausedFast.Store(false)
+	}
+	r.version.Add(1)
+	r.mu.Unlock()
+	if last {
+		close(r.done)
+	}
+	r.notify()
+}
+
+// record is the trace's Recorder: it stores the record, notifies the
+// subscribers, and then holds the solver while the run is paused.
+func (t *Trace) record(rec solver.Record) {
+	rec.Time = nonNegative(rec.Time - t.idle.Seconds())
+	t.mu.Lock()
+	t.records = append(t.records, rec)
+	t.mu.Unlock()
+	t.run.notify()
+	if t.run.pausedFast.Load() {
+		t.gate()
+	}
+	t.count++
+	if t.count&63 == 0 && t.holding && time.Since(t.acquired) > t.run.m.opts.TimeSlice {
+		// Give the slot to a waiting trace, if any (the channel queues FIFO).
+		start := time.Now()
+		t.releaseSlot()
+		t.acquireSlot(t.run.ctx)
+		t.idle += time.Since(start)
+	}
+}
+
+// gate blocks while the run is paused and the trace has no step token.
+// Cancellation always wins.
+func (t *Trace) gate() {
+	r := t.run
+	r.mu.Lock()
+	for {
+		if !r.paused || r.ctx.Err() != nil {
+			r.mu.Unlock()
+			return
+		}
+		if t.tokens > 0 {
+			t.tokens--
+			r.mu.Unlock()
+			return
+		}
+		wake := r.wake
+		t.waiting = true
+		r.mu.Unlock()
+		start := time.Now()
+		t.releaseSlot()
+		select {
+		case <-wake:
+		case <-r.ctx.Done():
+		}
+		t.acquireSlot(r.ctx)
+		t.idle += time.Since(start)
+		r.mu.Lock()
+		t.waiting = false
+	}
+}
+
+// acquireSlot takes a worker slot; it reports false if ctx ended first.
+func (t *Trace) acquireSlot(ctx context.Context) bool {
+	if t.holding {
+		return true
+	}
+	select {
+	case t.run.m.sem <- struct{}{}:
+		t.holding = true
+		t.acquired = time.Now()
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (t *Trace) releaseSlot() {
+	if t.holding {
+		<-t.run.m.sem
+		t.holding = false
+	}
+}
+
+func nonNegative(x float64) float64 {
+	if x < 0 {
+		return 0
+	}
+	return x
+}

@@ -1,0 +1,369 @@
+// Package session runs fwlab's runs for the dashboard: it validates a run
+// spec, builds the problem instance once, starts one goroutine per
+// (algorithm, replication), stores every record of every trace (the
+// complete, authoritative trace of the run) and notifies subscribers of new
+// records without ever blocking a solver. It also implements pause, resume,
+// single step and cancel, and bounds the resources runs may take.
+//
+// Limits (all configurable through Options; the defaults are the constants
+// below):
+//   - at most MaxActive runs are running or paused at a time; creating one
+//     more fails with ErrBusy;
+//   - at most MaxStored runs are kept; when a new run would exceed it, the
+//     oldest finished run is evicted (its id then reports as evicted);
+//   - a run's iteration budget, iters × algorithms × replications, is at most
+//     MaxRecords, since every record is kept in memory (~150 bytes each);
+//   - at most Workers solver goroutines execute at once (GOMAXPROCS by
+//     default); the others wait for a slot. A goroutine gives its slot back
+//     every TimeSlice so that every trace of a run progresses together, and
+//     while it is paused. Results do not depend on the scheduling: every
+//     trace is deterministic given its seed.
+//
+// Record.Time and Summary.Time are reported net of the time a trace spent
+// paused or waiting for a worker slot once started, so that they measure the
+// algorithm's own work.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// Default limits.
+const (
+	DefaultMaxActive  = 4
+	DefaultMaxStored  = 32
+	DefaultMaxRecords = 4_000_000
+	DefaultTimeSlice  = 20 * time.Millisecond
+)
+
+// Run statuses.
+const (
+	StatusRunning   = "running"
+	StatusPaused    = "paused"
+	StatusDone      = "done"
+	StatusCancelled = "cancelled"
+	StatusFailed    = "failed"
+)
+
+// ErrBusy is returned by Create when MaxActive runs are already active.
+var ErrBusy = errors.New("too many active runs")
+
+// Options configure a Manager. Zero fields take the defaults.
+type Options struct {
+	MaxActive  int           // runs running or paused at once
+	MaxStored  int           // runs kept (finished ones are evicted oldest first); at least MaxActive
+	MaxRecords int           // iters × algorithms × replications per run
+	Workers    int           // solver goroutines executing at once (0: GOMAXPROCS)
+	TimeSlice  time.Duration // a solver goroutine yields its slot after this long
+	// DataDir, when set, is where relative data-file parameters (kind Path)
+	// are looked up; a path given by the user must stay inside it.
+	DataDir string
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxActive <= 0 {
+		o.MaxActive = DefaultMaxActive
+	}
+	if o.MaxStored <= 0 {
+		o.MaxStored = DefaultMaxStored
+	}
+	if o.MaxStored < o.MaxActive {
+		o.MaxStored = o.MaxActive
+	}
+	if o.MaxRecords <= 0 {
+		o.MaxRecords = DefaultMaxRecords
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.TimeSlice <= 0 {
+		o.TimeSlice = DefaultTimeSlice
+	}
+	return o
+}
+
+// Manager owns the runs.
+type Manager struct {
+	opts Options
+	sem  chan struct{} // worker slots
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	runs     map[string]*Run
+	order    []*Run // creation order
+	next     int    // last id number handed out
+	pending  int    // runs being built (they hold an active slot)
+	closed   bool
+	baseCtx  context.Context
+	shutdown context.CancelFunc
+}
+
+// NewManager returns a manager with the given limits.
+func NewManager(o Options) *Manager {
+	o = o.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{
+		opts:     o,
+		sem:      make(chan struct{}, o.Workers),
+		runs:     map[string]*Run{},
+		baseCtx:  ctx,
+		shutdown: cancel,
+	}
+}
+
+// Options returns the manager's effective limits.
+func (m *Manager) Options() Options { return m.opts }
+
+// Create validates sp, builds its instance and every method, and starts the
+// run. Validation failures are *spec.FieldError (the field is named as in the
+// JSON spec, e.g. "params.n" or "algorithms[1].m0"); ErrBusy (wrapped) when
+// too many runs are active.
+func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
+	sc, vals, err := scenarios.Resolve(&sp)
+	if err != nil {
+		return nil, asFieldError(err, "problem")
+	}
+	ntr := len(sp.Algorithms) * sp.Replications
+	if int64(sp.Iters)*int64(ntr) > int64(m.opts.MaxRecords) {
+		return nil, spec.Errorf("iters", "iters × algorithms × replications must be at most %d (the server keeps every record), got %d × %d × %d",
+			m.opts.MaxRecords, sp.Iters, len(sp.Algorithms), sp.Replications)
+	}
+	if err := m.resolvePaths(sc, sp.Params, vals); err != nil {
+		return nil, err
+	}
+
+	// Reserve an active slot before the (possibly slow) build.
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, errors.New("session: the manager is closed")
+	}
+	if m.activeLocked()+m.pending >= m.opts.MaxActive {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: at most %d runs may run at once; cancel one or wait until one finishes", ErrBusy, m.opts.MaxActive)
+	}
+	m.pending++
+	m.mu.Unlock()
+	release := func() {
+		m.mu.Lock()
+		m.pending--
+		m.mu.Unlock()
+	}
+
+	inst, err := buildSafely(ctx, sc, vals, sp.Seed)
+	if err != nil {
+		release()
+		return nil, asFieldError(fmt.Errorf("building %s: %w", sc.Name, err), "problem")
+	}
+	lim := scenarios.LimitsOf(&sp)
+	type job struct {
+		algo   spec.Algo
+		rep    int
+		seed   int64
+		method solver.Method
+	}
+	var jobs []job
+	for i, a := range sp.Algorithms {
+		for rep := 0; rep < sp.Replications; rep++ {
+			seed := sp.Seed + int64(rep)
+			meth, err := methodSafely(inst, a, lim, seed)
+			if err != nil {
+				release()
+				return nil, algoFieldError(err, i)
+			}
+			jobs = append(jobs, job{a, rep, seed, meth})
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(m.baseCtx)
+	r := &Run{
+		Created: time.Now().UTC(),
+		spec:    sp,
+		info:    inst.Info(),
+		ctx:     runCtx,
+		cancel:  cancel,
+		m:       m,
+		wake:    make(chan struct{}),
+		done:    make(chan struct{}),
+		subs:    map[*Subscription]struct{}{},
+	}
+	for i, j := range jobs {
+		r.traces = append(r.traces, &Trace{
+			Index: i, Algo: j.algo.Algo, Replication: j.rep, Seed: j.seed,
+			run: r, status: StatusRunning,
+		})
+	}
+	r.running = len(r.traces)
+
+	m.mu.Lock()
+	m.pending--
+	if m.closed {
+		m.mu.Unlock()
+		cancel()
+		return nil, errors.New("session: the manager is closed")
+	}
+	m.next++
+	r.ID = "r" + strconv.Itoa(m.next)
+	m.runs[r.ID] = r
+	m.order = append(m.order, r)
+	m.evictLocked()
+	m.wg.Add(len(jobs))
+	m.mu.Unlock()
+
+	for i, j := range jobs {
+		go r.traces[i].execute(j.method)
+	}
+	return r, nil
+}
+
+// buildSafely calls Build, turning a panic into an error.
+func buildSafely(ctx context.Context, sc *scenarios.Scenario, v scenarios.Values, seed int64) (inst scenarios.Instance, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			inst, err = nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	inst, err = sc.Build(ctx, v, seed)
+	if err == nil && inst == nil {
+		err = errors.New("the scenario built no instance")
+	}
+	return inst, err
+}
+
+// methodSafely calls Method, turning a panic into an error.
+func methodSafely(inst scenarios.Instance, a spec.Algo, lim solver.Limits, seed int64) (meth solver.Method, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			meth, err = nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	meth, err = inst.Method(a, lim, seed)
+	if err == nil && meth == nil {
+		err = errors.New("no method was configured")
+	}
+	return meth, err
+}
+
+// asFieldError returns err as a *spec.FieldError, naming field when err
+// does not name one.
+func asFieldError(err error, field string) error {
+	var fe *spec.FieldError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return &spec.FieldError{Field: field, Msg: err.Error()}
+}
+
+// algoFieldError names the field of a method-construction error after the
+// algorithm's position in the spec: an instance reports "m0", the API
+// "algorithms[1].m0".
+func algoFieldError(err error, i int) error {
+	prefix := fmt.Sprintf("algorithms[%d].", i)
+	var fe *spec.FieldError
+	if errors.As(err, &fe) {
+		f := fe.Field
+		if !strings.HasPrefix(f, "algorithms[") {
+			f = prefix + f
+		}
+		return &spec.FieldError{Field: f, Msg: fe.Msg}
+	}
+	return &spec.FieldError{Field: prefix + "algo", Msg: err.Error()}
+}
+
+// activeLocked counts the runs not yet finished.
+func (m *Manager) activeLocked() int {
+	n := 0
+	for _, r := range m.order {
+		if !r.Finished() {
+			n++
+		}
+	}
+	return n
+}
+
+// evictLocked drops the oldest finished runs beyond MaxStored.
+func (m *Manager) evictLocked() {
+	for len(m.order) > m.opts.MaxStored {
+		idx := -1
+		for i, r := range m.order {
+			if r.Finished() {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			return // every stored run is active; MaxStored ≥ MaxActive makes this rare
+		}
+		delete(m.runs, m.order[idx].ID)
+		m.order = append(m.order[:idx], m.order[idx+1:]...)
+	}
+}
+
+// Get returns the run with the given id.
+func (m *Manager) Get(id string) (*Run, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[id]
+	return r, ok
+}
+
+// Evicted reports whether id names a run this manager created and has since
+// evicted to respect MaxStored.
+func (m *Manager) Evicted(id string) bool {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "r"))
+	if err != nil || !strings.HasPrefix(id, "r") || strconv.Itoa(n) != id[1:] {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, stored := m.runs[id]
+	return n >= 1 && n <= m.next && !stored
+}
+
+// Brief is one line of the run list.
+type Brief struct {
+	ID      string    `json:"id"`
+	Problem string    `json:"problem"`
+	Status  string    `json:"status"`
+	Created time.Time `json:"created"`
+}
+
+// List returns the stored runs, oldest first.
+func (m *Manager) List() []Brief {
+	m.mu.Lock()
+	runs := append([]*Run(nil), m.order...)
+	m.mu.Unlock()
+	out := make([]Brief, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, Brief{ID: r.ID, Problem: r.spec.Problem, Status: r.RunStatus(), Created: r.Created})
+	}
+	return out
+}
+
+// Close cancels every run and waits until their goroutines have returned (or
+// ctx ends). No run can be created afterwards.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.shutdown()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("session: runs still stopping: %w", ctx.Err())
+	}
+}
