@@ -1,0 +1,659 @@
+package ssvm
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/fwlab/fwlab/internal/solver"
+)
+
+// Algorithm names.
+const (
+	AlgoBCFW   = "bcfw"
+	AlgoBCFWAS = "bcfw-as"
+	AlgoSSG    = "ssg"
+)
+
+// StepSG is the step kind of the stochastic subgradient method.
+const StepSG = "sg"
+
+// DefaultDropTol is δ: an away step with γ ≥ γ̄(1−δ) is snapped to an exact
+// drop, and active weights below δ are zeroed (counted as clean-ups).
+const DefaultDropTol = 1e-10
+
+// Options configures one solver run.
+type Options struct {
+	Algo string
+	// Average reports the weighted average w̄ ← k/(k+2)·w̄ + 2/(k+2)·w (with
+	// the matching ℓ̄) as the run's objective and gap.
+	Average bool
+	// Schedule is bcfw-as's feature-sampling batch schedule m_k over the d
+	// coordinates of w (ignored by the other algorithms).
+	Schedule solver.Schedule
+	Limits   solver.Limits
+	Seed     int64
+	DropTol  float64 // 0: DefaultDropTol
+}
+
+// atom is one active labelling of a block with its weight α_i(y).
+type atom struct {
+	key    string
+	y      []int
+	loss   float64 // L_i(y)
+	weight float64
+}
+
+// Method is one configured run of bcfw, bcfw-as or ssg on a Problem. It
+// implements solver.Method.
+type Method struct {
+	p   *Problem
+	o   Options
+	rng *rand.Rand
+
+	w, wavg   []float64
+	ell, lavg float64
+	mu        []float64 // letters × K: unary marginals Σ_y α_i(y)[y_t = k]
+	mt        []float64 // n × K²: transition marginals
+	elli      []float64 // ℓ_i = Σ_y α_i(y) L_i(y)/n
+	act       [][]atom  // bcfw-as active sets
+
+	// scratch
+	dec                  *decoder
+	E, EJ                []float64
+	wJ                   []float64
+	perm                 []int
+	ys, yb               []int
+	du, dtr, duA, dtA    []float64
+	muOld, mtOld         []float64
+	ev                   *evaluator
+	k                    int
+	last                 *Eval
+	lastPlain            *Eval
+	statDrops, statClean int
+}
+
+var _ solver.Method = (*Method)(nil)
+
+// NewMethod configures a run.
+func (p *Problem) NewMethod(o Options) (*Method, error) {
+	switch o.Algo {
+	case AlgoBCFW, AlgoSSG:
+	case AlgoBCFWAS:
+		if err := o.Schedule.Validate(); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("algo: the structural SVM runs bcfw-as, bcfw or ssg, got %q", o.Algo)
+	}
+	if o.Limits.MaxIters < 1 {
+		return nil, fmt.Errorf("iters: must be at least 1, got %d", o.Limits.MaxIters)
+	}
+	if o.Limits.EvalEvery < 1 {
+		o.Limits.EvalEvery = 1
+	}
+	if o.DropTol == 0 {
+		o.DropTol = DefaultDropTol
+	}
+	if !(o.DropTol > 0 && o.DropTol < 1e-3) {
+		return nil, fmt.Errorf("drop tolerance: must lie in (0, 1e-3), got %v", o.DropTol)
+	}
+	m := &Method{p: p, o: o}
+	m.reset()
+	return m, nil
+}
+
+// reset puts every block at its true labelling (α_i = e_{y_i}, w = 0, ℓ = 0).
+func (m *Method) reset() {
+	p := m.p
+	K, D, n := p.K, p.D, p.N()
+	ds := p.Train
+	m.rng = rand.New(rand.NewPCG(uint64(m.o.Seed), 0x55f3a11))
+	m.w = make([]float64, D)
+	m.wavg = make([]float64, D)
+	m.ell, m.lavg = 0, 0
+	m.k = 0
+	ml := maxLen(ds)
+	m.dec = newDecoder(K, ml)
+	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
+	m.ys, m.yb = make([]int, ml), make([]int, ml)
+	m.du, m.duA, m.muOld = make([]float64, ml*K), make([]float64, ml*K), make([]float64, ml*K)
+	m.dtr, m.dtA, m.mtOld = make([]float64, K*K), make([]float64, K*K), make([]float64, K*K)
+	m.ev = newEvaluator(p)
+	if m.o.Algo == AlgoSSG {
+		return
+	}
+	m.mu = make([]float64, ds.Letters()*K)
+	m.mt = make([]float64, n*K*K)
+	m.elli = make([]float64, n)
+	for i, wd := range ds.Words {
+		truth := ds.Y[wd.Start : wd.Start+wd.Len]
+		m.setMarginals(i, truth, 1)
+	}
+	if m.o.Algo == AlgoBCFWAS {
+		m.act = make([][]atom, n)
+		for i, wd := range ds.Words {
+			truth := append([]int(nil), ds.Y[wd.Start:wd.Start+wd.Len]...)
+			m.act[i] = []atom{{key: labelKey(truth), y: truth, loss: 0, weight: 1}}
+		}
+		m.wJ = make([]float64, D)
+		m.perm = make([]int, D)
+		for j := range m.perm {
+			m.perm[j] = j
+		}
+	}
+}
+
+func labelKey(y []int) string {
+	b := make([]byte, len(y))
+	for t, v := range y {
+		b[t] = byte(v)
+	}
+	return string(b)
+}
+
+// blockMarg returns block i's unary (L×K) and transition (K×K) marginals.
+func (m *Method) blockMarg(i int) (mu, mt []float64) {
+	K := m.p.K
+	wd := m.p.Train.Words[i]
+	return m.mu[wd.Start*K : (wd.Start+wd.Len)*K], m.mt[i*K*K : (i+1)*K*K]
+}
+
+// setMarginals adds c·(indicators of y) to block i's marginals, after
+// zeroing them when c == 1 and the caller asks for a fresh start.
+func (m *Method) setMarginals(i int, y []int, c float64) {
+	mu, mt := m.blockMarg(i)
+	K := m.p.K
+	for t, k := range y {
+		mu[t*K+k] += c
+	}
+	for t := 0; t+1 < len(y); t++ {
+		mt[y[t]+K*y[t+1]] += c
+	}
+}
+
+func zero(x []float64) {
+	for i := range x {
+		x[i] = 0
+	}
+}
+
+// lin returns Σ E⊙du + first·du_0 + last·du_{L−1} + trans·dt, i.e.
+// <w, φ(ΔM)> for a marginal-space direction (du, dt) of a word of length L.
+func (m *Method) lin(E, first, last, trans, du, dt []float64, L int) float64 {
+	K := m.p.K
+	s := dot(E[:L*K], du[:L*K])
+	s += dot(first, du[:K]) + dot(last, du[(L-1)*K:L*K])
+	return s + dot(trans, dt)
+}
+
+// sqnorm returns ‖φ(ΔM)‖² using the word's Gram matrix.
+func (m *Method) sqnorm(i int, du, dt []float64, L int) float64 {
+	K := m.p.K
+	G := m.p.gram[m.p.gramOff[i]:m.p.gramOff[i+1]]
+	s := 0.0
+	for t := 0; t < L; t++ {
+		ut := du[t*K : (t+1)*K]
+		s += G[t*L+t] * dot(ut, ut)
+		for r := 0; r < t; r++ {
+			s += 2 * G[t*L+r] * dot(ut, du[r*K:(r+1)*K])
+		}
+	}
+	s += dot(du[:K], du[:K]) + dot(du[(L-1)*K:L*K], du[(L-1)*K:L*K])
+	return s + dot(dt, dt)
+}
+
+// applyDelta performs w −= φ(ΔM)/(λn) for block i's marginal change.
+func (m *Method) applyDelta(i int, du, dt []float64) {
+	p := m.p
+	K, F := p.K, p.F
+	wd := p.Train.Words[i]
+	c := -1 / (p.Lambda * float64(p.N()))
+	for t := 0; t < wd.Len; t++ {
+		x := p.Train.X[(wd.Start+t)*F : (wd.Start+t+1)*F]
+		for k := 0; k < K; k++ {
+			a := c * du[t*K+k]
+			if a == 0 {
+				continue
+			}
+			blk := m.w[k*F : (k+1)*F]
+			for f, v := range x {
+				blk[f] += a * v
+			}
+		}
+	}
+	first, last, trans := p.parts(m.w)
+	for k := 0; k < K; k++ {
+		first[k] += c * du[k]
+		last[k] += c * du[(wd.Len-1)*K+k]
+	}
+	for j, v := range dt {
+		trans[j] += c * v
+	}
+}
+
+// sampleFeatures draws m of the d coordinates without replacement (a partial
+// Fisher-Yates shuffle of a persistent permutation) and writes I_J w to wJ.
+func (m *Method) sampleFeatures(mk int) {
+	D := m.p.D
+	for j := 0; j < mk; j++ {
+		r := j + m.rng.IntN(D-j)
+		m.perm[j], m.perm[r] = m.perm[r], m.perm[j]
+	}
+	zero(m.wJ)
+	for _, j := range m.perm[:mk] {
+		m.wJ[j] = m.w[j]
+	}
+}
+
+// stepInfo describes one block step.
+type stepInfo struct {
+	kind            string
+	gamma           float64
+	batch           int
+	drops, cleanups int
+}
+
+// blockStep performs iteration k (1-based) of bcfw or bcfw-as.
+func (m *Method) blockStep(k int) stepInfo {
+	p := m.p
+	K, D := p.K, p.D
+	ds := p.Train
+	n := p.N()
+	nf := float64(n)
+	i := m.rng.IntN(n)
+	wd := ds.Words[i]
+	L := wd.Len
+	truth := ds.Y[wd.Start : wd.Start+L]
+	E := m.E[:L*K]
+	p.wordEmissions(ds, wd, m.w, E)
+	first, last, trans := p.parts(m.w)
+	Eo, fo, lo, to := E, first, last, trans
+	info := stepInfo{batch: D}
+	if m.o.Algo == AlgoBCFWAS {
+		mk := m.o.Schedule.Size(k, D)
+		info.batch = mk
+		if mk < D {
+			m.sampleFeatures(mk)
+			Eo = m.EJ[:L*K]
+			p.wordEmissions(ds, wd, m.wJ, Eo)
+			fo, lo, to = p.parts(m.wJ)
+		}
+	}
+	s := m.ys[:L]
+	m.dec.Viterbi(Eo, fo, lo, to, truth, s)
+	lossS := Loss(truth, s)
+	mu, mt := m.blockMarg(i)
+
+	// FW direction in marginal space: ΔM = e(s) − M_i.
+	du, dt := m.du[:L*K], m.dtr
+	for j := range du {
+		du[j] = -mu[j]
+	}
+	for j := range dt {
+		dt[j] = -mt[j]
+	}
+	for t, kk := range s {
+		du[t*K+kk]++
+	}
+	for t := 0; t+1 < L; t++ {
+		dt[s[t]+K*s[t+1]]++
+	}
+	e := lossS/nf - m.elli[i]
+	gmax := 1.0
+	away := false
+	var u int
+	if m.o.Algo == AlgoBCFWAS && len(m.act[i]) > 1 {
+		// Away vertex: the active labelling minimising H_i(v; I_J w), i.e.
+		// maximising <I_J w, ψ_i(v)> − L_i(v) (first in the list on ties).
+		best := math.Inf(1)
+		for a, at := range m.act[i] {
+			if h := Score(Eo, fo, lo, to, K, at.y) + at.loss; h < best {
+				best, u = h, a
+			}
+		}
+		at := m.act[i][u]
+		duA, dtA := m.duA[:L*K], m.dtA
+		copy(duA, mu)
+		copy(dtA, mt)
+		for t, kk := range at.y {
+			duA[t*K+kk]--
+		}
+		for t := 0; t+1 < L; t++ {
+			dtA[at.y[t]+K*at.y[t+1]]--
+		}
+		eA := m.elli[i] - at.loss/nf
+		// Directional derivatives of the dual λ/2‖w‖² − ℓ along each
+		// direction, with the sampled weights: λ<I_J w, d_w> − e where
+		// d_w = −φ(ΔM)/(λn).
+		gFW := -m.lin(Eo, fo, lo, to, du, dt, L)/nf - e
+		gA := -m.lin(Eo, fo, lo, to, duA, dtA, L)/nf - eA
+		if gA < gFW {
+			away = true
+			du, dt, e = duA, dtA, eA
+			gmax = at.weight / (1 - at.weight)
+		}
+	}
+	// Exact line search on the dual with the full w, clipped to [0, γ̄].
+	ln := p.Lambda * nf
+	wd_ := -m.lin(E, first, last, trans, du, dt, L) / ln
+	dd := m.sqnorm(i, du, dt, L) / (ln * ln)
+	gamma := 0.0
+	if dd > 0 {
+		gamma = (e - p.Lambda*wd_) / (p.Lambda * dd)
+	}
+	if !(gamma > 0) { // also catches NaN
+		gamma = 0
+	}
+	drop := false
+	if away && gamma >= gmax*(1-m.o.DropTol) {
+		gamma, drop = gmax, true
+	} else if gamma > gmax {
+		gamma = gmax
+	}
+	info.gamma = gamma
+	switch {
+	case gamma == 0:
+		info.kind = solver.StepNone
+		return info
+	case drop:
+		info.kind = solver.StepDrop
+		info.drops = 1
+	case away:
+		info.kind = solver.StepAway
+	case gamma == 1:
+		info.kind = solver.StepCollapse
+	default:
+		info.kind = solver.StepFW
+	}
+
+	// New marginals of block i.
+	muOld, mtOld := m.muOld[:L*K], m.mtOld
+	copy(muOld, mu)
+	copy(mtOld, mt)
+	ellOld := m.elli[i]
+	if m.o.Algo == AlgoBCFW {
+		if gamma == 1 {
+			zero(mu)
+			zero(mt)
+			m.setMarginals(i, s, 1)
+			m.elli[i] = lossS / nf
+		} else {
+			for j := range mu {
+				mu[j] *= 1 - gamma
+			}
+			for j := range mt {
+				mt[j] *= 1 - gamma
+			}
+			m.setMarginals(i, s, gamma)
+			m.elli[i] = (1-gamma)*m.elli[i] + gamma*lossS/nf
+		}
+	} else {
+		info.cleanups = m.updateActive(i, s, lossS, u, away, drop, gamma)
+		m.statClean += info.cleanups
+		zero(mu)
+		zero(mt)
+		ell := 0.0
+		for _, at := range m.act[i] {
+			m.setMarginals(i, at.y, at.weight)
+			ell += at.weight * at.loss
+		}
+		m.elli[i] = ell / nf
+	}
+	if drop {
+		m.statDrops++
+	}
+	// w and ℓ follow the actual change of the block's marginals.
+	for j := range muOld {
+		muOld[j] = mu[j] - muOld[j]
+	}
+	for j := range mtOld {
+		mtOld[j] = mt[j] - mtOld[j]
+	}
+	m.applyDelta(i, muOld, mtOld)
+	m.ell += m.elli[i] - ellOld
+	return info
+}
+
+// updateActive applies the vertex-representation update (Algorithm 2) to
+// block i's active set and returns the number of weights cleaned up.
+func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop bool, gamma float64) int {
+	as := m.act[i]
+	if away {
+		for a := range as {
+			as[a].weight *= 1 + gamma
+		}
+		as[u].weight -= gamma
+		if drop {
+			as = append(as[:u], as[u+1:]...)
+		}
+	} else if gamma == 1 {
+		as = append(as[:0], atom{key: labelKey(s), y: append([]int(nil), s...), loss: lossS, weight: 1})
+	} else {
+		key := labelKey(s)
+		found := false
+		for a := range as {
+			as[a].weight *= 1 - gamma
+			if as[a].key == key {
+				as[a].weight += gamma
+				found = true
+			}
+		}
+		if !found {
+			as = append(as, atom{key: key, y: append([]int(nil), s...), loss: lossS, weight: gamma})
+		}
+	}
+	// Clean-up: weights below δ are zeroed (the atom leaves), then the
+	// weights are renormalised to sum to 1.
+	cleaned := 0
+	kept := as[:0]
+	for _, at := range as {
+		if at.weight < m.o.DropTol {
+			cleaned++
+			continue
+		}
+		kept = append(kept, at)
+	}
+	as = kept
+	sum := 0.0
+	for _, at := range as {
+		sum += at.weight
+	}
+	for a := range as {
+		as[a].weight /= sum
+	}
+	m.act[i] = as
+	return cleaned
+}
+
+// ssgStep performs iteration k (1-based) of the stochastic subgradient
+// method: w ← (1−γ)w + γ·ψ_i(y*)/λ with γ = 1/k.
+func (m *Method) ssgStep(k int) stepInfo {
+	p := m.p
+	K := p.K
+	ds := p.Train
+	i := m.rng.IntN(p.N())
+	wd := ds.Words[i]
+	L := wd.Len
+	truth := ds.Y[wd.Start : wd.Start+L]
+	E := m.E[:L*K]
+	p.wordEmissions(ds, wd, m.w, E)
+	first, last, trans := p.parts(m.w)
+	s := m.ys[:L]
+	m.dec.Viterbi(E, first, last, trans, truth, s)
+	gamma := 1 / float64(k)
+	for j := range m.w {
+		m.w[j] *= 1 - gamma
+	}
+	p.AddFeatures(m.w, ds, wd, truth, gamma/p.Lambda)
+	p.AddFeatures(m.w, ds, wd, s, -gamma/p.Lambda)
+	return stepInfo{kind: StepSG, gamma: gamma, batch: p.D}
+}
+
+// recomputeW recomputes w = Σ_i (φ(x_i, y_i) − φ(x_i, M_i))/(λn) and ℓ from
+// the block marginals, from scratch (one matrix product for the emissions).
+func (m *Method) recomputeW(dst []float64) float64 {
+	p := m.p
+	K, F := p.K, p.F
+	ds := p.Train
+	N := ds.Letters()
+	c := 1 / (p.Lambda * float64(p.N()))
+	R := make([]float64, N*K) // onehot(y) − μ
+	for j := 0; j < N; j++ {
+		for k := 0; k < K; k++ {
+			R[j*K+k] = -m.mu[j*K+k]
+		}
+		R[j*K+ds.Y[j]]++
+	}
+	zero(dst)
+	We := mat.NewDense(K, F, dst[:K*F])
+	We.Mul(mat.NewDense(N, K, R).T(), mat.NewDense(N, F, ds.X))
+	first, last, trans := p.parts(dst)
+	for i, wd := range ds.Words {
+		for k := 0; k < K; k++ {
+			first[k] += R[wd.Start*K+k]
+			last[k] += R[(wd.Start+wd.Len-1)*K+k]
+		}
+		truth := ds.Y[wd.Start : wd.Start+wd.Len]
+		mt := m.mt[i*K*K : (i+1)*K*K]
+		for j, v := range mt {
+			trans[j] -= v
+		}
+		for t := 0; t+1 < len(truth); t++ {
+			trans[truth[t]+K*truth[t+1]]++
+		}
+	}
+	for j := range dst {
+		dst[j] *= c
+	}
+	ell := 0.0
+	for _, v := range m.elli {
+		ell += v
+	}
+	return ell
+}
+
+// Run runs the method until a limit is reached or ctx is cancelled.
+func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, error) {
+	lim := m.o.Limits
+	n := m.p.N()
+	start := time.Now()
+	status, msg := "", ""
+	var lastEval *Eval
+	for {
+		if err := ctx.Err(); err != nil {
+			status, msg = solver.StatusCancelled, err.Error()
+			break
+		}
+		m.k++
+		k := m.k
+		var info stepInfo
+		if m.o.Algo == AlgoSSG {
+			info = m.ssgStep(k)
+		} else {
+			info = m.blockStep(k)
+			if k%n == 0 { // refresh w and ℓ from the blocks once per pass
+				m.ell = m.recomputeW(m.w)
+			}
+		}
+		if m.o.Average {
+			rho := 2 / float64(k+1)
+			for j, v := range m.w {
+				m.wavg[j] = (1-rho)*m.wavg[j] + rho*v
+			}
+			m.lavg = (1-rho)*m.lavg + rho*m.ell
+		}
+		passes := float64(k) / float64(n)
+		last := k >= lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses)
+		r := solver.Record{K: k, Passes: passes, Step: info.kind, Gamma: info.gamma,
+			Batch: info.batch, Active: m.activeSize(), Drops: info.drops, Cleanups: info.cleanups}
+		if k == 1 || k%lim.EvalEvery == 0 || last {
+			ev := m.evaluate()
+			lastEval = &ev
+			r.Objective = solver.F(ev.Primal)
+			if ev.HasDual {
+				r.Gap = solver.F(ev.Gap)
+			}
+			r.Extra = m.extra(ev)
+			if ev.HasDual && lim.GapTol > 0 && ev.Gap <= lim.GapTol {
+				status = solver.StatusConverged
+			}
+		}
+		r.Time = time.Since(start).Seconds()
+		rec.Record(r)
+		if status != "" {
+			break
+		}
+		if k >= lim.MaxIters {
+			status = solver.StatusMaxIters
+			break
+		}
+		if lim.MaxPasses > 0 && passes >= lim.MaxPasses {
+			status = solver.StatusMaxPasses
+			break
+		}
+	}
+	sum := solver.Summary{Iters: m.k, Passes: float64(m.k) / float64(n), Time: time.Since(start).Seconds(), Status: status, Message: msg}
+	if lastEval != nil {
+		sum.Objective = lastEval.Primal
+		sum.Gap = lastEval.Gap
+		if !lastEval.HasDual && sum.Message == "" {
+			sum.Message = "ssg keeps no dual iterate: no duality gap is reported"
+		}
+	}
+	x := m.w
+	if m.o.Average {
+		x = m.wavg
+	}
+	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}, nil
+}
+
+func (m *Method) activeSize() int {
+	s := 0
+	for _, a := range m.act {
+		s += len(a)
+	}
+	return s
+}
+
+// evaluate evaluates the reported iterate (and the plain iterate as well
+// when averaging), keeping both for the record's Extra.
+func (m *Method) evaluate() Eval {
+	hasDual := m.o.Algo != AlgoSSG
+	plain := m.ev.Evaluate(m.w, m.ell, hasDual)
+	m.lastPlain = &plain
+	if !m.o.Average {
+		m.last = &plain
+		return plain
+	}
+	avg := m.ev.Evaluate(m.wavg, m.lavg, hasDual)
+	m.last = &avg
+	return avg
+}
+
+func (m *Method) extra(rep Eval) map[string]float64 {
+	pl := m.lastPlain
+	x := map[string]float64{"primal": rep.Primal, "primal_plain": pl.Primal, "train_err": pl.TrainErr}
+	if rep.HasDual {
+		x["dual"] = rep.Dual
+		x["gap_plain"] = pl.Gap
+		x["dual_plain"] = pl.Dual
+		if rep.Primal > 0 {
+			x["rel_gap"] = rep.Gap / rep.Primal
+		}
+	}
+	if m.p.Test != nil {
+		x["test_err"] = pl.TestErr
+	}
+	if m.o.Average {
+		x["train_err_avg"] = rep.TrainErr
+		if m.p.Test != nil {
+			x["test_err_avg"] = rep.TestErr
+		}
+	}
+	return x
+}

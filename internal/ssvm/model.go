@@ -1,0 +1,344 @@
+package ssvm
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Problem is a structural SVM on chain data: minimise over w
+//
+//	λ/2 ‖w‖² + (1/n) Σ_i max_y H_i(y; w),  H_i(y; w) = L_i(y) − <w, ψ_i(y)>,
+//
+// with ψ_i(y) = φ(x_i, y_i) − φ(x_i, y) and L_i the Hamming loss divided by
+// the word length; its dual is a product of n simplices (one per word). The
+// joint feature map φ has K·F emission coordinates (letter t adds x_t to
+// block y_t), K first-label and K last-label indicators and K² transition
+// counts (pair (a, b) at index a + K·b of that part), as in the OCR README.
+// A Problem is immutable and safe for concurrent use.
+type Problem struct {
+	Train, Test *Dataset // Test may be nil
+	Lambda      float64
+
+	K, F, D                     int
+	offFirst, offLast, offTrans int
+	gram                        []float64 // per word, L×L Gram matrix of its letters' features
+	gramOff                     []int
+}
+
+// NewProblem checks the data and λ and precomputes per-word Gram matrices.
+func NewProblem(train, test *Dataset, lambda float64) (*Problem, error) {
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return nil, fmt.Errorf("lambda: must be a positive number, got %v", lambda)
+	}
+	if train == nil {
+		return nil, fmt.Errorf("training set: missing")
+	}
+	if err := train.Validate(); err != nil {
+		return nil, fmt.Errorf("training set: %w", err)
+	}
+	if test != nil && len(test.Words) == 0 {
+		test = nil
+	}
+	if test != nil {
+		if err := test.Validate(); err != nil {
+			return nil, fmt.Errorf("test set: %w", err)
+		}
+		if test.Labels != train.Labels || test.Feat != train.Feat {
+			return nil, fmt.Errorf("test set: %d labels and %d features, the training set has %d and %d", test.Labels, test.Feat, train.Labels, train.Feat)
+		}
+	}
+	K, F := train.Labels, train.Feat
+	p := &Problem{Train: train, Test: test, Lambda: lambda, K: K, F: F, D: train.Dim(),
+		offFirst: K * F, offLast: K*F + K, offTrans: K*F + 2*K}
+	p.gramOff = make([]int, len(train.Words)+1)
+	for i, w := range train.Words {
+		p.gramOff[i+1] = p.gramOff[i] + w.Len*w.Len
+	}
+	p.gram = make([]float64, p.gramOff[len(train.Words)])
+	for i, w := range train.Words {
+		g := p.gram[p.gramOff[i]:p.gramOff[i+1]]
+		for t := 0; t < w.Len; t++ {
+			xt := train.X[(w.Start+t)*F : (w.Start+t+1)*F]
+			for s := 0; s <= t; s++ {
+				xs := train.X[(w.Start+s)*F : (w.Start+s+1)*F]
+				v := dot(xt, xs)
+				g[t*w.Len+s], g[s*w.Len+t] = v, v
+			}
+		}
+	}
+	return p, nil
+}
+
+// N returns the number of training words (the dual's blocks).
+func (p *Problem) N() int { return len(p.Train.Words) }
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
+// wordEmissions writes E[t·K+k] = <w_k, x_t> for the letters of word wd.
+func (p *Problem) wordEmissions(ds *Dataset, wd Word, w, E []float64) {
+	K, F := p.K, p.F
+	for t := 0; t < wd.Len; t++ {
+		x := ds.X[(wd.Start+t)*F : (wd.Start+t+1)*F]
+		for k := 0; k < K; k++ {
+			E[t*K+k] = dot(w[k*F:(k+1)*F], x)
+		}
+	}
+}
+
+// AllEmissions returns the emission scores of every letter of ds for every
+// label as one matrix product X·W_eᵀ (letters × K, row-major).
+func (p *Problem) AllEmissions(ds *Dataset, w []float64, out []float64) []float64 {
+	n := ds.Letters()
+	if cap(out) < n*p.K {
+		out = make([]float64, n*p.K)
+	}
+	out = out[:n*p.K]
+	X := mat.NewDense(n, p.F, ds.X)
+	W := mat.NewDense(p.K, p.F, w[:p.K*p.F])
+	E := mat.NewDense(n, p.K, out)
+	E.Mul(X, W.T())
+	return out
+}
+
+// Loss is the Hamming distance between y and truth divided by the length,
+// computed as a count over the length so that an all-wrong labelling has
+// loss exactly 1.
+func Loss(truth, y []int) float64 {
+	c := 0
+	for t := range truth {
+		if truth[t] != y[t] {
+			c++
+		}
+	}
+	return float64(c) / float64(len(truth))
+}
+
+// decoder holds Viterbi scratch space; one per goroutine.
+type decoder struct {
+	K    int
+	v, u []float64
+	back []int
+}
+
+func newDecoder(K, maxLen int) *decoder {
+	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K)}
+}
+
+// Viterbi returns in out the labelling maximising
+//
+//	Σ_t E[t,y_t] + first[y_0] + last[y_{L−1}] + Σ_t trans[y_t + K·y_{t+1}] (+ L(y) if truth ≠ nil),
+//
+// the loss term adding 1/L to the score of every label that differs from
+// truth at its position. Ties go to the lowest label (both in the best
+// predecessor and in the final choice). It returns the maximal score.
+func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []int) float64 {
+	K := dc.K
+	L := len(out)
+	if cap(dc.back) < L*K {
+		dc.back = make([]int, L*K)
+	}
+	aug := 0.0
+	if truth != nil {
+		aug = 1 / float64(L)
+	}
+	prev, cur := dc.v[:K], dc.v[K:]
+	unary := func(t int, u []float64) {
+		copy(u, E[t*K:(t+1)*K])
+		if t == 0 {
+			for k := range u {
+				u[k] += first[k]
+			}
+		}
+		if t == L-1 {
+			for k := range u {
+				u[k] += last[k]
+			}
+		}
+		if truth != nil {
+			for k := range u {
+				if k != truth[t] {
+					u[k] += aug
+				}
+			}
+		}
+	}
+	unary(0, prev)
+	u := dc.u
+	for t := 1; t < L; t++ {
+		unary(t, u)
+		bk := dc.back[t*K : (t+1)*K]
+		for k := 0; k < K; k++ {
+			col := trans[K*k : K*k+K] // trans[j + K·k] for j = 0..K−1
+			best, arg := prev[0]+col[0], 0
+			for j := 1; j < K; j++ {
+				if s := prev[j] + col[j]; s > best {
+					best, arg = s, j
+				}
+			}
+			cur[k] = best + u[k]
+			bk[k] = arg
+		}
+		prev, cur = cur, prev
+	}
+	best, arg := prev[0], 0
+	for k := 1; k < K; k++ {
+		if prev[k] > best {
+			best, arg = prev[k], k
+		}
+	}
+	out[L-1] = arg
+	for t := L - 1; t > 0; t-- {
+		out[t-1] = dc.back[t*K+out[t]]
+	}
+	return best
+}
+
+// Score returns <w, φ(x, y)> for a word with emission scores E.
+func Score(E, first, last, trans []float64, K int, y []int) float64 {
+	L := len(y)
+	s := first[y[0]] + last[y[L-1]]
+	for t, k := range y {
+		s += E[t*K+k]
+	}
+	for t := 0; t+1 < L; t++ {
+		s += trans[y[t]+K*y[t+1]]
+	}
+	return s
+}
+
+// parts splits w into its first, last and transition parts.
+func (p *Problem) parts(w []float64) (first, last, trans []float64) {
+	return w[p.offFirst:p.offLast], w[p.offLast:p.offTrans], w[p.offTrans:p.D]
+}
+
+// AddFeatures performs dst += c·φ(x_i, y) for word wd of ds.
+func (p *Problem) AddFeatures(dst []float64, ds *Dataset, wd Word, y []int, c float64) {
+	K, F := p.K, p.F
+	for t, k := range y {
+		x := ds.X[(wd.Start+t)*F : (wd.Start+t+1)*F]
+		blk := dst[k*F : (k+1)*F]
+		for f, v := range x {
+			blk[f] += c * v
+		}
+	}
+	L := len(y)
+	dst[p.offFirst+y[0]] += c
+	dst[p.offLast+y[L-1]] += c
+	for t := 0; t+1 < L; t++ {
+		dst[p.offTrans+y[t]+K*y[t+1]] += c
+	}
+}
+
+func maxLen(ds *Dataset) int {
+	m := 0
+	for _, w := range ds.Words {
+		if w.Len > m {
+			m = w.Len
+		}
+	}
+	return m
+}
+
+// Eval holds the figures of one evaluation of an iterate (w, ℓ).
+type Eval struct {
+	Primal, Dual, Gap float64
+	TrainErr, TestErr float64 // average normalised Hamming loss of plain decoding
+	HasDual           bool
+}
+
+// evaluator computes primal, dual, duality gap and errors with a full
+// decoding pass; it owns its scratch space.
+type evaluator struct {
+	p    *Problem
+	dec  *decoder
+	E    []float64
+	ws   []float64
+	ystr []int
+}
+
+func newEvaluator(p *Problem) *evaluator {
+	ml := maxLen(p.Train)
+	if p.Test != nil && maxLen(p.Test) > ml {
+		ml = maxLen(p.Test)
+	}
+	return &evaluator{p: p, dec: newDecoder(p.K, ml), ws: make([]float64, p.D), ystr: make([]int, ml)}
+}
+
+// Evaluate decodes every training word at w (loss-augmented, giving the
+// primal hinge terms and the FW corner (w_s, ℓ_s)) and, for errors, every
+// training and test word without the loss term. With hasDual, (w, ell) is a
+// dual-feasible point and the dual objective −λ/2‖w‖² + ℓ and the duality
+// gap λ<w, w − w_s> − ℓ + ℓ_s are reported as well.
+func (ev *evaluator) Evaluate(w []float64, ell float64, hasDual bool) Eval {
+	p := ev.p
+	K := p.K
+	first, last, trans := p.parts(w)
+	ds := p.Train
+	n := float64(len(ds.Words))
+	ev.E = p.AllEmissions(ds, w, ev.E)
+	for j := range ev.ws {
+		ev.ws[j] = 0
+	}
+	hinge, ellS, errSum := 0.0, 0.0, 0.0
+	for i, wd := range ds.Words {
+		E := ev.E[wd.Start*K : (wd.Start+wd.Len)*K]
+		truth := ds.Y[wd.Start : wd.Start+wd.Len]
+		y := ev.ystr[:wd.Len]
+		ev.dec.Viterbi(E, first, last, trans, truth, y)
+		loss := Loss(truth, y)
+		h := loss + Score(E, first, last, trans, K, y) - Score(E, first, last, trans, K, truth)
+		if h < 0 { // y_i itself has H = 0, so the maximum is never below it
+			h = 0
+		}
+		hinge += h
+		ellS += loss
+		p.AddFeatures(ev.ws, ds, wd, truth, 1)
+		p.AddFeatures(ev.ws, ds, wd, y, -1)
+		ev.dec.Viterbi(E, first, last, trans, nil, y)
+		errSum += Loss(truth, y)
+		_ = i
+	}
+	ww := dot(w, w)
+	out := Eval{Primal: p.Lambda/2*ww + hinge/n, TrainErr: errSum / n, HasDual: hasDual}
+	if hasDual {
+		// w_s = Σ_i ψ_i(y_i*)/(λn), ℓ_s = Σ_i L_i(y_i*)/n.
+		wws := dot(w, ev.ws) / (p.Lambda * n)
+		out.Dual = -p.Lambda/2*ww + ell
+		out.Gap = p.Lambda*(ww-wws) - ell + ellS/n
+	}
+	out.TestErr = ev.TestError(w)
+	return out
+}
+
+// TestError returns the average normalised Hamming loss of plain decoding
+// on the test set (NaN without a test set).
+func (ev *evaluator) TestError(w []float64) float64 {
+	if ev.p.Test == nil {
+		return math.NaN()
+	}
+	return ev.errorOn(ev.p.Test, w)
+}
+
+func (ev *evaluator) errorOn(ds *Dataset, w []float64) float64 {
+	p := ev.p
+	K := p.K
+	first, last, trans := p.parts(w)
+	ev.E = p.AllEmissions(ds, w, ev.E)
+	errSum := 0.0
+	for _, wd := range ds.Words {
+		E := ev.E[wd.Start*K : (wd.Start+wd.Len)*K]
+		truth := ds.Y[wd.Start : wd.Start+wd.Len]
+		y := ev.ystr[:wd.Len]
+		ev.dec.Viterbi(E, first, last, trans, nil, y)
+		errSum += Loss(truth, y)
+	}
+	return errSum / float64(len(ds.Words))
+}
