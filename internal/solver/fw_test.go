@@ -2,6 +2,7 @@ package solver
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"reflect"
 	"testing"
@@ -387,4 +388,20 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+func TestRecordJSONNonFinite(t *testing.T) {
+	r := Record{K: 3, Step: StepFW, Objective: F(math.Inf(1)), Gap: F(1e-3), Extra: map[string]float64{"a": math.NaN(), "b": 2}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"k":3,"passes":0,"time_s":0,"step":"fw","gamma":0,"batch":0,"active":0,"objective":null,"gap":0.001,"extra":{"b":2}}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	s, err := json.Marshal(Summary{Objective: math.NaN(), Gap: 2, Status: StatusFailed})
+	if err != nil || string(s) != `{"objective":null,"gap":2,"iters":0,"passes":0,"time_s":0,"status":"failed","message":""}` {
+		t.Fatalf("summary: %s %v", s, err)
+	}
 }
