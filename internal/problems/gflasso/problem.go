@@ -1,0 +1,553 @@
+// Package gflasso is the graph-guided fused LASSO (GFLASSO) of Kim, Sohn and
+// Xing and of Chen et al., in the epigraph (P1) form that the paper's
+// block-coordinate Frank-Wolfe algorithm runs on, with the simulation of Chen
+// et al., CSV import, and the smoothing proximal gradient baseline (SPG).
+//
+// The problem is
+//
+//	F(B) = ½‖Y − XB‖²_F + λ‖B‖₁ + γ Σ_{e=(m,l)∈E} |r_ml| Σ_j |B_jm − sign(r_ml) B_jl|,
+//
+// X: N×J, Y: N×K, B: J×K, E the edges of the truncated correlation graph of
+// Y's columns. F separates over the graph's connected components C, and the
+// penalty of a component is a sum over rows j of one norm ω_C on R^{|C|}:
+// Ω_C(B_C) = Σ_j ω_C(B_{j,C}), ω_C(z) = λ‖z‖₁ + γ Σ_{e∈E_C} |r_e||z_m − s_e z_l|.
+//
+// P1 form. Each block b covers one component C and a range of rows
+// [r0, r1) (all rows with blocks=component, one row with blocks=row). Its
+// coordinates are B_{j,C} for j in [r0, r1), row-major (coordinate
+// (j−r0)·|C| + c holds B_{j, C[c]}), followed by one epigraph variable t_b.
+// Its polytope is P_b = {Ω_b(B_b) ≤ t_b ≤ T_b}, the loss terms are the N rows
+// f_i(z) = ½(Y_i − z)² summed (not averaged), and the linear term is 1 on
+// every t_b. P_b is the convex hull of 0 and T_b·(e_j ⊗ v, 1) for the rows j
+// of the block and the vertices v of ω_C's unit ball; the vertex key is
+// "j:" followed by one character per task of C ('+', '-', '0'), or "0".
+package gflasso
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Options configure a GFLASSO instance.
+type Options struct {
+	Lambda    float64 // λ > 0
+	Gamma     float64 // γ ≥ 0
+	Threshold float64 // correlations with |r| < Threshold give no edge
+	// Bound chooses T: "hat" (½‖P_X Y_C‖² with P_X the hat matrix when
+	// rank X = J, else ½‖Y_C‖²) or "norm" (½‖Y_C‖²). Empty means "hat".
+	Bound string
+	// Blocks: "component" (one block per connected component) or "row" (one
+	// block per (row, component) pair). Empty means "component".
+	Blocks string
+	// EnumMax: components with more tasks use the LP oracle (0 means 12).
+	EnumMax int
+}
+
+// blockInfo describes one block of the P1 form.
+type blockInfo struct {
+	comp   int
+	r0, r1 int
+	T      float64
+	off    int
+	size   int
+}
+
+// Problem is one GFLASSO instance. It implements solver.Problem,
+// solver.LipschitzBounder and solver.Evaluator. It is immutable after New.
+type Problem struct {
+	N, J, K int
+	x       []float64 // X row-major, N×J
+	xt      []float64 // X column-major (Xᵀ row-major), J×N
+	y       []float64 // Y row-major, N×K
+	opt     Options
+	graph   *Graph
+	comps   []*component
+	compT   []float64 // T_C per component
+	blocks  []solver.Block
+	info    []blockInfo
+	dim     int
+	lip     float64
+	hatRank bool // rank X = J (T from the hat matrix available)
+}
+
+// New builds the instance from X (N×J) and Y (N×K).
+func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
+	n, j := X.Dims()
+	ny, k := Y.Dims()
+	if ny != n {
+		return nil, fmt.Errorf("gflasso: X has %d rows but Y has %d (one row per sample in both)", n, ny)
+	}
+	if n < 2 || j < 1 || k < 1 {
+		return nil, fmt.Errorf("gflasso: need N ≥ 2, J ≥ 1, K ≥ 1, got N=%d, J=%d, K=%d", n, j, k)
+	}
+	if !(opt.Lambda > 0) || math.IsInf(opt.Lambda, 0) {
+		return nil, fmt.Errorf("gflasso: lambda must be a positive number (the feasible set is unbounded otherwise), got %v", opt.Lambda)
+	}
+	if !(opt.Gamma >= 0) || math.IsInf(opt.Gamma, 0) {
+		return nil, fmt.Errorf("gflasso: gamma must be a number ≥ 0, got %v", opt.Gamma)
+	}
+	if opt.Bound == "" {
+		opt.Bound = "hat"
+	}
+	if opt.Bound != "hat" && opt.Bound != "norm" {
+		return nil, fmt.Errorf("gflasso: bound must be hat or norm, got %q", opt.Bound)
+	}
+	if opt.Blocks == "" {
+		opt.Blocks = "component"
+	}
+	if opt.Blocks != "component" && opt.Blocks != "row" {
+		return nil, fmt.Errorf("gflasso: blocks must be component or row, got %q", opt.Blocks)
+	}
+	if opt.EnumMax == 0 {
+		opt.EnumMax = 12
+	}
+	if opt.EnumMax < 0 || opt.EnumMax > 20 {
+		return nil, fmt.Errorf("gflasso: the enumeration limit must lie in [1, 20], got %d", opt.EnumMax)
+	}
+	for _, m := range []*mat.Dense{X, Y} {
+		r, c := m.Dims()
+		for a := 0; a < r; a++ {
+			for b := 0; b < c; b++ {
+				if v := m.At(a, b); math.IsNaN(v) || math.IsInf(v, 0) {
+					return nil, fmt.Errorf("gflasso: non-finite entry %v at row %d, column %d", v, a+1, b+1)
+				}
+			}
+		}
+	}
+	g, err := BuildGraph(Y, opt.Threshold)
+	if err != nil {
+		return nil, err
+	}
+	p := &Problem{N: n, J: j, K: k, opt: opt, graph: g}
+	p.x = make([]float64, n*j)
+	p.xt = make([]float64, n*j)
+	for i := 0; i < n; i++ {
+		for a := 0; a < j; a++ {
+			v := X.At(i, a)
+			p.x[i*j+a] = v
+			p.xt[a*n+i] = v
+		}
+	}
+	p.y = make([]float64, n*k)
+	for i := 0; i < n; i++ {
+		for c := 0; c < k; c++ {
+			p.y[i*k+c] = Y.At(i, c)
+		}
+	}
+	// Components with their norms and atoms.
+	where := make([]int, k) // task → local index in its component
+	compOf := make([]int, k)
+	for ci, tasks := range g.Components {
+		for a, t := range tasks {
+			where[t], compOf[t] = a, ci
+		}
+	}
+	p.comps = make([]*component, len(g.Components))
+	for ci, tasks := range g.Components {
+		p.comps[ci] = &component{tasks: tasks, lambda: opt.Lambda, gamma: opt.Gamma}
+	}
+	for _, e := range g.Edges {
+		c := p.comps[compOf[e.M]]
+		c.edges = append(c.edges, localEdge{a: where[e.M], b: where[e.L], w: e.W, s: float64(e.Sign)})
+	}
+	for _, c := range p.comps {
+		if len(c.tasks) <= opt.EnumMax {
+			if err := c.enumerate(); err != nil && err != errTooMany {
+				return nil, err
+			}
+		}
+	}
+	// Bounds T_C.
+	p.compT, p.hatRank = p.bounds(X)
+	// Blocks.
+	off := 0
+	for ci, c := range p.comps {
+		kc := len(c.tasks)
+		if opt.Blocks == "component" {
+			p.info = append(p.info, blockInfo{comp: ci, r0: 0, r1: j, T: p.compT[ci], off: off, size: j*kc + 1})
+			off += j*kc + 1
+			continue
+		}
+		for r := 0; r < j; r++ {
+			p.info = append(p.info, blockInfo{comp: ci, r0: r, r1: r + 1, T: p.compT[ci], off: off, size: kc + 1})
+			off += kc + 1
+		}
+	}
+	p.dim = off
+	for _, b := range p.info {
+		p.blocks = append(p.blocks, solver.Block{Offset: b.off, Size: b.size})
+	}
+	p.lip = lambdaMax(p.xt, n, j)
+	return p, nil
+}
+
+// bounds returns T_C for every component and whether rank X = J.
+//
+// T_C must be ≥ Ω_C(B*_C). Since F_C(B*_C) ≤ F_C(0) = ½‖Y_C‖², Ω_C(B*_C) ≤
+// ½‖Y_C‖² − ½‖Y_C − X B*_C‖² ≤ ½‖Y_C‖² − ½‖(I − P_X)Y_C‖² = ½‖P_X Y_C‖².
+// With blocks=row the same T_C bounds every row's ω_C(B*_{j,C}), since each
+// is at most Ω_C(B*_C).
+func (p *Problem) bounds(X *mat.Dense) ([]float64, bool) {
+	T := make([]float64, len(p.comps))
+	full := false
+	var q mat.Dense
+	if p.N >= p.J {
+		var qr mat.QR
+		qr.Factorize(X)
+		var r mat.Dense
+		qr.RTo(&r)
+		dmax := 0.0
+		for a := 0; a < p.J; a++ {
+			dmax = math.Max(dmax, math.Abs(r.At(a, a)))
+		}
+		full = dmax > 0
+		for a := 0; a < p.J; a++ {
+			if math.Abs(r.At(a, a)) <= 1e-10*dmax*float64(p.N) {
+				full = false
+			}
+		}
+		if full {
+			qr.QTo(&q)
+		}
+	}
+	for ci, c := range p.comps {
+		s := 0.0
+		for _, t := range c.tasks {
+			if p.opt.Bound == "hat" && full {
+				// ½‖Q₁ᵀ y‖² with Q₁ the first J columns of Q.
+				for a := 0; a < p.J; a++ {
+					d := 0.0
+					for i := 0; i < p.N; i++ {
+						d += q.At(i, a) * p.y[i*p.K+t]
+					}
+					s += d * d
+				}
+			} else {
+				for i := 0; i < p.N; i++ {
+					v := p.y[i*p.K+t]
+					s += v * v
+				}
+			}
+		}
+		T[ci] = s / 2
+	}
+	return T, full
+}
+
+// lambdaMax returns the largest eigenvalue of XᵀX.
+func lambdaMax(xt []float64, n, j int) float64 {
+	g := mat.NewSymDense(j, nil)
+	for a := 0; a < j; a++ {
+		for b := a; b < j; b++ {
+			s := 0.0
+			ra, rb := xt[a*n:(a+1)*n], xt[b*n:(b+1)*n]
+			for i := range ra {
+				s += ra[i] * rb[i]
+			}
+			g.SetSym(a, b, s)
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(g, false) {
+		// Fall back to the trace, a valid (loose) bound.
+		tr := 0.0
+		for a := 0; a < j; a++ {
+			tr += g.At(a, a)
+		}
+		return tr
+	}
+	vals := eig.Values(nil)
+	return vals[len(vals)-1]
+}
+
+// Graph returns the task graph.
+func (p *Problem) Graph() *Graph { return p.graph }
+
+// Bounds returns T_C per component (in the order of Graph().Components).
+func (p *Problem) Bounds() []float64 { return append([]float64(nil), p.compT...) }
+
+// HatBound reports whether rank X = J, so that bound=hat uses ½‖P_X Y_C‖².
+func (p *Problem) HatBound() bool { return p.hatRank }
+
+// Options returns the options the instance was built with (defaults filled).
+func (p *Problem) Options() Options { return p.opt }
+
+// EnumeratedComponents reports, per component, whether its oracle enumerates
+// the atoms (true) or solves LPs (false).
+func (p *Problem) EnumeratedComponents() []bool {
+	out := make([]bool, len(p.comps))
+	for i, c := range p.comps {
+		out[i] = c.enumerated()
+	}
+	return out
+}
+
+// Dim implements solver.Problem.
+func (p *Problem) Dim() int { return p.dim }
+
+// Samples implements solver.Problem: the N rows of the data.
+func (p *Problem) Samples() int { return p.N }
+
+// Blocks implements solver.Problem.
+func (p *Problem) Blocks() []solver.Block { return append([]solver.Block(nil), p.blocks...) }
+
+// LipschitzBound implements solver.LipschitzBounder: λ_max(XᵀX), the
+// Lipschitz constant of the gradient of the summed loss (the linear term on t
+// adds nothing).
+func (p *Problem) LipschitzBound() float64 { return p.lip }
+
+// Start implements solver.Problem: every block starts at the vertex 0 (B = 0,
+// t = 0), the start of SPG too.
+func (p *Problem) Start(b int) solver.Vertex { return solver.Vertex{Key: "0"} }
+
+// LMO implements solver.Problem. For the block gradient (G, g_t) the minimum
+// over P_b is T_b·min(0, g_t − max_j ω_C*(G_j)), attained at 0 or at the atom
+// T_b(e_j ⊗ v, 1) of the best row. Ties: the first row, then the first atom
+// in enumeration order, and 0 when the atom does not strictly improve on it.
+func (p *Problem) LMO(b int, g []float64) solver.Vertex {
+	bi := p.info[b]
+	c := p.comps[bi.comp]
+	kc := len(c.tasks)
+	pat := make([]float64, kc)
+	bestScore, bestRow := 0.0, -1
+	if c.enumerated() {
+		bestAtom, bestSign := -1, 0.0
+		for r := bi.r0; r < bi.r1; r++ {
+			row := g[(r-bi.r0)*kc : (r-bi.r0+1)*kc]
+			s, a, sg := c.bestAtom(row)
+			if a >= 0 && s > bestScore {
+				bestScore, bestRow, bestAtom, bestSign = s, r, a, sg
+			}
+		}
+		if bestRow >= 0 {
+			c.atomPattern(bestAtom, bestSign, pat)
+		}
+	} else {
+		for r := bi.r0; r < bi.r1; r++ {
+			row := g[(r-bi.r0)*kc : (r-bi.r0+1)*kc]
+			s, maximiser, err := c.lpAtom(row)
+			if err != nil || maximiser == nil {
+				// A failed LP leaves this row out; the zero vertex and the
+				// other rows remain valid (the oracle stays feasible).
+				continue
+			}
+			if s > bestScore {
+				bestScore, bestRow = s, r
+				for a := range pat {
+					pat[a] = -maximiser[a]
+				}
+			}
+		}
+	}
+	gt := g[bi.size-1]
+	if bestRow < 0 || !(gt-bestScore < 0) {
+		return solver.Vertex{Key: "0"}
+	}
+	return p.atomVertex(b, bestRow, pat)
+}
+
+// atomVertex builds T_b·(e_row ⊗ σ/ω(σ), 1) for a sign pattern σ.
+func (p *Problem) atomVertex(b, row int, pat []float64) solver.Vertex {
+	bi := p.info[b]
+	c := p.comps[bi.comp]
+	kc := len(c.tasks)
+	scale := bi.T / c.omega(pat)
+	key := make([]byte, 0, kc+8)
+	key = strconv.AppendInt(key, int64(row), 10)
+	key = append(key, ':')
+	v := solver.Vertex{}
+	for a, s := range pat {
+		switch {
+		case s > 0:
+			key = append(key, '+')
+		case s < 0:
+			key = append(key, '-')
+		default:
+			key = append(key, '0')
+			continue
+		}
+		v.Idx = append(v.Idx, (row-bi.r0)*kc+a)
+		v.Val = append(v.Val, s*scale)
+	}
+	v.Idx = append(v.Idx, bi.size-1)
+	v.Val = append(v.Val, bi.T)
+	v.Key = string(key)
+	return v
+}
+
+// BOf extracts B (J×K) from a P1 point x.
+func (p *Problem) BOf(x []float64) *mat.Dense {
+	B := mat.NewDense(p.J, p.K, nil)
+	for _, bi := range p.info {
+		c := p.comps[bi.comp]
+		kc := len(c.tasks)
+		for r := bi.r0; r < bi.r1; r++ {
+			for a, t := range c.tasks {
+				B.Set(r, t, x[bi.off+(r-bi.r0)*kc+a])
+			}
+		}
+	}
+	return B
+}
+
+// Lift writes into x the P1 point of B with t_b = Ω_b(B_b) and reports
+// whether it is feasible (every t_b ≤ T_b).
+func (p *Problem) Lift(x []float64, B *mat.Dense) bool {
+	feasible := true
+	for b, bi := range p.info {
+		c := p.comps[bi.comp]
+		kc := len(c.tasks)
+		row := make([]float64, kc)
+		t := 0.0
+		for r := bi.r0; r < bi.r1; r++ {
+			for a, task := range c.tasks {
+				row[a] = B.At(r, task)
+				x[bi.off+(r-bi.r0)*kc+a] = row[a]
+			}
+			t += c.omega(row)
+		}
+		x[bi.off+bi.size-1] = t
+		if t > p.info[b].T {
+			feasible = false
+		}
+	}
+	return feasible
+}
+
+// Terms of F at B: the loss ½‖Y − XB‖², λ‖B‖₁ and the fusion penalty.
+func (p *Problem) Terms(B *mat.Dense) (loss, l1, fusion float64) {
+	xb := make([]float64, p.K)
+	bd := make([]float64, p.J*p.K)
+	for a := 0; a < p.J; a++ {
+		for c := 0; c < p.K; c++ {
+			bd[a*p.K+c] = B.At(a, c)
+		}
+	}
+	for i := 0; i < p.N; i++ {
+		for c := range xb {
+			xb[c] = 0
+		}
+		xi := p.x[i*p.J : (i+1)*p.J]
+		for a, v := range xi {
+			if v == 0 {
+				continue
+			}
+			row := bd[a*p.K : (a+1)*p.K]
+			for c, bv := range row {
+				xb[c] += v * bv
+			}
+		}
+		for c := 0; c < p.K; c++ {
+			d := p.y[i*p.K+c] - xb[c]
+			loss += d * d
+		}
+	}
+	loss /= 2
+	for _, v := range bd {
+		l1 += math.Abs(v)
+	}
+	l1 *= p.opt.Lambda
+	for _, e := range p.graph.Edges {
+		s := 0.0
+		for a := 0; a < p.J; a++ {
+			s += math.Abs(bd[a*p.K+e.M] - float64(e.Sign)*bd[a*p.K+e.L])
+		}
+		fusion += e.W * s
+	}
+	fusion *= p.opt.Gamma
+	return loss, l1, fusion
+}
+
+// F is the GFLASSO objective at B, in its original form.
+func (p *Problem) F(B *mat.Dense) float64 {
+	loss, l1, fusion := p.Terms(B)
+	return loss + l1 + fusion
+}
+
+// Objective implements solver.Problem: F(B) at the B part of x (never the
+// P1 upper bound loss + Σ t_b).
+func (p *Problem) Objective(x []float64) float64 { return p.F(p.BOf(x)) }
+
+// Extra implements solver.Evaluator: the loss, the two penalties, the P1
+// objective (loss + Σ t_b) and the largest t_b/T_b.
+func (p *Problem) Extra(x []float64) map[string]float64 {
+	loss, l1, fusion := p.Terms(p.BOf(x))
+	st, fill := 0.0, 0.0
+	for _, bi := range p.info {
+		t := x[bi.off+bi.size-1]
+		st += t
+		fill = math.Max(fill, t/bi.T)
+	}
+	return map[string]float64{"loss": loss, "l1": l1, "fusion": fusion, "p1_objective": loss + st, "t_fill": fill}
+}
+
+// FullGradient writes the exact gradient of the P1 objective at x (all
+// blocks) into g, computed from scratch.
+func (p *Problem) FullGradient(x, g []float64) {
+	B := p.BOf(x)
+	res := p.residual(B) // XB − Y, N×K
+	for _, bi := range p.info {
+		c := p.comps[bi.comp]
+		kc := len(c.tasks)
+		for r := bi.r0; r < bi.r1; r++ {
+			col := p.xt[r*p.N : (r+1)*p.N]
+			for a, t := range c.tasks {
+				s := 0.0
+				for i, v := range col {
+					s += v * res[i*p.K+t]
+				}
+				g[bi.off+(r-bi.r0)*kc+a] = s
+			}
+		}
+		g[bi.off+bi.size-1] = 1
+	}
+}
+
+// residual returns XB − Y (N×K row-major).
+func (p *Problem) residual(B *mat.Dense) []float64 {
+	res := make([]float64, p.N*p.K)
+	for i := 0; i < p.N; i++ {
+		for a := 0; a < p.J; a++ {
+			v := p.x[i*p.J+a]
+			if v == 0 {
+				continue
+			}
+			for c := 0; c < p.K; c++ {
+				res[i*p.K+c] += v * B.At(a, c)
+			}
+		}
+		for c := 0; c < p.K; c++ {
+			res[i*p.K+c] -= p.y[i*p.K+c]
+		}
+	}
+	return res
+}
+
+// Gap returns the Frank-Wolfe duality gap <∇(x), x − s> of the P1 form at a
+// feasible x, summed over blocks, with s the oracle's vertex per block: a
+// certificate P1(x) − P1* ≤ Gap(x), and F(B) ≤ P1(x), P1* = F*.
+func (p *Problem) Gap(x []float64) float64 {
+	g := make([]float64, p.dim)
+	p.FullGradient(x, g)
+	gap := 0.0
+	for b, bi := range p.info {
+		gb := g[bi.off : bi.off+bi.size]
+		xb := x[bi.off : bi.off+bi.size]
+		s := p.LMO(b, gb)
+		for i, v := range gb {
+			gap += v * xb[i]
+		}
+		gap -= s.Dot(gb)
+	}
+	return gap
+}
+
+var (
+	_ solver.Problem          = (*Problem)(nil)
+	_ solver.LipschitzBounder = (*Problem)(nil)
+	_ solver.Evaluator        = (*Problem)(nil)
+)
