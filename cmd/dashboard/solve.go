@@ -1,12 +1,563 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
 )
 
-// runSolve runs one solver headless.
+// solveOpts are the solve command's own flags (the problem's parameters are
+// added per problem from the scenario catalogue).
+type solveOpts struct {
+	problem, scenario, algos string
+	algo                     spec.Algo
+	iters, evalEvery, reps   int
+	passes, gap              float64
+	seed                     int64
+	format, out, saveX       string
+}
+
+// findProblem scans the arguments for -problem or -scenario before the flags
+// are parsed, so that the problem's own flags can be declared.
+func findProblem(args []string) (problem, scenario string) {
+	for i := 0; i < len(args); i++ {
+		a := strings.TrimLeft(args[i], "-")
+		if !strings.HasPrefix(args[i], "-") {
+			continue
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		if name != "problem" && name != "scenario" {
+			continue
+		}
+		if !hasVal && i+1 < len(args) {
+			val = args[i+1]
+		}
+		if name == "problem" {
+			problem = val
+		} else {
+			scenario = val
+		}
+	}
+	return problem, scenario
+}
+
+// runSolve runs one or more solvers headless and writes their records.
 func runSolve(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "dashboard solve: not built yet")
-	return 1
+	fs := flag.NewFlagSet("dashboard solve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o solveOpts
+	fs.StringVar(&o.problem, "problem", "", "problem to solve (see the list below)")
+	fs.StringVar(&o.scenario, "scenario", "", "a preset run: "+strings.Join(presetNames(), ", "))
+	fs.StringVar(&o.algos, "algo", "", "algorithm, or several separated by commas: "+strings.Join(spec.AlgoNames, ", "))
+	fs.StringVar(&o.algo.Stepsize, "stepsize", "", "step-size rule: paper | curvature (default) | backtrack; fw also open-loop (its default) | short")
+	fs.StringVar(&o.algo.L, "L", "auto", "Lipschitz constant for -stepsize paper: a positive number or auto")
+	fs.StringVar(&o.algo.Schedule, "schedule", "", "batch schedule of the stochastic methods: paper (default) | constant | geometric | full")
+	fs.Float64Var(&o.algo.Rho, "rho", spec.DefaultRho, "paper schedule: ρ in (0,1)")
+	fs.Float64Var(&o.algo.Alpha, "alpha", spec.DefaultAlpha, "paper schedule: α in (0,1)")
+	fs.IntVar(&o.algo.M0, "m0", spec.DefaultM0, "constant and geometric schedules: first batch size")
+	fs.Float64Var(&o.algo.Growth, "growth", spec.DefaultGrowth, "geometric schedule: growth factor > 1")
+	fs.IntVar(&o.algo.R, "r", 0, "block methods: blocks sampled per iteration (0: all)")
+	fs.IntVar(&o.algo.Workers, "workers", 0, "block methods: worker goroutines (0: one per CPU); results do not depend on it")
+	fs.BoolVar(&o.algo.Caratheodory, "caratheodory", false, "keep at most p+1 active vertices per block (Carathéodory reduction)")
+	fs.Float64Var(&o.algo.Mu, "mu", 0, "spg: smoothing parameter μ (0: from -eps)")
+	fs.Float64Var(&o.algo.Eps, "eps", 0, "spg: target accuracy ε used to choose μ")
+	fs.BoolVar(&o.algo.NoAverage, "no-average", false, "structural SVM: report the plain iterate instead of the weighted average")
+	fs.IntVar(&o.iters, "iters", spec.DefaultIters, "maximum iterations")
+	fs.Float64Var(&o.passes, "passes", 0, "maximum effective passes over the data (0: no limit)")
+	fs.Float64Var(&o.gap, "gap", 0, "stop when the duality gap is at most this (0: never)")
+	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations")
+	fs.IntVar(&o.reps, "replications", 1, "run R times with seeds seed, seed+1, … and report the per-iteration median, min and max")
+	fs.Int64Var(&o.seed, "seed", 1, "random seed (instance and runs)")
+	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json")
+	fs.StringVar(&o.out, "out", "", "write the output to FILE instead of standard output")
+	fs.StringVar(&o.saveX, "save-x", "", "write the final solution to FILE as CSV")
+
+	problem, scenario := findProblem(args)
+	var preset *scenarios.Preset
+	if scenario != "" {
+		p, ok := scenarios.LookupPreset(scenario)
+		if !ok {
+			fmt.Fprintf(stderr, "dashboard solve: -scenario: unknown preset %q (one of %s)\n", scenario, strings.Join(presetNames(), ", "))
+			return 2
+		}
+		preset = p
+		if problem == "" {
+			problem = p.Spec.Problem
+		}
+	}
+	var sc *scenarios.Scenario
+	params := map[string]*string{}
+	if problem != "" {
+		s, ok := scenarios.Lookup(problem)
+		if !ok {
+			fmt.Fprintf(stderr, "dashboard solve: -problem: unknown problem %q (one of %s)\n", problem, strings.Join(scenarios.Names(), ", "))
+			return 2
+		}
+		sc = s
+		for _, p := range s.Params {
+			if fs.Lookup(p.Name) != nil {
+				continue // the problem's parameter shares a name with a solve flag
+			}
+			v := new(string)
+			params[p.Name] = v
+			fs.StringVar(v, p.Name, p.Default, p.Help+" ("+strings.TrimPrefix(p.Rule(), "must be ")+")")
+		}
+	}
+	fs.Usage = func() { solveUsage(fs, sc) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "dashboard solve: unexpected argument %q (flags only)\n", fs.Arg(0))
+		return 2
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	if preset != nil && special(preset.Name) != nil {
+		return runFigure(preset.Name, o, stdout, stderr)
+	}
+
+	// Build the run spec: the preset's, overridden by explicit flags.
+	var run spec.Run
+	if preset != nil {
+		run = preset.Spec
+		run.Params = spec.Params{}
+		for k, v := range preset.Spec.Params {
+			run.Params[k] = v
+		}
+		run.Algorithms = append([]spec.Algo(nil), preset.Spec.Algorithms...)
+	}
+	if sc == nil {
+		fmt.Fprintln(stderr, "dashboard solve: -problem: is required (or -scenario); one of "+strings.Join(scenarios.Names(), ", "))
+		return 2
+	}
+	run.Problem = sc.Name
+	if run.Params == nil {
+		run.Params = spec.Params{}
+	}
+	for name, v := range params {
+		if set[name] {
+			run.Params[name] = *v
+		}
+	}
+	if o.algos != "" || preset == nil {
+		if o.algos == "" {
+			fmt.Fprintln(stderr, "dashboard solve: -algo: is required (one of "+strings.Join(sc.Algorithms, ", ")+")")
+			return 2
+		}
+		run.Algorithms = nil
+		for _, a := range strings.Split(o.algos, ",") {
+			al := o.algo
+			al.Algo = strings.TrimSpace(a)
+			if !set["rho"] {
+				al.Rho = 0
+			}
+			if !set["alpha"] {
+				al.Alpha = 0
+			}
+			if !set["m0"] {
+				al.M0 = 0
+			}
+			if !set["growth"] {
+				al.Growth = 0
+			}
+			run.Algorithms = append(run.Algorithms, al)
+		}
+	}
+	overrideInt := func(name string, dst *int, v int) {
+		if set[name] || preset == nil {
+			*dst = v
+		}
+	}
+	overrideInt("iters", &run.Iters, o.iters)
+	overrideInt("eval-every", &run.EvalEvery, o.evalEvery)
+	overrideInt("replications", &run.Replications, o.reps)
+	if set["passes"] || preset == nil {
+		run.Passes = o.passes
+	}
+	if set["gap"] || preset == nil {
+		run.Gap = o.gap
+	}
+	if set["seed"] || preset == nil {
+		run.Seed = o.seed
+	}
+	switch o.format {
+	case "jsonl", "csv", "json":
+	default:
+		fmt.Fprintf(stderr, "dashboard solve: -format: must be jsonl, csv or json, got %q\n", o.format)
+		return 2
+	}
+	s, vals, err := scenarios.Resolve(&run)
+	if err != nil {
+		fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	inst, err := s.Build(ctx, vals, run.Seed)
+	if err != nil {
+		fmt.Fprintf(stderr, "dashboard solve: %s: %s\n", s.Name, flagError(err))
+		var fe *spec.FieldError
+		if errors.As(err, &fe) {
+			return 2
+		}
+		return 1
+	}
+	type job struct {
+		algo   spec.Algo
+		rep    int
+		seed   int64
+		method solver.Method
+	}
+	var jobs []job
+	for i, a := range run.Algorithms {
+		for r := 0; r < run.Replications; r++ {
+			m, err := inst.Method(a, scenarios.LimitsOf(&run), run.Seed+int64(r))
+			if err != nil {
+				var fe *spec.FieldError
+				if errors.As(err, &fe) {
+					fe = &spec.FieldError{Field: fmt.Sprintf("algorithms[%d].%s", i, fe.Field), Msg: fe.Msg}
+					fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(fe))
+					return 2
+				}
+				fmt.Fprintf(stderr, "dashboard solve: %s: %v\n", a.Algo, err)
+				return 2
+			}
+			jobs = append(jobs, job{a, r, run.Seed + int64(r), m})
+		}
+	}
+
+	w := stdout
+	var outFile *os.File
+	if o.out != "" {
+		f, err := os.Create(o.out)
+		if err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
+			return 1
+		}
+		outFile = f
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	tagged := len(jobs) > 1
+	enc := newRecordWriter(bw, o.format, tagged)
+	progress := newProgress(stderr)
+	var traces []traceOut
+	failed := false
+	for _, j := range jobs {
+		tr := traceOut{Algo: j.algo.Algo, Replication: j.rep, Seed: j.seed}
+		rec := solver.RecorderFunc(func(r solver.Record) {
+			if o.format == "json" || run.Replications > 1 {
+				tr.Records = append(tr.Records, r)
+			}
+			if o.format != "json" {
+				enc.write(j.algo.Algo, j.rep, r)
+			}
+			progress.show(j.algo.Algo, j.rep, r)
+		})
+		res, err := j.method.Run(ctx, rec)
+		progress.done()
+		if err != nil {
+			res.Summary.Status, res.Summary.Message = solver.StatusFailed, err.Error()
+		}
+		if res.Summary.Status == solver.StatusFailed {
+			failed = true
+		}
+		tr.Summary = res.Summary
+		tr.X = res.X
+		if o.format != "json" {
+			enc.summary(j.algo.Algo, j.rep, j.seed, res.Summary, stderr)
+		}
+		traces = append(traces, tr)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	var aggs []aggregateOut
+	if run.Replications > 1 {
+		aggs = aggregateTraces(traces)
+		if o.format == "jsonl" {
+			for _, a := range aggs {
+				for _, row := range a.Rows {
+					enc.line(map[string]any{"aggregate": map[string]any{"algo": a.Algo, "k": row.K, "objective": row.Objective, "gap": row.Gap, "passes": row.Passes}})
+				}
+			}
+		}
+	}
+	if o.format == "json" {
+		doc := map[string]any{"spec": run, "info": inst.Info(), "traces": traces}
+		if aggs != nil {
+			doc["aggregates"] = aggs
+		}
+		e := json.NewEncoder(bw)
+		e.SetIndent("", " ")
+		if err := e.Encode(sanitize(doc)); err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
+			return 1
+		}
+	}
+	if err := enc.flush(); err != nil {
+		fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
+		return 1
+	}
+	if err := bw.Flush(); err != nil {
+		fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
+		return 1
+	}
+	if outFile != nil {
+		if err := outFile.Close(); err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
+			return 1
+		}
+	}
+	if o.saveX != "" && len(traces) > 0 {
+		if err := saveSolution(o.saveX, inst, traces[len(traces)-1].X); err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: -save-x: %v\n", err)
+			return 1
+		}
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// flagError phrases a validation error in the command's vocabulary: the
+// spec's field names become flags.
+func flagError(err error) string {
+	var fe *spec.FieldError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	f := fe.Field
+	if i := strings.LastIndex(f, "."); i >= 0 {
+		f = f[i+1:]
+	}
+	f = strings.ReplaceAll(f, "_", "-")
+	return "-" + f + ": " + fe.Msg
+}
+
+func presetNames() []string {
+	var ns []string
+	for _, p := range scenarios.Presets() {
+		ns = append(ns, p.Name)
+	}
+	for n := range figures {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return dedupe(ns)
+}
+
+func dedupe(a []string) []string {
+	out := a[:0]
+	for i, s := range a {
+		if i == 0 || s != a[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func solveUsage(fs *flag.FlagSet, sc *scenarios.Scenario) {
+	w := fs.Output()
+	fmt.Fprint(w, `usage: dashboard solve -problem NAME [problem flags] -algo NAME[,NAME…] [flags]
+       dashboard solve -scenario PRESET [-format json] [-out FILE]
+
+Runs solvers headless and writes one line per iteration record (k, passes,
+time_s, step, gamma, batch, active, objective, gap, grad_err), then a summary.
+
+`)
+	fs.PrintDefaults()
+	if sc == nil {
+		fmt.Fprintln(w, "\nproblems (give -problem NAME -h for a problem's own flags):")
+		for _, s := range scenarios.All() {
+			fmt.Fprintf(w, "  %-14s %s\n", s.Name, s.Title)
+		}
+	} else {
+		fmt.Fprintf(w, "\n%s runs: %s\n", sc.Name, strings.Join(sc.Algorithms, ", "))
+	}
+}
+
+// traceOut is one run's output for the json format and the aggregates.
+type traceOut struct {
+	Algo        string          `json:"algo"`
+	Replication int             `json:"replication"`
+	Seed        int64           `json:"seed"`
+	Summary     solver.Summary  `json:"summary"`
+	Records     []solver.Record `json:"records,omitempty"`
+	X           []float64       `json:"-"`
+}
+
+// recordWriter writes records as JSON Lines or CSV.
+type recordWriter struct {
+	w      *bufio.Writer
+	format string
+	tagged bool
+	cw     *csv.Writer
+	header bool
+	enc    *json.Encoder
+}
+
+func newRecordWriter(w *bufio.Writer, format string, tagged bool) *recordWriter {
+	rw := &recordWriter{w: w, format: format, tagged: tagged, enc: json.NewEncoder(w)}
+	if format == "csv" {
+		rw.cw = csv.NewWriter(w)
+	}
+	return rw
+}
+
+func fmtOpt(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
+}
+
+func (rw *recordWriter) write(algo string, rep int, r solver.Record) {
+	switch rw.format {
+	case "jsonl":
+		if rw.tagged {
+			// splice the tags into the record's own JSON object
+			b, err := json.Marshal(r)
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(rw.w, "{\"algo\":%q,\"replication\":%d,", algo, rep)
+			rw.w.Write(b[1:])
+			rw.w.WriteByte('\n')
+		} else {
+			rw.line(r)
+		}
+	case "csv":
+		if !rw.header {
+			h := []string{"k", "passes", "time_s", "step", "gamma", "batch", "active", "objective", "gap", "grad_err"}
+			if rw.tagged {
+				h = append([]string{"algo", "replication"}, h...)
+			}
+			rw.cw.Write(h)
+			rw.header = true
+		}
+		row := []string{strconv.Itoa(r.K), strconv.FormatFloat(r.Passes, 'g', -1, 64), strconv.FormatFloat(r.Time, 'g', -1, 64),
+			r.Step, strconv.FormatFloat(r.Gamma, 'g', -1, 64), strconv.Itoa(r.Batch), strconv.Itoa(r.Active),
+			fmtOpt(r.Objective), fmtOpt(r.Gap), fmtOpt(r.GradErr)}
+		if rw.tagged {
+			row = append([]string{algo, strconv.Itoa(rep)}, row...)
+		}
+		rw.cw.Write(row)
+	}
+}
+
+func (rw *recordWriter) line(v any) { rw.enc.Encode(sanitize(v)) }
+
+func (rw *recordWriter) summary(algo string, rep int, seed int64, s solver.Summary, stderr io.Writer) {
+	body := map[string]any{"objective": s.Objective, "gap": s.Gap, "iters": s.Iters, "passes": s.Passes, "time_s": s.Time, "status": s.Status, "message": s.Message}
+	if rw.tagged {
+		body["algo"], body["replication"], body["seed"] = algo, rep, seed
+	}
+	if rw.format == "csv" {
+		b, _ := json.Marshal(sanitize(map[string]any{"summary": body}))
+		rw.cw.Flush()
+		fmt.Fprintln(stderr, string(b))
+		return
+	}
+	rw.line(map[string]any{"summary": body})
+}
+
+func (rw *recordWriter) flush() error {
+	if rw.cw != nil {
+		rw.cw.Flush()
+		return rw.cw.Error()
+	}
+	return nil
+}
+
+// progress prints a status line on stderr when stderr is a terminal.
+type progress struct {
+	w    io.Writer
+	on   bool
+	last time.Time
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.on = true
+		}
+	}
+	return p
+}
+
+func (p *progress) show(algo string, rep int, r solver.Record) {
+	if !p.on || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	obj, gap := "-", "-"
+	if r.Objective != nil {
+		obj = strconv.FormatFloat(*r.Objective, 'g', 8, 64)
+	}
+	if r.Gap != nil {
+		gap = strconv.FormatFloat(*r.Gap, 'g', 3, 64)
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s#%d k=%d passes=%.2f objective=%s gap=%s", algo, rep, r.K, r.Passes, obj, gap)
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// saveSolution writes x as CSV: the problem's own matrix form when it has
+// one (solver.Matrixer), else one value per line.
+func saveSolution(path string, inst scenarios.Instance, x []float64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	rows := [][]float64{}
+	if m, ok := inst.(interface{ SolutionRows(x []float64) [][]float64 }); ok {
+		rows = m.SolutionRows(x)
+	} else {
+		for _, v := range x {
+			rows = append(rows, []float64{v})
+		}
+	}
+	for _, row := range rows {
+		for j, v := range row {
+			if j > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
