@@ -537,6 +537,30 @@ func (m *Method) recomputeW(dst []float64) float64 {
 	return ell
 }
 
+// iterate performs the next iteration: one block step (or subgradient
+// step), the once-per-pass refresh of w and ℓ, and the weighted average.
+func (m *Method) iterate() stepInfo {
+	m.k++
+	k := m.k
+	var info stepInfo
+	if m.o.Algo == AlgoSSG {
+		info = m.ssgStep(k)
+	} else {
+		info = m.blockStep(k)
+		if k%m.p.N() == 0 { // refresh w and ℓ from the blocks once per pass
+			m.ell = m.recomputeW(m.w)
+		}
+	}
+	if m.o.Average {
+		rho := 2 / float64(k+1)
+		for j, v := range m.w {
+			m.wavg[j] = (1-rho)*m.wavg[j] + rho*v
+		}
+		m.lavg = (1-rho)*m.lavg + rho*m.ell
+	}
+	return info
+}
+
 // Run runs the method until a limit is reached or ctx is cancelled.
 func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, error) {
 	lim := m.o.Limits
@@ -549,24 +573,8 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			status, msg = solver.StatusCancelled, err.Error()
 			break
 		}
-		m.k++
+		info := m.iterate()
 		k := m.k
-		var info stepInfo
-		if m.o.Algo == AlgoSSG {
-			info = m.ssgStep(k)
-		} else {
-			info = m.blockStep(k)
-			if k%n == 0 { // refresh w and ℓ from the blocks once per pass
-				m.ell = m.recomputeW(m.w)
-			}
-		}
-		if m.o.Average {
-			rho := 2 / float64(k+1)
-			for j, v := range m.w {
-				m.wavg[j] = (1-rho)*m.wavg[j] + rho*v
-			}
-			m.lavg = (1-rho)*m.lavg + rho*m.ell
-		}
 		passes := float64(k) / float64(n)
 		last := k >= lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses)
 		r := solver.Record{K: k, Passes: passes, Step: info.kind, Gamma: info.gamma,
@@ -656,4 +664,8 @@ func (m *Method) extra(rep Eval) map[string]float64 {
 		}
 	}
 	return x
+}
+
+func defaultLimits(n int) solver.Limits {
+	return solver.Limits{MaxIters: 1 << 30, EvalEvery: max(1, n/4)}
 }
