@@ -15,8 +15,8 @@ import (
 
 // tcase is one problem instance with what the generic tests need.
 type tcase struct {
-	name  string
-	prob  interface {
+	name string
+	prob interface {
 		solver.Problem
 		solver.ProxProblem
 		solver.LipschitzBounder
@@ -817,20 +817,50 @@ func TestBadInput(t *testing.T) {
 		rule  string
 	}{
 		{"points empty entry", func() error { _, err := ParsePoints("0,0;;1,1;2,0"); return err }, "points", "point 2"},
-		{"points two", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,1" }), 1); return err }, "points", "at least 3"},
-		{"points not a number", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,x;2,0" }), 1); return err }, "points", "finite"},
-		{"points NaN", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,NaN;2,0" }), 1); return err }, "points", "finite"},
-		{"points Inf", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,+Inf;2,0" }), 1); return err }, "points", "finite"},
-		{"points three numbers", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0,1;1,1;2,0" }), 1); return err }, "points", "two numbers"},
-		{"points too large", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1e7,1;2,0" }), 1); return err }, "points", "between"},
-		{"points collinear", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,1;2,2;-3,-3" }), 1); return err }, "points", "collinear"},
-		{"points coincide", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "1,1;1,1;1,1" }), 1); return err }, "points", "collinear"},
+		{"points two", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,1" }), 1)
+			return err
+		}, "points", "at least 3"},
+		{"points not a number", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,x;2,0" }), 1)
+			return err
+		}, "points", "finite"},
+		{"points NaN", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,NaN;2,0" }), 1)
+			return err
+		}, "points", "finite"},
+		{"points Inf", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,+Inf;2,0" }), 1)
+			return err
+		}, "points", "finite"},
+		{"points three numbers", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0,1;1,1;2,0" }), 1)
+			return err
+		}, "points", "two numbers"},
+		{"points too large", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1e7,1;2,0" }), 1)
+			return err
+		}, "points", "between"},
+		{"points collinear", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "0,0;1,1;2,2;-3,-3" }), 1)
+			return err
+		}, "points", "collinear"},
+		{"points coincide", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Points = "1,1;1,1;1,1" }), 1)
+			return err
+		}, "points", "collinear"},
 		{"vertices", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Vertices = 2 }), 1); return err }, "vertices", "between 3"},
 		{"cond", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Cond = 0.5 }), 1); return err }, "cond", "≥ 1"},
-		{"cond NaN", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Cond = math.NaN() }), 1); return err }, "cond", "≥ 1"},
+		{"cond NaN", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Cond = math.NaN() }), 1)
+			return err
+		}, "cond", "≥ 1"},
 		{"samples", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Samples = 0 }), 1); return err }, "samples", "between 1"},
 		{"noise", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Noise = -1 }), 1); return err }, "noise", "≥ 0"},
-		{"target", func() error { _, err := NewPolygon(with(func(c *PolygonConfig) { c.Target = "middle" }), 1); return err }, "target", "one of"},
+		{"target", func() error {
+			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Target = "middle" }), 1)
+			return err
+		}, "target", "one of"},
 		{"cx", func() error {
 			_, err := NewPolygon(with(func(c *PolygonConfig) { c.Target = TargetCustom; c.CX = math.Inf(1) }), 1)
 			return err
