@@ -1,0 +1,7 @@
+package solver_test
+
+import "time"
+
+var start = time.Now()
+
+func nowSeconds() float64 { return time.Since(start).Seconds() }
