@@ -153,6 +153,7 @@ func (r *Run) Resume() {
 		r.pausedFast.Store(false)
 		for _, t := range r.traces {
 			t.tokens = 0
+			t.waiting = false
 		}
 		r.openGateLocked()
 		r.version.Add(1)
@@ -171,6 +172,7 @@ func (r *Run) Step() {
 		r.pausedFast.Store(true)
 		for _, t := range r.traces {
 			t.tokens++
+			t.waiting = false
 		}
 		r.openGateLocked()
 		r.version.Add(1)

@@ -1,0 +1,156 @@
+// Package sessiontest provides a fast, dependency-free scenario for the tests
+// of the session and server packages: its methods emit synthetic records as
+// fast as the recorder takes them, so that tests exercise the run machinery
+// (storage, streaming, pause, cancel, panics) independently of the solvers.
+package sessiontest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// Name is the registered scenario's name.
+const Name = "test-fake"
+
+var once sync.Once
+
+// Register adds the fake scenario to the registry (once). Its parameters:
+//
+//	n         records per trace (capped by the run's iters)
+//	panic_at  the method panics at this iteration (0: never)
+//	fail      when non-empty, Run returns an error with this text after the records
+//	delay_us  microseconds slept after each record
+//	data      a data-file path (kind Path), recorded in the instance's panels
+//
+// Method rejects m0 > n with a field error named "m0", as real instances do.
+func Register() {
+	once.Do(func() {
+		scenarios.Register(&scenarios.Scenario{
+			Name: Name, Title: "Synthetic records", Help: "Emits synthetic records quickly.", Group: "test",
+			Params: []scenarios.Param{
+				{Name: "n", Kind: scenarios.Int, Default: "1000", Help: "records per trace", Min: 1, HasMin: true},
+				{Name: "panic_at", Kind: scenarios.Int, Default: "0", Help: "panic at this iteration", Min: 0, HasMin: true},
+				{Name: "fail", Kind: scenarios.String, Default: "", Help: "error text returned by Run"},
+				{Name: "delay_us", Kind: scenarios.Int, Default: "0", Help: "sleep after each record", Min: 0, HasMin: true, Max: 1e6, HasMax: true},
+				{Name: "data", Kind: scenarios.Path, Default: "", Help: "a data file"},
+			},
+			Algorithms: []string{"fw", "afw", "ssfw-as", "fista"},
+			Defaults:   []spec.Algo{{Algo: "ssfw-as"}, {Algo: "fista"}},
+			Build: func(ctx context.Context, v scenarios.Values, seed int64) (scenarios.Instance, error) {
+				return &Instance{
+					N: v.Int("n"), PanicAt: v.Int("panic_at"), Fail: v.Str("fail"),
+					Delay: time.Duration(v.Int("delay_us")) * time.Microsecond, Data: v.Str("data"),
+				}, nil
+			},
+		})
+	})
+}
+
+// Instance is the fake instance.
+type Instance struct {
+	N       int
+	PanicAt int
+	Fail    string
+	Delay   time.Duration
+	Data    string
+}
+
+// Info reports n as the dimension and the data path as a panel.
+func (in *Instance) Info() scenarios.Info {
+	return scenarios.Info{Dim: 2, Samples: in.N, Blocks: 1, Panels: map[string]any{"data": in.Data}}
+}
+
+// Method makes a fake method.
+func (in *Instance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.Method, error) {
+	if a.M0 > in.N {
+		return nil, spec.Errorf("m0", "must be at most the sample count n = %d, got %d", in.N, a.M0)
+	}
+	return &Method{in: in, stochastic: spec.Stochastic(a.Algo), lim: lim, seed: seed}, nil
+}
+
+// Method is the fake method.
+type Method struct {
+	in         *Instance
+	stochastic bool
+	lim        solver.Limits
+	seed       int64
+}
+
+var (
+	executing    atomic.Int64
+	maxExecuting atomic.Int64
+)
+
+// ResetConcurrency clears the record of concurrently executing methods.
+func ResetConcurrency() { maxExecuting.Store(0) }
+
+// MaxConcurrency returns the largest number of methods seen computing at once
+// (between two records) since the last reset.
+func MaxConcurrency() int64 { return maxExecuting.Load() }
+
+// Objective is the fake objective at iteration k of a trace with this seed.
+func Objective(seed int64, k int) float64 { return 1/float64(k) + float64(seed)*1e-3 }
+
+var steps = [...]string{solver.StepFW, solver.StepAway, solver.StepDrop}
+
+// Run emits min(n, iters) records, k = 1, 2, …, evaluating on the
+// iterations the limits ask for.
+func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, error) {
+	start := time.Now()
+	iters := min(m.in.N, m.lim.MaxIters)
+	var sum solver.Summary
+	for k := 1; k <= iters; k++ {
+		if ctx.Err() != nil {
+			sum.Status = solver.StatusCancelled
+			sum.Time = time.Since(start).Seconds()
+			return solver.Result{Summary: sum}, nil
+		}
+		if k == m.in.PanicAt {
+			panic(fmt.Sprintf("fake method: boom at k = %d", k))
+		}
+		// The "work" of the iteration, counted for the concurrency bound.
+		n := executing.Add(1)
+		for {
+			mx := maxExecuting.Load()
+			if n <= mx || maxExecuting.CompareAndSwap(mx, n) {
+				break
+			}
+		}
+		r := solver.Record{
+			K: k, Passes: float64(k) / 2, Step: steps[k%3], Gamma: 1 / float64(k+2),
+			Batch: k, Active: k%7 + 1,
+		}
+		if r.Step == solver.StepDrop {
+			r.Drops = 1
+		}
+		if k == 1 || k == iters || k%m.lim.EvalEvery == 0 {
+			r.Objective = solver.F(Objective(m.seed, k))
+			r.Gap = solver.F(1 / float64(k))
+			if m.stochastic {
+				r.GradErr = solver.F(0.5 / float64(k))
+			}
+			sum.Objective, sum.Gap = *r.Objective, *r.Gap
+		}
+		executing.Add(-1)
+		r.Time = time.Since(start).Seconds()
+		rec.Record(r)
+		sum.Iters, sum.Passes = k, r.Passes
+		if m.in.Delay > 0 {
+			time.Sleep(m.in.Delay)
+		}
+	}
+	sum.Time = time.Since(start).Seconds()
+	if m.in.Fail != "" {
+		return solver.Result{}, errors.New(m.in.Fail)
+	}
+	sum.Status = solver.StatusMaxIters
+	return solver.Result{Summary: sum}, nil
+}
