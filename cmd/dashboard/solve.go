@@ -183,6 +183,17 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 			run.Algorithms = append(run.Algorithms, al)
 		}
 	}
+	// In the spec 0 means "the default"; on the command line an explicit 0
+	// is a mistake and is said so.
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"iters", o.iters}, {"eval-every", o.evalEvery}, {"replications", o.reps}} {
+		if set[c.name] && c.v < 1 {
+			fmt.Fprintf(stderr, "dashboard solve: -%s: must be at least 1, got %d\n", c.name, c.v)
+			return 2
+		}
+	}
 	overrideInt := func(name string, dst *int, v int) {
 		if set[name] || preset == nil {
 			*dst = v
