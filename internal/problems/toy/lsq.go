@@ -23,6 +23,7 @@ const (
 type lsq struct {
 	n, p  int
 	rows  []float64 // A, n×p, row-major
+	cols  []float64 // A again, column-major (for z += c·A v)
 	y     []float64
 	lip   float64 // λ_max(AᵀA)/n, with a relative safety margin
 	xstar []float64
@@ -30,6 +31,8 @@ type lsq struct {
 }
 
 func (d *lsq) row(i int) []float64 { return d.rows[i*d.p : (i+1)*d.p] }
+
+func (d *lsq) col(j int) []float64 { return d.cols[j*d.n : (j+1)*d.n] }
 
 // Dim is p.
 func (d *lsq) Dim() int { return d.p }
@@ -85,6 +88,15 @@ func (d *lsq) FStar() float64 { return d.fstar }
 // XStar returns a copy of the exact minimiser (known by construction).
 func (d *lsq) XStar() []float64 { return append([]float64(nil), d.xstar...) }
 
+// Extra reports the distance of x to the exact minimiser.
+func (d *lsq) Extra(x []float64) map[string]float64 {
+	s := 0.0
+	for j, xj := range x {
+		s += (xj - d.xstar[j]) * (xj - d.xstar[j])
+	}
+	return map[string]float64{"dist_xstar": math.Sqrt(s)}
+}
+
 // NewModel returns a model maintaining z = A x.
 func (d *lsq) NewModel(x []float64) solver.Model {
 	m := &lsqModel{d: d, z: make([]float64, d.n)}
@@ -110,10 +122,10 @@ func (m *lsqModel) Scale(_ int, s float64) {
 	}
 }
 
-// Add updates z += c·A v in O(n·nnz(v)).
+// Add updates z += c·A v in O(n·nnz(v)), one column at a time.
 func (m *lsqModel) Add(_ int, c float64, v solver.Vertex) {
-	for i := range m.z {
-		m.z[i] += c * v.Dot(m.d.row(i))
+	for k, j := range v.Idx {
+		axpy(m.z, c*v.Val[k], m.d.col(j))
 	}
 }
 
@@ -221,6 +233,12 @@ func newLSQ(ctx context.Context, rng *rand.Rand, n int, xstar, g []float64) (*ls
 	d := &lsq{n: n, p: p, rows: make([]float64, n*p), y: make([]float64, n), xstar: xstar}
 	for i := range d.rows {
 		d.rows[i] = rng.NormFloat64()
+	}
+	d.cols = make([]float64, n*p)
+	for i := 0; i < n; i++ {
+		for j := 0; j < p; j++ {
+			d.cols[j*n+i] = d.rows[i*p+j]
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -260,8 +260,12 @@ func (pg *Polygon) Blocks() []solver.Block { return []solver.Block{{Offset: 0, S
 // Vertices returns the polygon's vertices in counter-clockwise order.
 func (pg *Polygon) Vertices() [][2]float64 { return append([][2]float64(nil), pg.verts...) }
 
-// Vertex returns vertex k with its key "vk".
-func (pg *Polygon) Vertex(k int) solver.Vertex { return pg.vx[k] }
+// Vertex returns vertex k with its key "vk" (a fresh copy: callers may
+// keep or modify it).
+func (pg *Polygon) Vertex(k int) solver.Vertex {
+	v := pg.vx[k]
+	return solver.Vertex{Key: v.Key, Idx: append([]int(nil), v.Idx...), Val: append([]float64(nil), v.Val...)}
+}
 
 // LMO returns the first vertex (in counter-clockwise order) minimising <g, v>.
 func (pg *Polygon) LMO(_ int, g []float64) solver.Vertex {
@@ -271,12 +275,17 @@ func (pg *Polygon) LMO(_ int, g []float64) solver.Vertex {
 			best, bk = s, k
 		}
 	}
-	return pg.vx[bk]
+	return pg.Vertex(bk)
 }
 
 // Start is the vertex with the largest objective (the first such), so that
 // runs start far from the optimum.
-func (pg *Polygon) Start(int) solver.Vertex { return pg.vx[pg.start] }
+func (pg *Polygon) Start(int) solver.Vertex { return pg.Vertex(pg.start) }
+
+// Extra reports the distance of x to the exact minimiser.
+func (pg *Polygon) Extra(x []float64) map[string]float64 {
+	return map[string]float64{"dist_xstar": math.Hypot(x[0]-pg.xstar[0], x[1]-pg.xstar[1])}
+}
 
 // Objective is (1/n) Σ_i ½(x − c_i)ᵀQ(x − c_i), summed directly.
 func (pg *Polygon) Objective(x []float64) float64 {
@@ -415,4 +424,5 @@ var (
 	_ solver.Problem          = (*Polygon)(nil)
 	_ solver.ProxProblem      = (*Polygon)(nil)
 	_ solver.LipschitzBounder = (*Polygon)(nil)
+	_ solver.Evaluator        = (*Polygon)(nil)
 )

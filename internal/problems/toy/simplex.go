@@ -246,4 +246,7 @@ var (
 	_ solver.Problem          = (*Box)(nil)
 	_ solver.ProxProblem      = (*Box)(nil)
 	_ solver.LipschitzBounder = (*Box)(nil)
+	_ solver.Evaluator        = (*Simplex)(nil)
+	_ solver.Evaluator        = (*L1Ball)(nil)
+	_ solver.Evaluator        = (*Box)(nil)
 )

@@ -966,3 +966,43 @@ func FuzzParsePoints(f *testing.F) {
 		}
 	})
 }
+
+func TestExtraDistance(t *testing.T) {
+	for _, tc := range cases(t) {
+		ev := tc.prob.(solver.Evaluator)
+		xs := tc.prob.(interface{ XStar() []float64 }).XStar()
+		if d := ev.Extra(xs)["dist_xstar"]; d != 0 {
+			t.Errorf("%s: distance of x* to itself %v", tc.name, d)
+		}
+		x := append([]float64(nil), xs...)
+		x[0] += 3
+		x[1] -= 4
+		if d := ev.Extra(x)["dist_xstar"]; math.Abs(d-5) > 1e-12 {
+			t.Errorf("%s: distance %v, want 5", tc.name, d)
+		}
+	}
+}
+
+// The oracle's vertices are the caller's: changing one must not change the
+// problem (several runs share one instance).
+func TestVerticesAreFresh(t *testing.T) {
+	for _, tc := range cases(t) {
+		g := make([]float64, tc.prob.Dim())
+		g[0] = 1
+		v := tc.prob.LMO(0, g)
+		before := fmt.Sprint(tc.prob.LMO(0, g))
+		for i := range v.Val {
+			v.Val[i] = 99
+		}
+		s := tc.prob.Start(0)
+		for i := range s.Val {
+			s.Val[i] = 99
+		}
+		if got := fmt.Sprint(tc.prob.LMO(0, g)); got != before {
+			t.Errorf("%s: modifying an oracle vertex changed the problem: %s → %s", tc.name, before, got)
+		}
+		if len(s.Val) > 0 && fmt.Sprint(tc.prob.Start(0)) == fmt.Sprint(s) {
+			t.Errorf("%s: modifying the start vertex changed the problem", tc.name)
+		}
+	}
+}
