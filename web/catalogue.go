@@ -1,0 +1,116 @@
+package web
+
+import (
+	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/web/templates"
+)
+
+// groupTitles names the catalogue's groups on the start page; a group not
+// listed here is shown under its own name, after these.
+var groupTitles = []struct{ name, title string }{
+	{"toy", "Teaching polytopes"},
+	{"model", "Regression and classification models"},
+	{"gflasso", "Graph-guided fused LASSO"},
+	{"ssvm", "Structural SVM"},
+}
+
+func kindName(k scenarios.Kind) string {
+	switch k {
+	case scenarios.Int:
+		return "int"
+	case scenarios.Float:
+		return "float"
+	case scenarios.Choice:
+		return "choice"
+	case scenarios.Path:
+		return "path"
+	case scenarios.Bool:
+		return "bool"
+	}
+	return "string"
+}
+
+func viewParam(p scenarios.Param) templates.Param {
+	v := templates.Param{
+		Name: p.Name, Kind: kindName(p.Kind), Default: p.Default, Help: p.Help,
+		Rule: p.Rule(), Choices: p.Choices,
+	}
+	if p.HasMin {
+		m := p.Min
+		v.Min, v.MinExcl = &m, p.MinExcl
+	}
+	if p.HasMax {
+		m := p.Max
+		v.Max, v.MaxExcl = &m, p.MaxExcl
+	}
+	return v
+}
+
+// Catalogue converts the registry's scenarios and presets into the start
+// page's view model, grouped in a fixed order.
+func Catalogue(list []*scenarios.Scenario, presets []*scenarios.Preset) templates.Catalogue {
+	byGroup := map[string][]templates.Problem{}
+	var extra []string
+	for _, s := range list {
+		pr := templates.Problem{
+			Name: s.Name, Title: s.Title, Help: s.Help, Group: s.Group,
+			Algorithms: append([]string(nil), s.Algorithms...),
+			Defaults:   append([]spec.Algo(nil), s.Defaults...),
+		}
+		if pr.Title == "" {
+			pr.Title = s.Name
+		}
+		for _, p := range s.Params {
+			pr.Params = append(pr.Params, viewParam(p))
+		}
+		if _, seen := byGroup[s.Group]; !seen {
+			known := false
+			for _, g := range groupTitles {
+				known = known || g.name == s.Group
+			}
+			if !known {
+				extra = append(extra, s.Group)
+			}
+		}
+		byGroup[s.Group] = append(byGroup[s.Group], pr)
+	}
+	var c templates.Catalogue
+	for _, g := range groupTitles {
+		if ps := byGroup[g.name]; len(ps) > 0 {
+			c.Groups = append(c.Groups, templates.Group{Name: g.name, Title: g.title, Problems: ps})
+		}
+	}
+	for _, name := range extra {
+		title := name
+		if title == "" {
+			title = "Other problems"
+		}
+		c.Groups = append(c.Groups, templates.Group{Name: name, Title: title, Problems: byGroup[name]})
+	}
+	for _, p := range presets {
+		c.Presets = append(c.Presets, templates.Preset{Name: p.Name, Title: p.Title, Help: p.Help, Spec: p.Spec})
+	}
+	c.Algorithms = append([]string(nil), spec.AlgoNames...)
+	for _, a := range spec.AlgoNames {
+		if spec.Stochastic(a) {
+			c.Stochastic = append(c.Stochastic, a)
+		}
+	}
+	c.Defaults = templates.Defaults{
+		Stepsize: spec.DefaultStepsize, Schedule: spec.DefaultSchedule,
+		Rho: spec.DefaultRho, Alpha: spec.DefaultAlpha, M0: spec.DefaultM0, Growth: spec.DefaultGrowth,
+		Iters: spec.DefaultIters, EvalEvery: spec.DefaultEval,
+		MaxIters: spec.MaxIters, MaxReplications: spec.MaxReplications, MaxAlgorithms: spec.MaxAlgorithms,
+	}
+	return c
+}
+
+// StartPage builds the start page's view model from deps.
+func StartPage(deps Deps) templates.StartPage {
+	return templates.StartPage{
+		Catalogue: Catalogue(deps.scenarios(), deps.presets()),
+		DataDir:   deps.DataDir,
+		Asset:     AssetURL,
+	}
+}

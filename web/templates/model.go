@@ -1,0 +1,111 @@
+// Package templates holds the dashboard's templ components and the view
+// models they render. The generated *_templ.go files are committed.
+package templates
+
+import (
+	"strconv"
+
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// Param is one problem parameter as the start page shows and checks it.
+type Param struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"` // int, float, string, choice, path, bool
+	Default string   `json:"default"`
+	Help    string   `json:"help"`
+	Rule    string   `json:"rule"` // the same words as the server's validation error
+	Min     *float64 `json:"min,omitempty"`
+	Max     *float64 `json:"max,omitempty"`
+	MinExcl bool     `json:"min_excl,omitempty"`
+	MaxExcl bool     `json:"max_excl,omitempty"`
+	Choices []string `json:"choices,omitempty"`
+}
+
+// InputType is the HTML input type of the parameter's control.
+func (p Param) InputType() string {
+	switch p.Kind {
+	case "int", "float":
+		return "number"
+	}
+	return "text"
+}
+
+// Step is the HTML step attribute of a numeric control.
+func (p Param) Step() string {
+	if p.Kind == "int" {
+		return "1"
+	}
+	return "any"
+}
+
+// Problem is one scenario of the catalogue.
+type Problem struct {
+	Name       string      `json:"name"`
+	Title      string      `json:"title"`
+	Help       string      `json:"help"`
+	Group      string      `json:"group"`
+	Params     []Param     `json:"params"`
+	Algorithms []string    `json:"algorithms"`
+	Defaults   []spec.Algo `json:"defaults"`
+}
+
+// Group is a set of problems shown together.
+type Group struct {
+	Name     string    `json:"name"`
+	Title    string    `json:"title"`
+	Problems []Problem `json:"problems"`
+}
+
+// Preset is a ready-made run.
+type Preset struct {
+	Name  string   `json:"name"`
+	Title string   `json:"title"`
+	Help  string   `json:"help"`
+	Spec  spec.Run `json:"spec"`
+}
+
+// Catalogue is what the start page's script reads: problems, presets and
+// the algorithm vocabulary, as embedded JSON.
+type Catalogue struct {
+	Groups     []Group  `json:"groups"`
+	Presets    []Preset `json:"presets"`
+	Algorithms []string `json:"algorithms"`
+	Stochastic []string `json:"stochastic"`
+	Defaults   Defaults `json:"defaults"`
+}
+
+// Defaults are the run-level and algorithm defaults of the spec package.
+type Defaults struct {
+	Stepsize        string  `json:"stepsize"`
+	Schedule        string  `json:"schedule"`
+	Rho             float64 `json:"rho"`
+	Alpha           float64 `json:"alpha"`
+	M0              int     `json:"m0"`
+	Growth          float64 `json:"growth"`
+	Iters           int     `json:"iters"`
+	EvalEvery       int     `json:"eval_every"`
+	MaxIters        int     `json:"max_iters"`
+	MaxReplications int     `json:"max_replications"`
+	MaxAlgorithms   int     `json:"max_algorithms"`
+}
+
+// StartPage is the view model of the start page.
+type StartPage struct {
+	Catalogue Catalogue
+	DataDir   string
+	Asset     func(string) string
+}
+
+// RunPage is the view model of the live run page.
+type RunPage struct {
+	ID    string
+	Asset func(string) string
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// fieldID is the DOM id of a problem parameter's control.
+func fieldID(problem, param string) string { return "p-" + problem + "-" + param }
