@@ -76,7 +76,7 @@ func TestSPGRecordsAndLimits(t *testing.T) {
 		iters  int
 		evals  int
 	}{
-		{"iters", solver.Limits{MaxIters: 25, EvalEvery: 10}, false, solver.StatusMaxIters, 25, 4},      // 1, 10, 20, 25
+		{"iters", solver.Limits{MaxIters: 25, EvalEvery: 10}, false, solver.StatusMaxIters, 25, 4},                // 1, 10, 20, 25
 		{"passes", solver.Limits{MaxIters: 100, MaxPasses: 7, EvalEvery: 3}, false, solver.StatusMaxPasses, 7, 4}, // 1, 3, 6, 7
 		{"gap", solver.Limits{MaxIters: 100000, GapTol: 1e300, EvalEvery: 5}, false, solver.StatusConverged, 1, 1},
 		{"cancel", solver.Limits{MaxIters: 100, EvalEvery: 50}, true, solver.StatusCancelled, 1, 1},
