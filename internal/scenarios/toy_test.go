@@ -168,7 +168,8 @@ func TestToyPresetResolves(t *testing.T) {
 	if !ok {
 		t.Fatal("teach-zigzag is not registered")
 	}
-	r := p.Spec
+	r := p.Spec // Normalize fills in defaults: copy the registered slices first
+	r.Algorithms = append([]spec.Algo(nil), p.Spec.Algorithms...)
 	s, v, err := scenarios.Resolve(&r)
 	if err != nil {
 		t.Fatal(err)
@@ -216,9 +217,21 @@ func TestToyZigZag(t *testing.T) {
 		if r.Step == solver.StepAway || r.Step == solver.StepDrop {
 			away++
 		}
+		if _, ok := r.Extra["x0"]; !ok {
+			t.Fatalf("record %d lacks the iterate's coordinates for the teaching view: %v", r.K, r.Extra)
+		}
+		// (The starting record, k = 0, carries no problem metrics.)
+		if _, ok := r.Extra["dist_xstar"]; r.K > 0 && r.Evaluated() && !ok {
+			t.Fatalf("record %d lacks the distance to x*: %v", r.K, r.Extra)
+		}
 	}
 	if away == 0 {
 		t.Errorf("afw took no away step")
+	}
+	last := recs[len(recs)-1].Extra
+	xs := inst.Info().Panels["geometry"].(map[string]any)["xstar"].([]float64)
+	if math.Hypot(last["x0"]-xs[0], last["x1"]-xs[1]) > 1e-6 || last["dist_xstar"] > 1e-6 {
+		t.Errorf("afw ended at (%v, %v), x* = %v", last["x0"], last["x1"], xs)
 	}
 	res, _ = runToy(t, inst, spec.Algo{Algo: "fw", Stepsize: "open-loop"}, solver.Limits{MaxIters: 300, GapTol: 1e-10, EvalEvery: 1})
 	s = res.Summary

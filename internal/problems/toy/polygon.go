@@ -282,7 +282,8 @@ func (pg *Polygon) LMO(_ int, g []float64) solver.Vertex {
 // runs start far from the optimum.
 func (pg *Polygon) Start(int) solver.Vertex { return pg.Vertex(pg.start) }
 
-// Extra reports the distance of x to the exact minimiser.
+// Extra reports the distance of x to the exact minimiser (the solver adds
+// the coordinates and active weights of 2-D iterates itself).
 func (pg *Polygon) Extra(x []float64) map[string]float64 {
 	return map[string]float64{"dist_xstar": math.Hypot(x[0]-pg.xstar[0], x[1]-pg.xstar[1])}
 }
