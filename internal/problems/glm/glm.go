@@ -134,6 +134,24 @@ func New(c Config) (*Problem, error) {
 	return pr, nil
 }
 
+// WithLambda returns a problem on the same data (shared, not copied) with
+// another λ and T (0: the safe bound for the new λ).
+func (pr *Problem) WithLambda(lambda, t float64) (*Problem, error) {
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return nil, fmt.Errorf("lambda: must be a finite number > 0, got %v", lambda)
+	}
+	if t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
+		return nil, fmt.Errorf("T: must be a finite number ≥ 0 (0: the safe bound), got %v", t)
+	}
+	q := &Problem{loss: pr.loss, n: pr.n, p: pr.p, x: pr.x, xc: pr.xc, y: pr.y, lambda: lambda}
+	q.safeT = pr.safeT * pr.lambda / lambda
+	q.t = t
+	if q.t == 0 {
+		q.t = q.safeT
+	}
+	return q, nil
+}
+
 // N is the number of samples (rows of X), P the number of features.
 func (pr *Problem) N() int { return pr.n }
 

@@ -492,3 +492,26 @@ func sameVertex(a, b solver.Vertex) bool {
 	}
 	return true
 }
+
+func TestWithLambda(t *testing.T) {
+	s, _ := Generate(Poisson, 30, 5, 2, 0, 3)
+	a, err := New(Config{Loss: Poisson, X: s.X, Y: s.Y, Lambda: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := a.WithLambda(2.5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := New(Config{Loss: Poisson, X: s.X, Y: s.Y, Lambda: 2.5})
+	if math.Abs(b.T()-c.T()) > 1e-12*c.T() || b.Lambda() != 2.5 {
+		t.Errorf("WithLambda T %v, fresh %v", b.T(), c.T())
+	}
+	x := []float64{0.1, 0, -0.2, 0, 0, 0.3}
+	if b.Objective(x) != c.Objective(x) {
+		t.Errorf("objective %v, fresh %v", b.Objective(x), c.Objective(x))
+	}
+	if _, err := a.WithLambda(0, 0); err == nil {
+		t.Error("λ = 0 accepted")
+	}
+}
