@@ -14,8 +14,8 @@ import (
 
 // Size limits of the least-squares problems (building one costs O(n·p²)).
 const (
-	MaxP       = 500
-	MaxSamples = 20000
+	MaxP       = 200
+	MaxSamples = 10000
 )
 
 // lsq is the least-squares part shared by Simplex, L1Ball and Box:
