@@ -22,15 +22,18 @@ type Figure2Options struct {
 
 // Figure2Series is one curve: an algorithm at one λ.
 type Figure2Series struct {
-	Algo    string    `json:"algo"`
-	Lambda  float64   `json:"lambda"`
-	Passes  []float64 `json:"passes"`
-	Gap     []float64 `json:"gap"`
-	RelGap  []float64 `json:"rel_gap"`
-	Primal  []float64 `json:"primal"`
-	Dual    []float64 `json:"dual"`
-	TestErr []float64 `json:"test_err"`
-	Seconds float64   `json:"seconds"`
+	Algo   string    `json:"algo"`
+	Lambda float64   `json:"lambda"`
+	Passes []float64 `json:"passes"`
+	Gap    []float64 `json:"gap"`
+	// GapPlain is the duality gap of the plain iterate (equal to Gap
+	// without averaging).
+	GapPlain []float64 `json:"gap_plain"`
+	RelGap   []float64 `json:"rel_gap"`
+	Primal   []float64 `json:"primal"`
+	Dual     []float64 `json:"dual"`
+	TestErr  []float64 `json:"test_err"`
+	Seconds  float64   `json:"seconds"`
 }
 
 // Figure2Data is the JSON-encodable result: duality gap and relative gap
@@ -97,6 +100,7 @@ func Figure2(ctx context.Context, o Figure2Options) (*Figure2Data, error) {
 				}
 				s.Passes = append(s.Passes, r.Passes)
 				s.Gap = append(s.Gap, *r.Gap)
+				s.GapPlain = append(s.GapPlain, r.Extra["gap_plain"])
 				s.RelGap = append(s.RelGap, r.Extra["rel_gap"])
 				s.Primal = append(s.Primal, *r.Objective)
 				s.Dual = append(s.Dual, r.Extra["dual"])

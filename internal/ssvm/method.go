@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -220,10 +221,7 @@ func (m *Method) applyDelta(i int, du, dt []float64) {
 			if a == 0 {
 				continue
 			}
-			blk := m.w[k*F : (k+1)*F]
-			for f, v := range x {
-				blk[f] += a * v
-			}
+			floats.AddScaled(m.w[k*F:(k+1)*F], a, x)
 		}
 	}
 	first, last, trans := p.parts(m.w)

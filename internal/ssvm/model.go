@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -88,7 +89,7 @@ func (p *Problem) wordEmissions(ds *Dataset, wd Word, w, E []float64) {
 	for t := 0; t < wd.Len; t++ {
 		x := ds.X[(wd.Start+t)*F : (wd.Start+t+1)*F]
 		for k := 0; k < K; k++ {
-			E[t*K+k] = dot(w[k*F:(k+1)*F], x)
+			E[t*K+k] = floats.Dot(w[k*F:(k+1)*F], x)
 		}
 	}
 }
