@@ -403,7 +403,7 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 	scale := 1.0
 	if batch == nil {
 		rows = nil
-	} else {
+	} else if len(batch) > 0 {
 		scale = float64(pr.n) / float64(len(batch))
 	}
 	cnt := pr.n

@@ -271,7 +271,9 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 	scale := 1.0
 	if batch != nil {
 		cnt = len(batch)
-		scale = float64(pr.d) / float64(cnt)
+		if cnt > 0 {
+			scale = float64(pr.d) / float64(cnt)
+		}
 	}
 	sumD := 0.0
 	if d.XCoef != 0 {
