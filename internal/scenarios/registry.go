@@ -227,12 +227,30 @@ func Lookup(name string) (*Scenario, bool) {
 	return s, ok
 }
 
-// LookupPreset returns the preset with the given name.
+// LookupPreset returns a copy of the preset with the given name, which the
+// caller may change (validation fills defaults in place).
 func LookupPreset(name string) (*Preset, bool) {
 	mu.RLock()
 	defer mu.RUnlock()
 	p, ok := presets[name]
-	return p, ok
+	if !ok {
+		return nil, false
+	}
+	return p.clone(), true
+}
+
+// clone copies a preset deeply enough that changing the copy's spec leaves
+// the registered one alone.
+func (p *Preset) clone() *Preset {
+	c := *p
+	c.Spec.Algorithms = append([]spec.Algo(nil), p.Spec.Algorithms...)
+	if p.Spec.Params != nil {
+		c.Spec.Params = spec.Params{}
+		for k, v := range p.Spec.Params {
+			c.Spec.Params[k] = v
+		}
+	}
+	return &c
 }
 
 // All returns every scenario, sorted by group then name.
@@ -258,7 +276,7 @@ func Presets() []*Preset {
 	defer mu.RUnlock()
 	out := make([]*Preset, 0, len(presets))
 	for _, p := range presets {
-		out = append(out, p)
+		out = append(out, p.clone())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

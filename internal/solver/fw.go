@@ -214,6 +214,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	r0 := Record{K: 0, Step: StepNone, Batch: 0, Active: st.activeSize()}
 	obj, gap := st.evaluate()
 	r0.Objective, r0.Gap = F(obj), F(gap)
+	if ev, ok := m.p.(Evaluator); ok {
+		r0.Extra = ev.Extra(st.x)
+	}
 	st.trace2D(&r0, nil)
 	rec.Record(r0)
 	sum := Summary{Objective: obj, Gap: gap}
