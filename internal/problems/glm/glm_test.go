@@ -515,3 +515,12 @@ func TestWithLambda(t *testing.T) {
 		t.Error("λ = 0 accepted")
 	}
 }
+
+func TestExtraSupport(t *testing.T) {
+	x := mat.NewDense(1, 4, []float64{1, 1, 1, 1})
+	pr, _ := New(Config{Loss: Squared, X: x, Y: []float64{1}, Lambda: 1})
+	e := pr.Extra([]float64{0.5, 1e-17, 0, -0.25, 1})
+	if e["nnz"] != 2 || e["t_slack"] != 0.25 {
+		t.Errorf("extra %v, want nnz 2 (the 1e-17 residue ignored) and slack 0.25", e)
+	}
+}
