@@ -145,10 +145,16 @@ func wFromActive(m *Method) ([]float64, float64) {
 }
 
 func TestBCFWASInvariants(t *testing.T) {
+	for _, sc := range []solver.Schedule{paperSchedule(), {Kind: "constant", M0: 12}} {
+		t.Run(sc.Kind, func(t *testing.T) { testBCFWASInvariants(t, sc) })
+	}
+}
+
+func testBCFWASInvariants(t *testing.T, sched solver.Schedule) {
 	p := smallChain(t, 30, 10, 0.05)
 	n := p.N()
-	m, err := p.NewMethod(Options{Algo: AlgoBCFWAS, Average: true, Schedule: paperSchedule(),
-		Limits: solver.Limits{MaxIters: 60 * n, EvalEvery: n / 3}, Seed: 3})
+	m, err := p.NewMethod(Options{Algo: AlgoBCFWAS, Average: true, Schedule: sched,
+		Limits: solver.Limits{MaxIters: 60*n + n/2, EvalEvery: n / 3}, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +164,9 @@ func TestBCFWASInvariants(t *testing.T) {
 		kinds[r.Step]++
 		if r.Gamma < 0 {
 			t.Fatalf("k=%d: negative step %v", r.K, r.Gamma)
+		}
+		if r.Gamma > 1 && r.Step != solver.StepAway && r.Step != solver.StepDrop {
+			t.Fatalf("k=%d: %s step with γ=%v > 1", r.K, r.Step, r.Gamma)
 		}
 		if r.Step == solver.StepCollapse && r.Gamma != 1 {
 			t.Fatalf("k=%d: full collapse with γ=%v", r.K, r.Gamma)
@@ -258,6 +267,51 @@ func TestReproducible(t *testing.T) {
 			if a.Step != b.Step || a.Gamma != b.Gamma || (a.Objective != nil && *a.Objective != *b.Objective) {
 				t.Fatalf("%s: runs differ at k=%d: %+v vs %+v", algo, a.K, a, b)
 			}
+		}
+	}
+}
+
+func TestBCFWIncrementalW(t *testing.T) {
+	p := smallChain(t, 30, 10, 0.05)
+	n := p.N()
+	m, err := p.NewMethod(Options{Algo: AlgoBCFW, Average: false,
+		Limits: solver.Limits{MaxIters: 20*n + n/2, EvalEvery: 1000 * n}, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordAll(t, m)
+	w := make([]float64, p.D)
+	ell := m.recomputeW(w)
+	for j := range w {
+		if math.Abs(w[j]-m.w[j]) > 1e-10*(1+math.Abs(w[j])) {
+			t.Fatalf("w[%d] = %v, recomputed from the block marginals %v", j, m.w[j], w[j])
+		}
+	}
+	if math.Abs(ell-m.ell) > 1e-12 {
+		t.Fatalf("ℓ = %v, recomputed %v", m.ell, ell)
+	}
+	// Each block's marginals are a distribution at every position.
+	K := p.K
+	for i, wd := range p.Train.Words {
+		mu, mt := m.blockMarg(i)
+		for t0 := 0; t0 < wd.Len; t0++ {
+			sum := 0.0
+			for k := 0; k < K; k++ {
+				if mu[t0*K+k] < 0 {
+					t.Fatalf("block %d: negative marginal", i)
+				}
+				sum += mu[t0*K+k]
+			}
+			if math.Abs(sum-1) > 1e-12 {
+				t.Fatalf("block %d position %d: marginals sum to %v", i, t0, sum)
+			}
+		}
+		sum := 0.0
+		for _, v := range mt {
+			sum += v
+		}
+		if math.Abs(sum-float64(wd.Len-1)) > 1e-12 {
+			t.Fatalf("block %d: transition marginals sum to %v, want %d", i, sum, wd.Len-1)
 		}
 	}
 }
