@@ -289,7 +289,7 @@ func (ev *evaluator) Evaluate(w []float64, ell float64, hasDual bool) Eval {
 		ev.ws[j] = 0
 	}
 	hinge, ellS, errSum := 0.0, 0.0, 0.0
-	for i, wd := range ds.Words {
+	for _, wd := range ds.Words {
 		E := ev.E[wd.Start*K : (wd.Start+wd.Len)*K]
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		y := ev.ystr[:wd.Len]
@@ -305,7 +305,6 @@ func (ev *evaluator) Evaluate(w []float64, ell float64, hasDual bool) Eval {
 		p.AddFeatures(ev.ws, ds, wd, y, -1)
 		ev.dec.Viterbi(E, first, last, trans, nil, y)
 		errSum += Loss(truth, y)
-		_ = i
 	}
 	ww := dot(w, w)
 	out := Eval{Primal: p.Lambda/2*ww + hinge/n, TrainErr: errSum / n, HasDual: hasDual}
