@@ -303,6 +303,7 @@
         return;
       }
       // k from 1 until m_k reaches n (at most 400 iterations shown).
+      a = { kind: a.schedule, rho: a.rho, alpha: a.alpha, m0: a.m0, growth: a.growth };
       let K = 10;
       while (K < 400 && scheduleSize(a, K, n) < n) K += 10;
       const pad = 4, W = cv.width - 2 * pad, H = cv.height - 2 * pad;
@@ -786,7 +787,21 @@
         g.traces.push(t);
         S.traces[tm.trace] = t;
       }
-      fwlab.traces = S.traces.map((t) => ({ trace: t.meta.trace, algo: t.meta.algo, replication: t.meta.replication, get n() { return t.n; } }));
+      fwlab.traces = S.traces.map((t) => ({
+        trace: t.meta.trace,
+        algo: t.meta.algo,
+        replication: t.meta.replication,
+        get n() {
+          return t.n;
+        },
+        get status() {
+          const st = S.status && S.status.traces && S.status.traces[t.meta.trace];
+          return st ? st.status : '';
+        },
+        get drops() {
+          return t.drops.length;
+        },
+      }));
     }
 
     function onStatus(run, hello) {
@@ -1080,6 +1095,8 @@
         C.u.setData(data, !C.zoomed);
       }
       st.drawn = data[0].length;
+      st.xkey = S.xaxis;
+      st.xmax = data[0].length ? data[0][data[0].length - 1] : null;
       let bandRows = 0;
       for (const s of series) if (s.g.band) for (let j = 0; j < s.x.length; j++) if (s.cols[1][j] != null && s.cols[2][j] != null) bandRows++;
       st.bandRows = bandRows;

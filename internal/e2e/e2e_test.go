@@ -1,0 +1,389 @@
+// Package e2e drives the dashboard in a real headless Chromium against the
+// real server, started in-process. Without a browser the tests skip, unless
+// CI is set: then they fail.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/fwlab/fwlab/internal/server"
+	"github.com/fwlab/fwlab/web"
+)
+
+// browserPath finds Chromium: $FWLAB_CHROMIUM, then Debian's package.
+func browserPath(t *testing.T) string {
+	t.Helper()
+	cands := []string{os.Getenv("FWLAB_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			cands = append(cands, p)
+		}
+	}
+	for _, p := range cands {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no Chromium found (install Debian's chromium package, or set FWLAB_CHROMIUM); CI is set, so this is a failure")
+	}
+	t.Skip("no Chromium found; install Debian's chromium package to run the browser tests")
+	return ""
+}
+
+// app starts the real server behind an httptest.Server. If the server does
+// not serve the dashboard's pages itself, they are mounted in front of it.
+func app(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv, err := server.New(server.Options{})
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	var h http.Handler = srv
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if !strings.Contains(rec.Body.String(), `id="start-form"`) {
+		r := chi.NewRouter()
+		web.Mount(r, web.Deps{})
+		rest := func(w http.ResponseWriter, req *http.Request) {
+			// A fresh routing context, so that the server's router routes
+			// the request from the start.
+			srv.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), chi.RouteCtxKey, nil)))
+		}
+		r.NotFound(rest)
+		r.MethodNotAllowed(rest)
+		h = r
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.Close()
+		_ = srv.Close()
+	})
+	return ts
+}
+
+// newBrowser starts a headless Chromium with a fresh profile; the returned
+// context has no deadline (each step gets its own).
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := browserPath(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancel()
+		acancel()
+	})
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return ctx
+}
+
+// step runs actions with a deadline and fails the test on error.
+func step(t *testing.T, ctx context.Context, what string, d time.Duration, acts ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := chromedp.Do(c, acts...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression and decodes its value.
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor polls a JavaScript predicate until it is truthy; on timeout it
+// fails with the value of diag, which should say what was seen instead.
+func waitFor(t *testing.T, ctx context.Context, what, pred, diag string, d time.Duration) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var err error
+	for {
+		// A navigation interrupts the poll; poll again in the new page.
+		_, err = chromedp.Run(c, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(d)))
+		if err == nil || c.Err() != nil || !(strings.Contains(err.Error(), "navigated") || strings.Contains(err.Error(), "context")) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		got := "?"
+		if diag != "" {
+			got = eval[string](t, ctx, `JSON.stringify(`+diag+`)`)
+		}
+		t.Fatalf("waiting for %s: %v; state: %s", what, err, got)
+	}
+}
+
+// choose sets a control's value as a user would (value, then input and
+// change events).
+func choose(t *testing.T, ctx context.Context, sel, value string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false;
+		e.value = %q; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); return e.value === %q; })()`, sel, value, value)
+	if !eval[bool](t, ctx, js) {
+		t.Fatalf("could not set %s to %q", sel, value)
+	}
+}
+
+func httpGet(t *testing.T, url string) []byte {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", url, res.StatusCode, b)
+	}
+	return b
+}
+
+// shot saves a screenshot of the page under dir (and, when FWLAB_E2E_SHOTS
+// names a directory, a copy there for a person to look at).
+func shot(t *testing.T, ctx context.Context, dir, name string) string {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(c, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := os.Getenv("FWLAB_E2E_SHOTS"); d != "" {
+		_ = os.WriteFile(filepath.Join(d, name), png, 0o644)
+	}
+	return p
+}
+
+var chartIDs = []string{"objective", "gap", "active", "batch", "gamma", "grad_err"}
+
+// TestLiveRunToyPolygon: the start page, the toy polygon, ssfw-as against
+// fista, live charts, drop markers, x-axis switch, pause and single step,
+// CSV download, screenshot.
+func TestLiveRunToyPolygon(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	dir := t.TempDir()
+	dl := filepath.Join(dir, "downloads")
+	if err := os.MkdirAll(dl, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dl,
+	}); err != nil {
+		t.Fatalf("download behaviour: %v", err)
+	}
+
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+	choose(t, ctx, "#problem", "toy-polygon")
+	// The problem's default rows are the FW method and its proximal baseline.
+	algos := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#algo-rows [data-key=algo]')).map(e => e.value)`)
+	if strings.Join(algos, ",") != "ssfw-as,fista" {
+		t.Fatalf("toy-polygon's default algorithm rows = %v, want ssfw-as,fista", algos)
+	}
+	// A minimiser beyond an edge of a 12-gon with a badly conditioned
+	// quadratic: ssfw-as needs away and drop steps; fista runs to the
+	// iteration limit. 20000 samples make full gradients cost enough that
+	// the run lasts several seconds, long enough to pause it.
+	choose(t, ctx, "#p-toy-polygon-target", "edge")
+	choose(t, ctx, "#p-toy-polygon-vertices", "12")
+	choose(t, ctx, "#p-toy-polygon-cond", "1000")
+	choose(t, ctx, "#p-toy-polygon-samples", "20000")
+	// A slowly growing batch (ρ = 0.01) keeps ssfw-as stochastic, with a
+	// sampled-gradient error, for several hundred iterations.
+	choose(t, ctx, "#algo-rows .algo-row:first-child [data-key=rho]", "0.01")
+	choose(t, ctx, "#run-iters", "60000")
+	step(t, ctx, "start the run", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
+	waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `location.href`, 20*time.Second)
+	id := eval[string](t, ctx, `fwlab.runId`)
+	href := eval[string](t, ctx, `location.href`)
+	if !strings.Contains(href, "/runs/"+id+"?spec=") {
+		t.Errorf("the run page's URL %s does not hold the spec", href)
+	}
+
+	// Pause, then a single step: each paused trace emits exactly one record.
+	// The solver is fast: pause at once, while fista is far from its limit.
+	if st := eval[string](t, ctx, `fwlab.status`); st != "running" {
+		t.Fatalf("the run is %s when its page opens; it should still be running", st)
+	}
+	step(t, ctx, "pause", 10*time.Second, chromedp.Click(chromedp.ID("btn-pause")))
+	waitFor(t, ctx, "the paused status", `fwlab.status === 'paused'`, `fwlab.status`, 10*time.Second)
+	// Wait until the page holds every record the server holds, and the
+	// server's counts stay put.
+	serverCounts := func() []int {
+		var st struct {
+			Traces []struct {
+				Records int `json:"records"`
+			} `json:"traces"`
+		}
+		if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &st); err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, tr := range st.Traces {
+			out = append(out, tr.Records)
+		}
+		return out
+	}
+	settle := func() []int {
+		var page, srv []int
+		for i := 0; i < 100; i++ {
+			time.Sleep(150 * time.Millisecond)
+			srv = serverCounts()
+			page = eval[[]int](t, ctx, `fwlab.traces.map(t => t.n)`)
+			if fmt.Sprint(page) == fmt.Sprint(srv) {
+				time.Sleep(300 * time.Millisecond)
+				if again := serverCounts(); fmt.Sprint(again) == fmt.Sprint(srv) {
+					return page
+				}
+			}
+		}
+		t.Fatalf("while paused, the page holds %v records and the server %v", page, srv)
+		return nil
+	}
+	before := settle()
+	running := eval[[]bool](t, ctx, `fwlab.traces.map(t => t.status === 'running' || t.status === 'paused')`)
+	step(t, ctx, "single step", 10*time.Second, chromedp.Click(chromedp.ID("btn-step")))
+	after := settle()
+	stepped := 0
+	for i := range before {
+		want := before[i]
+		if running[i] {
+			want++
+			stepped++
+		}
+		if after[i] != want {
+			t.Errorf("trace %d: %d records after a single step, want %d (before: %d)", i, after[i], want, before[i])
+		}
+	}
+	if stepped == 0 {
+		t.Errorf("no trace was still running when paused: %v", running)
+	}
+	if st := eval[string](t, ctx, `fwlab.status`); st != "paused" {
+		t.Errorf("after a single step the run is %s, want paused", st)
+	}
+	step(t, ctx, "resume", 10*time.Second, chromedp.Click(chromedp.ID("btn-resume")))
+	// Every chart fills from the websocket.
+	pred := `['` + strings.Join(chartIDs, `','`) + `'].every(k => fwlab.charts[k] && fwlab.charts[k].points >= 200 && fwlab.charts[k].drawn > 0)`
+	waitFor(t, ctx, "≥ 200 points in every chart", pred, `fwlab.charts`, 30*time.Second)
+	if n := eval[int](t, ctx, `fwlab.wsMessages`); n < 2 {
+		t.Errorf("only %d websocket messages", n)
+	}
+	waitFor(t, ctx, "a drop step marked", `fwlab.charts.objective.drops >= 1`, `fwlab.charts.objective`, 20*time.Second)
+
+	// x-axis: effective passes.
+	choose(t, ctx, "#xaxis", "passes")
+	waitFor(t, ctx, "the passes axis", `fwlab.charts.objective.xkey === 'passes' && fwlab.charts.gap.xkey === 'passes'`, `fwlab.charts.objective`, 10*time.Second)
+
+	waitFor(t, ctx, "the end of the run", `fwlab.done === true && fwlab.status === 'done'`, `[fwlab.status, fwlab.traces.map(t => t.n)]`, 90*time.Second)
+	counts := eval[[]int](t, ctx, `fwlab.traces.map(t => t.n)`)
+
+	// The complete trace is in the page: every record of the server's trace.
+	var status struct {
+		Traces []struct {
+			Records int `json:"records"`
+		} `json:"traces"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &status); err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range status.Traces {
+		if i >= len(counts) || counts[i] != tr.Records {
+			t.Errorf("trace %d: the page holds %v records, the server %d", i, counts, tr.Records)
+		}
+	}
+
+	// CSV download equals the API's trace.
+	step(t, ctx, "download CSV", 10*time.Second, chromedp.Click(chromedp.ID("export-csv")))
+	want := httpGet(t, ts.URL+"/api/runs/"+id+"/trace?format=csv")
+	file := filepath.Join(dl, "fwlab-"+id+".csv")
+	var got []byte
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(file); err == nil && len(b) == len(want) {
+			got = b
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got == nil {
+		ents, _ := os.ReadDir(dl)
+		t.Fatalf("no complete download %s (directory holds %v; want %d bytes)", file, ents, len(want))
+	}
+	if sha256.Sum256(got) != sha256.Sum256(want) {
+		t.Errorf("the downloaded CSV differs from /api/runs/%s/trace?format=csv", id)
+	}
+	header := string(bytes.SplitN(got, []byte("\n"), 2)[0])
+	if header != "trace,algo,replication,k,passes,time_s,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err" {
+		t.Errorf("CSV header = %q", header)
+	}
+	lines := bytes.Count(got, []byte("\n"))
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	if lines != total+1 {
+		t.Errorf("CSV has %d lines, want %d records + header", lines, total)
+	}
+
+	// The teaching view draws the 2-D problem.
+	waitFor(t, ctx, "the teaching view", `fwlab.teach && fwlab.teach.drawn && !document.querySelector('#teaching').hidden`, `fwlab.teach`, 10*time.Second)
+	p := shot(t, ctx, dir, "toy-polygon-run.png")
+	t.Logf("screenshot: %s", p)
+}
