@@ -695,3 +695,115 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Errorf("create after close: %d %s", code, body)
 	}
 }
+
+// The real thing: the registered toy polygon with ssfw-as against fista,
+// streamed over the websocket and compared with the downloaded trace.
+func TestToyPolygonSSFWASvsFISTA(t *testing.T) {
+	srv, ts := newTestServer(t, Options{})
+	sp := spec.Run{Problem: "toy-polygon", Algorithms: []spec.Algo{{Algo: "ssfw-as"}, {Algo: "fista"}},
+		Replications: 2, Seed: 7, Iters: 400, EvalEvery: 1}
+	id := create(t, ts, sp)
+	c := dial(t, ts, id)
+	defer c.Close()
+	ch, errc := make(chan wsMessage, 16), make(chan error, 1)
+	go readStream(c, ch, errc)
+	col := &collector{t: t}
+	for m := range ch {
+		if m.Type == "records" {
+			// Records are numbered from the solver's first iteration on;
+			// check continuity only (the collector assumes the fake's k).
+			for _, b := range m.Batches {
+				if b.From != len(col.got[b.Trace]) {
+					t.Fatalf("trace %d batch from %d after %d records", b.Trace, b.From, len(col.got[b.Trace]))
+				}
+				col.got[b.Trace] = append(col.got[b.Trace], b.Records...)
+			}
+			continue
+		}
+		col.add(m)
+	}
+	if err := <-errc; !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+		t.Fatalf("stream ended with %v", err)
+	}
+	if col.done == nil || col.done.Status != "done" || col.done.Info.Dim != 2 || col.done.Info.FStar == nil {
+		t.Fatalf("done %+v", col.done)
+	}
+	fstar := *col.done.Info.FStar
+	for i, tr := range col.done.Traces {
+		recs := col.got[i]
+		if len(recs) != tr.Records || len(recs) == 0 || tr.Summary == nil {
+			t.Fatalf("trace %+v: %d streamed", tr, len(recs))
+		}
+		for j := 1; j < len(recs); j++ {
+			if recs[j].K != recs[j-1].K+1 {
+				t.Fatalf("trace %d: k jumps %d → %d", i, recs[j-1].K, recs[j].K)
+			}
+		}
+		last := recs[len(recs)-1]
+		if last.Objective == nil || *last.Objective-fstar > 1e-3*(1+abs(fstar)) {
+			t.Errorf("trace %d (%s): final objective %v, F* = %v", i, tr.Algo, last.Objective, fstar)
+		}
+		if tr.Algo == "ssfw-as" && last.Gap == nil {
+			t.Errorf("trace %d: no gap on the last record", i)
+		}
+	}
+	if _, ok := col.done.Info.Panels["geometry"]; !ok {
+		t.Error("the toy polygon's geometry panel is missing")
+	}
+	// The download holds exactly the streamed records.
+	code, body := do(t, "GET", ts.URL+"/api/runs/"+id+"/trace?format=jsonl", nil)
+	lines := bytes.Split(bytes.TrimSpace(body), []byte("\n"))
+	want := 0
+	for _, g := range col.got {
+		want += len(g)
+	}
+	if code != 200 || len(lines) != want {
+		t.Fatalf("jsonl: %d, %d lines, %d streamed", code, len(lines), want)
+	}
+	for n, ln := range lines {
+		var rec traceLine
+		if err := json.Unmarshal(ln, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if !sameRecord(rec.Record, col.got[*rec.Trace][n-offset(col.got, *rec.Trace)]) {
+			t.Fatalf("line %d differs from the streamed record", n+1)
+		}
+	}
+	_ = srv
+}
+
+func offset(got [][]solver.Record, trace int) int {
+	o := 0
+	for i := 0; i < trace; i++ {
+		o += len(got[i])
+	}
+	return o
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Every registered preset fits the server's limits, so that the start page
+// can launch it.
+func TestPresetsFitTheLimits(t *testing.T) {
+	srv, ts := newTestServer(t, Options{})
+	code, body := do(t, "GET", ts.URL+"/api/presets", nil)
+	var presets []PresetEntry
+	if err := json.Unmarshal(body, &presets); code != 200 || err != nil {
+		t.Fatalf("%d %s", code, body)
+	}
+	for _, p := range presets {
+		sp := p.Spec
+		if err := sp.Normalize(); err != nil {
+			t.Errorf("preset %s: %v", p.Name, err)
+			continue
+		}
+		if n := sp.Iters * len(sp.Algorithms) * sp.Replications; n > srv.Manager().Options().MaxRecords {
+			t.Errorf("preset %s needs %d records, more than the server keeps", p.Name, n)
+		}
+	}
+}

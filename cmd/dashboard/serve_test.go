@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// startServe runs serve (or runServe, with signals) on a free port and
+// returns the printed URL and the exit code channel.
+func startServe(t *testing.T, ctx context.Context, withSignals bool, args ...string) (string, <-chan int) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		var c int
+		if withSignals {
+			c = runServe(append([]string{"-addr", "127.0.0.1:0"}, args...), pw, io.Discard)
+		} else {
+			c = serve(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, io.Discard)
+		}
+		pw.Close()
+		code <- c
+	}()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() {
+		t.Fatalf("no output from serve (exit %d)", <-code)
+	}
+	line := sc.Text()
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		t.Fatalf("serve printed %q, no URL", line)
+	}
+	url := strings.Fields(line[i:])[0]
+	return strings.TrimSuffix(url, "/"), code
+}
+
+func TestServeRunsAndShutsDownGracefully(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, code := startServe(t, ctx, false)
+
+	resp, err := http.Get(url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "ok" {
+		t.Fatalf("healthz: %d %q", resp.StatusCode, b)
+	}
+	// Every registered scenario is offered.
+	resp, err = http.Get(url + "/api/scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cat struct {
+		Problems []struct{ Name string }
+	}
+	err = json.NewDecoder(resp.Body).Decode(&cat)
+	resp.Body.Close()
+	if err != nil || len(cat.Problems) == 0 {
+		t.Fatalf("catalogue: %v %+v", err, cat)
+	}
+	names := map[string]bool{}
+	for _, p := range cat.Problems {
+		names[p.Name] = true
+	}
+	if !names["toy-polygon"] {
+		t.Errorf("toy-polygon missing from %v", names)
+	}
+
+	// A long run with a websocket client: shutting down cancels the run and
+	// closes the stream with 1001.
+	body := `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as"},{"algo":"fista"}],"iters":2000000,"eval_every":1000}`
+	resp, err = http.Post(url+"/api/runs", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ ID string }
+	err = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || err != nil {
+		t.Fatalf("create: %d %v", resp.StatusCode, err)
+	}
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http")+"/ws/runs/"+created.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if _, msg, err := ws.ReadMessage(); err != nil || !strings.Contains(string(msg), `"type":"hello"`) {
+		t.Fatalf("hello: %v %.100s", err, msg)
+	}
+	cancel()
+	var closeErr error
+	for closeErr == nil {
+		_, _, closeErr = ws.ReadMessage()
+	}
+	if !websocket.IsCloseError(closeErr, websocket.CloseGoingAway) {
+		t.Errorf("stream ended with %v, want 1001", closeErr)
+	}
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("exit code %d", c)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not return after cancellation")
+	}
+	if _, err := http.Get(url + "/healthz"); err == nil {
+		t.Error("the server still answers after shutdown")
+	}
+}
+
+func TestServeStopsOnSIGTERM(t *testing.T) {
+	url, code := startServe(t, nil, true)
+	if resp, err := http.Get(url + "/healthz"); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("exit code %d", c)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-nope"}, 2, "-nope"},
+		{[]string{"extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"-data", "/no/such/dir"}, 2, "-data"},
+		{[]string{"-addr", "256.1.1.1:99999"}, 1, "-addr"},
+	}
+	for _, c := range cases {
+		var stderr strings.Builder
+		got := serve(context.Background(), c.args, io.Discard, &stderr)
+		if got != c.code || !strings.Contains(stderr.String(), c.msg) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", c.args, got, c.code, stderr.String(), c.msg)
+		}
+	}
+}
+
+func TestDashboardURL(t *testing.T) {
+	cases := []struct{ addr, bound, want string }{
+		{"localhost:8080", "127.0.0.1:8080", "http://localhost:8080/"},
+		{":0", "[::]:43123", "http://localhost:43123/"},
+		{"127.0.0.1:0", "127.0.0.1:5000", "http://127.0.0.1:5000/"},
+		{"[::1]:0", "[::1]:5000", "http://[::1]:5000/"},
+	}
+	for _, c := range cases {
+		if got := dashboardURL(c.addr, fakeAddr(c.bound)); got != c.want {
+			t.Errorf("%s bound %s: %s, want %s", c.addr, c.bound, got, c.want)
+		}
+	}
+}
+
+type fakeAddr string
+
+func (a fakeAddr) Network() string { return "tcp" }
+func (a fakeAddr) String() string  { return string(a) }
