@@ -1,18 +1,14 @@
 package server
 
 import (
-	"net/http"
-
 	"github.com/go-chi/chi/v5"
+
+	"github.com/fwlab/fwlab/web"
 )
 
-// mountPages mounts the dashboard's pages (GET /, GET /runs/{id},
-// GET /static/*). Until the web package's pages are wired in, the start page
-// points to the API.
+// mountPages mounts the dashboard's pages from the web package:
+// GET / (start page), GET /runs/{id} (live run page), GET /static/* (assets).
 func mountPages(r chi.Router, s *Server) error {
-	r.Get("/", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("fwlab dashboard: the pages are not available in this build; the API is at /api/scenarios and /api/runs\n"))
-	})
+	web.Mount(r, web.Deps{DataDir: s.opts.DataDir})
 	return nil
 }

@@ -807,3 +807,27 @@ func TestPresetsFitTheLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestPagesAreMounted(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	for _, c := range []struct {
+		path, ctype, has string
+	}{
+		{"/", "text/html", `id="start-form"`},
+		{"/runs/r1", "text/html", "r1"},
+	} {
+		resp, err := client.Get(ts.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), c.ctype) || !strings.Contains(string(b), c.has) {
+			t.Errorf("%s: %d %s, body lacks %q", c.path, resp.StatusCode, resp.Header.Get("Content-Type"), c.has)
+		}
+	}
+	// Unknown pages are plain 404s; unknown API paths JSON 404s.
+	if code, _ := do(t, "GET", ts.URL+"/nothing-here", nil); code != 404 {
+		t.Errorf("unknown page: %d", code)
+	}
+}
