@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
 )
 
 func gflassoRefDir(t *testing.T) string {
