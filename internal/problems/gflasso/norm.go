@@ -36,6 +36,9 @@ type component struct {
 	idx   []int8
 	sgn   []float64
 	inv   []float64
+	// pos and neg are the masks of the atom's members with sign +1 and −1,
+	// for the subset-sum evaluation of bestAtom.
+	pos, neg []uint32
 }
 
 // omega evaluates ω_C(z).
@@ -56,6 +59,10 @@ func (c *component) omega(z []float64) float64 {
 // oracle is used.
 const maxEnumAtoms = 1 << 18
 
+// maxEnumTasks bounds the size of an enumerated component (the oracle keeps a
+// table of 2^k subset sums per row).
+const maxEnumTasks = 16
+
 // errTooMany reports that a component has too many candidate atoms.
 var errTooMany = errors.New("too many candidate atoms")
 
@@ -73,7 +80,7 @@ var errTooMany = errors.New("too many candidate atoms")
 // vertex enumeration of the ball's H-representation and against the LP.
 func (c *component) enumerate() error {
 	k := len(c.tasks)
-	if k > 30 {
+	if k > maxEnumTasks {
 		return errTooMany
 	}
 	adj := make([]uint32, k)
@@ -105,17 +112,25 @@ func (c *component) enumerate() error {
 				continue
 			}
 			if len(c.inv) >= maxEnumAtoms {
-				c.start, c.idx, c.sgn, c.inv = nil, nil, nil, nil
+				c.start, c.idx, c.sgn, c.inv, c.pos, c.neg = nil, nil, nil, nil, nil, nil
 				return errTooMany
 			}
 			for i := range z {
 				z[i] = 0
 			}
+			var pm, nm uint32
 			for _, a := range members {
 				z[a] = sigma[a]
 				c.idx = append(c.idx, int8(a))
 				c.sgn = append(c.sgn, sigma[a])
+				if sigma[a] > 0 {
+					pm |= 1 << a
+				} else {
+					nm |= 1 << a
+				}
 			}
+			c.pos = append(c.pos, pm)
+			c.neg = append(c.neg, nm)
 			c.start = append(c.start, int32(len(c.idx)))
 			c.inv = append(c.inv, 1/c.omega(z))
 		}
@@ -160,15 +175,15 @@ func (c *component) enumerated() bool { return c.start != nil }
 
 // bestAtom returns, over the enumerated atoms, the largest |<g, σ_S>|/ω(σ_S)
 // for one row g, the atom's index and the sign (−1 or +1) that the vertex
-// minimising <g, v> puts in front of σ_S. Ties keep the first atom.
-func (c *component) bestAtom(g []float64) (score float64, atom int, sign float64) {
+// minimising <g, v> puts in front of σ_S. Ties keep the first atom. sums
+// (length 2^k) is scratch space: it receives the subset sums of g, so that
+// <g, σ_S> = sums[S⁺] − sums[S⁻] costs two look-ups per atom.
+func (c *component) bestAtom(g, sums []float64) (score float64, atom int, sign float64) {
+	subsetSums(g, sums)
 	atom = -1
-	for i := range c.inv {
-		d := 0.0
-		for p := c.start[i]; p < c.start[i+1]; p++ {
-			d += c.sgn[p] * g[c.idx[p]]
-		}
-		s := math.Abs(d) * c.inv[i]
+	for i, inv := range c.inv {
+		d := sums[c.pos[i]] - sums[c.neg[i]]
+		s := math.Abs(d) * inv
 		if s > score {
 			score, atom = s, i
 			sign = -1
@@ -178,6 +193,35 @@ func (c *component) bestAtom(g []float64) (score float64, atom int, sign float64
 		}
 	}
 	return score, atom, sign
+}
+
+// subsetSums fills sums[m] = Σ_{a∈m} g[a] for every mask m < 2^len(g),
+// adding the members in increasing order (as signedSum does).
+func subsetSums(g, sums []float64) {
+	sums[0] = 0
+	for b, gb := range g {
+		lo := sums[:1<<b]
+		hi := sums[1<<b : 2<<b]
+		for m, v := range lo {
+			hi[m] = v + gb
+		}
+	}
+}
+
+// signedSum returns <g, σ> for a sign pattern, with the same rounding as
+// the subset sums: (Σ ascending over σ_a > 0 of g_a) − (Σ ascending over
+// σ_a < 0 of g_a).
+func signedSum(g, pat []float64) float64 {
+	pos, neg := 0.0, 0.0
+	for a, s := range pat {
+		switch {
+		case s > 0:
+			pos += g[a]
+		case s < 0:
+			neg += g[a]
+		}
+	}
+	return pos - neg
 }
 
 // atomPattern writes the signed pattern sign·σ of atom i into pat (entries
@@ -193,13 +237,7 @@ func (c *component) atomPattern(i int, sign float64, pat []float64) {
 
 // patternScore returns <g, σ>/ω(σ) for a sign pattern σ (not all zero).
 func (c *component) patternScore(g, pat []float64) float64 {
-	d := 0.0
-	for i, s := range pat {
-		if s != 0 {
-			d += s * g[i]
-		}
-	}
-	return d * (1 / c.omega(pat))
+	return signedSum(g, pat) * (1 / c.omega(pat))
 }
 
 // lpDual computes ω_C*(g) = max{<g, z> : ω_C(z) ≤ 1} by the simplex method and

@@ -185,7 +185,7 @@ func TestAtomsContainBallVertices(t *testing.T) {
 					}
 					want = math.Max(want, d)
 				}
-				got, _, _ := c.bestAtom(g)
+				got, _, _ := c.bestAtom(g, make([]float64, 1<<k))
 				lpv, _, err := c.lpDual(g)
 				if err != nil {
 					t.Fatal(err)
@@ -258,7 +258,7 @@ func TestEnumeratedOracleEqualsLP(t *testing.T) {
 			for a := range g {
 				g[a] = rng.NormFloat64()
 			}
-			s, atom, sg := c.bestAtom(g)
+			s, atom, sg := c.bestAtom(g, make([]float64, 1<<k))
 			c.atomPattern(atom, -sg, pat) // the maximiser's pattern
 			ls, lpat, err := c.lpAtom(g)
 			if err != nil {

@@ -105,8 +105,8 @@ func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 	if opt.EnumMax == 0 {
 		opt.EnumMax = 12
 	}
-	if opt.EnumMax < 0 || opt.EnumMax > 20 {
-		return nil, fmt.Errorf("gflasso: the enumeration limit must lie in [1, 20], got %d", opt.EnumMax)
+	if opt.EnumMax < 0 || opt.EnumMax > maxEnumTasks {
+		return nil, fmt.Errorf("gflasso: the enumeration limit must lie in [1, %d], got %d", maxEnumTasks, opt.EnumMax)
 	}
 	for _, m := range []*mat.Dense{X, Y} {
 		r, c := m.Dims()
@@ -316,9 +316,16 @@ func (p *Problem) LMO(b int, g []float64) solver.Vertex {
 	bestScore, bestRow := 0.0, -1
 	if c.enumerated() {
 		bestAtom, bestSign := -1, 0.0
+		sums := make([]float64, 1<<kc)
 		for r := bi.r0; r < bi.r1; r++ {
 			row := g[(r-bi.r0)*kc : (r-bi.r0+1)*kc]
-			s, a, sg := c.bestAtom(row)
+			// ω_C ≥ λ‖·‖₁, so ω_C*(row) ≤ ‖row‖∞/λ: a row whose bound
+			// (inflated against rounding) cannot beat the best score so
+			// far is skipped (ties keep the earlier choice anyway).
+			if bestRow >= 0 && maxAbs(row)/c.lambda*(1+1e-12) <= bestScore {
+				continue
+			}
+			s, a, sg := c.bestAtom(row, sums)
 			if a >= 0 && s > bestScore {
 				bestScore, bestRow, bestAtom, bestSign = s, r, a, sg
 			}
@@ -348,6 +355,14 @@ func (p *Problem) LMO(b int, g []float64) solver.Vertex {
 		return solver.Vertex{Key: "0"}
 	}
 	return p.atomVertex(b, bestRow, pat)
+}
+
+func maxAbs(x []float64) float64 {
+	m := 0.0
+	for _, v := range x {
+		m = math.Max(m, math.Abs(v))
+	}
+	return m
 }
 
 // atomVertex builds T_b·(e_row ⊗ σ/ω(σ), 1) for a sign pattern σ.
