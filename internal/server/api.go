@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -126,6 +127,8 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
 		case errors.Is(err, session.ErrBusy):
 			writeError(w, http.StatusTooManyRequests, "", err.Error())
+		case errors.Is(err, context.DeadlineExceeded):
+			writeError(w, http.StatusGatewayTimeout, "", err.Error())
 		default:
 			writeError(w, http.StatusServiceUnavailable, "", err.Error())
 		}

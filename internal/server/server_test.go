@@ -831,3 +831,24 @@ func TestPagesAreMounted(t *testing.T) {
 		t.Errorf("unknown page: %d", code)
 	}
 }
+
+func TestRunLimitsOverAPI(t *testing.T) {
+	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 1, MaxStored: 1}})
+	slow := fakeRun(1_000_000, "fw")
+	slow.Params["delay_us"] = "100"
+	id := create(t, ts, slow)
+	code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, fakeRun(5, "fw")))
+	if code != http.StatusTooManyRequests || !strings.Contains(string(body), "at most 1 run") {
+		t.Errorf("second active run: %d %s", code, body)
+	}
+	if code, _ := do(t, "DELETE", ts.URL+"/api/runs/"+id, nil); code != 202 {
+		t.Fatalf("cancel: %d", code)
+	}
+	waitFinished(t, srv, id)
+	id2 := create(t, ts, fakeRun(5, "fw"))
+	waitFinished(t, srv, id2)
+	code, body = do(t, "GET", ts.URL+"/api/runs/"+id, nil)
+	if code != 404 || !strings.Contains(string(body), "evicted") {
+		t.Errorf("evicted run: %d %s", code, body)
+	}
+}

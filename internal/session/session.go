@@ -164,6 +164,10 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 	inst, err := buildSafely(ctx, sc, vals, sp.Seed)
 	if err != nil {
 		release()
+		if ctx.Err() != nil {
+			// The request ended (timeout or client gone): not the spec's fault.
+			return nil, fmt.Errorf("building %s: %w", sc.Name, ctx.Err())
+		}
 		return nil, asFieldError(fmt.Errorf("building %s: %w", sc.Name, err), "problem")
 	}
 	lim := scenarios.LimitsOf(&sp)
