@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/fwlab/fwlab/internal/server"
+	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/web"
 )
 
@@ -386,4 +388,157 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	waitFor(t, ctx, "the teaching view", `fwlab.teach && fwlab.teach.drawn && !document.querySelector('#teaching').hidden`, `fwlab.teach`, 10*time.Second)
 	p := shot(t, ctx, dir, "toy-polygon-run.png")
 	t.Logf("screenshot: %s", p)
+}
+
+// TestPaperFigure1Band runs the paper's Figure 1 preset with 3 replications:
+// each algorithm is drawn as a median with a min–max band, and the band's
+// fill is on the canvas. The GFLASSO panels (true B, task graph) show.
+func TestPaperFigure1Band(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	dir := t.TempDir()
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+	if !eval[bool](t, ctx, `!!document.querySelector('[data-preset="paper-fig1"]')`) {
+		t.Fatal("the start page offers no paper-fig1 preset")
+	}
+	step(t, ctx, "choose the preset", 10*time.Second, chromedp.Click(chromedp.CSS(`[data-preset="paper-fig1"]`)))
+	form := eval[[]string](t, ctx, `[document.querySelector('#problem').value, ...Array.from(document.querySelectorAll('#algo-rows [data-key=algo]')).map(e => e.value), document.querySelector('#run-replications').value]`)
+	if strings.Join(form, ",") != "gflasso,bc-ssfw-as,spg,10" {
+		t.Fatalf("the preset filled the form with %v, want gflasso, bc-ssfw-as, spg, 10 replications", form)
+	}
+	choose(t, ctx, "#run-replications", "3")
+	step(t, ctx, "start the run", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
+	waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `location.href`, 30*time.Second)
+	if n := eval[int](t, ctx, `fwlab.traces.length`); n != 6 {
+		t.Fatalf("%d traces, want 2 algorithms × 3 replications", n)
+	}
+	// The median and band need every replication's records; wait for a
+	// good stretch of them.
+	waitFor(t, ctx, "the replication band", `fwlab.charts.objective.band && fwlab.charts.objective.bandRows >= 40`, `fwlab.charts.objective`, 90*time.Second)
+	probe := eval[map[string]int](t, ctx, `fwlab.bandProbe('objective')`)
+	if probe["samples"] == 0 || probe["filled"]*2 < probe["samples"] {
+		t.Errorf("band fill found at %d of %d sampled points between min and max", probe["filled"], probe["samples"])
+	}
+	legend := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#charts [data-chart=objective] .u-legend .u-series')).filter(e => e.style.display !== 'none').map(e => e.textContent)`)
+	joined := strings.Join(legend, "|")
+	if !strings.Contains(joined, "bc-ssfw-as") || !strings.Contains(joined, "median of 3") {
+		t.Errorf("objective legend = %q, want the median of 3 replications of bc-ssfw-as", joined)
+	}
+	// GFLASSO panels: the true coefficients and the task graph.
+	waitFor(t, ctx, "the GFLASSO panels", `!!document.querySelector('[data-heatmap=B_true]') && !!document.querySelector('[data-graph=edges]') && !document.querySelector('#panels').hidden`, `fwlab.panels`, 10*time.Second)
+	shot(t, ctx, dir, "paper-fig1-band.png")
+	// Stop cancels the run.
+	step(t, ctx, "stop", 10*time.Second, chromedp.Click(chromedp.ID("btn-stop")))
+	waitFor(t, ctx, "the cancelled run", `fwlab.status === 'cancelled' || fwlab.status === 'done'`, `fwlab.status`, 30*time.Second)
+}
+
+// TestStartPageRules: the client-side rule messages are the server's, a
+// rule only the server checks is shown at its field, and the schedule
+// preview uses the solver's formula. A spec in a run page's URL with an
+// unknown id is submitted again.
+func TestStartPageRules(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+	choose(t, ctx, "#problem", "toy-polygon")
+
+	// serverError posts a spec and returns the server's error and field.
+	serverError := func(spec string) (string, string) {
+		t.Helper()
+		res, err := http.Post(ts.URL+"/api/runs", "application/json", strings.NewReader(spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var e struct{ Error, Field string }
+		if err := json.NewDecoder(res.Body).Decode(&e); err != nil || res.StatusCode != 400 {
+			t.Fatalf("POST %s: status %d, %v", spec, res.StatusCode, err)
+		}
+		return e.Error, e.Field
+	}
+	errorAt := func(field string) string {
+		return eval[string](t, ctx, fmt.Sprintf(`(Array.from(document.querySelectorAll('[data-error-for]')).find(e => e.dataset.errorFor === %q) || {}).textContent || ''`, field))
+	}
+	cases := []struct {
+		sel, value, spec string
+	}{
+		{"#p-toy-polygon-vertices", "2", `{"problem":"toy-polygon","params":{"vertices":"2"},"algorithms":[{"algo":"ssfw-as"}]}`},
+		{"#p-toy-polygon-cond", "0.5", `{"problem":"toy-polygon","params":{"cond":"0.5"},"algorithms":[{"algo":"ssfw-as"}]}`},
+		{"#algo-rows .algo-row:first-child [data-key=rho]", "1.5", `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as","rho":1.5}]}`},
+		{"#algo-rows .algo-row:first-child [data-key=L]", "-3", `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as","L":"-3"}]}`},
+		{"#run-replications", "101", `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as"}],"replications":101}`},
+	}
+	for _, tc := range cases {
+		msg, field := serverError(tc.spec)
+		choose(t, ctx, tc.sel, tc.value)
+		if got := errorAt(field); got != msg {
+			t.Errorf("%s = %s: the page says %q at %s, the server %q", tc.sel, tc.value, got, field, msg)
+		}
+		// Submitting is refused in the page: no navigation, the message stays.
+		step(t, ctx, "submit", 10*time.Second, chromedp.Click(chromedp.ID("start-run")))
+		time.Sleep(300 * time.Millisecond)
+		if p := eval[string](t, ctx, `location.pathname`); p != "/" {
+			t.Fatalf("an invalid form was submitted (now at %s)", p)
+		}
+		if got := errorAt(field); got != msg {
+			t.Errorf("after submit: %q at %s, want %q", got, field, msg)
+		}
+		step(t, ctx, "reload", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+		waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, ``, 10*time.Second)
+		choose(t, ctx, "#problem", "toy-polygon")
+	}
+
+	// Collinear points pass the parameter rule but not the polygon's
+	// construction: the server's message appears at the points field.
+	choose(t, ctx, "#p-toy-polygon-points", "0,0;1,1;2,2")
+	msg, field := serverError(`{"problem":"toy-polygon","params":{"points":"0,0;1,1;2,2"},"algorithms":[{"algo":"ssfw-as"},{"algo":"fista"}]}`)
+	step(t, ctx, "submit", 10*time.Second, chromedp.Click(chromedp.ID("start-run")))
+	waitFor(t, ctx, "the server's message", fmt.Sprintf(`(Array.from(document.querySelectorAll('[data-error-for]')).find(e => e.dataset.errorFor === %q) || {}).textContent === %q`, field, msg),
+		`Array.from(document.querySelectorAll('.err')).map(e => e.textContent).filter(x => x)`, 10*time.Second)
+
+	// The preview's m_k is the solver's.
+	type sched struct {
+		Kind   string  `json:"kind"`
+		Rho    float64 `json:"rho"`
+		Alpha  float64 `json:"alpha"`
+		M0     int     `json:"m0"`
+		Growth float64 `json:"growth"`
+	}
+	scheds := []sched{{"paper", 0.1, 0.5, 0, 0}, {"paper", 0.01, 0.9, 0, 0}, {"paper", 0.9, 0.1, 0, 0}, {"constant", 0, 0, 7, 0}, {"geometric", 0, 0, 3, 1.1}, {"geometric", 0, 0, 1, 2}, {"full", 0, 0, 0, 0}}
+	for _, s := range scheds {
+		for _, n := range []int{1, 2, 50, 1000, 100000} {
+			js, _ := json.Marshal(s)
+			got := eval[[]int](t, ctx, fmt.Sprintf(`[1, 2, 3, 10, 57, 300, 5000].map(k => fwlab.scheduleSize(%s, k, %d))`, js, n))
+			sc := solver.Schedule{Kind: s.Kind, Rho: s.Rho, Alpha: s.Alpha, M0: s.M0, Growth: s.Growth}
+			for i, k := range []int{1, 2, 3, 10, 57, 300, 5000} {
+				if want := sc.Size(k, n); got[i] != want {
+					t.Errorf("%+v: m_%d over n = %d: page %d, solver %d", s, k, n, got[i], want)
+				}
+			}
+		}
+	}
+
+	// A run link with an unknown id and its spec reproduces the run.
+	spec := `{"problem":"toy-polygon","algorithms":[{"algo":"afw"}],"iters":50,"seed":3}`
+	step(t, ctx, "open a run link", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/no-such-run?spec="+url.QueryEscape(spec)))
+	waitFor(t, ctx, "the resubmitted run", `!!fwlab.resubmitted && fwlab.done === true`, `[fwlab.resubmitted, fwlab.status, location.href]`, 30*time.Second)
+	id := eval[string](t, ctx, `fwlab.resubmitted`)
+	if p := eval[string](t, ctx, `location.pathname`); p != "/runs/"+id {
+		t.Errorf("after resubmission the page is at %s, want /runs/%s", p, id)
+	}
+	var st struct {
+		Spec struct {
+			Problem string `json:"problem"`
+			Seed    int64  `json:"seed"`
+			Iters   int    `json:"iters"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Spec.Problem != "toy-polygon" || st.Spec.Seed != 3 || st.Spec.Iters != 50 {
+		t.Errorf("resubmitted spec = %+v", st.Spec)
+	}
 }

@@ -200,6 +200,10 @@
         return;
       }
       const row = tmpl.content.firstElementChild.cloneNode(true);
+      // Fields without a control (spg's mu and eps, workers, …) ride along.
+      const keep = {};
+      for (const k of ['workers', 'caratheodory', 'mu', 'eps', 'no_average']) if (a && a[k]) keep[k] = a[k];
+      row.dataset.keep = JSON.stringify(keep);
       const algoSel = $('[data-key=algo]', row);
       for (const name of p.algorithms) algoSel.append(el('option', { value: name, text: name }));
       a = a || {};
@@ -250,7 +254,7 @@
 
     function readRow(row) {
       const v = (k) => $(`[data-key=${k}]`, row).value.trim();
-      const a = { algo: v('algo'), stepsize: v('stepsize'), L: v('L') || 'auto' };
+      const a = { algo: v('algo'), stepsize: v('stepsize'), L: v('L') || 'auto', keep: JSON.parse(row.dataset.keep || '{}') };
       const s = stoch.has(a.algo);
       if (s) {
         a.schedule = v('schedule');
@@ -271,7 +275,7 @@
     }
 
     function specAlgo(a) {
-      const o = { algo: a.algo, stepsize: a.stepsize, L: a.L, schedule: a.schedule };
+      const o = Object.assign({ algo: a.algo, stepsize: a.stepsize, L: a.L, schedule: a.schedule }, a.keep || {});
       if (stoch.has(a.algo)) {
         if (a.schedule === 'paper') Object.assign(o, { rho: a.rho, alpha: a.alpha });
         if (a.schedule === 'constant' || a.schedule === 'geometric') o.m0 = a.m0;
@@ -1072,6 +1076,7 @@
         width += cols.length;
       }
       const data = merge(series, width);
+      C.series = series;
       const layout = S.groups.map((g) => g.key + (g.band ? '+band' : '')).join(',') + `|${S.xaxis}|${S.logx}|${C.logY}`;
       if (!C.u || C.layout !== layout) {
         if (C.u) C.u.destroy();
@@ -1102,6 +1107,35 @@
       st.bandRows = bandRows;
       st.band = bandRows > 0 && !!(C.u.bands && C.u.bands.length);
     }
+
+    // bandProbe samples the chart's canvas between the min and max edges
+    // of each band, away from the median line, and reports how many of the
+    // samples carry the band's fill colour.
+    fwlab.bandProbe = (id) => {
+      const C = S.charts.find((c) => c.def.id === id);
+      if (!C || !C.u || !C.series) return { samples: 0, filled: 0 };
+      const u = C.u, ctx = u.ctx;
+      let samples = 0, filled = 0;
+      for (const s of C.series) {
+        if (!s.g.band) continue;
+        const base = 1 + s.at;
+        const med = u.data[base], lo = u.data[base + 1], hi = u.data[base + 2];
+        const want = parseInt(s.g.color.slice(1), 16);
+        const rgb = [(want >> 16) & 255, (want >> 8) & 255, want & 255];
+        for (let i = 0; i < u.data[0].length && samples < 200; i += 3) {
+          if (lo[i] == null || hi[i] == null || med[i] == null) continue;
+          const x = u.valToPos(u.data[0][i], 'x', true);
+          const yl = u.valToPos(lo[i], 'y', true), yh = u.valToPos(hi[i], 'y', true), ym = u.valToPos(med[i], 'y', true);
+          if (!(Math.abs(yl - yh) >= 10)) continue;
+          const y = Math.abs(ym - yl) > Math.abs(ym - yh) ? (ym + yl) / 2 : (ym + yh) / 2;
+          if (Math.abs(y - ym) < 4 || x < u.bbox.left + 2 || x > u.bbox.left + u.bbox.width - 2) continue;
+          const px = ctx.getImageData(Math.round(x), Math.round(y), 1, 1).data;
+          samples++;
+          if (px[3] > 20 && Math.abs(px[0] - rgb[0]) < 40 && Math.abs(px[1] - rgb[1]) < 40 && Math.abs(px[2] - rgb[2]) < 40) filled++;
+        }
+      }
+      return { samples, filled };
+    };
 
     function chartOpts(C, series) {
       const sers = [{ label: XLABEL[S.xaxis], value: (u, v) => fmtCell(v) }];
@@ -1675,15 +1709,23 @@
 
   // ------------------------------------------------------- problem panels
 
-  // Panels renders the problem-specific data of info.panels: every numeric
-  // matrix as a heat map (GFLASSO's true B and estimates), a graph with
-  // edges (the task correlation graph), lists of words (SSVM decodings).
+  // Panels renders the problem-specific data of info.panels: numeric
+  // matrices as heat maps (GFLASSO's true B, the task correlations), the
+  // task graph from `edges` ({m, l, r} with nodes coloured by component),
+  // numeric vectors as bars (a true β), lists of words, and the scalars as a
+  // table (the SSVM data set's figures).
   const Panels = (function () {
+    const isNum = (x) => typeof x === 'number' && isFinite(x);
     function isMatrix(v) {
-      return Array.isArray(v) && v.length > 0 && v.every((r) => Array.isArray(r) && r.every((x) => typeof x === 'number'));
+      return Array.isArray(v) && v.length > 1 && v.every((r) => Array.isArray(r) && r.length === v[0].length && r.length > 0 && r.every(isNum));
+    }
+    const isVector = (v) => Array.isArray(v) && v.length > 1 && v.every(isNum);
+    const TITLES = { B_true: 'true coefficients B (rows: features, columns: tasks)', corr: 'task correlations of Y', beta_true: 'true β' };
+    function figure(name, node, caption) {
+      return el('figure', { class: 'panel', 'data-panel': name }, node, el('figcaption', { text: caption }));
     }
     function heat(name, m) {
-      const rows = m.length, cols = Math.max(...m.map((r) => r.length));
+      const rows = m.length, cols = m[0].length;
       const cell = Math.max(2, Math.min(18, Math.floor(360 / Math.max(rows, cols))));
       const cv = el('canvas', { width: cols * cell, height: rows * cell, 'data-heatmap': name });
       const ctx = cv.getContext('2d');
@@ -1697,34 +1739,60 @@
           ctx.fillRect(j * cell, i * cell, cell, cell);
         })
       );
-      return el('figure', { class: 'panel' }, cv, el('figcaption', { text: `${name} (${rows}×${cols}, |max| = ${fmtCell(amax, 3)}; red +, blue −)` }));
+      return figure(name, cv, `${TITLES[name] || name} (${rows}×${cols}, |max| = ${fmtCell(amax, 3)}; red +, blue −)`);
     }
-    function graph(name, g) {
-      const edges = (g.edges || []).map((e) => (Array.isArray(e) ? { a: e[0], b: e[1], w: e.length > 2 ? e[2] : 1 } : { a: e.from != null ? e.from : e.a, b: e.to != null ? e.to : e.b, w: e.weight != null ? e.weight : e.w != null ? e.w : 1 }));
-      let n = g.nodes != null ? (Array.isArray(g.nodes) ? g.nodes.length : +g.nodes) : 0;
-      for (const e of edges) n = Math.max(n, e.a + 1, e.b + 1);
+    function bars(name, v) {
+      const W = Math.min(480, Math.max(160, v.length * 6)), H = 120;
+      const cv = el('canvas', { width: W, height: H, 'data-bars': name });
+      const ctx = cv.getContext('2d');
+      let amax = 0;
+      for (const x of v) amax = Math.max(amax, Math.abs(x));
+      amax = amax || 1;
+      const bw = W / v.length;
+      ctx.strokeStyle = '#999';
+      ctx.beginPath();
+      ctx.moveTo(0, H / 2);
+      ctx.lineTo(W, H / 2);
+      ctx.stroke();
+      v.forEach((x, i) => {
+        ctx.fillStyle = x >= 0 ? '#d62728' : '#1f77b4';
+        const h = (Math.abs(x) / amax) * (H / 2 - 2);
+        ctx.fillRect(i * bw, x >= 0 ? H / 2 - h : H / 2, Math.max(1, bw - 1), h);
+      });
+      return figure(name, cv, `${TITLES[name] || name} (${v.length} entries, |max| = ${fmtCell(amax, 3)})`);
+    }
+    function graph(name, edges, panels) {
+      const E = edges.map((e) =>
+        Array.isArray(e) ? { a: e[0], b: e[1], w: e.length > 2 ? e[2] : 1 } : { a: e.m != null ? e.m : e.from, b: e.l != null ? e.l : e.to, w: e.r != null ? e.r : e.w != null ? e.w : 1 }
+      );
+      let n = isMatrix(panels.corr) ? panels.corr.length : 0;
+      for (const e of E) n = Math.max(n, e.a + 1, e.b + 1);
+      const comp = new Array(n).fill(-1);
+      (panels.components || []).forEach((c, ci) => Array.isArray(c) && c.forEach((i) => (comp[i] = ci)));
       const S = 360, cv = el('canvas', { width: S, height: S, 'data-graph': name });
       const ctx = cv.getContext('2d');
       const P = (i) => [S / 2 + 0.42 * S * Math.cos((2 * Math.PI * i) / n), S / 2 + 0.42 * S * Math.sin((2 * Math.PI * i) / n)];
-      let wmax = 0;
-      for (const e of edges) wmax = Math.max(wmax, Math.abs(e.w));
-      for (const e of edges) {
+      for (const e of E) {
         const [x0, y0] = P(e.a), [x1, y1] = P(e.b);
-        ctx.strokeStyle = e.w >= 0 ? 'rgba(214,39,40,0.6)' : 'rgba(31,119,180,0.6)';
-        ctx.lineWidth = 0.5 + 3 * (Math.abs(e.w) / (wmax || 1));
+        ctx.strokeStyle = e.w >= 0 ? 'rgba(214,39,40,0.55)' : 'rgba(31,119,180,0.55)';
+        ctx.lineWidth = 0.5 + 3 * Math.min(1, Math.abs(e.w));
         ctx.beginPath();
         ctx.moveTo(x0, y0);
         ctx.lineTo(x1, y1);
         ctx.stroke();
       }
-      ctx.fillStyle = '#333';
+      ctx.font = '10px sans-serif';
       for (let i = 0; i < n; i++) {
         const [x, y] = P(i);
+        ctx.fillStyle = comp[i] >= 0 ? COLORS[comp[i] % COLORS.length] : '#333';
         ctx.beginPath();
-        ctx.arc(x, y, 4, 0, 2 * Math.PI);
+        ctx.arc(x, y, 5, 0, 2 * Math.PI);
         ctx.fill();
+        ctx.fillStyle = '#333';
+        ctx.fillText(String(i), x + 6, y - 4);
       }
-      return el('figure', { class: 'panel' }, cv, el('figcaption', { text: `${name}: ${n} tasks, ${edges.length} edges (width ∝ |correlation|)` }));
+      const nc = (panels.components || []).length;
+      return figure(name, cv, `task graph: ${n} tasks, ${E.length} edges (width ∝ |correlation|, red +, blue −)${nc ? `, ${nc} components (node colours)` : ''}`);
     }
     function words(name, list) {
       const ul = el('ul', { class: 'words', 'data-words': name });
@@ -1732,21 +1800,34 @@
         if (typeof w === 'string') ul.append(el('li', { text: w }));
         else ul.append(el('li', { text: Object.entries(w).map(([k, v]) => `${k}: ${v}`).join(' · ') }));
       }
-      return el('figure', { class: 'panel' }, ul, el('figcaption', { text: name }));
+      return figure(name, ul, name);
+    }
+    function table(name, obj) {
+      const tb = el('tbody');
+      for (const [k, v] of Object.entries(obj)) tb.append(el('tr', {}, el('th', { text: k }), el('td', { class: 'mono', text: typeof v === 'number' ? fmtCell(v, 6) : String(v) })));
+      return figure(name, el('table', { class: 'kv' }, tb), name);
     }
     function render(panels) {
       const body = $('#panel-body');
       const kids = [];
+      const scalars = {};
       for (const [name, v] of Object.entries(panels || {})) {
-        if (name === 'geometry') continue;
-        if (isMatrix(v)) kids.push(heat(name, v));
-        else if (v && typeof v === 'object' && !Array.isArray(v) && Array.isArray(v.edges)) kids.push(graph(name, v));
-        else if (Array.isArray(v) && v.length && v.every((x) => typeof x === 'string' || (x && typeof x === 'object' && !Array.isArray(x)))) kids.push(words(name, v));
+        if (name === 'geometry' || name === 'components' || name === 'coef_layout') continue;
+        if (v == null) continue;
+        if (name === 'edges' && Array.isArray(v)) kids.push(graph(name, v, panels));
+        else if (isMatrix(v)) kids.push(heat(name, v));
+        else if (isVector(v) && name !== 'coef_shape') kids.push(bars(name, v));
+        else if (v && typeof v === 'object' && !Array.isArray(v) && Array.isArray(v.edges)) kids.push(graph(name, v.edges, v));
+        else if (Array.isArray(v) && v.length && v.every((x) => typeof x === 'string')) kids.push(words(name, v));
         else if (v && typeof v === 'object' && !Array.isArray(v)) {
-          // A map of matrices (e.g. estimates by trace) becomes one heat map each.
-          for (const [k, m] of Object.entries(v)) if (isMatrix(m)) kids.push(heat(`${name} · ${k}`, m));
-        }
+          const mats = Object.entries(v).filter(([, m]) => isMatrix(m));
+          for (const [k, m] of mats) kids.push(heat(`${name} · ${k}`, m));
+          const sc = Object.fromEntries(Object.entries(v).filter(([, x]) => typeof x !== 'object'));
+          if (Object.keys(sc).length) kids.push(table(name, sc));
+        } else if (typeof v !== 'object') scalars[name] = v;
+        else if (name === 'coef_shape' && Array.isArray(v)) scalars[name] = v.join(' × ');
       }
+      if (Object.keys(scalars).length) kids.push(table('instance', scalars));
       body.replaceChildren(...kids);
       $('#panels').hidden = kids.length === 0;
       fwlab.panels = kids.length;
