@@ -189,7 +189,7 @@ func init() {
 			Algorithms:   gflassoDefaults(),
 			Replications: 10,
 			Seed:         1,
-			Iters:        1000,
+			Iters:        2000,
 			EvalEvery:    5,
 		},
 	})

@@ -2,6 +2,7 @@ package gflasso
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -93,6 +94,43 @@ func TestGammaZeroIsPerTaskLasso(t *testing.T) {
 		for a := 0; a < p.J; a++ {
 			if d := math.Abs(B.At(a, c) - betas[c][a]); d > 1e-4 {
 				t.Fatalf("task %d row %d: B = %v, lasso β = %v", c, a, B.At(a, c), betas[c][a])
+			}
+		}
+	}
+}
+
+func TestBlockTracesIndependentOfWorkers(t *testing.T) {
+	r := loadRef(t)
+	for _, blocks := range []string{"component", "row"} {
+		p := refProblem(t, r, Options{Blocks: blocks})
+		run := func(workers int) []solver.Record {
+			cfg := fwConfig("bc-ssfw-as", solver.Limits{MaxIters: 60, EvalEvery: 7}, 11)
+			cfg.Workers = workers
+			if blocks == "row" {
+				cfg.R = 8
+			}
+			m, err := solver.New(p, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var recs []solver.Record
+			if _, err := m.Run(context.Background(), solver.RecorderFunc(func(rec solver.Record) {
+				rec.Time = 0
+				recs = append(recs, rec)
+			})); err != nil {
+				t.Fatal(err)
+			}
+			return recs
+		}
+		a, b := run(1), run(4)
+		if len(a) != len(b) {
+			t.Fatalf("%s: %d and %d records", blocks, len(a), len(b))
+		}
+		for i := range a {
+			ja, _ := json.Marshal(a[i])
+			jb, _ := json.Marshal(b[i])
+			if string(ja) != string(jb) {
+				t.Fatalf("%s: record %d differs between 1 and 4 workers:\n%s\n%s", blocks, i, ja, jb)
 			}
 		}
 	}

@@ -41,7 +41,15 @@ type Options struct {
 	// rank X = J, else ½‖Y_C‖²) or "norm" (½‖Y_C‖²). Empty means "hat".
 	Bound string
 	// Blocks: "component" (one block per connected component) or "row" (one
-	// block per (row, component) pair). Empty means "component".
+	// block per (row, component) pair). Empty means "component". Component
+	// blocks are independent (the loss and the penalty separate over
+	// components); row blocks of one component share its residual, so
+	// simultaneous block steps, each with its own exact line search, can
+	// overshoot together: on the paper's setup bc-ssfw-as with the paper's
+	// batch schedule and r = 10 of the 100 row blocks oscillates about 1.6%
+	// above F*, while with full batches it converges for any r.
+	// With row blocks every block's bound is its component's T_C (valid
+	// since max_j ω_C(B*_j) ≤ Ω_C(B*_C) ≤ T_C).
 	Blocks string
 	// EnumMax: components with more tasks use the LP oracle (0 means 12).
 	EnumMax int
