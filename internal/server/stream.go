@@ -113,10 +113,8 @@ func (st *stream) serve() {
 		more = pending > 0
 		if newVersion != version {
 			version = newVersion
-			if !finished || more {
-				if !st.sendStatus("status") {
-					return
-				}
+			if !st.sendStatus("status") {
+				return
 			}
 		}
 		if finished && !more {
