@@ -43,6 +43,7 @@ func gflassoParams() []Param {
 			Help: "epigraph bound T_C: hat = ½‖P_X Y_C‖² (rank X = J, else as norm), norm = ½‖Y_C‖²"},
 		{Name: "blocks", Kind: Choice, Default: "component", Choices: []string{"component", "row"},
 			Help: "blocks of Algorithm 3: one per connected component of the task graph, or one per (row, component) pair"},
+		num("enum_max", Int, "12", 1, 16, false, "components with more tasks than this use the LP oracle instead of enumerating the atoms of their norm ball"),
 		{Name: "x", Kind: Path, Default: "", Help: "CSV file of X (N×J numbers, no header); replaces the simulated data, needs y"},
 		{Name: "y", Kind: Path, Default: "", Help: "CSV file of Y (N×K, one column per task), with x"},
 	}
@@ -135,7 +136,7 @@ func BuildGFLASSO(_ context.Context, v Values, seed int64) (*GFLASSOInstance, er
 		return nil, err
 	}
 	p, err := gflasso.New(X, Y, gflasso.Options{Lambda: v.Float("lambda"), Gamma: v.Float("gamma"),
-		Threshold: v.Float("threshold"), Bound: v.Str("bound"), Blocks: v.Str("blocks")})
+		Threshold: v.Float("threshold"), Bound: v.Str("bound"), Blocks: v.Str("blocks"), EnumMax: v.Int("enum_max")})
 	if err != nil {
 		return nil, errf("gflasso", err)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -131,6 +133,26 @@ func TestGFLASSOScenarioImport(t *testing.T) {
 	g := inst.P.Graph()
 	if len(g.Edges) != len(ref.Edges) || len(g.Components) != len(ref.Components) {
 		t.Fatalf("%d edges, %d components; reference %d, %d", len(g.Edges), len(g.Components), len(ref.Edges), len(ref.Components))
+	}
+	if e := inst.P.EnumeratedComponents(); !e[0] || !e[1] {
+		t.Fatalf("enumerated components %v", e)
+	}
+	// enum_max below the component size switches to the LP oracle, which
+	// gives the same vertices.
+	lp, err := buildGFLASSO(t, spec.Params{"x": xp, "y": yp, "enum_max": "9"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := lp.P.EnumeratedComponents(); e[0] || e[1] {
+		t.Fatalf("enumerated components with enum_max 9: %v", e)
+	}
+	gr := make([]float64, inst.P.Blocks()[0].Size)
+	for i := range gr {
+		gr[i] = math.Sin(float64(i)) * 100
+	}
+	gr[len(gr)-1] = 1
+	if a, b := inst.P.LMO(0, gr), lp.P.LMO(0, gr); a.Key != b.Key || !reflect.DeepEqual(a.Val, b.Val) {
+		t.Fatalf("enumerated oracle %v, LP oracle %v", a, b)
 	}
 
 	// Errors name the field and the files.
