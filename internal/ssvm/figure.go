@@ -16,6 +16,7 @@ type Figure2Options struct {
 	Algos       []string  // default bcfw-as, bcfw
 	Passes      float64   // effective passes per run (default 20)
 	EvalPerPass int       // evaluations per pass (default 4)
+	EvalEvery   int       // evaluate every so many iterations instead (0: from EvalPerPass)
 	Seed        int64
 	NoAverage   bool // report the plain iterates instead of the weighted averages
 }
@@ -68,6 +69,9 @@ func Figure2(ctx context.Context, o Figure2Options) (*Figure2Data, error) {
 	if o.EvalPerPass < 1 {
 		return nil, fmt.Errorf("eval per pass: must be at least 1, got %d", o.EvalPerPass)
 	}
+	if o.EvalEvery < 0 {
+		return nil, fmt.Errorf("eval every: must be at least 1 (or 0 for eval per pass), got %d", o.EvalEvery)
+	}
 	c, err := LoadOCR(o.Data)
 	if err != nil {
 		return nil, err
@@ -84,11 +88,15 @@ func Figure2(ctx context.Context, o Figure2Options) (*Figure2Data, error) {
 			return nil, err
 		}
 		n := p.N()
+		every := max(1, n/o.EvalPerPass)
+		if o.EvalEvery > 0 {
+			every = o.EvalEvery
+		}
 		for _, algo := range o.Algos {
 			m, err := p.NewMethod(Options{Algo: algo, Average: !o.NoAverage,
 				Schedule: solver.Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5},
 				Limits: solver.Limits{MaxIters: int(math.Ceil(o.Passes * float64(n))), MaxPasses: o.Passes,
-					EvalEvery: max(1, n/o.EvalPerPass)},
+					EvalEvery: every},
 				Seed: o.Seed})
 			if err != nil {
 				return nil, err
