@@ -309,8 +309,12 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		aggs = aggregateTraces(traces)
 		if o.format == "jsonl" {
 			for _, a := range aggs {
-				for _, row := range a.Rows {
-					enc.line(map[string]any{"aggregate": map[string]any{"algo": a.Algo, "k": row.K, "objective": row.Objective, "gap": row.Gap, "passes": row.Passes}})
+				for i, st := range a.Objective {
+					row := map[string]any{"algo": a.Algo, "k": int(st.X), "objective": st}
+					if i < len(a.Gap) && a.Gap[i].X == st.X {
+						row["gap"] = a.Gap[i]
+					}
+					enc.line(map[string]any{"aggregate": row})
 				}
 			}
 		}
