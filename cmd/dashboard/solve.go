@@ -133,7 +133,19 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	if preset != nil && special(preset.Name) != nil {
-		return runFigure(preset.Name, o, stdout, stderr)
+		fa := figureArgs{o: o, set: set, params: map[string]string{}}
+		for name, v := range params {
+			if set[name] {
+				if p := paramOf(sc, name); p != nil {
+					if err := p.Check(*v); err != nil {
+						fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
+						return 2
+					}
+				}
+				fa.params[name] = *v
+			}
+		}
+		return runFigure(preset.Name, fa, stdout, stderr)
 	}
 
 	// Build the run spec: the preset's, overridden by explicit flags.
@@ -575,4 +587,16 @@ func saveSolution(path string, inst scenarios.Instance, x []float64) error {
 		return err
 	}
 	return f.Close()
+}
+
+func paramOf(sc *scenarios.Scenario, name string) *scenarios.Param {
+	if sc == nil {
+		return nil
+	}
+	for i := range sc.Params {
+		if sc.Params[i].Name == name {
+			return &sc.Params[i]
+		}
+	}
+	return nil
 }
