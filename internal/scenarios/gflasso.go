@@ -447,9 +447,24 @@ func Figure1(ctx context.Context, o Figure1Options) (*Figure1Data, error) {
 		}
 	}
 	if bc != nil && sp != nil {
+		// Crossings on fine grids (about 20000 points), finer than the
+		// exported series.
+		var bcTr, spTr [][]solver.Record
+		for a, algo := range run.Algorithms {
+			switch algo.Algo {
+			case "bc-ssfw-as":
+				bcTr = traces[a]
+			case "spg":
+				spTr = traces[a]
+			}
+		}
+		fine := func(ax aggregate.Axis) float64 {
+			g := aggregate.LinearGrid(all, ax, 20001)
+			return crossing(aggregate.OnGrid(bcTr, ax, g, aggregate.LogObjective, 0), aggregate.OnGrid(spTr, ax, g, aggregate.LogObjective, 0))
+		}
 		data.CrossIteration = crossing(bc.LogObjective.Iterations, sp.LogObjective.Iterations)
-		data.CrossPasses = crossing(bc.LogObjective.Passes, sp.LogObjective.Passes)
-		data.CrossSeconds = crossing(bc.LogObjective.Seconds, sp.LogObjective.Seconds)
+		data.CrossPasses = fine(aggregate.Passes)
+		data.CrossSeconds = fine(aggregate.Seconds)
 	}
 	return data, nil
 }
