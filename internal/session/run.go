@@ -154,6 +154,7 @@ func (r *Run) Resume() {
 		for _, t := range r.traces {
 			t.tokens = 0
 			t.waiting = false
+			t.stepping = false
 		}
 		r.openGateLocked()
 		r.version.Add(1)
@@ -162,17 +163,23 @@ func (r *Run) Resume() {
 	r.notify()
 }
 
-// Step lets each paused trace emit exactly one more record, after which it
-// is paused again. Stepping a running run pauses it after one more record
-// from each trace.
+// Step lets each trace stopped at the pause emit exactly one more record,
+// after which it stops again; steps requested while a trace is taking one
+// add up. A trace that has not reached the pause yet (it was running when
+// the pause came, or is waiting for a worker slot) stops at its next record,
+// so stepping a running run pauses it after one more record from each trace.
 func (r *Run) Step() {
 	r.mu.Lock()
 	if r.running > 0 {
 		r.paused = true
 		r.pausedFast.Store(true)
 		for _, t := range r.traces {
-			t.tokens++
-			t.waiting = false
+			// Only a trace that has stopped at the pause (or is taking a
+			// step) gets a step; the others stop at their next record.
+			if t.waiting || t.stepping || t.tokens > 0 {
+				t.tokens++
+				t.waiting = false
+			}
 		}
 		r.openGateLocked()
 		r.version.Add(1)
@@ -260,8 +267,9 @@ type Trace struct {
 	idle     time.Duration // time spent paused or waiting for a slot since the start
 	count    int
 
-	tokens  int  // single steps granted (guarded by run.mu)
-	waiting bool // blocked by a pause (guarded by run.mu)
+	tokens   int  // single steps granted (guarded by run.mu)
+	waiting  bool // blocked by a pause (guarded by run.mu)
+	stepping bool // took a step and has not stopped again yet (guarded by run.mu)
 }
 
 // Len returns the number of records stored so far.
@@ -431,11 +439,13 @@ func (t *Trace) gate() {
 		}
 		if t.tokens > 0 {
 			t.tokens--
+			t.stepping = true
 			r.mu.Unlock()
 			return
 		}
 		wake := r.wake
 		t.waiting = true
+		t.stepping = false
 		r.mu.Unlock()
 		start := time.Now()
 		t.releaseSlot()

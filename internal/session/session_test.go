@@ -367,3 +367,29 @@ func TestDataPathsStayInDataDir(t *testing.T) {
 		}
 	}
 }
+
+func TestStepOnRunningRunPauses(t *testing.T) {
+	m := newManager(t, session.Options{})
+	r, err := m.Create(context.Background(), fakeSpec(100_000, spec.Params{"delay_us": "100"}, "fw", "afw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "records", func() bool { return r.Traces()[1].Len() > 5 })
+	r.Step() // the traces are running: they stop at their next record
+	if s := r.RunStatus(); s != session.StatusPaused {
+		t.Fatalf("status %q after a step on a running run", s)
+	}
+	waitFor(t, "parked", r.Parked)
+	before := []int{r.Traces()[0].Len(), r.Traces()[1].Len()}
+	r.Step()
+	r.Step() // requested while the first step is under way: they add up
+	waitFor(t, "two steps", func() bool {
+		return r.Parked() && r.Traces()[0].Len() == before[0]+2 && r.Traces()[1].Len() == before[1]+2
+	})
+	time.Sleep(30 * time.Millisecond)
+	if a, b := r.Traces()[0].Len(), r.Traces()[1].Len(); a != before[0]+2 || b != before[1]+2 {
+		t.Errorf("after two steps: %d %d, want %d %d", a, b, before[0]+2, before[1]+2)
+	}
+	r.Cancel()
+	waitDone(t, r)
+}
