@@ -1,8 +1,28 @@
 // Package server is fwlab's HTTP layer: the JSON API of runs, the websocket
 // stream of their records, the scenario catalogue and the dashboard's pages
 // (mounted from the web package). It holds no numerics; runs are managed by
-// package session. The wire contract is documented in the project's API
-// notes; every error of the API is JSON {"error": message, "field": name}.
+// package session.
+//
+// Routes (every API error is JSON {"error": message, "field": name}, with
+// field "" when no field of the spec is at fault):
+//
+//	GET    /healthz                  200 "ok"
+//	GET    /api/scenarios            the Catalogue: problems, algorithms, defaults, presets
+//	GET    /api/presets              the presets, each with its run spec
+//	POST   /api/runs                 201 {"id"}; 400 invalid spec (field named),
+//	                                 413 body over MaxBody, 429 too many active runs,
+//	                                 503 server closing, 504 build cut by the timeout
+//	GET    /api/runs                 [{"id","problem","status","created"}]
+//	GET    /api/runs/{id}            session.Status; 404 unknown or evicted id
+//	DELETE /api/runs/{id}            202 {"status"} (cancels; a finished run stays as it is)
+//	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step)
+//	GET    /api/runs/{id}/trace      ?format=jsonl (default) | csv: every stored record, tagged
+//	GET    /api/runs/{id}/panels     the instance's panels (an object)
+//	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS)
+//	GET    /, /runs/{id}, /static/*  the web package's pages
+//
+// A wrong method on a known path is a JSON 405. The websocket route has
+// neither the Compress nor the Timeout middleware; downloads have no timeout.
 package server
 
 import (
