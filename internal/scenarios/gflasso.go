@@ -43,7 +43,7 @@ func gflassoParams() []Param {
 			Help: "epigraph bound T_C: hat = ½‖P_X Y_C‖² (rank X = J, else as norm), norm = ½‖Y_C‖²"},
 		{Name: "blocks", Kind: Choice, Default: "component", Choices: []string{"component", "row"},
 			Help: "blocks of Algorithm 3: one per connected component of the task graph, or one per (row, component) pair"},
-		num("enum_max", Int, "12", 1, 16, false, "components with more tasks than this use the LP oracle instead of enumerating the atoms of their norm ball"),
+		num("enum_max", Int, "12", 1, 16, false, "components with more tasks than this are not enumerated: their oracle uses minimum cuts (balanced sign patterns) or linear programs"),
 		{Name: "x", Kind: Path, Default: "", Help: "CSV file of X (N×J numbers, no header); replaces the simulated data, needs y"},
 		{Name: "y", Kind: Path, Default: "", Help: "CSV file of Y (N×K, one column per task), with x"},
 	}
@@ -147,7 +147,7 @@ func BuildGFLASSO(_ context.Context, v Values, seed int64) (*GFLASSOInstance, er
 		"components": g.Components,
 		"bounds":     p.Bounds(),
 		"hat_bound":  p.HatBound(),
-		"enumerated": p.EnumeratedComponents(),
+		"oracle":     p.OracleKinds(),
 		"lambda":     v.Float("lambda"),
 		"gamma":      v.Float("gamma"),
 		"threshold":  v.Float("threshold"),

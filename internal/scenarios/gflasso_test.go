@@ -137,14 +137,15 @@ func TestGFLASSOScenarioImport(t *testing.T) {
 	if e := inst.P.EnumeratedComponents(); !e[0] || !e[1] {
 		t.Fatalf("enumerated components %v", e)
 	}
-	// enum_max below the component size switches to the LP oracle, which
-	// gives the same vertices.
+	// enum_max below the component size switches to the minimum-cut oracle
+	// (the components' edges are all positive), which gives the same
+	// vertices.
 	lp, err := buildGFLASSO(t, spec.Params{"x": xp, "y": yp, "enum_max": "9"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := lp.P.EnumeratedComponents(); e[0] || e[1] {
-		t.Fatalf("enumerated components with enum_max 9: %v", e)
+	if e := lp.P.OracleKinds(); e[0] != "cut" || e[1] != "cut" {
+		t.Fatalf("oracles with enum_max 9: %v", e)
 	}
 	gr := make([]float64, inst.P.Blocks()[0].Size)
 	for i := range gr {

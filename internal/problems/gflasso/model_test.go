@@ -190,13 +190,17 @@ func TestProblemLMOEnumeratedEqualsLP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lpp, err := New(X, Y, Options{Lambda: 1, Gamma: 3, Threshold: 0.5, Blocks: blocks, EnumMax: 1})
+		lpp, err := New(X, Y, Options{Lambda: 1, Gamma: 3, Threshold: 0.5, Blocks: blocks, EnumMax: 1, ForceLP: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ee, le := enum.EnumeratedComponents(), lpp.EnumeratedComponents()
-		if !ee[0] || le[0] {
-			t.Fatalf("enumeration flags %v / %v", ee, le)
+		cut, err := New(X, Y, Options{Lambda: 1, Gamma: 3, Threshold: 0.5, Blocks: blocks, EnumMax: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ee, le, ce := enum.OracleKinds(), lpp.OracleKinds(), cut.OracleKinds()
+		if ee[0] != "enumerate" || le[0] != "lp" || ce[0] != "cut" {
+			t.Fatalf("oracle kinds %v / %v / %v", ee, le, ce)
 		}
 		rng := rand.New(rand.NewPCG(9, 9))
 		for trial := 0; trial < 40; trial++ {
@@ -206,9 +210,9 @@ func TestProblemLMOEnumeratedEqualsLP(t *testing.T) {
 				g[i] = rng.NormFloat64() * 5
 			}
 			g[len(g)-1] = 1
-			v1, v2 := enum.LMO(b, g), lpp.LMO(b, g)
-			if fmt.Sprint(v1) != fmt.Sprint(v2) {
-				t.Fatalf("%s block %d: enumerated %v, LP %v", blocks, b, v1, v2)
+			v1, v2, v3 := enum.LMO(b, g), lpp.LMO(b, g), cut.LMO(b, g)
+			if fmt.Sprint(v1) != fmt.Sprint(v2) || fmt.Sprint(v1) != fmt.Sprint(v3) {
+				t.Fatalf("%s block %d: enumerated %v, LP %v, cut %v", blocks, b, v1, v2, v3)
 			}
 		}
 	}

@@ -36,6 +36,9 @@ type component struct {
 	idx   []int8
 	sgn   []float64
 	inv   []float64
+	// tau is the switching of a balanced component that is not enumerated
+	// (its oracle then uses minimum cuts, see cut.go); nil otherwise.
+	tau []float64
 	// pos and neg are the masks of the atom's members with sign +1 and −1,
 	// for the subset-sum evaluation of bestAtom.
 	pos, neg []uint32

@@ -275,3 +275,68 @@ func TestEnumeratedOracleEqualsLP(t *testing.T) {
 		}
 	}
 }
+
+// balancedComponent draws a connected graph whose edge signs come from a
+// random switching τ (s_e = τ_a τ_b), so the signed graph is balanced.
+func balancedComponent(rng *rand.Rand, k int) *component {
+	c := randomComponent(rng, k, false)
+	tau := make([]float64, k)
+	for a := range tau {
+		tau[a] = 1
+		if rng.IntN(2) == 0 {
+			tau[a] = -1
+		}
+	}
+	for i := range c.edges {
+		c.edges[i].s = tau[c.edges[i].a] * tau[c.edges[i].b]
+	}
+	return c
+}
+
+func TestCutOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	// Against enumeration (k ≤ 10) and the LP (k = 14, 18), bit for bit.
+	for trial := 0; trial < 24; trial++ {
+		k := []int{3, 6, 10, 14, 18}[trial%5]
+		c := balancedComponent(rng, k)
+		tau := c.switching()
+		if tau == nil {
+			t.Fatal("balanced graph reported unbalanced")
+		}
+		if k <= 10 {
+			if err := c.enumerate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g := make([]float64, k)
+		pat := make([]float64, k)
+		for r := 0; r < 8; r++ {
+			for a := range g {
+				g[a] = rng.NormFloat64()
+			}
+			cs, cpat := c.cutAtom(g, tau)
+			var ws float64
+			var wpat []float64
+			if k <= 10 {
+				s, atom, sg := c.bestAtom(g, make([]float64, 1<<k))
+				c.atomPattern(atom, -sg, pat)
+				ws, wpat = s, pat
+			} else {
+				var err error
+				ws, wpat, err = c.lpAtom(g)
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if cs != ws || fmt.Sprint(cpat) != fmt.Sprint(wpat) {
+				t.Fatalf("k=%d: cut %v %v, reference %v %v", k, cs, cpat, ws, wpat)
+			}
+		}
+	}
+	// A triangle with one negative edge is not balanced.
+	tri := &component{tasks: []int{0, 1, 2}, lambda: 1, gamma: 1,
+		edges: []localEdge{{a: 0, b: 1, w: 1, s: 1}, {a: 1, b: 2, w: 1, s: 1}, {a: 0, b: 2, w: 1, s: -1}}}
+	if tri.switching() != nil {
+		t.Fatal("frustrated triangle reported balanced")
+	}
+}

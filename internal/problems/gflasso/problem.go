@@ -51,8 +51,13 @@ type Options struct {
 	// With row blocks every block's bound is its component's T_C (valid
 	// since max_j ω_C(B*_j) ≤ Ω_C(B*_C) ≤ T_C).
 	Blocks string
-	// EnumMax: components with more tasks use the LP oracle (0 means 12).
+	// EnumMax: components with more tasks are not enumerated (0 means 12);
+	// their oracle uses minimum cuts when the component's signed graph is
+	// balanced, else linear programs.
 	EnumMax int
+	// ForceLP makes every component that is not enumerated use the LP
+	// oracle (for tests and comparisons).
+	ForceLP bool
 }
 
 // blockInfo describes one block of the P1 form.
@@ -167,6 +172,9 @@ func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 			if err := c.enumerate(); err != nil && err != errTooMany {
 				return nil, err
 			}
+		}
+		if !c.enumerated() && !opt.ForceLP {
+			c.tau = c.switching()
 		}
 	}
 	// Bounds T_C.
@@ -285,11 +293,29 @@ func (p *Problem) HatBound() bool { return p.hatRank }
 func (p *Problem) Options() Options { return p.opt }
 
 // EnumeratedComponents reports, per component, whether its oracle enumerates
-// the atoms (true) or solves LPs (false).
+// the atoms.
 func (p *Problem) EnumeratedComponents() []bool {
 	out := make([]bool, len(p.comps))
 	for i, c := range p.comps {
 		out[i] = c.enumerated()
+	}
+	return out
+}
+
+// OracleKinds names, per component, how its oracle works: "enumerate"
+// (candidate atoms listed once), "cut" (Dinkelbach's method with minimum
+// cuts, for balanced signed graphs) or "lp" (the simplex method).
+func (p *Problem) OracleKinds() []string {
+	out := make([]string, len(p.comps))
+	for i, c := range p.comps {
+		switch {
+		case c.enumerated():
+			out[i] = "enumerate"
+		case c.tau != nil:
+			out[i] = "cut"
+		default:
+			out[i] = "lp"
+		}
 	}
 	return out
 }
@@ -344,7 +370,17 @@ func (p *Problem) LMO(b int, g []float64) solver.Vertex {
 	} else {
 		for r := bi.r0; r < bi.r1; r++ {
 			row := g[(r-bi.r0)*kc : (r-bi.r0+1)*kc]
-			s, maximiser, err := c.lpAtom(row)
+			if bestRow >= 0 && maxAbs(row)/c.lambda*(1+1e-12) <= bestScore {
+				continue // as above
+			}
+			var s float64
+			var maximiser []float64
+			var err error
+			if c.tau != nil {
+				s, maximiser = c.cutAtom(row, c.tau)
+			} else {
+				s, maximiser, err = c.lpAtom(row)
+			}
 			if err != nil || maximiser == nil {
 				// A failed LP leaves this row out; the zero vertex and the
 				// other rows remain valid (the oracle stays feasible).
