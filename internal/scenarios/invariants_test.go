@@ -174,6 +174,15 @@ func checkRecords(t *testing.T, fw *FWInstance, a spec.Algo, recs []solver.Recor
 		if !spec.Stochastic(a.Algo) && r.Batch != n {
 			fail(r, "a full-gradient method used a batch of %d of %d", r.Batch, n)
 		}
+		if spec.Stochastic(a.Algo) && a.Schedule == "paper" {
+			// the paper's schedule m_k = ⌈n / (1 + n(1 − ρ)^{2αk})⌉
+			exact := float64(n) / (1 + float64(n)*math.Pow(1-a.Rho, 2*a.Alpha*float64(r.K)))
+			want := min(max(int(math.Ceil(exact)), 1), n)
+			nearInt := math.Abs(exact-math.Round(exact)) <= 1e-9*exact
+			if r.Batch != want && !(nearInt && abs(r.Batch-want) == 1) {
+				fail(r, "batch %d, the paper's schedule gives ⌈%v⌉ = %d (n = %d, ρ = %v, α = %v)", r.Batch, exact, want, n, a.Rho, a.Alpha)
+			}
+		}
 		if (r.GradErr != nil) != (r.Batch < n) {
 			fail(r, "grad_err %v reported with batch %d of %d (it belongs to sampled gradients)", r.GradErr, r.Batch, n)
 		}
@@ -220,6 +229,13 @@ func checkRecords(t *testing.T, fw *FWInstance, a spec.Algo, recs []solver.Recor
 		}
 		checkWeights(t, fw, r)
 	}
+}
+
+func abs(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
 }
 
 // checkWeights checks, on the two-dimensional teaching problem whose records
