@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -212,6 +213,21 @@ func shot(t *testing.T, ctx context.Context, dir, name string) string {
 	return p
 }
 
+// waitFile waits until the file exists and its content satisfies ok.
+func waitFile(t *testing.T, path string, ok func([]byte) bool) []byte {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && ok(b) {
+			return b
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	t.Fatalf("no complete download %s (the directory holds %v)", path, ents)
+	return nil
+}
+
 var chartIDs = []string{"objective", "gap", "active", "batch", "gamma", "grad_err"}
 
 // TestLiveRunToyPolygon: the start page, the toy polygon, ssfw-as against
@@ -219,6 +235,8 @@ var chartIDs = []string{"objective", "gap", "active", "batch", "gamma", "grad_er
 // CSV download, screenshot.
 func TestLiveRunToyPolygon(t *testing.T) {
 	ts := app(t)
+	t0 := time.Now()
+	mark := func(what string) { t.Logf("%6.2fs %s", time.Since(t0).Seconds(), what) }
 	ctx := newBrowser(t)
 	dir := t.TempDir()
 	dl := filepath.Join(dir, "downloads")
@@ -231,7 +249,9 @@ func TestLiveRunToyPolygon(t *testing.T) {
 		t.Fatalf("download behaviour: %v", err)
 	}
 
+	mark("load the start page")
 	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	mark("wait: the start page's script")
 	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
 	choose(t, ctx, "#problem", "toy-polygon")
 	// The problem's default rows are the FW method and its proximal baseline.
@@ -251,7 +271,9 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	// sampled-gradient error, for several hundred iterations.
 	choose(t, ctx, "#algo-rows .algo-row:first-child [data-key=rho]", "0.01")
 	choose(t, ctx, "#run-iters", "60000")
+	mark("start the run")
 	step(t, ctx, "start the run", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
+	mark("wait: the run page")
 	waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `location.href`, 20*time.Second)
 	id := eval[string](t, ctx, `fwlab.runId`)
 	href := eval[string](t, ctx, `location.href`)
@@ -264,7 +286,9 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	if st := eval[string](t, ctx, `fwlab.status`); st != "running" {
 		t.Fatalf("the run is %s when its page opens; it should still be running", st)
 	}
+	mark("pause")
 	step(t, ctx, "pause", 10*time.Second, chromedp.Click(chromedp.ID("btn-pause")))
+	mark("wait: the paused status")
 	waitFor(t, ctx, "the paused status", `fwlab.status === 'paused'`, `fwlab.status`, 10*time.Second)
 	// Wait until the page holds every record the server holds, and the
 	// server's counts stay put.
@@ -301,6 +325,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	}
 	before := settle()
 	running := eval[[]bool](t, ctx, `fwlab.traces.map(t => t.status === 'running' || t.status === 'paused')`)
+	mark("single step")
 	step(t, ctx, "single step", 10*time.Second, chromedp.Click(chromedp.ID("btn-step")))
 	after := settle()
 	stepped := 0
@@ -320,20 +345,29 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	if st := eval[string](t, ctx, `fwlab.status`); st != "paused" {
 		t.Errorf("after a single step the run is %s, want paused", st)
 	}
+	mark("resume")
 	step(t, ctx, "resume", 10*time.Second, chromedp.Click(chromedp.ID("btn-resume")))
 	// Every chart fills from the websocket.
 	pred := `['` + strings.Join(chartIDs, `','`) + `'].every(k => fwlab.charts[k] && fwlab.charts[k].points >= 200 && fwlab.charts[k].drawn > 0)`
+	mark("wait: ≥ 200 points in every chart")
 	waitFor(t, ctx, "≥ 200 points in every chart", pred, `fwlab.charts`, 30*time.Second)
 	if n := eval[int](t, ctx, `fwlab.wsMessages`); n < 2 {
 		t.Errorf("only %d websocket messages", n)
 	}
+	mark("wait: a drop step marked")
 	waitFor(t, ctx, "a drop step marked", `fwlab.charts.objective.drops >= 1`, `fwlab.charts.objective`, 20*time.Second)
 
 	// x-axis: effective passes.
 	choose(t, ctx, "#xaxis", "passes")
+	mark("wait: the passes axis")
 	waitFor(t, ctx, "the passes axis", `fwlab.charts.objective.xkey === 'passes' && fwlab.charts.gap.xkey === 'passes'`, `fwlab.charts.objective`, 10*time.Second)
 
-	waitFor(t, ctx, "the end of the run", `fwlab.done === true && fwlab.status === 'done'`, `[fwlab.status, fwlab.traces.map(t => t.n)]`, 90*time.Second)
+	// Stop: fista is cancelled; the page then holds the complete trace.
+	t.Logf("page time so far: %s", eval[string](t, ctx, `JSON.stringify(fwlab.perf)`))
+	mark("stop")
+	step(t, ctx, "stop", 10*time.Second, chromedp.Click(chromedp.ID("btn-stop")))
+	mark("wait: the end of the run")
+	waitFor(t, ctx, "the end of the run", `fwlab.done === true && (fwlab.status === 'cancelled' || fwlab.status === 'done')`, `[fwlab.status, fwlab.traces.map(t => t.n)]`, 90*time.Second)
 	counts := eval[[]int](t, ctx, `fwlab.traces.map(t => t.n)`)
 
 	// The complete trace is in the page: every record of the server's trace.
@@ -352,6 +386,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	}
 
 	// CSV download equals the API's trace.
+	mark("download CSV")
 	step(t, ctx, "download CSV", 10*time.Second, chromedp.Click(chromedp.ID("export-csv")))
 	want := httpGet(t, ts.URL+"/api/runs/"+id+"/trace?format=csv")
 	file := filepath.Join(dl, "fwlab-"+id+".csv")
@@ -384,8 +419,49 @@ func TestLiveRunToyPolygon(t *testing.T) {
 		t.Errorf("CSV has %d lines, want %d records + header", lines, total)
 	}
 
-	// The teaching view draws the 2-D problem.
+	// JSON Lines download: one line per record.
+	mark("download JSON Lines")
+	step(t, ctx, "download JSON Lines", 10*time.Second, chromedp.Click(chromedp.ID("export-json")))
+	jl := waitFile(t, filepath.Join(dl, "fwlab-"+id+".jsonl"), func(b []byte) bool { return bytes.Count(b, []byte("\n")) == total })
+	var first struct {
+		Trace int    `json:"trace"`
+		Algo  string `json:"algo"`
+		K     int    `json:"k"`
+	}
+	if err := json.Unmarshal(bytes.SplitN(jl, []byte("\n"), 2)[0], &first); err != nil || first.Algo == "" {
+		t.Errorf("first JSON line: %+v, %v", first, err)
+	}
+
+	// PNG of a chart.
+	mark("download a chart as PNG")
+	step(t, ctx, "download a chart as PNG", 10*time.Second, chromedp.Click(chromedp.CSS(`[data-png=objective]`)))
+	pngBytes := waitFile(t, filepath.Join(dl, "fwlab-"+id+"-objective.png"), func(b []byte) bool { return len(b) > 100 })
+	img, err := png.Decode(bytes.NewReader(pngBytes))
+	if err != nil {
+		t.Fatalf("the chart's PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 300 || b.Dy() < 200 {
+		t.Errorf("the chart's PNG is %v", b)
+	}
+
+	// Log x keeps every chart drawn.
+	if !eval[bool](t, ctx, `(() => { const e = document.querySelector('#logx'); e.checked = true; e.dispatchEvent(new Event('change')); return true; })()`) {
+		t.Fatal("log-x toggle")
+	}
+	mark("wait: log-x charts")
+	waitFor(t, ctx, "log-x charts", `['`+strings.Join(chartIDs, `','`)+`'].every(k => fwlab.charts[k].logx === true && fwlab.charts[k].drawn > 0)`, `fwlab.charts`, 10*time.Second)
+
+	// The teaching view draws the 2-D problem and plays it step by step.
+	mark("wait: the teaching view")
 	waitFor(t, ctx, "the teaching view", `fwlab.teach && fwlab.teach.drawn && !document.querySelector('#teaching').hidden`, `fwlab.teach`, 10*time.Second)
+	choose(t, ctx, "#teach-speed", "100")
+	choose(t, ctx, "#teach-slider", "0")
+	mark("play")
+	step(t, ctx, "play", 10*time.Second, chromedp.Click(chromedp.ID("teach-play")))
+	mark("wait: the teaching view playing")
+	waitFor(t, ctx, "the teaching view playing", `fwlab.teach.pos >= 20 && fwlab.teach.active >= 1`, `fwlab.teach`, 20*time.Second)
+	mark("pause play")
+	step(t, ctx, "pause play", 10*time.Second, chromedp.Click(chromedp.ID("teach-play")))
 	p := shot(t, ctx, dir, "toy-polygon-run.png")
 	t.Logf("screenshot: %s", p)
 }
@@ -541,4 +617,110 @@ func TestStartPageRules(t *testing.T) {
 	if st.Spec.Problem != "toy-polygon" || st.Spec.Seed != 3 || st.Spec.Iters != 50 {
 		t.Errorf("resubmitted spec = %+v", st.Spec)
 	}
+}
+
+// TestBrowserKeepsUp streams 10⁵ records per series (fista on the toy
+// polygon runs 10⁵ fast iterations): the page ends with every record, draws
+// a decimated view of at most a few thousand rows per chart, and reports
+// where its time went.
+func TestBrowserKeepsUp(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	const iters = 100000
+	spec := fmt.Sprintf(`{"problem":"toy-polygon","algorithms":[{"algo":"fista"},{"algo":"pgd"}],"iters":%d}`, iters)
+	res, err := http.Post(ts.URL+"/api/runs", "application/json", strings.NewReader(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ ID string }
+	if err := json.NewDecoder(res.Body).Decode(&created); err != nil || res.StatusCode != 201 {
+		t.Fatalf("POST: %d %v", res.StatusCode, err)
+	}
+	res.Body.Close()
+	start := time.Now()
+	step(t, ctx, "open the run page", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/"+created.ID))
+	waitFor(t, ctx, "the end of the run", `fwlab.done === true`, `[fwlab.status, fwlab.traces.map(t => t.n)]`, 120*time.Second)
+	elapsed := time.Since(start)
+	counts := eval[[]int](t, ctx, `fwlab.traces.map(t => t.n)`)
+	for i, n := range counts {
+		if n != iters+1 {
+			t.Errorf("trace %d: the page holds %d records, want %d", i, n, iters+1)
+		}
+	}
+	waitFor(t, ctx, "the final draw", `fwlab.charts.gap.points >= 2*`+fmt.Sprint(iters), `fwlab.charts.gap`, 10*time.Second)
+	drawn := eval[map[string]float64](t, ctx, `({drawn: fwlab.charts.gap.drawn, points: fwlab.charts.gap.points})`)
+	if drawn["drawn"] <= 0 || drawn["drawn"] > 4*1000+200 {
+		t.Errorf("the gap chart draws %v rows for %v points; decimation should keep it within a few thousand", drawn["drawn"], drawn["points"])
+	}
+	t.Logf("%d records in %.1fs from opening the page to the end; page time %s; gap chart %v of %v points drawn",
+		2*(iters+1), elapsed.Seconds(), eval[string](t, ctx, `JSON.stringify(fwlab.perf)`), drawn["drawn"], drawn["points"])
+}
+
+// TestDecimatorKeepsExtremes checks the page's decimation on 10⁵ points fed
+// in streaming chunks: spikes and dips survive, the first records are all
+// kept (log-x needs them), the output is bounded and sorted, streaming and
+// one-shot feeding agree, and a log axis never gets a non-positive value.
+func TestDecimatorKeepsExtremes(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the script", `!!(window.fwlab && fwlab.Decimator)`, ``, 10*time.Second)
+	type result struct {
+		Count     int    `json:"count"`
+		Spikes    []bool `json:"spikes"`
+		Dip       bool   `json:"dip"`
+		Sorted    bool   `json:"sorted"`
+		First     bool   `json:"first"`
+		Same      bool   `json:"same"`
+		LogOK     bool   `json:"logOK"`
+		LogCount  int    `json:"logCount"`
+		MaxBucket int    `json:"maxBucket"`
+	}
+	r := eval[result](t, ctx, `(() => {
+		const n = 100000, v = new Float64Array(n);
+		for (let i = 0; i < n; i++) v[i] = Math.sin(i / 500) + 2 + (i % 97) * 1e-3;
+		const spikes = [137, 5000, 33333, 77777, 99998];
+		for (const i of spikes) v[i] = 100 + i;
+		v[4242] = -50;
+		const src = { v, lo: v, hi: v, sub: 0, log: false };
+		const d = new fwlab.Decimator(1000);
+		for (let k = 0; k < n; k += 7919) d.feed(src, Math.min(n, k + 7919));
+		const idx = [];
+		d.points((i) => idx.push(i));
+		const d2 = new fwlab.Decimator(1000);
+		d2.feed(src, n);
+		const idx2 = [];
+		d2.points((i) => idx2.push(i));
+		const set = new Set(idx);
+		const w = new Float64Array(n);
+		for (let i = 0; i < n; i++) w[i] = i % 3 === 0 ? 0 : i % 3 === 1 ? -1 : 1 + i;
+		const dl = new fwlab.Decimator(1000);
+		dl.feed({ v: w, lo: w, hi: w, sub: 0, log: true }, n);
+		let logOK = true, logCount = 0;
+		dl.points((i, y, lo, hi) => { logCount++; if (!(y > 0 && lo > 0 && hi > 0)) logOK = false; });
+		return {
+			count: idx.length,
+			spikes: spikes.map((i) => set.has(i)),
+			dip: set.has(4242),
+			sorted: idx.every((x, j) => j === 0 || x > idx[j - 1]),
+			first: Array.from({ length: 16 }, (_, i) => i).every((i) => set.has(i)),
+			same: JSON.stringify(idx) === JSON.stringify(idx2),
+			logOK, logCount, maxBucket: d.s,
+		};
+	})()`)
+	if r.Count == 0 || r.Count > 2*1000+2 {
+		t.Errorf("%d points kept of 10⁵ (target 1000 buckets, two points each)", r.Count)
+	}
+	for i, ok := range r.Spikes {
+		if !ok {
+			t.Errorf("spike %d lost", i)
+		}
+	}
+	if !r.Dip || !r.Sorted || !r.First || !r.Same {
+		t.Errorf("dip kept %v, sorted %v, first records kept %v, streaming = one-shot %v", r.Dip, r.Sorted, r.First, r.Same)
+	}
+	if !r.LogOK || r.LogCount == 0 {
+		t.Errorf("log source: %d points, all positive: %v", r.LogCount, r.LogOK)
+	}
+	t.Logf("10⁵ points → %d kept, bucket size %d", r.Count, r.MaxBucket)
 }

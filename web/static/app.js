@@ -640,17 +640,22 @@
     cap(start) {
       return Math.min(this.s, Math.max(1, start >> 4));
     }
+    // feed takes records [n, upto) of a source {v, lo, hi, sub, log}: the
+    // value, lower and upper columns (Float64Array, NaN = missing; lo and
+    // hi may be v itself), an offset subtracted from each (F*), and whether
+    // non-positive values are dropped (log axes).
     feed(src, upto) {
+      const { v, lo, hi, sub, log } = src;
       for (let i = this.n; i < upto; i++) {
         let o = this.open;
         if (!o) o = this.open = { start: i, count: 0, iMin: -1, vMin: Infinity, iMax: -1, vMax: -Infinity, lo: Infinity, hi: -Infinity };
-        const v = src.val(i);
-        if (v === v) {
-          if (v < o.vMin) (o.vMin = v), (o.iMin = i);
-          if (v > o.vMax) (o.vMax = v), (o.iMax = i);
-          let l = src.low(i), h = src.high(i);
-          if (!(l === l)) l = v;
-          if (!(h === h)) h = v;
+        const x = v ? v[i] - sub : NaN;
+        if (x === x && (!log || x > 0)) {
+          if (x < o.vMin) (o.vMin = x), (o.iMin = i);
+          if (x > o.vMax) (o.vMax = x), (o.iMax = i);
+          let l = lo[i] - sub, h = hi[i] - sub;
+          if (!(l === l) || (log && !(l > 0))) l = x;
+          if (!(h === h)) h = x;
           if (l < o.lo) o.lo = l;
           if (h > o.hi) o.hi = h;
         }
@@ -738,6 +743,16 @@
       catchingUp: false,
     };
     fwlab.runState = S;
+    // Where the page's time goes (for the browser tests and the curious):
+    // JSON parsing, appending records, drawing; and the longest stall of a
+    // 100 ms timer, which says whether the page stays responsive.
+    const perf = (fwlab.perf = { parseMs: 0, pushMs: 0, drawMs: 0, maxDrawMs: 0, draws: 0, bytes: 0, maxStallMs: 0 });
+    let tick = performance.now();
+    setInterval(() => {
+      const now = performance.now();
+      perf.maxStallMs = Math.max(perf.maxStallMs, now - tick - 100);
+      tick = now;
+    }, 100);
 
     const showError = (msg) => {
       const p = $('#run-error');
@@ -895,14 +910,21 @@
       ws.onmessage = (ev) => {
         fwlab.wsMessages++;
         let m;
+        const t0 = performance.now();
         try {
           m = JSON.parse(ev.data);
+          perf.parseMs += performance.now() - t0;
+          perf.bytes += ev.data.length;
         } catch (e) {
           showError('the server sent a malformed message');
           return;
         }
         if (m.type === 'hello') onStatus(m.run, true);
-        else if (m.type === 'records') onRecords(m.batches);
+        else if (m.type === 'records') {
+          const t1 = performance.now();
+          onRecords(m.batches);
+          perf.pushMs += performance.now() - t1;
+        }
         else if (m.type === 'status') onStatus(m.run);
         else if (m.type === 'done') {
           S.done = true;
@@ -986,15 +1008,14 @@
       }
     }
 
+    // value describes a chart's column of a group for the decimator.
     function value(C, g) {
       const c = C.def.col;
       const sub = C.def.id === 'objective' && S.fstar != null ? S.fstar : 0;
-      const log = C.logY;
-      const f = (v) => {
-        v -= sub;
-        return log && !(v > 0) ? NaN : v;
-      };
-      return { val: (i) => f(g.val(c, i)), low: (i) => f(g.low(c, i)), high: (i) => f(g.high(c, i)) };
+      const v = g.band ? g.med[c] : g.traces[0].cols[c];
+      const lo = g.band ? g.lo[c] : v;
+      const hi = g.band ? g.hi[c] : v;
+      return { v, lo, hi, sub, log: C.logY };
     }
 
     function chartPoints(C) {
@@ -1005,6 +1026,15 @@
     }
 
     function drawAll() {
+      const t0 = performance.now();
+      drawAllNow();
+      const dt = performance.now() - t0;
+      perf.drawMs += dt;
+      perf.draws++;
+      perf.maxDrawMs = Math.max(perf.maxDrawMs, dt);
+    }
+
+    function drawAllNow() {
       for (const g of S.groups) g.update(finished);
       // Extra metrics (SSVM errors, dual, …) get charts of their own.
       const extraKeys = new Set();
@@ -1017,9 +1047,15 @@
         S.extraCharts[k] = C;
         S.charts.push(C);
       }
-      for (const C of S.charts) drawChart(C);
-      updateLegend();
-      Teach.update();
+      const parts = perf.parts || (perf.parts = {});
+      const timed = (name, fn) => {
+        const t0 = performance.now();
+        fn();
+        parts[name] = (parts[name] || 0) + performance.now() - t0;
+      };
+      for (const C of S.charts) timed(C.def.id, () => drawChart(C));
+      timed('legend', updateLegend);
+      timed('teach', () => Teach.update());
     }
 
     function extraTitle(k) {
@@ -1043,7 +1079,7 @@
         let pos = false;
         for (const g of S.groups) {
           const f = value(C, g);
-          for (let i = 0; i < g.n && !pos; i++) if (f.val(i) > 0) pos = true;
+          if (f.v) for (let i = 0; i < g.n && !pos; i++) if (f.v[i] - f.sub > 0) pos = true;
           if (pos) break;
         }
         if (!pos) {
@@ -1101,6 +1137,7 @@
       }
       st.drawn = data[0].length;
       st.xkey = S.xaxis;
+      st.logx = S.logx;
       st.xmax = data[0].length ? data[0][data[0].length - 1] : null;
       let bandRows = 0;
       for (const s of series) if (s.g.band) for (let j = 0; j < s.x.length; j++) if (s.cols[1][j] != null && s.cols[2][j] != null) bandRows++;
@@ -1413,6 +1450,7 @@
     }
 
     function init(state, geometry) {
+      if (on) return; // once: the hello of every (re)connection repeats the panels
       S = state;
       G = parseGeometry(geometry);
       if (G.verts.length < 2) return;
