@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -137,6 +138,10 @@ func BuildGFLASSO(_ context.Context, v Values, seed int64) (*GFLASSOInstance, er
 	}
 	p, err := gflasso.New(X, Y, gflasso.Options{Lambda: v.Float("lambda"), Gamma: v.Float("gamma"),
 		Threshold: v.Float("threshold"), Bound: v.Str("bound"), Blocks: v.Str("blocks"), EnumMax: v.Int("enum_max")})
+	var oe *gflasso.OptionError
+	if errors.As(err, &oe) {
+		return nil, spec.Errorf("params."+oe.Option, "%s", oe.Msg)
+	}
 	if err != nil {
 		return nil, errf("gflasso", err)
 	}

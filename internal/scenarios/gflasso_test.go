@@ -178,6 +178,7 @@ func TestGFLASSOScenarioImport(t *testing.T) {
 		{"bad number", spec.Params{"x": xp, "y": bad}, "params.y", []string{"bad.csv:2"}},
 		{"missing file", spec.Params{"x": filepath.Join(tmp, "none.csv"), "y": yp}, "params.x", []string{"none.csv"}},
 		{"lambda zero", spec.Params{"lambda": "0"}, "params.lambda", []string{"> 0"}},
+		{"lambda denormal", spec.Params{"lambda": "5e-324"}, "params.lambda", []string{"too small"}},
 		{"bad bound", spec.Params{"bound": "tight"}, "params.bound", nil},
 	}
 	for _, tc := range tests {

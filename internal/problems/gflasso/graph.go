@@ -44,7 +44,7 @@ func BuildGraph(Y *mat.Dense, threshold float64) (*Graph, error) {
 		return nil, fmt.Errorf("gflasso: Y needs at least 2 rows to compute correlations, got %d", n)
 	}
 	if !(threshold >= 0 && threshold <= 1) {
-		return nil, fmt.Errorf("gflasso: threshold must lie in [0, 1], got %v", threshold)
+		return nil, optErr("threshold", "must lie in [0, 1], got %v", threshold)
 	}
 	// Centre and scale every column once.
 	cols := make([][]float64, k)

@@ -60,6 +60,19 @@ type Options struct {
 	ForceLP bool
 }
 
+// OptionError is an invalid option; Option is its name in the scenario's
+// parameters (lambda, gamma, threshold, bound, blocks, enum_max).
+type OptionError struct {
+	Option string
+	Msg    string
+}
+
+func (e *OptionError) Error() string { return "gflasso: " + e.Option + " " + e.Msg }
+
+func optErr(opt, format string, args ...any) error {
+	return &OptionError{Option: opt, Msg: fmt.Sprintf(format, args...)}
+}
+
 // blockInfo describes one block of the P1 form.
 type blockInfo struct {
 	comp   int
@@ -98,28 +111,28 @@ func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 		return nil, fmt.Errorf("gflasso: need N ≥ 2, J ≥ 1, K ≥ 1, got N=%d, J=%d, K=%d", n, j, k)
 	}
 	if !(opt.Lambda > 0) || math.IsInf(opt.Lambda, 0) {
-		return nil, fmt.Errorf("gflasso: lambda must be a positive number (the feasible set is unbounded otherwise), got %v", opt.Lambda)
+		return nil, optErr("lambda", "must be a positive number (the feasible set is unbounded otherwise), got %v", opt.Lambda)
 	}
 	if !(opt.Gamma >= 0) || math.IsInf(opt.Gamma, 0) {
-		return nil, fmt.Errorf("gflasso: gamma must be a number ≥ 0, got %v", opt.Gamma)
+		return nil, optErr("gamma", "must be a number ≥ 0, got %v", opt.Gamma)
 	}
 	if opt.Bound == "" {
 		opt.Bound = "hat"
 	}
 	if opt.Bound != "hat" && opt.Bound != "norm" {
-		return nil, fmt.Errorf("gflasso: bound must be hat or norm, got %q", opt.Bound)
+		return nil, optErr("bound", "must be hat or norm, got %q", opt.Bound)
 	}
 	if opt.Blocks == "" {
 		opt.Blocks = "component"
 	}
 	if opt.Blocks != "component" && opt.Blocks != "row" {
-		return nil, fmt.Errorf("gflasso: blocks must be component or row, got %q", opt.Blocks)
+		return nil, optErr("blocks", "must be component or row, got %q", opt.Blocks)
 	}
 	if opt.EnumMax == 0 {
 		opt.EnumMax = 12
 	}
 	if opt.EnumMax < 0 || opt.EnumMax > maxEnumTasks {
-		return nil, fmt.Errorf("gflasso: the enumeration limit must lie in [1, %d], got %d", maxEnumTasks, opt.EnumMax)
+		return nil, optErr("enum_max", "must lie in [1, %d], got %d", maxEnumTasks, opt.EnumMax)
 	}
 	for _, m := range []*mat.Dense{X, Y} {
 		r, c := m.Dims()
@@ -177,8 +190,14 @@ func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 			c.tau = c.switching()
 		}
 	}
-	// Bounds T_C.
+	// Bounds T_C. Vertex coordinates are at most T_C/λ (ω_C ≥ λ‖·‖₁ and
+	// the atoms have entries ±1); they must stay far from overflow.
 	p.compT, p.hatRank = p.bounds(X)
+	for ci, T := range p.compT {
+		if r := T / opt.Lambda; math.IsInf(r, 0) || math.IsNaN(r) || r > 1e150 {
+			return nil, optErr("lambda", "%v is too small for this data: the vertices of component %d reach T/λ = %v (T = %v)", opt.Lambda, ci, r, T)
+		}
+	}
 	// Blocks.
 	off := 0
 	for ci, c := range p.comps {
