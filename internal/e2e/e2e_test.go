@@ -354,6 +354,36 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	if n := eval[int](t, ctx, `fwlab.wsMessages`); n < 2 {
 		t.Errorf("only %d websocket messages", n)
 	}
+	// Zoom by dragging across the gap chart while records stream in: the
+	// x range stays put through later draws; a double click resets it.
+	rect := eval[[]float64](t, ctx, `(() => { const o = document.querySelector('[data-chart=gap] .u-over'); o.scrollIntoView({block: 'center'}); const r = o.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	x1, x2, y := rect[0]+0.15*rect[2], rect[0]+0.45*rect[2], rect[1]+0.5*rect[3]
+	step(t, ctx, "drag to zoom", 10*time.Second,
+		chromedp.MouseEvent(chromedp.MouseMoved, x1, y),
+		chromedp.MouseEvent(chromedp.MousePressed, x1, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(chromedp.MouseMoved, (x1+x2)/2, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(chromedp.MouseMoved, x2, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(chromedp.MouseReleased, x2, y, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+	type scale struct {
+		Zoomed  bool    `json:"zoomed"`
+		Min     float64 `json:"min"`
+		Max     float64 `json:"max"`
+		DataMax float64 `json:"dataMax"`
+		Draws   int     `json:"draws"`
+	}
+	zoom := eval[scale](t, ctx, `fwlab.chartScale('gap')`)
+	if !zoom.Zoomed || !(zoom.Max < zoom.DataMax) {
+		t.Fatalf("after a drag the gap chart is %+v, want zoomed into part of the data", zoom)
+	}
+	waitFor(t, ctx, "more records drawn while zoomed", fmt.Sprintf(`fwlab.chartScale('gap').draws >= %d && fwlab.chartScale('gap').dataMax > %v`, zoom.Draws+2, zoom.DataMax), `fwlab.chartScale('gap')`, 20*time.Second)
+	if now := eval[scale](t, ctx, `fwlab.chartScale('gap')`); !now.Zoomed || now.Min != zoom.Min || now.Max != zoom.Max {
+		t.Errorf("streaming moved the user's zoom: %+v, then %+v", zoom, now)
+	} else {
+		t.Logf("zoom kept: %+v, then %+v", zoom, now)
+	}
+	step(t, ctx, "double click", 10*time.Second, chromedp.DoubleClick(chromedp.CSS(`[data-chart=gap] .u-over`)))
+	waitFor(t, ctx, "the zoom reset", `!fwlab.chartScale('gap').zoomed`, `fwlab.chartScale('gap')`, 10*time.Second)
+
 	mark("wait: a drop step marked")
 	waitFor(t, ctx, "a drop step marked", `fwlab.charts.objective.drops >= 1`, `fwlab.charts.objective`, 20*time.Second)
 

@@ -1174,6 +1174,14 @@
       return { samples, filled };
     };
 
+    // chartScale reports a chart's x range and whether the user zoomed.
+    fwlab.chartScale = (id) => {
+      const C = S.charts.find((c) => c.def.id === id);
+      if (!C || !C.u) return null;
+      const xs = C.u.data[0];
+      return { zoomed: C.zoomed, min: C.u.scales.x.min, max: C.u.scales.x.max, dataMax: xs.length ? xs[xs.length - 1] : null, draws: perf.draws };
+    };
+
     function chartOpts(C, series) {
       const sers = [{ label: XLABEL[S.xaxis], value: (u, v) => fmtCell(v) }];
       const bands = [];
