@@ -131,6 +131,14 @@ func New(c Config) (*Problem, error) {
 	if pr.t == 0 {
 		pr.t = pr.safeT
 	}
+	// T·max|x_ij| must stay finite for the oracle's vertices to be usable.
+	xmax := 0.0
+	for _, v := range pr.x {
+		xmax = math.Max(xmax, math.Abs(v))
+	}
+	if math.IsInf(pr.t, 0) || math.IsInf(pr.t*xmax, 0) {
+		return nil, fmt.Errorf("lambda: %v is too small for this data: the bound T = (F(0) − Σ inf f_i)/λ overflows; use a larger λ", c.Lambda)
+	}
 	return pr, nil
 }
 
@@ -234,13 +242,13 @@ func (pr *Problem) vertex(j int, neg bool) solver.Vertex {
 // Ties: the vertex 0 wins over a vertex of equal value, the smallest j wins
 // among equal |g_j|, and "+j" is taken when g_j = 0.
 func (pr *Problem) LMO(b int, g []float64) solver.Vertex {
-	best, m := -1, 0.0
-	for j := 0; j < pr.p; j++ {
+	best, m := 0, math.Abs(g[0])
+	for j := 1; j < pr.p; j++ {
 		if a := math.Abs(g[j]); a > m {
 			best, m = j, a
 		}
 	}
-	if best < 0 || pr.t*(g[pr.p]-m) >= 0 {
+	if pr.p == 0 || pr.t*(g[pr.p]-m) >= 0 {
 		return pr.zeroVertex()
 	}
 	return pr.vertex(best, g[best] > 0)

@@ -524,3 +524,37 @@ func TestExtraSupport(t *testing.T) {
 		t.Errorf("extra %v, want nnz 2 (the 1e-17 residue ignored) and slack 0.25", e)
 	}
 }
+
+// The oracle with a zero β-gradient and a negative t-gradient must pick a
+// vertex T·(±e_j, 1) (value T·g_t < 0), not 0.
+func TestLMOZeroBetaGradient(t *testing.T) {
+	syn, err := Generate(Squared, 20, 4, 2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := New(Config{Loss: Squared, X: syn.X, Y: syn.Y, Lambda: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := make([]float64, pr.Dim())
+	g[pr.P()] = -1
+	v := pr.LMO(0, g)
+	best := 0.0
+	for _, u := range pr.Vertices() {
+		best = math.Min(best, u.Dot(g))
+	}
+	if got := v.Dot(g); got != best {
+		t.Fatalf("LMO value %v (vertex %s), the minimum over the vertices is %v", got, v.Key, best)
+	}
+}
+
+func TestTinyLambdaRejected(t *testing.T) {
+	syn, err := Generate(Squared, 20, 4, 2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(Config{Loss: Squared, X: syn.X, Y: syn.Y, Lambda: 1e-310})
+	if err == nil || !strings.Contains(err.Error(), "lambda") {
+		t.Fatalf("error %v, want one naming lambda", err)
+	}
+}
