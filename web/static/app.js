@@ -1073,6 +1073,14 @@
     function drawChart(C) {
       const st = fwlab.charts[C.def.id];
       st.points = chartPoints(C);
+      // A chart with nothing to show (the sampled-gradient error of a
+      // deterministic method) stays hidden until it has points.
+      const empty = st.points === 0;
+      if (C.card.hidden !== empty) {
+        C.card.hidden = empty;
+        C.layout = '';
+      }
+      if (empty) return;
       // A log chart with no positive value at all falls back to linear
       // (unless the user chose), so that zeros still show.
       if (C.logY && !C.userLog && st.points > 0) {
