@@ -239,7 +239,11 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	inst, err := s.Build(ctx, vals, run.Seed)
 	if err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: %s: %s\n", s.Name, flagError(err))
+		msg := flagError(err)
+		if !strings.HasPrefix(msg, s.Name+":") {
+			msg = s.Name + ": " + msg
+		}
+		fmt.Fprintf(stderr, "dashboard solve: %s\n", msg)
 		var fe *spec.FieldError
 		if errors.As(err, &fe) {
 			return 2

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -220,7 +221,11 @@ func buildGLM(name string, loss glm.Loss) func(context.Context, Values, int64) (
 		}
 		pr, err := probe.WithLambda(lam, v.Float("T"))
 		if err != nil {
-			return nil, errf(name, err)
+			field := "params.lambda"
+			if strings.HasPrefix(err.Error(), "T:") {
+				field = "params.T"
+			}
+			return nil, spec.Errorf(field, "%s", strings.TrimSpace(err.Error()[strings.Index(err.Error(), ":")+1:]))
 		}
 		panels["lambda"] = lam
 		panels["lambda_max"] = lmax

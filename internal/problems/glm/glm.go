@@ -53,6 +53,7 @@ type Problem struct {
 	y         []float64
 	lambda, t float64
 	safeT     float64
+	xmax      float64 // max |x_ij|
 
 	lipOnce sync.Once
 	sqNorm  float64 // ‖X‖₂² (upper bound)
@@ -131,13 +132,11 @@ func New(c Config) (*Problem, error) {
 	if pr.t == 0 {
 		pr.t = pr.safeT
 	}
-	// T·max|x_ij| must stay finite for the oracle's vertices to be usable.
-	xmax := 0.0
 	for _, v := range pr.x {
-		xmax = math.Max(xmax, math.Abs(v))
+		pr.xmax = math.Max(pr.xmax, math.Abs(v))
 	}
-	if math.IsInf(pr.t, 0) || math.IsInf(pr.t*xmax, 0) {
-		return nil, fmt.Errorf("lambda: %v is too small for this data: the bound T = (F(0) − Σ inf f_i)/λ overflows; use a larger λ", c.Lambda)
+	if err := pr.checkT(); err != nil {
+		return nil, err
 	}
 	return pr, nil
 }
@@ -151,13 +150,26 @@ func (pr *Problem) WithLambda(lambda, t float64) (*Problem, error) {
 	if t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
 		return nil, fmt.Errorf("T: must be a finite number ≥ 0 (0: the safe bound), got %v", t)
 	}
-	q := &Problem{loss: pr.loss, n: pr.n, p: pr.p, x: pr.x, xc: pr.xc, y: pr.y, lambda: lambda}
+	q := &Problem{loss: pr.loss, n: pr.n, p: pr.p, x: pr.x, xc: pr.xc, y: pr.y, lambda: lambda, xmax: pr.xmax}
 	q.safeT = pr.safeT * pr.lambda / lambda
 	q.t = t
 	if q.t == 0 {
 		q.t = q.safeT
 	}
+	if err := q.checkT(); err != nil {
+		return nil, err
+	}
 	return q, nil
+}
+
+// checkT rejects a bound T for which the oracle's vertices T·(±e_j, 1), or
+// their images X·T·e_j, are not finite: it happens when λ is so small that
+// the safe bound (F(0) − Σ inf f_i)/λ overflows.
+func (pr *Problem) checkT() error {
+	if math.IsInf(pr.t, 0) || math.IsInf(pr.t*pr.xmax, 0) || math.IsNaN(pr.t) {
+		return fmt.Errorf("lambda: %v is too small for this data: the bound T = (F(0) − Σ inf f_i)/λ is not a finite number; use a larger λ or give T", pr.lambda)
+	}
+	return nil
 }
 
 // N is the number of samples (rows of X), P the number of features.
