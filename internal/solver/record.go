@@ -15,7 +15,11 @@ const (
 )
 
 // Record is what every algorithm reports once per iteration (DESIGN §7).
-// Objective, Gap and GradErr are set on evaluation iterations only.
+// Objective, Gap and GradErr are set on evaluation iterations only. Every
+// method first reports its starting point as an evaluated record with K = 0
+// and Step "none"; record k ≥ 1 describes the step of iteration k and, when
+// evaluated, the iterate after it. On single steps FWSteps, AwaySteps and
+// Drops count that one step (1 or 0), on block iterations all block steps.
 type Record struct {
 	K      int     `json:"k"`
 	Passes float64 `json:"passes"`
