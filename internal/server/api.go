@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
@@ -47,7 +48,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) (*session.Run, bool
 		return run, true
 	}
 	if s.mgr.Evicted(id) {
-		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("run %s was evicted: the server keeps the %d most recent runs", id, s.mgr.Options().MaxStored))
+		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("run %s was evicted to make room for newer runs (the server keeps at most %d runs and %d records)", id, s.mgr.Options().MaxStored, s.mgr.Options().MaxTotalRecords))
 	} else {
 		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("no run %q", id))
 	}
@@ -201,18 +202,20 @@ func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
 	if format == "csv" {
 		_, _ = bw.WriteString(csvHeader)
 	}
+	var werr error
 	for _, t := range run.Traces() {
 		tg := &tags{trace: t.Index, algo: t.Algo, replication: t.Replication}
-		recs := t.Records(0, t.Len())
-		for i := range recs {
+		t.Each(0, t.Len(), func(_ int, rec *solver.Record) bool {
 			if format == "csv" {
-				line = appendCSV(line[:0], &recs[i], tg)
+				line = appendCSV(line[:0], rec, tg)
 			} else {
-				line = append(appendRecord(line[:0], &recs[i], tg), '\n')
+				line = append(appendRecord(line[:0], rec, tg), '\n')
 			}
-			if _, err := bw.Write(line); err != nil {
-				return // the client went away
-			}
+			_, werr = bw.Write(line)
+			return werr == nil
+		})
+		if werr != nil {
+			return // the client went away
 		}
 	}
 	_ = bw.Flush()

@@ -66,7 +66,8 @@ type Defaults struct {
 	MaxIters        int     `json:"max_iters"`
 	MaxReplications int     `json:"max_replications"`
 	MaxAlgorithms   int     `json:"max_algorithms"`
-	MaxRecords      int     `json:"max_records"` // iters × algorithms × replications
+	MaxRecords      int     `json:"max_records"`       // iters × algorithms × replications
+	MaxTotalRecords int     `json:"max_total_records"` // all stored runs together
 }
 
 // PresetEntry is one ready-made run; the client POSTs its spec.
@@ -90,7 +91,7 @@ func (s *Server) catalogue() Catalogue {
 			Stepsize: spec.DefaultStepsize, Schedule: spec.DefaultSchedule,
 			Rho: spec.DefaultRho, Alpha: spec.DefaultAlpha, M0: spec.DefaultM0, Growth: spec.DefaultGrowth, L: "auto",
 			MaxIters: spec.MaxIters, MaxReplications: spec.MaxReplications, MaxAlgorithms: spec.MaxAlgorithms,
-			MaxRecords: s.mgr.Options().MaxRecords,
+			MaxRecords: s.mgr.Options().MaxRecords, MaxTotalRecords: s.mgr.Options().MaxTotalRecords,
 		},
 		Presets: presetEntries(),
 	}

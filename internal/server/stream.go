@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/solver"
 )
 
 // handleWS streams a run over a websocket (api.md): hello, records batches,
@@ -152,8 +153,7 @@ func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) 
 	n, pending := 0, 0
 	for i, t := range traces {
 		total := t.Len()
-		recs := t.Records(cursors[i], cursors[i]+quota)
-		if len(recs) > 0 {
+		if cursors[i] < total {
 			if n > 0 {
 				b = append(b, ',')
 			}
@@ -162,14 +162,15 @@ func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) 
 			b = append(b, `,"from":`...)
 			b = strconv.AppendInt(b, int64(cursors[i]), 10)
 			b = append(b, `,"records":[`...)
-			for j := range recs {
-				if j > 0 {
+			from := cursors[i]
+			cursors[i] += t.Each(from, min(total, from+quota), func(j int, rec *solver.Record) bool {
+				if j > from {
 					b = append(b, ',')
 				}
-				b = appendRecord(b, &recs[j], nil)
-			}
+				b = appendRecord(b, rec, nil)
+				return true
+			})
 			b = append(b, "]}"...)
-			cursors[i] += len(recs)
 			n++
 		}
 		pending += total - cursors[i]

@@ -23,6 +23,7 @@ type Run struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	m      *Manager
+	budget int // iters × traces
 
 	// version counts status changes (a trace finished, pause, resume, step,
 	// cancel) so that subscribers know when to send a status message.
@@ -53,6 +54,15 @@ func (r *Run) Traces() []*Trace { return r.traces }
 
 // Done is closed when every trace has finished.
 func (r *Run) Done() <-chan struct{} { return r.done }
+
+// stored counts the records of every trace.
+func (r *Run) stored() int {
+	n := 0
+	for _, t := range r.traces {
+		n += t.Len()
+	}
+	return n
+}
 
 // Finished reports whether every trace has finished.
 func (r *Run) Finished() bool {
@@ -257,7 +267,7 @@ type Trace struct {
 	run         *Run
 
 	mu      sync.RWMutex
-	records []solver.Record
+	store   store
 	status  string
 	summary *solver.Summary
 
@@ -276,22 +286,50 @@ type Trace struct {
 func (t *Trace) Len() int {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return len(t.records)
+	return t.store.n
 }
 
-// Records returns the stored records [from, to) (to clipped to the length);
-// the slice must not be modified. Records once stored never change, so the
-// result stays valid while the trace grows.
-func (t *Trace) Records(from, to int) []solver.Record {
+func (t *Trace) view() view {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if to > len(t.records) {
-		to = len(t.records)
-	}
-	if from >= to {
+	return t.store.view()
+}
+
+// Records returns a copy of the stored records [from, to) (to clipped to the
+// length).
+func (t *Trace) Records(from, to int) []solver.Record {
+	v := t.view()
+	to = min(to, v.n)
+	if from < 0 || from >= to {
 		return nil
 	}
-	return t.records[from:to:to]
+	out := make([]solver.Record, to-from)
+	for i := range out {
+		v.fill(from+i, &out[i], nil)
+	}
+	return out
+}
+
+// Each calls fn on the stored records [from, to) (to clipped to the length)
+// in order until fn returns false, and returns how many it visited. The
+// record passed to fn, with its pointers and Extra map, is reused for the
+// next call: fn must not keep it. Each does not hold the trace's lock while
+// calling fn.
+func (t *Trace) Each(from, to int, fn func(i int, rec *solver.Record) bool) int {
+	v := t.view()
+	to = min(to, v.n)
+	if from < 0 || from >= to {
+		return 0
+	}
+	var rec solver.Record
+	var sc scratch
+	for i := from; i < to; i++ {
+		v.fill(i, &rec, &sc)
+		if !fn(i, &rec) {
+			return i + 1 - from
+		}
+	}
+	return to - from
 }
 
 // Status returns running or the final status of the trace's summary.
@@ -306,7 +344,7 @@ func (t *Trace) TraceStatus() TraceStatus {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	ts := TraceStatus{Trace: t.Index, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed,
-		Status: t.status, Records: len(t.records)}
+		Status: t.status, Records: t.store.n}
 	if t.summary != nil {
 		s := *t.summary
 		ts.Summary = &s
@@ -364,20 +402,18 @@ func (t *Trace) failure(msg string) solver.Summary {
 
 // lastSummary fills a summary from the stored records.
 func (t *Trace) lastSummary() solver.Summary {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
+	v := t.view()
 	var s solver.Summary
-	n := len(t.records)
-	if n == 0 {
+	if v.n == 0 {
 		return s
 	}
-	last := t.records[n-1]
-	s.Iters, s.Passes, s.Time = last.K, last.Passes, last.Time
-	for i := n - 1; i >= 0; i-- {
-		if rec := t.records[i]; rec.Objective != nil {
-			s.Objective = *rec.Objective
-			if rec.Gap != nil {
-				s.Gap = *rec.Gap
+	last := v.row(v.n - 1)
+	s.Iters, s.Passes, s.Time = int(last.k), last.passes, last.time
+	for i := v.n - 1; i >= 0; i-- {
+		if r := v.row(i); r.flags&hasObjective != 0 {
+			s.Objective = r.objective
+			if r.flags&hasGap != 0 {
+				s.Gap = r.gap
 			}
 			break
 		}
@@ -411,7 +447,7 @@ func (t *Trace) finish(sum solver.Summary) {
 func (t *Trace) record(rec solver.Record) {
 	rec.Time = nonNegative(rec.Time - t.idle.Seconds())
 	t.mu.Lock()
-	t.records = append(t.records, rec)
+	t.store.append(&rec)
 	t.mu.Unlock()
 	t.run.notify()
 	if t.run.pausedFast.Load() {

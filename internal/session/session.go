@@ -11,8 +11,13 @@
 //     more fails with ErrBusy;
 //   - at most MaxStored runs are kept; when a new run would exceed it, the
 //     oldest finished run is evicted (its id then reports as evicted);
-//   - a run's iteration budget, iters × algorithms × replications, is at most
-//     MaxRecords, since every record is kept in memory (~150 bytes each);
+//   - a run's record budget, iters × algorithms × replications, is at most
+//     MaxRecords, since every record is kept in memory (about 130 bytes, plus
+//     16 per problem-specific Extra value);
+//   - the records held by all stored runs (the budgets of active runs, the
+//     actual counts of finished ones) stay within MaxTotalRecords: older
+//     finished runs are evicted to make room, and a new run that would not
+//     fit beside the active ones fails with ErrBusy;
 //   - at most Workers solver goroutines execute at once (GOMAXPROCS by
 //     default); the others wait for a slot. A goroutine gives its slot back
 //     every TimeSlice so that every trace of a run progresses together, and
@@ -44,7 +49,9 @@ const (
 	DefaultMaxActive  = 4
 	DefaultMaxStored  = 32
 	DefaultMaxRecords = 4_000_000
-	DefaultTimeSlice  = 20 * time.Millisecond
+	// DefaultMaxTotalRecords is about 1–2 GB of records.
+	DefaultMaxTotalRecords = 10_000_000
+	DefaultTimeSlice       = 20 * time.Millisecond
 )
 
 // Run statuses.
@@ -61,11 +68,13 @@ var ErrBusy = errors.New("too many active runs")
 
 // Options configure a Manager. Zero fields take the defaults.
 type Options struct {
-	MaxActive  int           // runs running or paused at once
-	MaxStored  int           // runs kept (finished ones are evicted oldest first); at least MaxActive
-	MaxRecords int           // iters × algorithms × replications per run
-	Workers    int           // solver goroutines executing at once (0: GOMAXPROCS)
-	TimeSlice  time.Duration // a solver goroutine yields its slot after this long
+	MaxActive  int // runs running or paused at once
+	MaxStored  int // runs kept (finished ones are evicted oldest first); at least MaxActive
+	MaxRecords int // iters × algorithms × replications per run
+	// MaxTotalRecords bounds the records of all stored runs (at least MaxRecords).
+	MaxTotalRecords int
+	Workers         int           // solver goroutines executing at once (0: GOMAXPROCS)
+	TimeSlice       time.Duration // a solver goroutine yields its slot after this long
 	// DataDir, when set, is where relative data-file parameters (kind Path)
 	// are looked up; a path given by the user must stay inside it.
 	DataDir string
@@ -83,6 +92,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRecords <= 0 {
 		o.MaxRecords = DefaultMaxRecords
+	}
+	if o.MaxTotalRecords <= 0 {
+		o.MaxTotalRecords = DefaultMaxTotalRecords
+	}
+	if o.MaxTotalRecords < o.MaxRecords {
+		o.MaxTotalRecords = o.MaxRecords
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -104,6 +119,7 @@ type Manager struct {
 	order    []*Run // creation order
 	next     int    // last id number handed out
 	pending  int    // runs being built (they hold an active slot)
+	reserved int    // record budgets of the runs being built
 	closed   bool
 	baseCtx  context.Context
 	shutdown context.CancelFunc
@@ -153,11 +169,18 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("%w: at most %d runs may run at once; cancel one or wait until one finishes", ErrBusy, m.opts.MaxActive)
 	}
+	budget := sp.Iters * ntr
+	if !m.makeRoomLocked(budget) {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: the runs in progress hold too many records (at most %d in all); cancel one or wait until one finishes", ErrBusy, m.opts.MaxTotalRecords)
+	}
 	m.pending++
+	m.reserved += budget
 	m.mu.Unlock()
 	release := func() {
 		m.mu.Lock()
 		m.pending--
+		m.reserved -= budget
 		m.mu.Unlock()
 	}
 
@@ -212,6 +235,8 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 
 	m.mu.Lock()
 	m.pending--
+	m.reserved -= budget
+	r.budget = budget
 	if m.closed {
 		m.mu.Unlock()
 		cancel()
@@ -314,6 +339,49 @@ func (m *Manager) evictLocked() {
 	}
 }
 
+// heldLocked counts the records the stored runs hold or may still add: the
+// budget of an active run, the stored records of a finished one.
+func (m *Manager) heldLocked() int {
+	n := m.reserved
+	for _, r := range m.order {
+		if r.Finished() {
+			n += r.stored()
+		} else {
+			n += r.budget
+		}
+	}
+	return n
+}
+
+// makeRoomLocked evicts the oldest finished runs until budget more records
+// fit within MaxTotalRecords; it reports whether they do.
+func (m *Manager) makeRoomLocked(budget int) bool {
+	active := m.reserved
+	for _, r := range m.order {
+		if !r.Finished() {
+			active += r.budget
+		}
+	}
+	if active+budget > m.opts.MaxTotalRecords {
+		return false // evicting finished runs would not help
+	}
+	for m.heldLocked()+budget > m.opts.MaxTotalRecords {
+		idx := -1
+		for i, r := range m.order {
+			if r.Finished() {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			return false
+		}
+		delete(m.runs, m.order[idx].ID)
+		m.order = append(m.order[:idx], m.order[idx+1:]...)
+	}
+	return true
+}
+
 // Get returns the run with the given id.
 func (m *Manager) Get(id string) (*Run, bool) {
 	m.mu.Lock()
@@ -323,7 +391,7 @@ func (m *Manager) Get(id string) (*Run, bool) {
 }
 
 // Evicted reports whether id names a run this manager created and has since
-// evicted to respect MaxStored.
+// evicted to respect MaxStored or MaxTotalRecords.
 func (m *Manager) Evicted(id string) bool {
 	n, err := strconv.Atoi(strings.TrimPrefix(id, "r"))
 	if err != nil || !strings.HasPrefix(id, "r") || strconv.Itoa(n) != id[1:] {

@@ -393,3 +393,34 @@ func TestStepOnRunningRunPauses(t *testing.T) {
 	r.Cancel()
 	waitDone(t, r)
 }
+
+func TestTotalRecordsBudget(t *testing.T) {
+	m := newManager(t, session.Options{MaxActive: 3, MaxRecords: 2000, MaxTotalRecords: 2500})
+	first, err := m.Create(context.Background(), fakeSpec(400, nil, "fw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, first)
+	slow, err := m.Create(context.Background(), fakeSpec(2000, spec.Params{"delay_us": "2000"}, "fw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2000 (active budget) + 1000 > 2500 even without the finished run.
+	if _, err := m.Create(context.Background(), fakeSpec(1000, nil, "fw")); !errors.Is(err, session.ErrBusy) {
+		t.Fatalf("over the total budget: %v, want ErrBusy", err)
+	}
+	if _, ok := m.Get(first.ID); !ok {
+		t.Error("a refused run evicted a finished one")
+	}
+	// 2000 + 400 (finished) + 300 > 2500: the finished run makes room.
+	small, err := m.Create(context.Background(), fakeSpec(300, nil, "fw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Get(first.ID); ok || !m.Evicted(first.ID) {
+		t.Error("the finished run was not evicted to make room")
+	}
+	waitDone(t, small)
+	slow.Cancel()
+	waitDone(t, slow)
+}

@@ -1,0 +1,100 @@
+package session
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/fwlab/fwlab/internal/solver"
+)
+
+// synthetic builds a varied record: every optional field present or not,
+// Extra maps of several sizes, several step kinds.
+func synthetic(i int) solver.Record {
+	r := solver.Record{
+		K: i, Passes: float64(i) / 3, Time: float64(i) * 1e-6, Step: []string{"fw", "away", "drop", "block", "x-new"}[i%5],
+		Gamma: 1 / float64(i+1), Batch: i * 7, Active: i % 11, FWSteps: i % 3, AwaySteps: i % 4, Drops: i % 2, Cleanups: i % 5,
+	}
+	if i%3 == 0 {
+		r.Objective = solver.F(math.Sin(float64(i)))
+	}
+	if i%4 != 1 {
+		r.Gap = solver.F(float64(-i))
+	}
+	if i%6 == 0 {
+		r.GradErr = solver.F(math.Inf(1))
+	}
+	if n := i % 7; n > 0 {
+		r.Extra = map[string]float64{}
+		for j := 0; j < n; j++ {
+			r.Extra[fmt.Sprintf("w:v%d", (i+j)%13)] = float64(i*j) - 0.5
+		}
+	}
+	return r
+}
+
+func TestStoreRoundTrip(t *testing.T) {
+	tr := &Trace{}
+	const n = 3*chunkSize + 17 // several chunks of rows and of Extra values
+	for i := 0; i < n; i++ {
+		rec := synthetic(i)
+		tr.store.append(&rec)
+	}
+	if tr.Len() != n {
+		t.Fatalf("Len %d", tr.Len())
+	}
+	got := tr.Records(0, n+100)
+	if len(got) != n {
+		t.Fatalf("%d records back", len(got))
+	}
+	for i := range got {
+		if want := synthetic(i); !reflect.DeepEqual(got[i], want) {
+			t.Fatalf("record %d:\n got %+v\nwant %+v", i, got[i], want)
+		}
+	}
+	// Each visits the same records with reused storage, and stops on false.
+	seen := 0
+	visited := tr.Each(chunkSize-2, chunkSize+5, func(i int, rec *solver.Record) bool {
+		if want := synthetic(i); !reflect.DeepEqual(*rec, want) {
+			t.Fatalf("Each record %d:\n got %+v\nwant %+v", i, *rec, want)
+		}
+		seen++
+		return seen < 4
+	})
+	if visited != 4 || seen != 4 {
+		t.Errorf("Each visited %d (fn saw %d), want 4", visited, seen)
+	}
+	if tr.Records(5, 5) != nil || tr.Records(n, n+1) != nil || tr.Each(-1, 3, nil) != 0 {
+		t.Error("empty ranges return records")
+	}
+}
+
+func TestLastSummaryFromStore(t *testing.T) {
+	tr := &Trace{}
+	for i := 1; i <= 10; i++ {
+		rec := solver.Record{K: i, Passes: float64(i), Time: 0.1 * float64(i)}
+		if i == 6 {
+			rec.Objective, rec.Gap = solver.F(2.5), solver.F(0.25)
+		}
+		tr.store.append(&rec)
+	}
+	s := tr.failure("boom")
+	want := solver.Summary{Objective: 2.5, Gap: 0.25, Iters: 10, Passes: 10, Time: 1, Status: solver.StatusFailed, Message: "boom"}
+	if s != want {
+		t.Errorf("summary %+v, want %+v", s, want)
+	}
+}
+
+// BenchmarkStoreAppend reports the bytes a stored record costs.
+func BenchmarkStoreAppend(b *testing.B) {
+	recs := make([]solver.Record, 1024)
+	for i := range recs {
+		recs[i] = synthetic(i)
+	}
+	b.ReportAllocs()
+	tr := &Trace{}
+	for i := 0; i < b.N; i++ {
+		tr.store.append(&recs[i&1023])
+	}
+}
