@@ -98,3 +98,17 @@ func BenchmarkStoreAppend(b *testing.B) {
 		tr.store.append(&recs[i&1023])
 	}
 }
+
+// The store (and the server's encoders) copy solver.Record field by field: a
+// new field must be added there too, and this test says so.
+func TestRecordFieldsAreAllStored(t *testing.T) {
+	known := []string{"K", "Passes", "Time", "Step", "Gamma", "Batch", "Active", "FWSteps", "AwaySteps", "Drops", "Cleanups", "Objective", "Gap", "GradErr", "Extra"}
+	typ := reflect.TypeOf(solver.Record{})
+	var got []string
+	for i := 0; i < typ.NumField(); i++ {
+		got = append(got, typ.Field(i).Name)
+	}
+	if !reflect.DeepEqual(got, known) {
+		t.Fatalf("solver.Record has fields %v; the store and the encoders know %v", got, known)
+	}
+}
