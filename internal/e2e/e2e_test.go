@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -525,6 +527,63 @@ func TestPaperFigure1Band(t *testing.T) {
 	probe := eval[map[string]int](t, ctx, `fwlab.bandProbe('objective')`)
 	if probe["samples"] == 0 || probe["filled"]*2 < probe["samples"] {
 		t.Errorf("band fill found at %d of %d sampled points between min and max", probe["filled"], probe["samples"])
+	}
+	// The band's numbers: median, min and max over the replications of the
+	// server's records, index by index.
+	id := eval[string](t, ctx, `fwlab.runId`)
+	n := eval[int](t, ctx, `fwlab.groupStat(0, 'objective', 0).n`)
+	var recs [][]float64 // [replication][index] objective of bc-ssfw-as (NaN: not evaluated)
+	for _, line := range bytes.Split(httpGet(t, ts.URL+"/api/runs/"+id+"/trace?format=jsonl"), []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r struct {
+			Algo        string   `json:"algo"`
+			Replication int      `json:"replication"`
+			Objective   *float64 `json:"objective"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Algo != "bc-ssfw-as" {
+			continue
+		}
+		for len(recs) <= r.Replication {
+			recs = append(recs, nil)
+		}
+		v := math.NaN()
+		if r.Objective != nil {
+			v = *r.Objective
+		}
+		recs[r.Replication] = append(recs[r.Replication], v)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("the trace has %d replications of bc-ssfw-as", len(recs))
+	}
+	checked := 0
+	for i := 0; i < n; i += 7 {
+		var vals []float64
+		for _, rep := range recs {
+			if i < len(rep) && !math.IsNaN(rep[i]) {
+				vals = append(vals, rep[i])
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		sort.Float64s(vals)
+		med := vals[len(vals)/2]
+		if len(vals)%2 == 0 {
+			med = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
+		}
+		got := eval[map[string]float64](t, ctx, fmt.Sprintf(`(({med, lo, hi}) => ({med, lo, hi}))(fwlab.groupStat(0, 'objective', %d))`, i))
+		if got["med"] != med || got["lo"] != vals[0] || got["hi"] != vals[len(vals)-1] {
+			t.Errorf("record %d: page median/min/max %v, server's records give %v/%v/%v", i, got, med, vals[0], vals[len(vals)-1])
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Errorf("only %d indices checked", checked)
 	}
 	legend := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#charts [data-chart=objective] .u-legend .u-series')).filter(e => e.style.display !== 'none').map(e => e.textContent)`)
 	joined := strings.Join(legend, "|")

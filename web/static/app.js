@@ -1182,6 +1182,15 @@
       return { samples, filled };
     };
 
+    // groupStat reports the median, minimum and maximum over a group's
+    // replications of one column at record index i (null: not computed yet).
+    fwlab.groupStat = (gi, col, i) => {
+      const g = S.groups[gi];
+      if (!g || i >= g.n) return null;
+      const num = (x) => (x === x ? x : null);
+      return { algo: g.traces[0].meta.algo, reps: g.traces.length, n: g.n, med: num(g.val(col, i)), lo: num(g.low(col, i)), hi: num(g.high(col, i)) };
+    };
+
     // chartScale reports a chart's x range and whether the user zoomed.
     fwlab.chartScale = (id) => {
       const C = S.charts.find((c) => c.def.id === id);
