@@ -42,3 +42,16 @@ type LipschitzBounder interface {
 type Evaluator interface {
 	Extra(x []float64) map[string]float64
 }
+
+// CoupledBlocks is implemented by problems whose blocks share state in the
+// smooth part (their gradients depend on each other's coordinates). When
+// such a problem runs a block method with several blocks per iteration, each
+// block's step is computed at the same point and the steps could overshoot
+// together, so the engine takes the average of the block moves instead of
+// their sum: x + (1/r)·Σ_b γ_b d_b, a convex combination of the r single-block
+// moves, which does not increase F when none of them does (Jensen). Problems
+// with separable blocks (one block per connected component in GFLASSO) are
+// unaffected.
+type CoupledBlocks interface {
+	BlocksCoupled() bool
+}

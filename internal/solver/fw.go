@@ -39,6 +39,7 @@ type fwMethod struct {
 	r          int  // blocks per iteration
 	blockwise  bool // r of q blocks sampled per iteration
 	lAuto      float64
+	coupled    bool // the problem's blocks are coupled (CoupledBlocks)
 	// afterIter, when set (by tests), sees the state after every iteration.
 	afterIter func(st *fwRun, r Record)
 }
@@ -141,6 +142,9 @@ func New(p Problem, cfg Config) (Method, error) {
 		if !(m.lAuto > 0) || math.IsInf(m.lAuto, 0) {
 			return nil, fmt.Errorf("L: the automatic bound is not a positive finite number (%v); give a number", m.lAuto)
 		}
+	}
+	if c, ok := p.(CoupledBlocks); ok && c.BlocksCoupled() {
+		m.coupled = true
 	}
 	if m.cfg.DropTol == 0 {
 		m.cfg.DropTol = snapTol
@@ -268,6 +272,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 				}(st.bs[b])
 			}
 			wg.Wait()
+		}
+		if m.coupled && len(st.chosen) > 1 {
+			st.dampCoupled()
 		}
 		// the exact gradients behind grad_err are evaluation work, not counted
 		errTime := time.Duration(0)
@@ -692,5 +699,26 @@ func (st *fwRun) trace2D(r *Record, bs *blockState) {
 	pt("fw", bs.plan.p)
 	if bs.plan.hasAway {
 		pt("away", bs.plan.uVertex)
+	}
+}
+
+// dampCoupled divides the planned steps of the chosen blocks by their number
+// (see CoupledBlocks). A damped step is strictly shorter than its γ_max, so it
+// is a plain FW or away step, never a drop or a collapse.
+func (st *fwRun) dampCoupled() {
+	r := float64(len(st.chosen))
+	for _, b := range st.chosen {
+		pl := &st.bs[b].plan
+		if pl.kind == StepNone {
+			continue
+		}
+		pl.gamma /= r
+		pl.drop = false
+		switch pl.kind {
+		case StepCollapse:
+			pl.kind = StepFW
+		case StepDrop:
+			pl.kind = StepAway
+		}
 	}
 }

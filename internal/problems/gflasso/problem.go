@@ -44,10 +44,9 @@ type Options struct {
 	// block per (row, component) pair). Empty means "component". Component
 	// blocks are independent (the loss and the penalty separate over
 	// components); row blocks of one component share its residual, so
-	// simultaneous block steps, each with its own exact line search, can
-	// overshoot together: on the paper's setup bc-ssfw-as with the paper's
-	// batch schedule and r = 10 of the 100 row blocks oscillates about 1.6%
-	// above F*, while with full batches it converges for any r.
+	// simultaneous block steps, each with its own exact line search, could
+	// overshoot together: the problem reports its blocks as coupled and the
+	// block methods then average the simultaneous moves (solver.CoupledBlocks).
 	// With row blocks every block's bound is its component's T_C (valid
 	// since max_j ω_C(B*_j) ≤ Ω_C(B*_C) ≤ T_C).
 	Blocks string
@@ -629,3 +628,18 @@ var (
 	_ solver.LipschitzBounder = (*Problem)(nil)
 	_ solver.Evaluator        = (*Problem)(nil)
 )
+
+// BlocksCoupled reports whether two blocks share a component (row blocks):
+// their gradients then depend on each other through the component's
+// residual, and the block methods average simultaneous block moves (see
+// solver.CoupledBlocks). Component blocks are independent.
+func (p *Problem) BlocksCoupled() bool {
+	seen := map[int]bool{}
+	for _, b := range p.info {
+		if seen[b.comp] {
+			return true
+		}
+		seen[b.comp] = true
+	}
+	return false
+}
