@@ -106,11 +106,20 @@ func Catalogue(list []*scenarios.Scenario, presets []*scenarios.Preset) template
 	return c
 }
 
+// DefaultProblem is the problem the start page opens with when it is
+// registered (otherwise the catalogue's first): the 2-D teaching problem.
+const DefaultProblem = "toy-polygon"
+
 // StartPage builds the start page's view model from deps.
 func StartPage(deps Deps) templates.StartPage {
-	return templates.StartPage{
-		Catalogue: Catalogue(deps.scenarios(), deps.presets()),
-		DataDir:   deps.DataDir,
-		Asset:     AssetURL,
+	c := Catalogue(deps.scenarios(), deps.presets())
+	sel := ""
+	for _, g := range c.Groups {
+		for _, p := range g.Problems {
+			if sel == "" || p.Name == DefaultProblem {
+				sel = p.Name
+			}
+		}
 	}
+	return templates.StartPage{Catalogue: c, Selected: sel, DataDir: deps.DataDir, Asset: AssetURL}
 }

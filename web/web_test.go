@@ -150,7 +150,7 @@ func TestStartPageRendersCatalogue(t *testing.T) {
 		`<!doctype html>`,
 		`<form id="start-form"`,
 		`<select id="problem" name="problem" data-field="problem">`,
-		`<optgroup label="Teaching polytopes" data-group="toy"><option value="toy-polygon">Quadratic over a polygon</option>`,
+		`<optgroup label="Teaching polytopes" data-group="toy"><option value="toy-polygon" selected>Quadratic over a polygon</option>`,
 		`<fieldset class="params" data-problem="toy-polygon" hidden>`,
 		// int parameter: number input with the default, its help and its rule
 		`<input type="number" step="1" id="p-toy-polygon-vertices" name="vertices" value="6" data-field="params.vertices" data-kind="int"`,

@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/server"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/web"
@@ -812,4 +813,48 @@ func TestDecimatorKeepsExtremes(t *testing.T) {
 		t.Errorf("log source: %d points, all positive: %v", r.LogCount, r.LogOK)
 	}
 	t.Logf("10⁵ points → %d kept, bucket size %d", r.Count, r.MaxBucket)
+}
+
+// TestCatalogueMatchesAPI: the start page's embedded catalogue (from which
+// the page checks rules) says the same as the API's GET /api/scenarios for
+// every problem parameter: name, kind, default and rule text.
+func TestCatalogueMatchesAPI(t *testing.T) {
+	ts := app(t)
+	var api struct {
+		Problems []struct {
+			Name   string `json:"name"`
+			Params []struct {
+				Name, Kind, Default, Rule string
+			} `json:"params"`
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/scenarios"), &api); err != nil {
+		t.Fatal(err)
+	}
+	page := web.Catalogue(scenarios.All(), scenarios.Presets())
+	mine := map[string]string{}
+	for _, g := range page.Groups {
+		for _, p := range g.Problems {
+			for _, q := range p.Params {
+				mine[p.Name+"/"+q.Name] = q.Kind + "|" + q.Default + "|" + q.Rule
+			}
+		}
+	}
+	n := 0
+	for _, p := range api.Problems {
+		for _, q := range p.Params {
+			key := p.Name + "/" + q.Name
+			if got, want := mine[key], q.Kind+"|"+q.Default+"|"+q.Rule; got != want {
+				t.Errorf("%s: page %q, API %q", key, got, want)
+			}
+			delete(mine, key)
+			n++
+		}
+	}
+	for key := range mine {
+		t.Errorf("%s is on the page but not in the API's catalogue", key)
+	}
+	if n == 0 {
+		t.Error("the API lists no parameters")
+	}
 }

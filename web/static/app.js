@@ -231,6 +231,8 @@
       rows.append(row);
       renumber();
       updateRow(row);
+      if (a.algo && !p.algorithms.includes(a.algo))
+        setError(`algorithms[${row.dataset.index}].algo`, `${a.algo} does not apply to problem ${p.name} (use one of ${p.algorithms.join(', ')})`);
     }
 
     // A parameter naming the sample count, if the problem has one, sets the

@@ -93,8 +93,10 @@ type Defaults struct {
 // StartPage is the view model of the start page.
 type StartPage struct {
 	Catalogue Catalogue
-	DataDir   string
-	Asset     func(string) string
+	// Selected is the problem chosen when the page opens.
+	Selected string
+	DataDir  string
+	Asset    func(string) string
 }
 
 // RunPage is the view model of the live run page.
