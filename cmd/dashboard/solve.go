@@ -561,8 +561,9 @@ func (p *progress) done() {
 	}
 }
 
-// saveSolution writes x as CSV: the problem's own matrix form when it has
-// one (solver.Matrixer), else one value per line.
+// saveSolution writes x as CSV: the instance's own export form when it has
+// one (β for the penalised models, the matrix B for GFLASSO), else one value
+// per line.
 func saveSolution(path string, inst scenarios.Instance, x []float64) error {
 	f, err := os.Create(path)
 	if err != nil {

@@ -14,6 +14,26 @@ type FWInstance struct {
 	Problem solver.Problem
 	Prox    solver.ProxProblem
 	Meta    Info
+	// Solution, when set, turns a solution x into the rows a user exports
+	// (for the penalised models: β, without the epigraph variable).
+	Solution func(x []float64) [][]float64
+}
+
+// SolutionRows returns the solution x as rows for export: Solution's rows
+// when set, else one value per row.
+func (f *FWInstance) SolutionRows(x []float64) [][]float64 {
+	if f.Solution != nil {
+		return f.Solution(x)
+	}
+	return column(x)
+}
+
+func column(x []float64) [][]float64 {
+	rows := make([][]float64, len(x))
+	for i, v := range x {
+		rows[i] = []float64{v}
+	}
+	return rows
 }
 
 // Info returns the instance's description.

@@ -64,6 +64,9 @@ type GFLASSOInstance struct {
 // methods) into the coefficient matrix B, J rows of K values.
 func (g *GFLASSOInstance) CoefMatrix(x []float64) [][]float64 { return rows(g.P.BOf(x)) }
 
+// SolutionRows exports a solution as its coefficient matrix B.
+func (g *GFLASSOInstance) SolutionRows(x []float64) [][]float64 { return g.CoefMatrix(x) }
+
 // Method configures bc-ssfw-as, bcfw or spg.
 func (g *GFLASSOInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.Method, error) {
 	if a.Algo != "spg" {

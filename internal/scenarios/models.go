@@ -231,10 +231,12 @@ func buildGLM(name string, loss glm.Loss) func(context.Context, Values, int64) (
 		panels["lambda_max"] = lmax
 		panels["T"] = pr.T()
 		panels["T_safe"] = pr.SafeT()
+		p := pr.P()
 		return &FWInstance{
-			Problem: pr,
-			Prox:    pr,
-			Meta:    Info{Dim: pr.Dim(), Samples: pr.Samples(), Blocks: 1, Panels: panels},
+			Problem:  pr,
+			Prox:     pr,
+			Meta:     Info{Dim: pr.Dim(), Samples: pr.Samples(), Blocks: 1, Panels: panels},
+			Solution: func(x []float64) [][]float64 { return column(x[:p]) },
 		}, nil
 	}
 }
