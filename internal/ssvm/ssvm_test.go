@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -313,5 +314,51 @@ func TestBCFWIncrementalW(t *testing.T) {
 		if math.Abs(sum-float64(wd.Len-1)) > 1e-12 {
 			t.Fatalf("block %d: transition marginals sum to %v, want %d", i, sum, wd.Len-1)
 		}
+	}
+}
+
+func TestCancelAndErrors(t *testing.T) {
+	p := smallChain(t, 20, 0, 0.1)
+	if p.Test != nil {
+		t.Fatal("an empty test set should be dropped")
+	}
+	m, err := p.NewMethod(Options{Algo: AlgoBCFWAS, Average: true, Schedule: paperSchedule(),
+		Limits: solver.Limits{MaxIters: 1000000, EvalEvery: 100}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	res, err := m.Run(ctx, solver.RecorderFunc(func(r solver.Record) {
+		n++
+		if _, ok := r.Extra["test_err"]; ok {
+			t.Fatal("test error reported without a test set")
+		}
+		if r.K == 50 {
+			cancel()
+		}
+	}))
+	if err != nil || res.Summary.Status != solver.StatusCancelled || n != 50 || res.Summary.Iters != 50 {
+		t.Fatalf("cancel: err %v status %s after %d records", err, res.Summary.Status, n)
+	}
+	cases := []struct {
+		o    Options
+		want string
+	}{
+		{Options{Algo: "afw", Limits: solver.Limits{MaxIters: 1}}, "algo: the structural SVM runs"},
+		{Options{Algo: AlgoBCFW}, "iters: must be at least 1"},
+		{Options{Algo: AlgoBCFWAS, Schedule: solver.Schedule{Kind: "paper", Rho: 2, Alpha: 0.5}, Limits: solver.Limits{MaxIters: 1}}, "rho must lie strictly between 0 and 1"},
+		{Options{Algo: AlgoBCFW, DropTol: 0.5, Limits: solver.Limits{MaxIters: 1}}, "drop tolerance"},
+	}
+	for _, tc := range cases {
+		if _, err := p.NewMethod(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want %q", tc.o, err, tc.want)
+		}
+	}
+	if _, err := NewProblem(p.Train, nil, 0); err == nil || !strings.Contains(err.Error(), "lambda: must be a positive number") {
+		t.Errorf("λ = 0: error %v", err)
+	}
+	if _, _, err := Chain(ChainConfig{Train: 5, Labels: 9, Feat: 2, MinLen: 1, MaxLen: 2}); err == nil || !strings.Contains(err.Error(), "labels: must be between 2 and 8") {
+		t.Errorf("chain labels: error %v", err)
 	}
 }

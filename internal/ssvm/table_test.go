@@ -14,7 +14,8 @@ import (
 // bcfw-as on OCR for 20 passes (FWLAB_FIG2_PASSES to change) at λ = 0.05,
 // 0.01, 0.001, evaluated after every 5th pass. It takes minutes, so it runs
 // only when FWLAB_FIG2_TABLE=1 (FWLAB_FIG2_OUT=FILE also writes the JSON
-// series):
+// series; FWLAB_FIG2_SEED and FWLAB_FIG2_LAMBDAS=0.05,0.01 change the seed
+// and the λ values):
 //
 //	FWLAB_FIG2_TABLE=1 go test ./internal/ssvm -run TestFigure2Table -v -timeout 1h
 func TestFigure2Table(t *testing.T) {
@@ -31,10 +32,27 @@ func TestFigure2Table(t *testing.T) {
 			t.Fatalf("FWLAB_FIG2_PASSES: want a multiple of 5, got %q", v)
 		}
 	}
+	seed := int64(1)
+	if v := os.Getenv("FWLAB_FIG2_SEED"); v != "" {
+		var err error
+		if seed, err = strconv.ParseInt(v, 10, 64); err != nil || seed < 0 {
+			t.Fatalf("FWLAB_FIG2_SEED: want a non-negative integer, got %q", v)
+		}
+	}
+	var lambdas []float64
+	if v := os.Getenv("FWLAB_FIG2_LAMBDAS"); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			l, err := strconv.ParseFloat(f, 64)
+			if err != nil || !(l > 0) {
+				t.Fatalf("FWLAB_FIG2_LAMBDAS: want positive numbers separated by commas, got %q", v)
+			}
+			lambdas = append(lambdas, l)
+		}
+	}
 	c, _ := LoadOCR("")
 	tr, _, _ := c.Split("train")
 	n := len(tr.Words)
-	fig, err := Figure2(context.Background(), Figure2Options{Passes: float64(passes), EvalEvery: 5 * n, Seed: 1})
+	fig, err := Figure2(context.Background(), Figure2Options{Lambdas: lambdas, Passes: float64(passes), EvalEvery: 5 * n, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
