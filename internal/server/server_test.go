@@ -852,3 +852,39 @@ func TestRunLimitsOverAPI(t *testing.T) {
 		t.Errorf("evicted run: %d %s", code, body)
 	}
 }
+
+// FuzzCreateRun: any request body gets a well-formed answer: 201 with an id,
+// or a JSON error with a message (400 naming a known kind of field, 413, 429).
+func FuzzCreateRun(f *testing.F) {
+	for _, s := range []string{
+		`{"problem":"test-fake","params":{"n":3},"algorithms":[{"algo":"fw"}],"iters":3}`,
+		`{"problem":"test-fake","params":{"n":"x"},"algorithms":[{"algo":"fw"}]}`,
+		`{"problem":"test-fake","algorithms":[{"algo":"ssfw-as","schedule":"constant","m0":9999}],"iters":2}`,
+		`{"problem":"nope"}`, `[]`, `null`, `{"iters":1e400}`, `{"algorithms":[{"algo":1}]}`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	srv, err := New(Options{MaxBody: 2048, Session: session.Options{MaxActive: 2, MaxStored: 2, MaxRecords: 10_000}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = srv.Close() })
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest("POST", "/api/runs", bytes.NewReader(body)))
+		switch rec.Code {
+		case http.StatusCreated:
+			var out struct{ ID string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.ID == "" {
+				t.Fatalf("201 with body %q", rec.Body.String())
+			}
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+			var e apiError
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
+				t.Fatalf("%d with body %q", rec.Code, rec.Body.String())
+			}
+		default:
+			t.Fatalf("status %d for %q: %s", rec.Code, body, rec.Body.String())
+		}
+	})
+}
