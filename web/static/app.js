@@ -851,6 +851,9 @@
         $('#run-info').textContent = bits.join(' · ');
       }
       setupTraces(run);
+      const failed = (run.traces || []).filter((t) => t.status === 'failed');
+      if (failed.length)
+        showError(failed.map((t) => `trace ${t.trace} (${t.algo}, replication ${t.replication}) failed: ${(t.summary && t.summary.message) || 'no message'}`).join('; '));
       $('#run-status').textContent = run.status;
       $('#run-status').className = 'status st-' + run.status;
       page.dataset.status = run.status;
