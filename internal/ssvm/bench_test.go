@@ -4,16 +4,24 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/fwlab/fwlab/internal/solver"
 )
 
 // BenchmarkBCFWPass measures the seconds per effective pass of bcfw (with
 // averaging, as run) on the full OCR training set, beside a floor measured in
 // the same run: the emission scores of every training letter for every label
 // as one gonum matrix product. The ratio is pass time over floor time.
-func BenchmarkBCFWPass(b *testing.B) {
+func BenchmarkBCFWPass(b *testing.B) { benchPass(b, AlgoBCFW) }
+
+// BenchmarkBCFWASPass is the same measurement for bcfw-as.
+func BenchmarkBCFWASPass(b *testing.B) { benchPass(b, AlgoBCFWAS) }
+
+func benchPass(b *testing.B, algo string) {
 	p := ocrProblem(b, 0.01)
 	n := p.N()
-	m, err := p.NewMethod(Options{Algo: AlgoBCFW, Average: true, Limits: defaultLimits(n), Seed: 1})
+	m, err := p.NewMethod(Options{Algo: algo, Average: true, Limits: defaultLimits(n), Seed: 1,
+		Schedule: solver.Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}})
 	if err != nil {
 		b.Fatal(err)
 	}
