@@ -46,8 +46,9 @@ const (
 	DefaultPingInterval = 20 * time.Second
 	DefaultPongWait     = 60 * time.Second
 	DefaultMinInterval  = time.Second / 30 // at most ~30 records messages per second
-	DefaultMaxBatch     = 20_000           // records per message
-	DefaultMaxLag       = 500_000          // unsent records before a client is dropped as too slow
+	DefaultMaxBatch     = 20_000           // records per message while the client keeps up
+	DefaultMaxLag       = 200_000          // unsent records at which a client slow to drain is dropped
+	DefaultSlowWrite    = 2 * time.Second  // a records write this slow means the client is not draining
 	DefaultTimeout      = 60 * time.Second // API requests (the websocket and downloads excepted)
 )
 
@@ -61,14 +62,20 @@ type Options struct {
 	// MaxBody bounds the size of a request body.
 	MaxBody int64
 	// Websocket stream: write deadline, ping period, how long to wait for a
-	// pong, minimum interval between records messages, records per message,
-	// and the backlog of unsent records at which a client is disconnected.
+	// pong, and minimum interval between records messages. A message holds
+	// at most MaxBatch records, or more (up to 10×) while a backlog is being
+	// caught up. A client is disconnected with 1013 when MaxLag records wait
+	// for it and its last write took longer than SlowWrite (it is not
+	// draining); a client that takes no data at all is dropped by
+	// WriteTimeout. A backlog that is only due to the rate limit never
+	// disconnects anyone.
 	WriteTimeout time.Duration
 	PingInterval time.Duration
 	PongWait     time.Duration
 	MinInterval  time.Duration
 	MaxBatch     int
 	MaxLag       int
+	SlowWrite    time.Duration
 	// Timeout bounds the API's request handling (building an instance
 	// included).
 	Timeout time.Duration
@@ -100,6 +107,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxLag <= 0 {
 		o.MaxLag = DefaultMaxLag
+	}
+	if o.SlowWrite <= 0 {
+		o.SlowWrite = DefaultSlowWrite
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout

@@ -645,22 +645,55 @@ func settledGoroutines(target int) int {
 }
 
 func TestTooSlowClientIsClosedWith1013(t *testing.T) {
-	srv, ts := newTestServer(t, Options{MaxBatch: 50, MaxLag: 2000, MinInterval: 50 * time.Millisecond})
-	id := create(t, ts, fakeRun(200_000, "fw"))
+	srv, ts := newTestServer(t, Options{MaxLag: 1000, SlowWrite: 100 * time.Millisecond, MinInterval: 10 * time.Millisecond})
+	const n = 300_000
+	id := create(t, ts, fakeRun(n, "fw"))
 	c := dial(t, ts, id)
 	defer c.Close()
-	ch, errc := make(chan wsMessage, 16), make(chan error, 1)
-	go readStream(c, ch, errc)
-	for range ch {
+	// Stall until the run is over, and a little more: the socket buffers
+	// fill up and the server's writes wait for the client while most of the
+	// trace is still unsent.
+	run := waitFinished(t, srv, id)
+	time.Sleep(300 * time.Millisecond)
+	var err error
+	for err == nil {
+		_, _, err = c.ReadMessage()
 	}
-	err := <-errc
 	var ce *websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != 1013 || !strings.Contains(ce.Text, "/api/runs/"+id+"/trace") {
 		t.Fatalf("stream ended with %v, want close 1013 naming the trace URL", err)
 	}
-	run := waitFinished(t, srv, id)
-	if run.Traces()[0].Len() != 200_000 {
+	if run.Traces()[0].Len() != n {
 		t.Errorf("trace incomplete: %d", run.Traces()[0].Len())
+	}
+}
+
+// A backlog that only the rate limit causes never disconnects a client that
+// reads: the batches grow to catch up instead.
+func TestRateLimitedBacklogIsCaughtUp(t *testing.T) {
+	_, ts := newTestServer(t, Options{MaxBatch: 50, MaxLag: 100, SlowWrite: time.Second, MinInterval: 10 * time.Millisecond})
+	const n = 20_000
+	id := create(t, ts, fakeRun(n, "fw", "afw"))
+	c := dial(t, ts, id)
+	defer c.Close()
+	ch, errc := make(chan wsMessage, 16), make(chan error, 1)
+	go readStream(c, ch, errc)
+	col := &collector{t: t}
+	biggest := 0
+	for m := range ch {
+		col.add(m)
+		for _, b := range m.Batches {
+			biggest = max(biggest, len(b.Records))
+		}
+	}
+	if err := <-errc; !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+		t.Fatalf("stream ended with %v, want a normal close", err)
+	}
+	if col.done == nil || len(col.got[0]) != n || len(col.got[1]) != n {
+		t.Fatalf("done %v, %d and %d records", col.done != nil, len(col.got[0]), len(col.got[1]))
+	}
+	if biggest <= 25 || biggest > 250 {
+		t.Errorf("largest batch %d records; want above the share 25 and at most 10× it", biggest)
 	}
 }
 

@@ -101,15 +101,16 @@ func (st *stream) serve() {
 		newVersion := st.run.Version()
 		finished := st.run.Finished() // read before the records: a finished trace has stored them all
 		msg, pending := st.records(traces, cursors)
-		if pending > o.MaxLag {
-			_ = st.conn.CloseWith(closeTryLater, "too slow: fetch /api/runs/"+st.run.ID+"/trace", time.Now().Add(time.Second))
-			return
-		}
 		if msg != nil {
-			if st.conn.WriteText(msg, time.Now().Add(o.WriteTimeout)) != nil {
+			start := time.Now()
+			if st.conn.WriteText(msg, start.Add(o.WriteTimeout)) != nil {
 				return
 			}
 			last = time.Now()
+			if last.Sub(start) > o.SlowWrite && backlog(traces, cursors) > o.MaxLag {
+				_ = st.conn.CloseWith(closeTryLater, "too slow: fetch /api/runs/"+st.run.ID+"/trace", time.Now().Add(time.Second))
+				return
+			}
 		}
 		more = pending > 0
 		if newVersion != version {
@@ -139,20 +140,19 @@ func (st *stream) goAway() {
 	_ = st.conn.CloseWith(closeGoingAway, "server shutting down", time.Now().Add(time.Second))
 }
 
-// records encodes the records not yet sent (at most MaxBatch of them, shared
-// fairly among the traces) as one message, advances the cursors, and returns
-// the message (nil if nothing is new) and how many stored records remain
-// unsent.
+// records encodes the records not yet sent as one message, advances the
+// cursors, and returns the message (nil if nothing is new) and how many
+// stored records remain unsent. Each trace may send its share of MaxBatch,
+// or a fifteenth of its backlog (catching up in half a second at the rate
+// limit) up to ten times that share.
 func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) {
 	o := &st.s.opts
-	quota := o.MaxBatch / len(traces)
-	if quota < 1 {
-		quota = 1
-	}
+	share := max(o.MaxBatch/len(traces), 1)
 	b := append(st.buf[:0], `{"type":"records","batches":[`...)
 	n, pending := 0, 0
 	for i, t := range traces {
 		total := t.Len()
+		quota := min(max(share, (total-cursors[i])/15), 10*share)
 		if cursors[i] < total {
 			if n > 0 {
 				b = append(b, ',')
@@ -181,6 +181,15 @@ func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) 
 		return nil, pending
 	}
 	return b, pending
+}
+
+// backlog counts the stored records not yet sent.
+func backlog(traces []*session.Trace, cursors []int) int {
+	n := 0
+	for i, t := range traces {
+		n += t.Len() - cursors[i]
+	}
+	return n
 }
 
 // sendStatus sends {"type": typ, "run": status}.
