@@ -604,10 +604,14 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		}
 	}
 	sum := solver.Summary{Iters: m.k, Passes: float64(m.k) / float64(n), Time: time.Since(start).Seconds(), Status: status, Message: msg}
+	// Without an evaluation (or, for ssg, without a dual iterate) the figures
+	// are unknown: NaN, written as null in JSON.
+	sum.Objective, sum.Gap = math.NaN(), math.NaN()
 	if lastEval != nil {
 		sum.Objective = lastEval.Primal
-		sum.Gap = lastEval.Gap
-		if !lastEval.HasDual && sum.Message == "" {
+		if lastEval.HasDual {
+			sum.Gap = lastEval.Gap
+		} else if sum.Message == "" {
 			sum.Message = "ssg keeps no dual iterate: no duality gap is reported"
 		}
 	}

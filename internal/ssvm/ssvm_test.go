@@ -2,6 +2,7 @@ package ssvm
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -340,6 +341,18 @@ func TestCancelAndErrors(t *testing.T) {
 	}))
 	if err != nil || res.Summary.Status != solver.StatusCancelled || n != 50 || res.Summary.Iters != 50 {
 		t.Fatalf("cancel: err %v status %s after %d records", err, res.Summary.Status, n)
+	}
+	ssg, err := p.NewMethod(Options{Algo: AlgoSSG, Limits: solver.Limits{MaxIters: 30, EvalEvery: 10}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ = ssg.Run(context.Background(), solver.RecorderFunc(func(r solver.Record) {
+		if r.Gap != nil {
+			t.Fatal("ssg reported a duality gap")
+		}
+	}))
+	if b, err := json.Marshal(res.Summary); err != nil || !strings.Contains(string(b), `"gap":null`) || !strings.Contains(res.Summary.Message, "no duality gap") {
+		t.Fatalf("ssg summary %s (%v)", b, err)
 	}
 	cases := []struct {
 		o    Options
