@@ -921,3 +921,26 @@ func FuzzCreateRun(f *testing.F) {
 		}
 	})
 }
+
+// Pings keep a busy stream alive: with a pong deadline far shorter than the
+// run, a client that reads (and so answers pings) is never cut off.
+func TestPingsKeepBusyStreamAlive(t *testing.T) {
+	_, ts := newTestServer(t, Options{PingInterval: 10 * time.Millisecond, PongWait: 40 * time.Millisecond, MinInterval: 5 * time.Millisecond})
+	sp := fakeRun(3000, "fw")
+	sp.Params["delay_us"] = "200"
+	id := create(t, ts, sp)
+	c := dial(t, ts, id)
+	defer c.Close()
+	ch, errc := make(chan wsMessage, 16), make(chan error, 1)
+	go readStream(c, ch, errc)
+	col := &collector{t: t}
+	for m := range ch {
+		col.add(m)
+	}
+	if err := <-errc; !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+		t.Fatalf("stream ended with %v, want a normal close", err)
+	}
+	if col.done == nil || len(col.got[0]) != 3000 {
+		t.Fatalf("done %v, %d records", col.done != nil, len(col.got[0]))
+	}
+}

@@ -98,6 +98,14 @@ func (st *stream) serve() {
 				return
 			}
 		}
+		// Keep pinging while busy too: the reader's deadline depends on pongs.
+		select {
+		case <-ping.C:
+			if st.conn.Ping(time.Now().Add(o.WriteTimeout)) != nil {
+				return
+			}
+		default:
+		}
 		newVersion := st.run.Version()
 		finished := st.run.Finished() // read before the records: a finished trace has stored them all
 		msg, pending := st.records(traces, cursors)
