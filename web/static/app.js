@@ -497,6 +497,8 @@
       this.counts = {};
       this.keepExtra = keepExtra;
       this.extras = keepExtra ? [] : null;
+      this.hasXY = false; // the records carry the 2-D iterate (teaching view)
+      this.wkeys = new Set(); // the vertices that ever held weight
       this.last = {};
     }
     col(name) {
@@ -533,7 +535,13 @@
           this.counts['extra:' + k] = (this.counts['extra:' + k] || 0) + 1;
         }
       }
-      if (this.extras) this.extras.push(r.extra || null);
+      if (this.extras) {
+        this.extras.push(r.extra || null);
+        if (r.extra) {
+          if (r.extra.x0 != null) this.hasXY = true;
+          for (const k in r.extra) if (k.charCodeAt(0) === 119 && k.startsWith('w:')) this.wkeys.add(k);
+        }
+      }
       if (r.objective != null) this.last.objective = r.objective;
       if (r.gap != null) this.last.gap = r.gap;
       this.last.rec = r;
@@ -1544,8 +1552,7 @@
       const sel = $('#teach-trace');
       const have = new Set($$('option', sel).map((o) => o.value));
       for (const t of S.traces) {
-        if (!t || have.has(String(t.meta.trace)) || !t.extras) continue;
-        if (!t.extras.some((e) => e && e.x0 != null)) continue;
+        if (!t || have.has(String(t.meta.trace)) || !t.hasXY) continue;
         sel.append(el('option', { value: t.meta.trace, text: `${t.group.label} · rep ${t.meta.replication}` }));
         if (sel.options.length === 1) sel.value = String(t.meta.trace);
       }
@@ -1736,9 +1743,7 @@
       const ctx = cv.getContext('2d');
       const W = cv.width, H = cv.height;
       ctx.clearRect(0, 0, W, H);
-      const keys = [];
-      const seen = new Set();
-      for (const e of t.extras) if (e) for (const k of Object.keys(e)) if (k.startsWith('w:') && !seen.has(k)) seen.add(k), keys.push(k);
+      const keys = [...t.wkeys];
       const order = new Map(G.verts.map((v, i) => ['w:' + v.key, i]));
       keys.sort((a, b) => (order.has(a) ? order.get(a) : 1e9) - (order.has(b) ? order.get(b) : 1e9) || a.localeCompare(b));
       if (!keys.length) return;
