@@ -713,6 +713,10 @@ func TestStartPageRules(t *testing.T) {
 	if st.Spec.Problem != "toy-polygon" || st.Spec.Seed != 3 || st.Spec.Iters != 50 {
 		t.Errorf("resubmitted spec = %+v", st.Spec)
 	}
+
+	// The start page lists it among the recent runs.
+	step(t, ctx, "back to the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the recent runs", fmt.Sprintf(`!!document.querySelector('#recent-runs:not([hidden]) tr[data-run=%q] a[href="/runs/%s"]')`, id, id), `document.querySelector('#recent-runs').outerHTML`, 10*time.Second)
 }
 
 // TestBrowserKeepsUp streams 10⁵ records per series (fista on the toy

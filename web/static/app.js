@@ -474,7 +474,32 @@
       }
     }
     if (!filled && sel.value) showProblem(sel.value, true);
+    recentRuns();
     document.body.dataset.ready = '1';
+  }
+
+  // recentRuns lists the server's runs (GET /api/runs), newest first.
+  async function recentRuns() {
+    let res;
+    try {
+      res = await api('GET', '/api/runs');
+    } catch (e) {
+      return;
+    }
+    if (!res.ok || !Array.isArray(res.data) || !res.data.length) return;
+    const runs = res.data.slice().sort((a, b) => String(b.created).localeCompare(String(a.created)));
+    const rows = runs.slice(0, 20).map((r) =>
+      el(
+        'tr',
+        { 'data-run': r.id },
+        el('td', {}, el('a', { href: '/runs/' + encodeURIComponent(r.id), text: r.id })),
+        el('td', { text: r.problem || '' }),
+        el('td', {}, el('span', { class: 'status st-' + r.status, text: r.status })),
+        el('td', { text: r.created ? new Date(r.created).toLocaleString() : '' })
+      )
+    );
+    $('#recent-runs tbody').replaceChildren(...rows);
+    $('#recent-runs').hidden = false;
   }
 
   // -------------------------------------------------------- run page: data
