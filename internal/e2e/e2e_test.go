@@ -823,6 +823,14 @@ func TestDecimatorKeepsExtremes(t *testing.T) {
 		t.Errorf("log source: %d points, all positive: %v", r.LogCount, r.LogOK)
 	}
 	t.Logf("10⁵ points → %d kept, bucket size %d", r.Count, r.MaxBucket)
+
+	// Axis tick labels: tiny values on log axes are not printed as "0".
+	ticks := map[string]string{"1e-6": "1e-6", "3e-5": "3.0e-5", "1e-12": "1e-12", "0.5": "0.5", "0": "0", "250": "250", "1e6": "1e6", "0.001": "0.001", "-2e-7": "-2.0e-7"}
+	for in, want := range ticks {
+		if got := eval[string](t, ctx, `fwlab.fmtNum(`+in+`)`); got != want {
+			t.Errorf("tick label of %s = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // TestCatalogueMatchesAPI: the start page's embedded catalogue (from which
