@@ -265,7 +265,8 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	// A minimiser beyond an edge of a 12-gon with a badly conditioned
 	// quadratic: ssfw-as needs away and drop steps; fista runs to the
 	// iteration limit. 20000 samples make full gradients cost enough that
-	// the run lasts several seconds, long enough to pause it.
+	// the run lasts tens of seconds, long enough to pause it (the test stops
+	// it once it has seen what it needs).
 	choose(t, ctx, "#p-toy-polygon-target", "edge")
 	choose(t, ctx, "#p-toy-polygon-vertices", "12")
 	choose(t, ctx, "#p-toy-polygon-cond", "1000")
@@ -273,7 +274,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	// A slowly growing batch (ρ = 0.01) keeps ssfw-as stochastic, with a
 	// sampled-gradient error, for several hundred iterations.
 	choose(t, ctx, "#algo-rows .algo-row:first-child [data-key=rho]", "0.01")
-	choose(t, ctx, "#run-iters", "60000")
+	choose(t, ctx, "#run-iters", "150000")
 	mark("start the run")
 	step(t, ctx, "start the run", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
 	mark("wait: the run page")
