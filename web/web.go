@@ -1,7 +1,3 @@
-// Package web is the dashboard's front end: the templ pages (start page and
-// live run page) and the embedded static assets (the vendored uPlot chart
-// library, the stylesheet and one script). The HTTP layer mounts it with
-// Mount; the pages talk to the JSON API and the websocket of internal/server.
 package web
 
 import (
