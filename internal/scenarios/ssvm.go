@@ -48,7 +48,7 @@ func (s *SSVMInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solve
 	if (a.Schedule == "constant" || a.Schedule == "geometric") && a.M0 > d {
 		return nil, spec.Errorf("m0", "must be at most the feature dimension d = %d, got %d", d, a.M0)
 	}
-	if lim.EvalEvery <= 1 {
+	if lim.EvalEvery == 0 {
 		lim.EvalEvery = max(1, (n+3)/4)
 	}
 	sched := solver.Schedule{Kind: a.Schedule, Rho: a.Rho, Alpha: a.Alpha, M0: a.M0, Growth: a.Growth}

@@ -51,7 +51,7 @@ func TestSSVMChainScenario(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(recs) != 400 || res.Summary.Status != solver.StatusMaxIters {
+		if len(recs) != 401 || res.Summary.Status != solver.StatusMaxIters {
 			t.Fatalf("%s: %d records, status %s", a.Algo, len(recs), res.Summary.Status)
 		}
 		// Default cadence: about every quarter pass (⌈40/4⌉ = 10 iterations).
@@ -72,8 +72,8 @@ func TestSSVMChainScenario(t *testing.T) {
 				}
 			}
 		}
-		if evals != 41 { // k = 1 and every 10th iteration
-			t.Fatalf("%s: %d evaluations, want 41", a.Algo, evals)
+		if evals != 42 { // the start, k = 1 and every 10th iteration
+			t.Fatalf("%s: %d evaluations, want 42", a.Algo, evals)
 		}
 		if want := 400.0 / 40; res.Summary.Passes != want {
 			t.Fatalf("%s: passes %v, want %v", a.Algo, res.Summary.Passes, want)

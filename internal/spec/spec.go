@@ -22,7 +22,7 @@ type Run struct {
 	Iters        int     `json:"iters"`
 	Passes       float64 `json:"passes"`
 	Gap          float64 `json:"gap"`
-	EvalEvery    int     `json:"eval_every"`
+	EvalEvery    int     `json:"eval_every"` // 0: the problem's default cadence
 }
 
 // Algo is one algorithm with its parameters, named as the solve command's flags.
@@ -52,7 +52,7 @@ const (
 	DefaultM0       = 1
 	DefaultGrowth   = 1.1
 	DefaultIters    = 1000
-	DefaultEval     = 1
+	DefaultEval     = 0 // the problem's own cadence: every iteration, about every quarter pass for the structural SVM
 )
 
 // FieldError is a validation failure naming the field and the rule broken.
@@ -269,11 +269,8 @@ func (r *Run) Normalize() error {
 	if !finite(r.Gap) || r.Gap < 0 {
 		return Errorf("gap", "must be a non-negative number (0: no gap test), got %v", r.Gap)
 	}
-	if r.EvalEvery == 0 {
-		r.EvalEvery = DefaultEval
-	}
-	if r.EvalEvery < 1 {
-		return Errorf("eval_every", "must be at least 1, got %d", r.EvalEvery)
+	if r.EvalEvery < 0 {
+		return Errorf("eval_every", "must be at least 1 (or 0 for the problem's default cadence), got %d", r.EvalEvery)
 	}
 	return nil
 }

@@ -323,7 +323,7 @@ func FuzzRunNormalize(f *testing.F) {
 			}
 			return
 		}
-		if r.Problem == "" || len(r.Algorithms) == 0 || r.Iters < 1 || r.EvalEvery < 1 || r.Replications < 1 {
+		if r.Problem == "" || len(r.Algorithms) == 0 || r.Iters < 1 || r.EvalEvery < 0 || r.Replications < 1 {
 			t.Fatalf("accepted run %+v breaks a rule", r)
 		}
 		b, err := json.Marshal(r)

@@ -339,7 +339,7 @@ func TestCancelAndErrors(t *testing.T) {
 			cancel()
 		}
 	}))
-	if err != nil || res.Summary.Status != solver.StatusCancelled || n != 50 || res.Summary.Iters != 50 {
+	if err != nil || res.Summary.Status != solver.StatusCancelled || n != 51 || res.Summary.Iters != 50 {
 		t.Fatalf("cancel: err %v status %s after %d records", err, res.Summary.Status, n)
 	}
 	ssg, err := p.NewMethod(Options{Algo: AlgoSSG, Limits: solver.Limits{MaxIters: 30, EvalEvery: 10}, Seed: 1})

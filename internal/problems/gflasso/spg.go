@@ -174,6 +174,37 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 	lastObj, lastGap := math.NaN(), math.NaN()
 	passes := 0.0
 	var work time.Duration // time spent in iterations, evaluations excluded
+	// evaluate fills the record's objective and gap at B and returns a status
+	// ("converged", "failed" or "").
+	evaluate := func(r *solver.Record) string {
+		Bm := mat.NewDense(j, k, B)
+		feasible := p.Lift(x, Bm)
+		obj := p.F(Bm)
+		r.Objective = solver.F(obj)
+		lastObj, lastGap = obj, math.NaN()
+		if math.IsNaN(obj) || math.IsInf(obj, 0) {
+			sum.Message = "the objective is not finite"
+			return solver.StatusFailed
+		}
+		if feasible {
+			gap := p.Gap(x)
+			r.Gap = solver.F(gap)
+			lastGap = gap
+			if s.limits.GapTol > 0 && gap <= s.limits.GapTol {
+				return solver.StatusConverged
+			}
+		}
+		return ""
+	}
+	// k = 0: the starting point B = 0.
+	r0 := solver.Record{K: 0, Step: solver.StepNone}
+	if st := evaluate(&r0); st != "" {
+		rec.Record(r0)
+		sum.Status = st
+		sum.Objective, sum.Gap = lastObj, lastGap
+		return solver.Result{Summary: sum, X: x}, nil
+	}
+	rec.Record(r0)
 	for it := 1; ; it++ {
 		t0 := time.Now()
 		s.smoothGrad(W, g)
@@ -208,22 +239,9 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 			status = solver.StatusMaxPasses
 		}
 		if it == 1 || status != "" || it%s.limits.EvalEvery == 0 {
-			Bm := mat.NewDense(j, k, B)
-			feasible := p.Lift(x, Bm)
-			obj := p.F(Bm)
-			r.Objective = solver.F(obj)
-			lastObj, lastGap = obj, math.NaN()
-			if feasible {
-				gap := p.Gap(x)
-				r.Gap = solver.F(gap)
-				lastGap = gap
-				if status == "" && s.limits.GapTol > 0 && gap <= s.limits.GapTol {
-					status = solver.StatusConverged
-				}
-			}
-			if math.IsNaN(obj) || math.IsInf(obj, 0) {
-				status = solver.StatusFailed
-				sum.Message = "the objective is not finite"
+			switch st := evaluate(&r); {
+			case st == solver.StatusFailed, st != "" && status == "":
+				status = st
 			}
 		}
 		r.Time = work.Seconds()

@@ -23,7 +23,7 @@ func TestSPGReachesReferenceOptimum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 80000 || res.Summary.Status != solver.StatusMaxIters || res.Summary.Iters != 80000 {
+	if len(recs) != 80001 || res.Summary.Status != solver.StatusMaxIters || res.Summary.Iters != 80000 {
 		t.Fatalf("%d records, summary %+v", len(recs), res.Summary)
 	}
 	fs := r.FStar.FStar
@@ -76,10 +76,10 @@ func TestSPGRecordsAndLimits(t *testing.T) {
 		iters  int
 		evals  int
 	}{
-		{"iters", solver.Limits{MaxIters: 25, EvalEvery: 10}, false, solver.StatusMaxIters, 25, 4},                // 1, 10, 20, 25
-		{"passes", solver.Limits{MaxIters: 100, MaxPasses: 7, EvalEvery: 3}, false, solver.StatusMaxPasses, 7, 4}, // 1, 3, 6, 7
-		{"gap", solver.Limits{MaxIters: 100000, GapTol: 1e300, EvalEvery: 5}, false, solver.StatusConverged, 1, 1},
-		{"cancel", solver.Limits{MaxIters: 100, EvalEvery: 50}, true, solver.StatusCancelled, 1, 1},
+		{"iters", solver.Limits{MaxIters: 25, EvalEvery: 10}, false, solver.StatusMaxIters, 25, 5},                 // 0, 1, 10, 20, 25
+		{"passes", solver.Limits{MaxIters: 100, MaxPasses: 7, EvalEvery: 3}, false, solver.StatusMaxPasses, 7, 5},  // 0, 1, 3, 6, 7
+		{"gap", solver.Limits{MaxIters: 100000, GapTol: 1e300, EvalEvery: 5}, false, solver.StatusConverged, 0, 1}, // the start already qualifies
+		{"cancel", solver.Limits{MaxIters: 100, EvalEvery: 50}, true, solver.StatusCancelled, 1, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,12 +97,16 @@ func TestSPGRecordsAndLimits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Summary.Status != tc.status || res.Summary.Iters != tc.iters || len(recs) != tc.iters {
+			if res.Summary.Status != tc.status || res.Summary.Iters != tc.iters || len(recs) != tc.iters+1 {
 				t.Fatalf("summary %+v with %d records", res.Summary, len(recs))
 			}
 			evals := 0
 			for i, r := range recs {
-				if r.K != i+1 || r.Passes != float64(i+1) || r.Step != solver.StepProx {
+				step := solver.StepProx
+				if i == 0 {
+					step = solver.StepNone
+				}
+				if r.K != i || r.Passes != float64(i) || r.Step != step {
 					t.Fatalf("record %d: %+v", i, r)
 				}
 				if r.Evaluated() {
