@@ -431,6 +431,14 @@
     form.addEventListener('input', (ev) => {
       const f = ev.target.dataset && ev.target.dataset.field;
       if (!f) return;
+      // The sample-count parameter drives the schedule previews.
+      const p = problems[sel.value];
+      if (p && f.startsWith('params.') && previewN(p) === ev.target.value.trim() && ev.target.value.trim() !== '') {
+        for (const row of $$('.algo-row', rows)) {
+          $('[data-key=preview_n]', row).value = ev.target.value.trim();
+          updateRow(row);
+        }
+      }
       ev.target.classList.remove('invalid');
       const { errs } = collect();
       const mine = errs.find(([k]) => k === f);
