@@ -115,7 +115,11 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 			}
 			v := new(string)
 			params[p.Name] = v
-			fs.StringVar(v, p.Name, p.Default, p.Help+" ("+strings.TrimPrefix(p.Rule(), "must be ")+")")
+			help := p.Help
+			if rule := strings.TrimPrefix(p.Rule(), "must be "); rule != "" {
+				help += " (" + rule + ")"
+			}
+			fs.StringVar(v, p.Name, p.Default, help)
 		}
 	}
 	fs.Usage = func() { solveUsage(fs, sc) }
