@@ -170,6 +170,7 @@ func TestStartPageRendersCatalogue(t *testing.T) {
 		`<canvas class="sched-preview"`,
 		`id="run-replications" name="replications" value="1"`,
 		`id="run-iters" name="iters" value="1000"`,
+		`id="run-eval_every" name="eval_every" value="0"`,
 		`<button type="submit" id="start-run"`,
 		`<script id="catalogue" type="application/json">`,
 		`src="/static/vendor/uPlot.iife.min.js\?v=[0-9a-f]{16}"`,

@@ -642,6 +642,7 @@ func TestStartPageRules(t *testing.T) {
 		{"#algo-rows .algo-row:first-child [data-key=rho]", "1.5", `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as","rho":1.5}]}`},
 		{"#algo-rows .algo-row:first-child [data-key=L]", "-3", `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as","L":"-3"}]}`},
 		{"#run-replications", "101", `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as"}],"replications":101}`},
+		{"#run-eval_every", "-1", `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as"}],"eval_every":-1}`},
 	}
 	for _, tc := range cases {
 		msg, field := serverError(tc.spec)

@@ -377,7 +377,7 @@
       spec.seed = intField('seed', 0, Number.MAX_SAFE_INTEGER, 'must be non-negative');
       spec.replications = intField('replications', 1, D.max_replications, `must be between 1 and ${D.max_replications}`);
       spec.iters = intField('iters', 1, D.max_iters, `must be between 1 and ${D.max_iters}`);
-      spec.eval_every = intField('eval_every', 1, Number.MAX_SAFE_INTEGER, 'must be at least 1');
+      spec.eval_every = intField('eval_every', 0, Number.MAX_SAFE_INTEGER, "must be at least 1 (or 0 for the problem's default cadence)");
       for (const [name, rule] of [
         ['passes', 'must be a non-negative number (0: no limit)'],
         ['gap', 'must be a non-negative number (0: no gap test)'],

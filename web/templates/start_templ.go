@@ -253,7 +253,7 @@ func Start(p StartPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = runField("eval_every", "Evaluate every", itoa(p.Catalogue.Defaults.EvalEvery), "1", "Compute the exact objective and gap every E iterations.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = runField("eval_every", "Evaluate every", itoa(p.Catalogue.Defaults.EvalEvery), "1", "Compute the exact objective and gap every E iterations (0: the problem's own cadence).").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
