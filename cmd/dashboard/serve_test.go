@@ -82,7 +82,7 @@ func TestServeRunsAndShutsDownGracefully(t *testing.T) {
 
 	// A long run with a websocket client: shutting down cancels the run and
 	// closes the stream with 1001.
-	body := `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as"},{"algo":"fista"}],"iters":2000000,"eval_every":1000}`
+	body := `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as"},{"algo":"fista"}],"iters":1000000,"eval_every":1000}`
 	resp, err = http.Post(url+"/api/runs", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

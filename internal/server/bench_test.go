@@ -37,8 +37,8 @@ func BenchmarkStreamOverhead(b *testing.B) {
 			c.Close()
 		}
 		waitFor(b, "streams to end", func() bool { return srv.openStreams() == 0 })
-		if got := run.Traces()[0].Len(); got != n {
-			b.Fatalf("%d records stored, want %d", got, n)
+		if got := run.Traces()[0].Len(); got != n+1 {
+			b.Fatalf("%d records stored, want %d", got, n+1)
 		}
 		return secs
 	}

@@ -66,7 +66,7 @@ type Defaults struct {
 	MaxIters        int     `json:"max_iters"`
 	MaxReplications int     `json:"max_replications"`
 	MaxAlgorithms   int     `json:"max_algorithms"`
-	MaxRecords      int     `json:"max_records"`       // iters × algorithms × replications
+	MaxRecords      int     `json:"max_records"`       // (iters + 1) × algorithms × replications
 	MaxTotalRecords int     `json:"max_total_records"` // all stored runs together
 }
 

@@ -46,7 +46,7 @@ func Example() {
 	sc := bufio.NewScanner(resp.Body)
 	lines := 0
 	for sc.Scan() {
-		if lines < 2 { // every column but the wall time
+		if lines < 3 { // every column but the wall time
 			cols := strings.Split(sc.Text(), ",")
 			fmt.Println(strings.Join(append(cols[:5:5], cols[6:]...), ","))
 		}
@@ -56,6 +56,7 @@ func Example() {
 	// Output:
 	// 201 Created /api/runs/r1
 	// trace,algo,replication,k,passes,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err
-	// 0,fw,0,1,0.5,away,0.3333333333333333,1,2,0,0,0,0,1,1,
-	// 10 records
+	// 0,fw,0,0,0,none,0,0,1,0,0,0,0,1,1,
+	// 0,fw,0,1,0.5,away,0.3333333333333333,1,2,0,0,0,0,0.5,0.5,
+	// 12 records
 }

@@ -213,7 +213,7 @@ func TestRunLifecycleAPI(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	for i, tr := range st.Traces {
-		if tr.Trace != i || tr.Records != 300 || tr.Status != solver.StatusMaxIters || tr.Summary == nil || tr.Replication != i%2 {
+		if tr.Trace != i || tr.Records != 301 || tr.Status != solver.StatusMaxIters || tr.Summary == nil || tr.Replication != i%2 {
 			t.Errorf("trace %+v", tr)
 		}
 	}
@@ -279,7 +279,8 @@ type traceLine struct {
 
 func TestTraceDownloads(t *testing.T) {
 	srv, ts := newTestServer(t, Options{})
-	sp := fakeRun(700, "ssfw-as", "fw")
+	const per = 701 // records per trace: k = 0…700
+	sp := fakeRun(per-1, "ssfw-as", "fw")
 	sp.Replications = 2
 	sp.EvalEvery = 7
 	id := create(t, ts, sp)
@@ -288,7 +289,7 @@ func TestTraceDownloads(t *testing.T) {
 	for _, tr := range run.Traces() {
 		total += tr.Len()
 	}
-	if total != 4*700 {
+	if total != 4*per {
 		t.Fatalf("%d records stored", total)
 	}
 
@@ -306,8 +307,8 @@ func TestTraceDownloads(t *testing.T) {
 		if err := dec.Decode(&ln); err != nil {
 			t.Fatalf("line %d %q: %v", i+1, sc.Text(), err)
 		}
-		tr := run.Traces()[i/700]
-		want := tr.Records(i%700, i%700+1)[0]
+		tr := run.Traces()[i/per]
+		want := tr.Records(i%per, i%per+1)[0]
 		if ln.Trace == nil || *ln.Trace != tr.Index || *ln.Algo != tr.Algo || *ln.Replication != tr.Replication {
 			t.Fatalf("line %d tags %v %v %v", i+1, ln.Trace, ln.Algo, ln.Replication)
 		}
@@ -346,8 +347,8 @@ func TestTraceDownloads(t *testing.T) {
 		t.Fatalf("csv has %d rows, want %d", len(rows)-1, total)
 	}
 	for j, row := range rows[1:] {
-		tr := run.Traces()[j/700]
-		rec := tr.Records(j%700, j%700+1)[0]
+		tr := run.Traces()[j/per]
+		rec := tr.Records(j%per, j%per+1)[0]
 		if row[0] != strconv.Itoa(tr.Index) || row[1] != tr.Algo || row[2] != strconv.Itoa(tr.Replication) || row[3] != strconv.Itoa(rec.K) || row[6] != rec.Step {
 			t.Fatalf("row %d: %v", j+1, row)
 		}
@@ -364,8 +365,8 @@ func TestTraceDownloads(t *testing.T) {
 		}
 	}
 	// Stochastic traces carry grad_err on evaluation iterations, others not.
-	if rows[1][16] == "" || rows[1+2*700][16] != "" {
-		t.Errorf("grad_err cells: %q (ssfw-as) %q (fw)", rows[1][16], rows[1+2*700][16])
+	if rows[1+7][16] == "" || rows[1+2*per+7][16] != "" { // k = 7 is evaluated
+		t.Errorf("grad_err cells: %q (ssfw-as) %q (fw)", rows[1+7][16], rows[1+2*per+7][16])
 	}
 }
 
@@ -443,7 +444,7 @@ func (c *collector) add(m wsMessage) {
 				c.t.Fatalf("trace %d batch from %d, but %d records received", b.Trace, b.From, len(c.got[b.Trace]))
 			}
 			for j, r := range b.Records {
-				if r.K != b.From+j+1 {
+				if r.K != b.From+j {
 					c.t.Fatalf("trace %d record at %d has k = %d", b.Trace, b.From+j, r.K)
 				}
 			}
@@ -483,7 +484,7 @@ func TestWebsocketStream(t *testing.T) {
 	}
 	run := waitFinished(t, srv, id)
 	for i, tr := range run.Traces() {
-		if len(col.got[i]) != tr.Len() || tr.Len() != 2000 {
+		if len(col.got[i]) != tr.Len() || tr.Len() != 2001 {
 			t.Errorf("trace %d: %d records streamed, %d stored", i, len(col.got[i]), tr.Len())
 		}
 		for j, r := range col.got[i] {
@@ -561,7 +562,7 @@ func TestWebsocketPauseStepResume(t *testing.T) {
 	for m := range ch {
 		col.add(m)
 	}
-	if col.done == nil || col.done.Status != "done" || len(col.got[0]) != 1500 || len(col.got[1]) != 1500 {
+	if col.done == nil || col.done.Status != "done" || len(col.got[0]) != 1501 || len(col.got[1]) != 1501 {
 		t.Fatalf("after resume: done %v, %d %d records", col.done, len(col.got[0]), len(col.got[1]))
 	}
 }
@@ -604,16 +605,16 @@ func TestNeverReadingClient(t *testing.T) {
 	id := create(t, ts, fakeRun(n, "ssfw-as"))
 	c := dial(t, ts, id)
 	run := waitFinished(t, srv, id)
-	if got := run.Traces()[0].Len(); got != n {
-		t.Fatalf("trace holds %d records, want %d", got, n)
+	if got := run.Traces()[0].Len(); got != n+1 {
+		t.Fatalf("trace holds %d records, want %d", got, n+1)
 	}
 	st := status(t, ts, id)
-	if st.Status != "done" || st.Traces[0].Records != n || st.Traces[0].Summary.Iters != n {
+	if st.Status != "done" || st.Traces[0].Records != n+1 || st.Traces[0].Summary.Iters != n {
 		t.Fatalf("status %+v", st.Traces[0])
 	}
 	// The full trace stays available to the slow client.
 	code, body := do(t, "GET", ts.URL+"/api/runs/"+id+"/trace?format=csv", nil)
-	if lines := bytes.Count(body, []byte("\n")); code != 200 || lines != n+1 {
+	if lines := bytes.Count(body, []byte("\n")); code != 200 || lines != n+2 {
 		t.Fatalf("csv download: %d, %d lines", code, lines)
 	}
 	if srv.openStreams() != 1 {
@@ -663,7 +664,7 @@ func TestTooSlowClientIsClosedWith1013(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Code != 1013 || !strings.Contains(ce.Text, "/api/runs/"+id+"/trace") {
 		t.Fatalf("stream ended with %v, want close 1013 naming the trace URL", err)
 	}
-	if run.Traces()[0].Len() != n {
+	if run.Traces()[0].Len() != n+1 {
 		t.Errorf("trace incomplete: %d", run.Traces()[0].Len())
 	}
 }
@@ -671,7 +672,7 @@ func TestTooSlowClientIsClosedWith1013(t *testing.T) {
 // A backlog that only the rate limit causes never disconnects a client that
 // reads: the batches grow to catch up instead.
 func TestRateLimitedBacklogIsCaughtUp(t *testing.T) {
-	_, ts := newTestServer(t, Options{MaxBatch: 50, MaxLag: 100, SlowWrite: time.Second, MinInterval: 10 * time.Millisecond})
+	_, ts := newTestServer(t, Options{MaxBatch: 50, MaxLag: 100, SlowWrite: 10 * time.Second, MinInterval: 10 * time.Millisecond})
 	const n = 20_000
 	id := create(t, ts, fakeRun(n, "fw", "afw"))
 	c := dial(t, ts, id)
@@ -689,7 +690,7 @@ func TestRateLimitedBacklogIsCaughtUp(t *testing.T) {
 	if err := <-errc; !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
 		t.Fatalf("stream ended with %v, want a normal close", err)
 	}
-	if col.done == nil || len(col.got[0]) != n || len(col.got[1]) != n {
+	if col.done == nil || len(col.got[0]) != n+1 || len(col.got[1]) != n+1 {
 		t.Fatalf("done %v, %d and %d records", col.done != nil, len(col.got[0]), len(col.got[1]))
 	}
 	if biggest <= 25 || biggest > 250 {
@@ -835,7 +836,7 @@ func TestPresetsFitTheLimits(t *testing.T) {
 			t.Errorf("preset %s: %v", p.Name, err)
 			continue
 		}
-		if n := sp.Iters * len(sp.Algorithms) * sp.Replications; n > srv.Manager().Options().MaxRecords {
+		if n := (sp.Iters + 1) * len(sp.Algorithms) * sp.Replications; n > srv.Manager().Options().MaxRecords {
 			t.Errorf("preset %s needs %d records, more than the server keeps", p.Name, n)
 		}
 	}
@@ -925,9 +926,11 @@ func FuzzCreateRun(f *testing.F) {
 // Pings keep a busy stream alive: with a pong deadline far shorter than the
 // run, a client that reads (and so answers pings) is never cut off.
 func TestPingsKeepBusyStreamAlive(t *testing.T) {
-	_, ts := newTestServer(t, Options{PingInterval: 10 * time.Millisecond, PongWait: 40 * time.Millisecond, MinInterval: 5 * time.Millisecond})
-	sp := fakeRun(3000, "fw")
-	sp.Params["delay_us"] = "200"
+	_, ts := newTestServer(t, Options{PingInterval: 50 * time.Millisecond, PongWait: 300 * time.Millisecond, MinInterval: 5 * time.Millisecond,
+		MaxBatch: 2, SlowWrite: time.Minute})
+	// At most 20 records per message and 200 messages per second: the stream
+	// is behind for the whole second or more it takes.
+	sp := fakeRun(4000, "fw")
 	id := create(t, ts, sp)
 	c := dial(t, ts, id)
 	defer c.Close()
@@ -940,7 +943,7 @@ func TestPingsKeepBusyStreamAlive(t *testing.T) {
 	if err := <-errc; !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
 		t.Fatalf("stream ended with %v, want a normal close", err)
 	}
-	if col.done == nil || len(col.got[0]) != 3000 {
-		t.Fatalf("done %v, %d records", col.done != nil, len(col.got[0]))
+	if col.done == nil || len(col.got[0]) != 4001 {
+		t.Fatalf("done %+v, %d records", col.done, len(col.got[0]))
 	}
 }

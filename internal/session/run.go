@@ -23,7 +23,7 @@ type Run struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	m      *Manager
-	budget int // iters × traces
+	budget int // (iters + 1) × traces
 
 	// version counts status changes (a trace finished, pause, resume, step,
 	// cancel) so that subscribers know when to send a status message.
@@ -38,8 +38,8 @@ type Run struct {
 	wake      chan struct{} // closed and replaced when the gate opens
 	done      chan struct{} // closed when every trace has finished
 
-	hubMu sync.RWMutex
-	subs  map[*Subscription]struct{}
+	hubMu sync.Mutex                      // serialises changes of subs
+	subs  atomic.Pointer[[]*Subscription] // copied on change, read without a lock
 }
 
 // Spec returns the normalised run spec.
@@ -234,28 +234,48 @@ func (r *Run) Subscribe() *Subscription {
 	c := make(chan struct{}, 1)
 	s := &Subscription{C: c, c: c, run: r}
 	r.hubMu.Lock()
-	r.subs[s] = struct{}{}
+	var next []*Subscription
+	if old := r.subs.Load(); old != nil {
+		next = append(next, *old...)
+	}
+	next = append(next, s)
+	r.subs.Store(&next)
 	r.hubMu.Unlock()
 	return s
 }
 
 // Close unregisters the subscriber.
 func (s *Subscription) Close() {
-	s.run.hubMu.Lock()
-	delete(s.run.subs, s)
-	s.run.hubMu.Unlock()
+	r := s.run
+	r.hubMu.Lock()
+	var next []*Subscription
+	if old := r.subs.Load(); old != nil {
+		for _, o := range *old {
+			if o != s {
+				next = append(next, o)
+			}
+		}
+	}
+	r.subs.Store(&next)
+	r.hubMu.Unlock()
 }
 
-// notify wakes every subscriber without blocking.
+// notify wakes every subscriber without blocking. It runs once per record,
+// so it takes no lock and skips a subscriber already notified.
 func (r *Run) notify() {
-	r.hubMu.RLock()
-	for s := range r.subs {
+	subs := r.subs.Load()
+	if subs == nil {
+		return
+	}
+	for _, s := range *subs {
+		if len(s.c) > 0 {
+			continue
+		}
 		select {
 		case s.c <- struct{}{}:
 		default:
 		}
 	}
-	r.hubMu.RUnlock()
 }
 
 // Trace is one (algorithm, replication) of a run and its records.

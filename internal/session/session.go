@@ -11,7 +11,8 @@
 //     more fails with ErrBusy;
 //   - at most MaxStored runs are kept; when a new run would exceed it, the
 //     oldest finished run is evicted (its id then reports as evicted);
-//   - a run's record budget, iters × algorithms × replications, is at most
+//   - a run's record budget, (iters + 1) × algorithms × replications (every
+//     method also reports its starting point), is at most
 //     MaxRecords, since every record is kept in memory (about 130 bytes, plus
 //     16 per problem-specific Extra value);
 //   - the records held by all stored runs (the budgets of active runs, the
@@ -151,9 +152,9 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 		return nil, asFieldError(err, "problem")
 	}
 	ntr := len(sp.Algorithms) * sp.Replications
-	if int64(sp.Iters)*int64(ntr) > int64(m.opts.MaxRecords) {
-		return nil, spec.Errorf("iters", "iters × algorithms × replications must be at most %d (the server keeps every record), got %d × %d × %d",
-			m.opts.MaxRecords, sp.Iters, len(sp.Algorithms), sp.Replications)
+	if int64(sp.Iters+1)*int64(ntr) > int64(m.opts.MaxRecords) {
+		return nil, spec.Errorf("iters", "(iters + 1) × algorithms × replications must be at most %d (the server keeps every record, the start included), got %d × %d × %d",
+			m.opts.MaxRecords, sp.Iters+1, len(sp.Algorithms), sp.Replications)
 	}
 	if err := m.resolvePaths(sc, sp.Params, vals); err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("%w: at most %d runs may run at once; cancel one or wait until one finishes", ErrBusy, m.opts.MaxActive)
 	}
-	budget := sp.Iters * ntr
+	budget := (sp.Iters + 1) * ntr
 	if !m.makeRoomLocked(budget) {
 		m.mu.Unlock()
 		return nil, fmt.Errorf("%w: the runs in progress hold too many records (at most %d in all); cancel one or wait until one finishes", ErrBusy, m.opts.MaxTotalRecords)
@@ -223,7 +224,6 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 		m:       m,
 		wake:    make(chan struct{}),
 		done:    make(chan struct{}),
-		subs:    map[*Subscription]struct{}{},
 	}
 	for i, j := range jobs {
 		r.traces = append(r.traces, &Trace{

@@ -88,15 +88,15 @@ func TestRunStoresEveryRecord(t *testing.T) {
 		if ts.Trace != i || ts.Algo != wantAlgo || ts.Replication != i%3 || ts.Seed != 1+int64(i%3) {
 			t.Errorf("trace %d tags %+v", i, ts)
 		}
-		if ts.Status != solver.StatusMaxIters || ts.Records != 2000 || ts.Summary == nil || ts.Summary.Iters != 2000 {
+		if ts.Status != solver.StatusMaxIters || ts.Records != 2001 || ts.Summary == nil || ts.Summary.Iters != 2000 {
 			t.Errorf("trace %d: %+v", i, ts)
 		}
 		recs := r.Traces()[i].Records(0, 1<<30)
 		for k, rec := range recs {
-			if rec.K != k+1 {
+			if rec.K != k {
 				t.Fatalf("trace %d record %d has k = %d", i, k, rec.K)
 			}
-			evaluated := rec.K == 1 || rec.K == 2000 || rec.K%10 == 0
+			evaluated := rec.K == 0 || rec.K == 2000 || rec.K%10 == 0
 			if rec.Evaluated() != evaluated {
 				t.Fatalf("trace %d k=%d evaluated=%v", i, rec.K, rec.Evaluated())
 			}
@@ -162,8 +162,8 @@ func TestPanicFailsOnlyItsTrace(t *testing.T) {
 	if ts.Status != solver.StatusFailed || ts.Summary == nil || !strings.Contains(ts.Summary.Message, "boom at k = 200") {
 		t.Fatalf("trace status %+v", ts)
 	}
-	if ts.Records != 199 || ts.Summary.Iters != 199 {
-		t.Errorf("records %d, iters %d; want 199", ts.Records, ts.Summary.Iters)
+	if ts.Records != 200 || ts.Summary.Iters != 199 {
+		t.Errorf("records %d, iters %d; want 200 records (k = 0…199)", ts.Records, ts.Summary.Iters)
 	}
 	if r.RunStatus() != session.StatusFailed {
 		t.Errorf("run status %q, want failed", r.RunStatus())
@@ -175,7 +175,7 @@ func TestPanicFailsOnlyItsTrace(t *testing.T) {
 	}
 	waitDone(t, r2)
 	for _, ts := range r2.Status().Traces {
-		if ts.Status != solver.StatusFailed || ts.Summary.Message != "diverged" || ts.Records != 50 {
+		if ts.Status != solver.StatusFailed || ts.Summary.Message != "diverged" || ts.Records != 51 {
 			t.Errorf("trace %+v", ts)
 		}
 	}
@@ -222,7 +222,7 @@ func TestPauseStepResume(t *testing.T) {
 	waitDone(t, r)
 	for i, tr := range r.Traces() {
 		recs := tr.Records(0, tr.Len())
-		if len(recs) != 3000 || recs[len(recs)-1].K != 3000 {
+		if len(recs) != 3001 || recs[len(recs)-1].K != 3000 {
 			t.Fatalf("trace %d: %d records", tr.Index, len(recs))
 		}
 		// Time is net of the pause and the steps' waits: it does not jump
@@ -305,7 +305,7 @@ func TestWorkerSlotsBoundExecution(t *testing.T) {
 		t.Errorf("%d methods computed at once with one worker slot", got)
 	}
 	for _, ts := range r.Status().Traces {
-		if ts.Records != 30_000 {
+		if ts.Records != 30_001 {
 			t.Errorf("trace %+v", ts)
 		}
 	}
@@ -395,8 +395,8 @@ func TestStepOnRunningRunPauses(t *testing.T) {
 }
 
 func TestTotalRecordsBudget(t *testing.T) {
-	m := newManager(t, session.Options{MaxActive: 3, MaxRecords: 2000, MaxTotalRecords: 2500})
-	first, err := m.Create(context.Background(), fakeSpec(400, nil, "fw"))
+	m := newManager(t, session.Options{MaxActive: 3, MaxRecords: 2001, MaxTotalRecords: 2501})
+	first, err := m.Create(context.Background(), fakeSpec(399, nil, "fw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,15 +405,15 @@ func TestTotalRecordsBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2000 (active budget) + 1000 > 2500 even without the finished run.
-	if _, err := m.Create(context.Background(), fakeSpec(1000, nil, "fw")); !errors.Is(err, session.ErrBusy) {
+	// 2001 (active budget) + 1000 > 2501 even without the finished run.
+	if _, err := m.Create(context.Background(), fakeSpec(999, nil, "fw")); !errors.Is(err, session.ErrBusy) {
 		t.Fatalf("over the total budget: %v, want ErrBusy", err)
 	}
 	if _, ok := m.Get(first.ID); !ok {
 		t.Error("a refused run evicted a finished one")
 	}
-	// 2000 + 400 (finished) + 300 > 2500: the finished run makes room.
-	small, err := m.Create(context.Background(), fakeSpec(300, nil, "fw"))
+	// 2001 + 400 (finished) + 300 > 2501: the finished run makes room.
+	small, err := m.Create(context.Background(), fakeSpec(299, nil, "fw"))
 	if err != nil {
 		t.Fatal(err)
 	}

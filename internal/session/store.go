@@ -49,9 +49,13 @@ type store struct {
 	ne     int64
 	names  []string // interned step kinds and Extra keys
 	index  map[string]uint32
+	last   uint32 // index of the last step kind interned
 }
 
 func (s *store) intern(name string) uint32 {
+	if s.last < uint32(len(s.names)) && s.names[s.last] == name {
+		return s.last // the same step kind as the record before: the common case
+	}
 	if i, ok := s.index[name]; ok {
 		return i
 	}
@@ -75,6 +79,7 @@ func (s *store) append(rec *solver.Record) {
 		fw: int64(rec.FWSteps), away: int64(rec.AwaySteps), drops: int64(rec.Drops), cleanups: int64(rec.Cleanups),
 		step: s.intern(rec.Step), extraOff: s.ne,
 	}
+	s.last = r.step
 	if rec.Objective != nil {
 		r.flags |= hasObjective
 		r.objective = *rec.Objective

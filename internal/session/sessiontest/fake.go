@@ -24,7 +24,7 @@ var once sync.Once
 
 // Register adds the fake scenario to the registry (once). Its parameters:
 //
-//	n         records per trace (capped by the run's iters)
+//	n         iterations per trace (capped by the run's iters); n+1 records with the start
 //	panic_at  the method panics at this iteration (0: never)
 //	fail      when non-empty, Run returns an error with this text after the records
 //	delay_us  microseconds slept after each record
@@ -97,23 +97,24 @@ func ResetConcurrency() { maxExecuting.Store(0) }
 func MaxConcurrency() int64 { return maxExecuting.Load() }
 
 // Objective is the fake objective at iteration k of a trace with this seed.
-func Objective(seed int64, k int) float64 { return 1/float64(k) + float64(seed)*1e-3 }
+func Objective(seed int64, k int) float64 { return 1/float64(k+1) + float64(seed)*1e-3 }
 
 var steps = [...]string{solver.StepFW, solver.StepAway, solver.StepDrop}
 
-// Run emits min(n, iters) records, k = 1, 2, …, evaluating on the
-// iterations the limits ask for.
+// Run emits the starting record k = 0 and then one record for each of
+// min(n, iters) iterations, as the solvers do, evaluating the first and last
+// records and every EvalEvery-th (every one when EvalEvery is 0).
 func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, error) {
 	start := time.Now()
 	iters := min(m.in.N, m.lim.MaxIters)
 	var sum solver.Summary
-	for k := 1; k <= iters; k++ {
+	for k := 0; k <= iters; k++ {
 		if ctx.Err() != nil {
 			sum.Status = solver.StatusCancelled
 			sum.Time = time.Since(start).Seconds()
 			return solver.Result{Summary: sum}, nil
 		}
-		if k == m.in.PanicAt {
+		if m.in.PanicAt > 0 && k == m.in.PanicAt {
 			panic(fmt.Sprintf("fake method: boom at k = %d", k))
 		}
 		// The "work" of the iteration, counted for the concurrency bound.
@@ -128,13 +129,16 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			K: k, Passes: float64(k) / 2, Step: steps[k%3], Gamma: 1 / float64(k+2),
 			Batch: k, Active: k%7 + 1,
 		}
-		if r.Step == solver.StepDrop {
+		switch {
+		case k == 0:
+			r.Step, r.Gamma = solver.StepNone, 0
+		case r.Step == solver.StepDrop:
 			r.Drops = 1
 		}
-		if k == 1 || k == iters || k%m.lim.EvalEvery == 0 {
+		if k == 0 || k == iters || k%max(m.lim.EvalEvery, 1) == 0 {
 			r.Objective = solver.F(Objective(m.seed, k))
-			r.Gap = solver.F(1 / float64(k))
-			if m.stochastic {
+			r.Gap = solver.F(1 / float64(k+1))
+			if m.stochastic && k > 0 {
 				r.GradErr = solver.F(0.5 / float64(k))
 			}
 			sum.Objective, sum.Gap = *r.Objective, *r.Gap
