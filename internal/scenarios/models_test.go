@@ -347,6 +347,36 @@ func TestGeneratedAgreement(t *testing.T) {
 					t.Errorf("%s: objective %.15g, FISTA %.15g (relative error %.1e, status %s)", a.Algo, sum.Objective, f, e, sum.Status)
 				}
 			}
+			// The project's own fista, run until its KKT residual (the
+			// record's extra "kkt") is at most 1e-10, agrees as well.
+			fa := spec.Algo{Algo: "fista"}
+			if err := fa.Normalize(""); err != nil {
+				t.Fatal(err)
+			}
+			m, err := inst.Method(fa, solver.Limits{MaxIters: 50000, EvalEvery: 10}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			kkt, obj, at := math.Inf(1), math.NaN(), 0
+			if _, err := m.Run(ctx, solver.RecorderFunc(func(r solver.Record) {
+				if v, ok := r.Extra["kkt"]; ok && r.Objective != nil && kkt > 1e-10 {
+					kkt, obj, at = v, *r.Objective, r.K
+					if kkt <= 1e-10 {
+						cancel()
+					}
+				}
+			})); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("fista: KKT residual %.1e at iteration %d, objective %.15g", kkt, at, obj)
+			if kkt > 1e-10 {
+				t.Fatalf("fista did not reach a KKT residual of 1e-10 (%.1e after %d iterations)", kkt, at)
+			}
+			if e := relErr(obj, f); e > 1e-8 {
+				t.Errorf("fista at KKT residual %.1e: objective %.15g, the test's FISTA %.15g (relative error %.1e)", kkt, obj, f, e)
+			}
 		})
 	}
 }
