@@ -231,8 +231,10 @@ func TestGFLASSOSimulatedAgreement(t *testing.T) {
 		t.Errorf("bc-ssfw-as: %+v (lower bound %v)", bc, fstar)
 	}
 	// Without away steps the block method converges sublinearly here: after
-	// 5000 iterations it is within about 9e-6 of F* (on the reference
-	// instance it reaches 1e-6 within 300 iterations).
+	// 5000 iterations it is within about 9e-6 of F*, and after 40000 still
+	// 8.3e-6 (FW gap 4.1): the zig-zag that away steps remove. On the
+	// reference instance it reaches 1e-6 within 300 iterations. This bound
+	// states what bcfw does, it is not the 1e-6 the FW methods are held to.
 	if rel := (fw.Objective - fstar) / fstar; rel > 1e-5 || rel < -1e-9 {
 		t.Errorf("bcfw: relative error %v", rel)
 	}
