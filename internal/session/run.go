@@ -19,6 +19,7 @@ type Run struct {
 
 	spec   spec.Run
 	info   scenarios.Info
+	inst   scenarios.Instance
 	traces []*Trace
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -109,6 +110,13 @@ type TraceStatus struct {
 	Status      string          `json:"status"`
 	Records     int             `json:"records"`
 	Summary     *solver.Summary `json:"summary"`
+	// Panels holds the problem-specific views of the trace's final
+	// estimate (scenarios.ResultPanels), set once the trace has finished
+	// with an estimate on an instance that offers them.
+	Panels map[string]any `json:"panels,omitempty"`
+	// PanelsError says why a finished trace has no panels although its
+	// instance offers them.
+	PanelsError string `json:"panels_error,omitempty"`
 }
 
 // Status is the run's status as the API reports it.
@@ -290,6 +298,9 @@ type Trace struct {
 	store   store
 	status  string
 	summary *solver.Summary
+	// panels and panelsErr are set once, before the status leaves running.
+	panels    map[string]any
+	panelsErr string
 
 	// Owned by the trace's goroutine.
 	holding  bool          // holds a worker slot
@@ -369,6 +380,7 @@ func (t *Trace) TraceStatus() TraceStatus {
 		s := *t.summary
 		ts.Summary = &s
 	}
+	ts.Panels, ts.PanelsError = t.panels, t.panelsErr
 	return ts
 }
 
@@ -395,12 +407,38 @@ func (t *Trace) execute(meth solver.Method) {
 	}
 	sum = res.Summary
 	sum.Time = nonNegative(sum.Time - t.idle.Seconds())
+	t.resultPanels(res.X)
 	if sum.Status == "" {
 		sum.Status = solver.StatusFailed
 		if sum.Message == "" {
 			sum.Message = "the method returned no status"
 		}
 	}
+}
+
+// resultPanels computes the panels of the final estimate x, once, when the
+// instance offers them (scenarios.ResultPanels). A failure (or a panic) is
+// kept as the trace's PanelsError; the trace's own result stands.
+func (t *Trace) resultPanels(x []float64) {
+	rp, ok := t.run.inst.(scenarios.ResultPanels)
+	if !ok || len(x) == 0 {
+		return
+	}
+	panels, err := func() (p map[string]any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				p, err = nil, fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return rp.ResultPanels(x)
+	}()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		t.panelsErr = "the final estimate's panels: " + err.Error()
+		return
+	}
+	t.panels = panels
 }
 
 // stopped is the summary of a trace cancelled before it started.

@@ -79,6 +79,9 @@ type Options struct {
 	// DataDir, when set, is where relative data-file parameters (kind Path)
 	// are looked up; a path given by the user must stay inside it.
 	DataDir string
+	// UploadDir, when set, is the directory of uploaded data files: an
+	// absolute path inside it is accepted as well as one inside DataDir.
+	UploadDir string
 }
 
 func (o Options) withDefaults() Options {
@@ -219,6 +222,7 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 		Created: time.Now().UTC(),
 		spec:    sp,
 		info:    inst.Info(),
+		inst:    inst,
 		ctx:     runCtx,
 		cancel:  cancel,
 		m:       m,

@@ -29,7 +29,10 @@ var once sync.Once
 //	fail      when non-empty, Run returns an error with this text after the records
 //	delay_us  microseconds slept after each record
 //	data      a data-file path (kind Path), recorded in the instance's panels
+//	panel_err when non-empty, ResultPanels fails with this text
 //
+// The instance implements scenarios.ResultPanels: a finished trace's panels
+// are {"final": [iterations, seed]}, its Result.X.
 // Method rejects m0 > n with a field error named "m0", as real instances do.
 func Register() {
 	once.Do(func() {
@@ -41,6 +44,7 @@ func Register() {
 				{Name: "fail", Kind: scenarios.String, Default: "", Help: "error text returned by Run"},
 				{Name: "delay_us", Kind: scenarios.Int, Default: "0", Help: "sleep after each record", Min: 0, HasMin: true, Max: 1e6, HasMax: true},
 				{Name: "data", Kind: scenarios.Path, Default: "", Help: "a data file"},
+				{Name: "panel_err", Kind: scenarios.String, Default: "", Help: "error text returned by ResultPanels"},
 			},
 			Algorithms: []string{"fw", "afw", "ssfw-as", "fista"},
 			Defaults:   []spec.Algo{{Algo: "ssfw-as"}, {Algo: "fista"}},
@@ -48,6 +52,7 @@ func Register() {
 				return &Instance{
 					N: v.Int("n"), PanicAt: v.Int("panic_at"), Fail: v.Str("fail"),
 					Delay: time.Duration(v.Int("delay_us")) * time.Microsecond, Data: v.Str("data"),
+					PanelErr: v.Str("panel_err"),
 				}, nil
 			},
 		})
@@ -56,11 +61,21 @@ func Register() {
 
 // Instance is the fake instance.
 type Instance struct {
-	N       int
-	PanicAt int
-	Fail    string
-	Delay   time.Duration
-	Data    string
+	N        int
+	PanicAt  int
+	Fail     string
+	Delay    time.Duration
+	Data     string
+	PanelErr string
+}
+
+// ResultPanels returns {"final": x} (x is [iterations, seed]), or fails
+// with PanelErr.
+func (in *Instance) ResultPanels(x []float64) (map[string]any, error) {
+	if in.PanelErr != "" {
+		return nil, errors.New(in.PanelErr)
+	}
+	return map[string]any{"final": append([]float64(nil), x...)}, nil
 }
 
 // Info reports n as the dimension and the data path as a panel.
@@ -156,5 +171,5 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		return solver.Result{}, errors.New(m.in.Fail)
 	}
 	sum.Status = solver.StatusMaxIters
-	return solver.Result{Summary: sum}, nil
+	return solver.Result{Summary: sum, X: []float64{float64(iters), float64(m.seed)}}, nil
 }
