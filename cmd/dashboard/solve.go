@@ -254,28 +254,10 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	type job struct {
-		algo   spec.Algo
-		rep    int
-		seed   int64
-		method solver.Method
-	}
-	var jobs []job
-	for i, a := range run.Algorithms {
-		for r := 0; r < run.Replications; r++ {
-			m, err := inst.Method(a, scenarios.LimitsOf(&run), run.Seed+int64(r))
-			if err != nil {
-				var fe *spec.FieldError
-				if errors.As(err, &fe) {
-					fe = &spec.FieldError{Field: fmt.Sprintf("algorithms[%d].%s", i, fe.Field), Msg: fe.Msg}
-					fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(fe))
-					return 2
-				}
-				fmt.Fprintf(stderr, "dashboard solve: %s: %v\n", a.Algo, err)
-				return 2
-			}
-			jobs = append(jobs, job{a, r, run.Seed + int64(r), m})
-		}
+	jobs, err := scenarios.Jobs(inst, &run)
+	if err != nil {
+		fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
+		return 2
 	}
 
 	w := stdout
@@ -296,17 +278,17 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	var traces []traceOut
 	failed := false
 	for _, j := range jobs {
-		tr := traceOut{Algo: j.algo.Algo, Replication: j.rep, Seed: j.seed}
+		tr := traceOut{Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed}
 		rec := solver.RecorderFunc(func(r solver.Record) {
 			if o.format == "json" || run.Replications > 1 {
 				tr.Records = append(tr.Records, r)
 			}
 			if o.format != "json" {
-				enc.write(j.algo.Algo, j.rep, r)
+				enc.write(j.Algo.Algo, j.Replication, r)
 			}
-			progress.show(j.algo.Algo, j.rep, r)
+			progress.show(j.Algo.Algo, j.Replication, r)
 		})
-		res, err := j.method.Run(ctx, rec)
+		res, err := j.Method.Run(ctx, rec)
 		progress.done()
 		if err != nil {
 			res.Summary.Status, res.Summary.Message = solver.StatusFailed, err.Error()
@@ -317,7 +299,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		tr.Summary = res.Summary
 		tr.X = res.X
 		if o.format != "json" {
-			enc.summary(j.algo.Algo, j.rep, j.seed, res.Summary, stderr)
+			enc.summary(j.Algo.Algo, j.Replication, j.Seed, res.Summary, stderr)
 		}
 		traces = append(traces, tr)
 		if ctx.Err() != nil {
