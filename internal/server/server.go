@@ -9,6 +9,10 @@
 //	GET    /healthz                  200 "ok"
 //	GET    /api/scenarios            the Catalogue: problems, algorithms, defaults, presets
 //	GET    /api/presets              the presets, each with its run spec
+//	POST   /api/uploads              201 {"path","name","bytes","format","rows","cols"}: a data
+//	                                 file (multipart field "file", optional "format" csv |
+//	                                 svmlight | ocr), checked by parsing; 400 malformed (the
+//	                                 error names file:line:col) or no file, 413 over MaxUpload
 //	POST   /api/runs                 201 {"id"}; 400 invalid spec (field named),
 //	                                 413 body over MaxBody, 429 too many active runs,
 //	                                 503 server closing, 504 build cut by the timeout
@@ -21,14 +25,23 @@
 //	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS)
 //	GET    /, /runs/{id}, /static/*  the web package's pages
 //
+// Uploaded files are stored in a directory of this server's own below
+// Options.UploadDir and stay there, usable by any run, until Close removes
+// that directory; nothing else is ever deleted. A run spec names an upload by
+// the absolute path the upload answered, which passes the data-directory
+// confinement.
+//
 // A wrong method on a known path is a JSON 405. The websocket route has
 // neither the Compress nor the Timeout middleware; downloads have no timeout.
 package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +74,12 @@ type Options struct {
 	Session session.Options
 	// MaxBody bounds the size of a request body.
 	MaxBody int64
+	// UploadDir is where uploaded data files are stored, each server in a
+	// directory of its own that Close removes (default: fwlab-uploads in
+	// os.TempDir()). MaxUpload bounds an uploaded file's size (default
+	// DefaultMaxUpload).
+	UploadDir string
+	MaxUpload int64
 	// Websocket stream: write deadline, ping period, how long to wait for a
 	// pong, and minimum interval between records messages. A message holds
 	// at most MaxBatch records, or more (up to 10×) while a backlog is being
@@ -120,15 +139,22 @@ func (o Options) withDefaults() Options {
 	if o.Session.DataDir == "" {
 		o.Session.DataDir = o.DataDir
 	}
+	if o.UploadDir == "" {
+		o.UploadDir = filepath.Join(os.TempDir(), "fwlab-uploads")
+	}
+	if o.MaxUpload <= 0 {
+		o.MaxUpload = DefaultMaxUpload
+	}
 	return o
 }
 
 // Server is the dashboard's HTTP handler.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	mgr    *session.Manager
-	router chi.Router
+	opts    Options
+	log     *slog.Logger
+	mgr     *session.Manager
+	router  chi.Router
+	uploads *uploads
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -141,12 +167,17 @@ type Server struct {
 // New builds the server.
 func New(o Options) (*Server, error) {
 	o = o.withDefaults()
+	up := newUploads(o.UploadDir)
+	if o.Session.UploadDir == "" {
+		o.Session.UploadDir = up.dir
+	}
 	s := &Server{
 		opts:    o,
 		log:     o.Logger,
 		mgr:     session.NewManager(o.Session),
 		closing: make(chan struct{}),
 		conns:   map[*wsConn]struct{}{},
+		uploads: up,
 	}
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
@@ -165,8 +196,9 @@ func New(o Options) (*Server, error) {
 		r.MethodNotAllowed(s.methodNotAllowed)
 		r.Use(middleware.NoCache)
 		r.Use(middleware.Compress(5, "application/json", "application/x-ndjson", "text/csv"))
-		// Downloads stream for as long as they need.
+		// Downloads and uploads take as long as they need.
 		r.Get("/runs/{id}/trace", s.handleTrace)
+		r.Post("/uploads", s.handleUpload)
 		r.Group(func(r chi.Router) {
 			r.Use(middleware.Timeout(o.Timeout))
 			r.Get("/scenarios", s.handleScenarios)
@@ -194,8 +226,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 // Manager returns the run manager (for the pages).
 func (s *Server) Manager() *session.Manager { return s.mgr }
 
-// Close cancels every run, closes every websocket (close code 1001) and
-// waits up to five seconds for the runs to stop.
+// Close cancels every run, closes every websocket (close code 1001), waits
+// up to five seconds for the runs to stop and removes the files uploaded to
+// this server.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.connMu.Lock()
@@ -219,6 +252,9 @@ func (s *Server) Close() error {
 			_ = c.Close()
 		}
 		<-done
+	}
+	if rerr := s.uploads.remove(); rerr != nil && err == nil {
+		err = fmt.Errorf("removing the uploads: %w", rerr)
 	}
 	return err
 }

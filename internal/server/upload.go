@@ -1,0 +1,284 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/fwlab/fwlab/internal/dataio"
+	"github.com/fwlab/fwlab/internal/ssvm"
+)
+
+// DefaultMaxUpload bounds the size of an uploaded data file.
+const DefaultMaxUpload = 64 << 20
+
+// Upload formats: the form field "format" names one; without it the file's
+// extension decides (.csv → csv, .gz/.tsv → ocr, anything else svmlight).
+const (
+	FormatCSV      = "csv"      // plain comma-separated numbers (x and y of the models, GFLASSO's X and Y)
+	FormatSVMLight = "svmlight" // svmlight/LIBSVM (the data of logistic and svm-dual)
+	FormatOCR      = "ocr"      // the OCR letters TSV, optionally gzip-compressed (ssvm-ocr's data)
+)
+
+// uploadResult is the answer to a successful upload.
+type uploadResult struct {
+	// Path is the value a run spec gives the data-file parameter.
+	Path   string `json:"path"`
+	Name   string `json:"name"`   // the file's name as sent
+	Bytes  int64  `json:"bytes"`  // its size
+	Format string `json:"format"` // the format it was checked against
+	// Shape of the data: rows and columns (csv), examples and the largest
+	// feature index (svmlight), letters and words (ocr).
+	Rows int `json:"rows"`
+	Cols int `json:"cols"`
+}
+
+// uploads stores the uploaded files of one server in a directory of its own
+// below the upload root (named when the server is made, made on the first
+// upload) and removes it on Close.
+type uploads struct {
+	dir string
+
+	mu   sync.Mutex
+	made bool
+}
+
+func newUploads(root string) *uploads {
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return &uploads{dir: filepath.Join(root, "srv-"+hex.EncodeToString(id[:]))}
+}
+
+func (u *uploads) ensureDir() (string, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.made {
+		return u.dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(u.dir), 0o700); err != nil {
+		return "", fmt.Errorf("making the upload directory: %w", err)
+	}
+	// Mkdir, not MkdirAll: the directory must be new, or it is not ours.
+	if err := os.Mkdir(u.dir, 0o700); err != nil {
+		return "", fmt.Errorf("making the upload directory: %w", err)
+	}
+	u.made = true
+	return u.dir, nil
+}
+
+// remove deletes this server's upload directory (only the files uploaded to
+// this server live there).
+func (u *uploads) remove() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.made {
+		return nil
+	}
+	u.made = false
+	return os.RemoveAll(u.dir)
+}
+
+// sanitise keeps a file name's letters, digits, dots, dashes and
+// underscores (others become '_'), drops leading dots and bounds its length.
+func sanitise(name string) string {
+	name = filepath.Base(strings.ReplaceAll(name, `\`, "/"))
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s := strings.TrimLeft(b.String(), ".")
+	if len(s) > 80 {
+		s = s[len(s)-80:]
+	}
+	if s == "" || s == "_" {
+		s = "data"
+	}
+	return s
+}
+
+func formatOf(name string) string {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".csv":
+		return FormatCSV
+	case ".gz", ".tsv":
+		return FormatOCR
+	}
+	return FormatSVMLight
+}
+
+// checkData parses the file in the given format; the error names the file
+// (as the user called it), the line and the column.
+func checkData(path, name, format string) (rows, cols int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	switch format {
+	case FormatCSV:
+		m, err := dataio.ParseCSV(f, name)
+		if err != nil {
+			return 0, 0, err
+		}
+		rows, cols = m.Dims()
+		return rows, cols, nil
+	case FormatSVMLight:
+		s, err := dataio.ParseSVMLight(f, name)
+		if err != nil {
+			return 0, 0, err
+		}
+		return s.Rows(), s.Dim, nil
+	case FormatOCR:
+		c, err := ssvm.ReadOCR(f, name)
+		if err != nil {
+			return 0, 0, err
+		}
+		return c.Data.Letters(), len(c.Data.Words), nil
+	}
+	return 0, 0, fmt.Errorf("unknown format %q", format)
+}
+
+// handleUpload stores a data file sent as the multipart field "file" (with
+// an optional field "format": csv, svmlight or ocr), after checking that it
+// parses, and answers 201 with the path a run spec uses for it.
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
+	limit := s.opts.MaxUpload
+	tooLarge := func() {
+		writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("the file must be at most %d bytes (%d MiB)", limit, limit>>20))
+	}
+	// The body holds the file plus the multipart framing and small fields.
+	r.Body = http.MaxBytesReader(w, r.Body, limit+64<<10)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "file", "send the data file as multipart/form-data with the field \"file\": "+err.Error())
+		return
+	}
+	var (
+		format, name, tmp string
+		size              int64
+	)
+	defer func() {
+		if tmp != "" {
+			_ = os.Remove(tmp)
+		}
+	}()
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				tooLarge()
+				return
+			}
+			writeError(w, http.StatusBadRequest, "file", "reading the upload: "+err.Error())
+			return
+		}
+		switch part.FormName() {
+		case "format":
+			b, err := io.ReadAll(io.LimitReader(part, 64))
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "format", "reading the field: "+err.Error())
+				return
+			}
+			format = strings.TrimSpace(string(b))
+		case "file":
+			if tmp != "" {
+				writeError(w, http.StatusBadRequest, "file", "send one file per upload")
+				return
+			}
+			name = part.FileName()
+			if name == "" {
+				name = "data"
+			}
+			var code int
+			tmp, size, code, err = s.receive(part, limit)
+			if code == http.StatusRequestEntityTooLarge {
+				tooLarge()
+				return
+			}
+			if err != nil {
+				writeError(w, code, "file", err.Error())
+				return
+			}
+		default:
+			_, _ = io.Copy(io.Discard, part)
+		}
+		_ = part.Close()
+	}
+	if tmp == "" {
+		writeError(w, http.StatusBadRequest, "file", "is required: send the data file in the multipart field \"file\"")
+		return
+	}
+	if format == "" {
+		format = formatOf(name)
+	}
+	if format != FormatCSV && format != FormatSVMLight && format != FormatOCR {
+		writeError(w, http.StatusBadRequest, "format", fmt.Sprintf("must be csv, svmlight or ocr, got %q", format))
+		return
+	}
+	shown := filepath.Base(name)
+	rows, cols, err := checkData(tmp, shown, format)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "file", err.Error())
+		return
+	}
+	var id [6]byte
+	_, _ = rand.Read(id[:])
+	final := filepath.Join(filepath.Dir(tmp), hex.EncodeToString(id[:])+"-"+sanitise(name))
+	if err := os.Rename(tmp, final); err != nil {
+		writeError(w, http.StatusInternalServerError, "", "storing the upload: "+err.Error())
+		return
+	}
+	tmp = ""
+	writeJSON(w, http.StatusCreated, uploadResult{Path: final, Name: shown, Bytes: size, Format: format, Rows: rows, Cols: cols})
+}
+
+// receive copies a file part into the upload directory, at most limit
+// bytes; it returns the temporary file, its size and, on failure, the status
+// code to answer.
+func (s *Server) receive(part *multipart.Part, limit int64) (string, int64, int, error) {
+	dir, err := s.uploads.ensureDir()
+	if err != nil {
+		return "", 0, http.StatusInternalServerError, err
+	}
+	f, err := os.CreateTemp(dir, ".part-")
+	if err != nil {
+		return "", 0, http.StatusInternalServerError, fmt.Errorf("storing the upload: %w", err)
+	}
+	n, err := io.Copy(f, io.LimitReader(part, limit+1))
+	cerr := f.Close()
+	fail := func(code int, err error) (string, int64, int, error) {
+		_ = os.Remove(f.Name())
+		return "", 0, code, err
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fail(http.StatusRequestEntityTooLarge, err)
+		}
+		return fail(http.StatusBadRequest, fmt.Errorf("reading the upload: %w", err))
+	}
+	if n > limit {
+		return fail(http.StatusRequestEntityTooLarge, errors.New("too large"))
+	}
+	if cerr != nil {
+		return fail(http.StatusInternalServerError, fmt.Errorf("storing the upload: %w", cerr))
+	}
+	return f.Name(), n, 0, nil
+}

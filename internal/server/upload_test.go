@@ -1,0 +1,217 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// upload POSTs a multipart form: the file under field (when name is not
+// empty) and the other fields.
+func upload(t testing.TB, ts *httptest.Server, field, name string, data []byte, fields map[string]string) (int, map[string]any) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for k, v := range fields {
+		if err := mw.WriteField(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if name != "" {
+		fw, err := mw.CreateFormFile(field, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = fw.Write(data)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest("POST", ts.URL+"/api/uploads", &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("answer %d is not JSON: %s", resp.StatusCode, b)
+	}
+	return resp.StatusCode, out
+}
+
+func TestUploads(t *testing.T) {
+	root := t.TempDir()
+	data := t.TempDir()
+	srv, ts := newTestServer(t, Options{DataDir: data, UploadDir: root, MaxUpload: 1000})
+	goodCSV := []byte("1,2,3\n4,5,6\n")
+	goodSVM := []byte("+1 1:0.5 3:2\n-1 2:1\n")
+	for _, tc := range []struct {
+		name, file string
+		data       []byte
+		fields     map[string]string
+		code       int
+		field      string // of the error
+		msg        string // in the error
+		rows, cols int
+		format     string
+	}{
+		{name: "csv", file: "x.csv", data: goodCSV, fields: map[string]string{"format": "csv"}, code: 201, rows: 2, cols: 3, format: "csv"},
+		{name: "csv by extension", file: "X data.csv", data: goodCSV, code: 201, rows: 2, cols: 3, format: "csv"},
+		{name: "svmlight", file: "train.svm", data: goodSVM, fields: map[string]string{"format": "svmlight"}, code: 201, rows: 2, cols: 3, format: "svmlight"},
+		{name: "malformed csv", file: "bad.csv", data: []byte("1,2\n3,x\n"), fields: map[string]string{"format": "csv"}, code: 400, field: "file", msg: "bad.csv:2:3: "},
+		{name: "ragged csv", file: "r.csv", data: []byte("1,2\n3\n"), code: 400, field: "file", msg: "r.csv:2: "},
+		{name: "malformed svmlight", file: "bad.svm", data: []byte("+1 1:0.5\n-1 2:oops\n"), fields: map[string]string{"format": "svmlight"}, code: 400, field: "file", msg: "bad.svm:2:"},
+		{name: "csv sent as svmlight", file: "x.csv", data: goodCSV, fields: map[string]string{"format": "svmlight"}, code: 400, field: "file", msg: "x.csv:1:"},
+		{name: "empty", file: "e.csv", data: nil, code: 400, field: "file", msg: "e.csv: empty file"},
+		{name: "oversize", file: "big.csv", data: bytes.Repeat([]byte("1\n"), 501), code: 413, field: "file", msg: "at most 1000 bytes"},
+		{name: "unknown format", file: "x.csv", data: goodCSV, fields: map[string]string{"format": "xlsx"}, code: 400, field: "format", msg: "must be csv, svmlight or ocr"},
+		{name: "no file", file: "", fields: map[string]string{"format": "csv"}, code: 400, field: "file", msg: "is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := upload(t, ts, "file", tc.file, tc.data, tc.fields)
+			if code != tc.code {
+				t.Fatalf("status %d, want %d: %v", code, tc.code, out)
+			}
+			if tc.code != 201 {
+				if out["field"] != tc.field || !strings.Contains(out["error"].(string), tc.msg) {
+					t.Fatalf("error %v, want field %q and a message with %q", out, tc.field, tc.msg)
+				}
+				return
+			}
+			path := out["path"].(string)
+			b, err := os.ReadFile(path)
+			if err != nil || !bytes.Equal(b, tc.data) {
+				t.Fatalf("stored file %s: %v (%q)", path, err, b)
+			}
+			if !strings.HasPrefix(path, root+string(filepath.Separator)) || !strings.HasSuffix(path, "-"+sanitise(tc.file)) {
+				t.Fatalf("path %s is not a file below %s named after %s", path, root, tc.file)
+			}
+			if out["name"] != tc.file || out["bytes"] != float64(len(tc.data)) || out["format"] != tc.format ||
+				out["rows"] != float64(tc.rows) || out["cols"] != float64(tc.cols) {
+				t.Fatalf("answer %v", out)
+			}
+		})
+	}
+	// The field must be called file.
+	if code, out := upload(t, ts, "data", "x.csv", goodCSV, nil); code != 400 || out["field"] != "file" {
+		t.Fatalf("a file in another field: %d %v", code, out)
+	}
+	// Not a multipart body at all.
+	if code, body := do(t, "POST", ts.URL+"/api/uploads", []byte(`{}`)); code != 400 || !strings.Contains(string(body), `"field":"file"`) {
+		t.Fatalf("a JSON body: %d %s", code, body)
+	}
+
+	// A run uses an upload by its path, although it lies outside the data
+	// directory.
+	code, out := upload(t, ts, "file", "d.csv", goodCSV, nil)
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, out)
+	}
+	path := out["path"].(string)
+	sp := fakeRun(5, "fw")
+	sp.Params["data"] = path
+	id := create(t, ts, sp)
+	if got := status(t, ts, id).Info.Panels["data"]; got != path {
+		t.Fatalf("the run read %v, want %s", got, path)
+	}
+	// Other files beside the upload directory stay refused.
+	sp.Params["data"] = filepath.Join(root, "elsewhere.csv")
+	code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, sp))
+	if code != 400 || !strings.Contains(string(body), `"field":"params.data"`) {
+		t.Fatalf("a path beside the uploads: %d %s", code, body)
+	}
+
+	// Close removes this server's uploads, and nothing else.
+	keep := filepath.Join(root, "keep.txt")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFinished(t, srv, id)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the upload survived Close: %v", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("Close removed a file it did not make: %v", err)
+	}
+}
+
+func TestUploadsWithoutDataDir(t *testing.T) {
+	_, ts := newTestServer(t, Options{UploadDir: t.TempDir()})
+	code, out := upload(t, ts, "file", "x.csv", []byte("1\n2\n"), nil)
+	if code != 201 {
+		t.Fatalf("%d %v", code, out)
+	}
+	sp := fakeRun(5, "fw")
+	sp.Params["data"] = out["path"].(string)
+	create(t, ts, sp)
+}
+
+func TestSanitise(t *testing.T) {
+	for in, want := range map[string]string{
+		"x.csv":                           "x.csv",
+		"../../etc/passwd":                "passwd",
+		`C:\Users\me\y.csv`:               "y.csv",
+		".hidden":                         "hidden",
+		"a b/c?d.csv":                     "c_d.csv",
+		"":                                "data",
+		"..":                              "data",
+		"données.csv":                     "donn_es.csv",
+		strings.Repeat("a", 100) + ".csv": strings.Repeat("a", 76) + ".csv",
+	} {
+		if got := sanitise(in); got != want {
+			t.Errorf("sanitise(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzSanitise(f *testing.F) {
+	for _, s := range []string{"x.csv", "../a", `a\b`, "", ".", "é/../.x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s := sanitise(in)
+		if s == "" || len(s) > 80 || strings.HasPrefix(s, ".") || strings.ContainsAny(s, `/\`) || filepath.Base(s) != s {
+			t.Fatalf("sanitise(%q) = %q", in, s)
+		}
+	})
+}
+
+func TestFinishedTracePanelsOverAPI(t *testing.T) {
+	srv, ts := newTestServer(t, Options{})
+	id := create(t, ts, fakeRun(30, "fw", "afw"))
+	waitFinished(t, srv, id)
+	st := status(t, ts, id)
+	for _, tr := range st.Traces {
+		got, ok := tr.Panels["final"].([]any)
+		if !ok || len(got) != 2 || got[0] != 30.0 || got[1] != float64(tr.Seed) {
+			t.Fatalf("trace %d: panels %v, want final = [30, %d]", tr.Trace, tr.Panels, tr.Seed)
+		}
+	}
+	// A run whose panels fail reports why, per trace.
+	sp := fakeRun(3, "fw")
+	sp.Params["panel_err"] = "cannot draw"
+	id = create(t, ts, sp)
+	waitFinished(t, srv, id)
+	if tr := status(t, ts, id).Traces[0]; tr.Panels != nil || !strings.Contains(tr.PanelsError, "cannot draw") {
+		t.Fatalf("panels %v, error %q", tr.Panels, tr.PanelsError)
+	}
+	_ = spec.Run{}
+}
