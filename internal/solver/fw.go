@@ -366,21 +366,14 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		}
 		rec.Record(r)
 		sum.Iters, sum.Passes, sum.Time = k, passes, r.Time
-		switch {
-		case r.Gap != nil && lim.GapTol > 0 && *r.Gap <= lim.GapTol:
-			sum.Status = StatusConverged
-			sum.Message = fmt.Sprintf("duality gap %.3g ≤ %g", *r.Gap, lim.GapTol)
-		case stuck:
+		if stuck && !(r.Gap != nil && lim.GapTol > 0 && *r.Gap <= lim.GapTol) {
 			sum.Status = StatusConverged
 			sum.Message = fmt.Sprintf("stationary: no descent direction remains (gap %.3g)", sum.Gap)
-		case k >= lim.MaxIters:
-			sum.Status = StatusMaxIters
-		case lim.MaxPasses > 0 && passes >= lim.MaxPasses:
-			sum.Status = StatusMaxPasses
-		default:
-			continue
+			break
 		}
-		break
+		if lim.stop(&sum, r, k, passes) {
+			break
+		}
 	}
 	if lastEval != sum.Iters || sum.Status == StatusCancelled || sum.Status == StatusFailed {
 		sum.Objective, sum.Gap = st.evaluate()

@@ -229,18 +229,9 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			sum.Status, sum.Message = StatusFailed, fmt.Sprintf("iteration %d: the smooth part is not finite", k)
 			break
 		}
-		switch {
-		case r.Gap != nil && lim.GapTol > 0 && *r.Gap <= lim.GapTol:
-			sum.Status = StatusConverged
-			sum.Message = fmt.Sprintf("duality gap %.3g ≤ %g", *r.Gap, lim.GapTol)
-		case k >= lim.MaxIters:
-			sum.Status = StatusMaxIters
-		case lim.MaxPasses > 0 && passes >= lim.MaxPasses:
-			sum.Status = StatusMaxPasses
-		default:
-			continue
+		if lim.stop(&sum, r, k, passes) {
+			break
 		}
-		break
 	}
 	if lastEval != sum.Iters || sum.Status == StatusCancelled {
 		sum.Objective, sum.Gap = evaluate(nil)

@@ -1,6 +1,9 @@
 package solver
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Step kinds reported in Record.Step.
 const (
@@ -103,4 +106,21 @@ type Limits struct {
 	MaxPasses float64 // 0: no limit
 	GapTol    float64 // 0: no gap test
 	EvalEvery int     // evaluate objective and gap every E iterations (≥ 1); the first and last iterations are always evaluated
+}
+
+// stop applies the limits after iteration k's record: it sets the summary's
+// status (and message) and reports true when the run must end.
+func (l Limits) stop(sum *Summary, r Record, k int, passes float64) bool {
+	switch {
+	case r.Gap != nil && l.GapTol > 0 && *r.Gap <= l.GapTol:
+		sum.Status = StatusConverged
+		sum.Message = fmt.Sprintf("duality gap %.3g ≤ %g", *r.Gap, l.GapTol)
+	case k >= l.MaxIters:
+		sum.Status = StatusMaxIters
+	case l.MaxPasses > 0 && passes >= l.MaxPasses:
+		sum.Status = StatusMaxPasses
+	default:
+		return false
+	}
+	return true
 }
