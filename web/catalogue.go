@@ -1,6 +1,8 @@
 package web
 
 import (
+	"strings"
+
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/web/templates"
@@ -36,6 +38,9 @@ func viewParam(p scenarios.Param) templates.Param {
 		Name: p.Name, Kind: kindName(p.Kind), Default: p.Default, Help: p.Help,
 		Rule: p.Rule(), Choices: p.Choices,
 	}
+	if p.Kind == scenarios.Path {
+		v.Format = uploadFormat(p.Help)
+	}
 	if p.HasMin {
 		m := p.Min
 		v.Min, v.MinExcl = &m, p.MinExcl
@@ -45,6 +50,22 @@ func viewParam(p scenarios.Param) templates.Param {
 		v.Max, v.MaxExcl = &m, p.MaxExcl
 	}
 	return v
+}
+
+// uploadFormat is the format a path parameter's file picker uploads in,
+// from the format its help names: svmlight, CSV or the OCR letters. Empty
+// lets the server go by the file's extension.
+func uploadFormat(help string) string {
+	h := strings.ToLower(help)
+	switch {
+	case strings.Contains(h, "svmlight"):
+		return "svmlight"
+	case strings.Contains(h, "csv"):
+		return "csv"
+	case strings.Contains(h, "ocr"):
+		return "ocr"
+	}
+	return ""
 }
 
 // Catalogue converts the registry's scenarios and presets into the start

@@ -21,7 +21,11 @@ and embedded as JSON (the same names, defaults and rule texts as GET
 the server's own words, and shows a rejected spec's {"error", "field"} at
 the field. Submitting POSTs the spec and opens /runs/{id}?spec=…: the URL
 holds the whole spec, and opening it with an unknown id submits it again.
-Data files are named by path (kind Path parameters), read on the server.
+Data files are named by path (kind Path parameters), read on the server;
+beside each path field a file picker uploads a file (POST /api/uploads, in
+the format the parameter's help names: csv, svmlight or ocr) and fills the
+field with the stored path, or shows the server's file:line:col error under
+the field. Uploaded files stay on the server until it stops.
 
 # Run page
 
@@ -43,6 +47,12 @@ Problem panels (info.panels) understood by the script:
   - numeric matrices as heat maps (GFLASSO's B_true, corr), numeric vectors
     as bars, "edges" ([{m, l, r}, …] with "components") as the task graph,
     lists of strings (decoded words) as lists, objects of scalars as tables.
+
+Each finished trace of the run status may carry "panels" of its final
+estimate (scenarios.ResultPanels); for every algorithm row the first
+replication that has them is drawn: matrices as heat maps beside the true B
+(canvas data-heatmap="estimate", data-trace), "decoded" ([{truth, predicted,
+errors}, …]) as a table with the wrong letters marked (table data-decoded).
 
 # Browser tests
 

@@ -162,8 +162,12 @@ func TestStartPageRendersCatalogue(t *testing.T) {
 		// bool parameter
 		`<option value="true" selected>true</option>`,
 		// path parameter: a path field and where relative paths are read
-		`name="x" value="" data-field="params.x" data-kind="path" placeholder="path to a CSV or svmlight file on the server"`,
+		`name="x" value="" data-field="params.x" data-kind="path" placeholder="a file on the server, or upload one"`,
 		`Relative paths are read from /srv/data on the server.`,
+		// and a file picker that uploads in the format its help names
+		`<input type="file" class="upload" id="p-[a-z-]+-x-file" data-upload-for="p-[a-z-]+-x" data-upload-field="params.x" data-format="csv">`,
+		`<span class="upload-status muted small" data-upload-status="params.x"></span>`,
+		`Or choose a file \(CSV\): it is checked and stored on the server until it stops.`,
 		// presets, algorithm row template, run-level fields, submit
 		`data-preset="figure1"`,
 		`<template id="algo-row-template">`,
@@ -191,6 +195,27 @@ func TestStartPageRendersCatalogue(t *testing.T) {
 	}
 	if len(c.Groups) != 3 || c.Groups[0].Problems[0].Params[0].Rule != "must be a whole number ≥ 3 and ≤ 64" || len(c.Presets) != 1 || c.Presets[0].Spec.Replications != 3 {
 		t.Errorf("catalogue JSON = %+v", c)
+	}
+}
+
+func TestUploadFormat(t *testing.T) {
+	for help, want := range map[string]string{
+		"CSV file of X (N×J numbers, no header)":        "csv",
+		"svmlight/LIBSVM file with labels ±1 (or 0/1)":  "svmlight",
+		"OCR data: ocr_letters.tsv.gz or its directory": "ocr",
+		"a data file": "",
+	} {
+		if got := uploadFormat(help); got != want {
+			t.Errorf("uploadFormat(%q) = %q, want %q", help, got, want)
+		}
+	}
+	// Every path parameter of the registry gets a format its picker can send.
+	for _, s := range scenarios.All() {
+		for _, p := range s.Params {
+			if p.Kind == scenarios.Path && uploadFormat(p.Help) == "" {
+				t.Errorf("%s: parameter %s names no upload format in its help %q", s.Name, p.Name, p.Help)
+			}
+		}
 	}
 }
 

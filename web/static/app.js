@@ -414,6 +414,55 @@
     }
     fwlab.fillSpec = fill;
 
+    // File pickers of path parameters: the chosen file is uploaded
+    // (POST /api/uploads), checked by the server, and its stored path fills
+    // the text field; a rejected file shows the server's error under it.
+    async function uploadFile(input) {
+      const field = input.dataset.uploadField;
+      const text = document.getElementById(input.dataset.uploadFor);
+      const status = $$('[data-upload-status]').find((e) => e.dataset.uploadStatus === field);
+      const target = $$('[data-error-for]').find((e) => e.dataset.errorFor === field);
+      const file = input.files && input.files[0];
+      if (!file || !text) return;
+      if (target) target.textContent = '';
+      text.classList.remove('invalid');
+      if (status) status.textContent = `uploading ${file.name}…`;
+      input.dataset.state = 'uploading';
+      const fd = new FormData();
+      if (input.dataset.format) fd.append('format', input.dataset.format);
+      fd.append('file', file, file.name);
+      let res;
+      try {
+        const r = await fetch('/api/uploads', { method: 'POST', body: fd });
+        const body = await r.text();
+        let data;
+        try {
+          data = JSON.parse(body);
+        } catch (e) {
+          data = { error: body.trim() || `the server answered ${r.status}` };
+        }
+        res = { status: r.status, data };
+      } catch (e) {
+        res = { status: 0, data: { error: `could not reach the server: ${e.message}` } };
+      }
+      input.value = '';
+      const d = res.data || {};
+      if (res.status === 201 && d.path) {
+        text.value = d.path;
+        text.dispatchEvent(new Event('input', { bubbles: true }));
+        if (status) status.textContent = `uploaded ${d.name}: ${d.rows} × ${d.cols} (${d.bytes} bytes)`;
+        input.dataset.state = 'done';
+        return;
+      }
+      if (status) status.textContent = '';
+      const msg = d.error || `the server answered ${res.status}`;
+      if (target) target.textContent = msg;
+      else $('#form-error').textContent = `${field}: ${msg}`;
+      text.classList.add('invalid');
+      input.dataset.state = 'rejected';
+    }
+    for (const input of $$('input.upload')) input.addEventListener('change', () => uploadFile(input));
+
     sel.addEventListener('change', () => showProblem(sel.value, true));
     $('#add-algo').addEventListener('click', () => addRow(null));
     for (const b of $$('[data-preset]')) {
@@ -892,6 +941,7 @@
         $('#run-info').textContent = bits.join(' · ');
       }
       setupTraces(run);
+      resultPanels(run);
       const failed = (run.traces || []).filter((t) => t.status === 'failed');
       if (failed.length)
         showError(failed.map((t) => `trace ${t.trace} (${t.algo}, replication ${t.replication}) failed: ${(t.summary && t.summary.message) || 'no message'}`).join('; '));
@@ -904,6 +954,23 @@
       $('#btn-step').disabled = !paused;
       $('#btn-stop').disabled = !active;
       scheduleDraw();
+    }
+
+    // resultPanels hands the panels of each algorithm row's final estimate
+    // (its first replication that has them) to the panels card, when a
+    // trace that has them has finished since the last call.
+    let resultSig = '';
+    function resultPanels(run) {
+      const have = (run.traces || []).filter((t) => t.panels && typeof t.panels === 'object');
+      const sig = have.map((t) => t.trace).join(',');
+      if (sig === resultSig) return;
+      resultSig = sig;
+      const out = [];
+      for (const g of S.groups) {
+        const ts = g.traces.map((t) => run.traces[t.meta.trace]).filter((t) => t && t.panels).sort((a, b) => a.replication - b.replication);
+        if (ts.length) out.push({ label: g.label, color: g.color, trace: ts[0].trace, replication: ts[0].replication, panels: ts[0].panels });
+      }
+      Panels.setResults(out);
     }
 
     function onRecords(batches) {
@@ -1913,7 +1980,53 @@
       for (const [k, v] of Object.entries(obj)) tb.append(el('tr', {}, el('th', { text: k }), el('td', { class: 'mono', text: typeof v === 'number' ? fmtCell(v, 6) : String(v) })));
       return figure(name, el('table', { class: 'kv' }, tb), name);
     }
+    // The final estimates' panels, one entry per algorithm row:
+    // {label, color, trace, replication, panels}.
+    let instancePanels = null, results = [];
+    function estimate(r, name, m) {
+      const f = heat(name, m);
+      const cv = $('canvas', f);
+      cv.dataset.heatmap = 'estimate';
+      cv.dataset.trace = r.trace;
+      f.dataset.panel = `${name}@${r.trace}`;
+      $('figcaption', f).textContent = `estimated ${name} of ${r.label}${r.replication ? `, replication ${r.replication}` : ''} ${$('figcaption', f).textContent.replace(/^[^(]*/, '')}`;
+      f.classList.add('estimate');
+      f.style.borderTop = `3px solid ${r.color}`;
+      return f;
+    }
+    // decodedTable shows truth against prediction, the wrong letters marked.
+    function decodedTable(r, list) {
+      const tb = el('tbody');
+      let errs = 0, letters = 0;
+      for (const w of list) {
+        const truth = String(w.truth || ''), pred = String(w.predicted || '');
+        errs += w.errors || 0;
+        letters += truth.length;
+        const p = el('td', { class: 'mono' });
+        for (let i = 0; i < pred.length; i++) p.append(pred[i] !== truth[i] ? el('span', { class: 'wrong', text: pred[i] }) : pred[i]);
+        tb.append(el('tr', {}, el('td', { class: 'mono', text: truth }), p, el('td', { class: 'num', text: String(w.errors || 0) })));
+      }
+      const t = el('table', { class: 'decoded', 'data-decoded': String(r.trace) }, el('thead', {}, el('tr', {}, el('th', { text: 'truth' }), el('th', { text: 'predicted' }), el('th', { text: 'errors' }))), tb);
+      const f = figure(`decoded@${r.trace}`, t, `decoded words, ${r.label}${r.replication ? ` (replication ${r.replication})` : ''}: ${errs} of ${letters} letters wrong`);
+      f.style.borderTop = `3px solid ${r.color}`;
+      return f;
+    }
+    function resultFigures() {
+      const out = [];
+      for (const r of results) {
+        for (const [name, v] of Object.entries(r.panels || {})) {
+          if (isMatrix(v)) out.push(estimate(r, name, v));
+          else if (name === 'decoded' && Array.isArray(v)) out.push(decodedTable(r, v));
+        }
+      }
+      return out;
+    }
+    function setResults(list) {
+      results = list || [];
+      render(instancePanels);
+    }
     function render(panels) {
+      instancePanels = panels;
       const body = $('#panel-body');
       const kids = [];
       const scalars = {};
@@ -1934,11 +2047,16 @@
         else if (name === 'coef_shape' && Array.isArray(v)) scalars[name] = v.join(' × ');
       }
       if (Object.keys(scalars).length) kids.push(table('instance', scalars));
+      // The estimates go right after the true B (where there is one).
+      const est = resultFigures();
+      const at = kids.findIndex((k) => k.dataset.panel === 'B_true');
+      kids.splice(at >= 0 ? at + 1 : 0, 0, ...est);
       body.replaceChildren(...kids);
       $('#panels').hidden = kids.length === 0;
       fwlab.panels = kids.length;
+      fwlab.resultPanels = est.length;
     }
-    return { render };
+    return { render, setResults };
   })();
 
   document.addEventListener('DOMContentLoaded', () => {

@@ -20,6 +20,9 @@ type Param struct {
 	MinExcl bool     `json:"min_excl,omitempty"`
 	MaxExcl bool     `json:"max_excl,omitempty"`
 	Choices []string `json:"choices,omitempty"`
+	// Format is the upload format of a path parameter's file picker (csv,
+	// svmlight or ocr; empty: the server goes by the file's extension).
+	Format string `json:"format,omitempty"`
 }
 
 // InputType is the HTML input type of the parameter's control.
@@ -103,6 +106,19 @@ type StartPage struct {
 type RunPage struct {
 	ID    string
 	Asset func(string) string
+}
+
+// uploadHint names the format a file picker expects.
+func uploadHint(format string) string {
+	switch format {
+	case "csv":
+		return " (CSV)"
+	case "svmlight":
+		return " (svmlight/LIBSVM)"
+	case "ocr":
+		return " (OCR letters TSV, optionally gzip-compressed)"
+	}
+	return ""
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

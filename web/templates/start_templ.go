@@ -785,7 +785,7 @@ func problemParams(pr Problem, dataDir string) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if prm.Kind == "path" {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, " placeholder=\"path to a CSV or svmlight file on the server\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, " placeholder=\"a file on the server, or upload one\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -794,75 +794,165 @@ func problemParams(pr Problem, dataDir string) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
+				if prm.Kind == "path" {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<span class=\"upload-row\"><input type=\"file\" class=\"upload\" id=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var43 string
+					templ_7745c5c3_Var43, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fieldID(pr.Name, prm.Name) + "-file").Resolve(ctx)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 135, Col: 51}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var43)
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "\" data-upload-for=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var44 string
+					templ_7745c5c3_Var44, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fieldID(pr.Name, prm.Name)).Resolve(ctx)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 136, Col: 54}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var44)
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "\" data-upload-field=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var45 string
+					templ_7745c5c3_Var45, templ_7745c5c3_Err = templruntime.NewAttributeExpression("params." + prm.Name).Resolve(ctx)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 137, Col: 50}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var45)
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "\" data-format=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var46 string
+					templ_7745c5c3_Var46, templ_7745c5c3_Err = templruntime.NewAttributeExpression(prm.Format).Resolve(ctx)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 138, Col: 34}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var46)
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 78, "\"> <span class=\"upload-status muted small\" data-upload-status=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var47 string
+					templ_7745c5c3_Var47, templ_7745c5c3_Err = templruntime.NewAttributeExpression("params." + prm.Name).Resolve(ctx)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 140, Col: 90}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var47)
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "\"></span></span> ")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<span class=\"help\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "<span class=\"help\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var43 string
-			templ_7745c5c3_Var43, templ_7745c5c3_Err = templ.JoinStringErrs(prm.Help)
+			var templ_7745c5c3_Var48 string
+			templ_7745c5c3_Var48, templ_7745c5c3_Err = templ.JoinStringErrs(prm.Help)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 131, Col: 34}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 144, Col: 34}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var43))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var48))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "</span> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "</span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if prm.Kind == "path" && dataDir != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "<span class=\"help\">Relative paths are read from ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "<span class=\"help\">Relative paths are read from ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var44 string
-				templ_7745c5c3_Var44, templ_7745c5c3_Err = templ.JoinStringErrs(dataDir)
+				var templ_7745c5c3_Var49 string
+				templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(dataDir)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 133, Col: 63}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 146, Col: 63}
 				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var44))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, " on the server.</span> ")
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var49))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 83, " on the server.</span> ")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 78, "<span class=\"rule muted small\">")
+			if prm.Kind == "path" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 84, "<span class=\"help\">Or choose a file")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var50 string
+				templ_7745c5c3_Var50, templ_7745c5c3_Err = templ.JoinStringErrs(uploadHint(prm.Format))
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 149, Col: 65}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var50))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 85, ": it is checked and stored on the server until it stops.</span> ")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "<span class=\"rule muted small\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var45 string
-			templ_7745c5c3_Var45, templ_7745c5c3_Err = templ.JoinStringErrs(prm.Rule)
+			var templ_7745c5c3_Var51 string
+			templ_7745c5c3_Var51, templ_7745c5c3_Err = templ.JoinStringErrs(prm.Rule)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 135, Col: 46}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 151, Col: 46}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var45))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "</span> <span class=\"err\" data-error-for=\"")
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var51))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var46 string
-			templ_7745c5c3_Var46, templ_7745c5c3_Err = templruntime.NewAttributeExpression("params." + prm.Name).Resolve(ctx)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 136, Col: 60}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var46)
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 87, "</span> <span class=\"err\" data-error-for=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "\"></span></label>")
+			var templ_7745c5c3_Var52 string
+			templ_7745c5c3_Var52, templ_7745c5c3_Err = templruntime.NewAttributeExpression("params." + prm.Name).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `start.templ`, Line: 152, Col: 60}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var52)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 88, "\"></span></label>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "</div></fieldset>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "</div></fieldset>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -889,7 +979,7 @@ func algoRowTemplate() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "<template id=\"algo-row-template\"><div class=\"algo-row card-inner\"><div class=\"grid\"><label class=\"field\"><span class=\"label\">Algorithm</span> <select data-key=\"algo\"></select> <span class=\"help\">The method; the proximal baselines (fista, pgd) project instead of calling the oracle.</span> <span class=\"err\" data-error-key=\"algo\"></span></label> <label class=\"field\"><span class=\"label\">Step size</span> <select data-key=\"stepsize\"><option value=\"curvature\">curvature</option> <option value=\"paper\">paper</option> <option value=\"backtrack\">backtrack</option> <option value=\"open-loop\">open-loop (fw)</option> <option value=\"short\">short (fw)</option></select> <span class=\"help\">paper: γ = −⟨g,d⟩/(L‖d‖²); curvature: the directional constant; backtrack: search on L.</span> <span class=\"err\" data-error-key=\"stepsize\"></span></label> <label class=\"field\"><span class=\"label\">L</span> <input type=\"text\" data-key=\"L\" value=\"auto\"> <span class=\"help\">Lipschitz constant: a positive number, or auto for a safe bound from the data.</span> <span class=\"err\" data-error-key=\"L\"></span></label> <label class=\"field\" data-stochastic><span class=\"label\">Batch schedule</span> <select data-key=\"schedule\"><option value=\"paper\">paper</option> <option value=\"constant\">constant</option> <option value=\"geometric\">geometric</option> <option value=\"full\">full</option></select> <span class=\"help\">paper: m_k = ⌈n/(1+n(1−ρ)^(2αk))⌉; constant: m0; geometric: ⌈m0·growth^(k−1)⌉; full: n.</span> <span class=\"err\" data-error-key=\"schedule\"></span></label> <label class=\"field\" data-sched=\"paper\"><span class=\"label\">ρ</span> <input type=\"number\" step=\"any\" data-key=\"rho\"> <span class=\"help\">Rate of the paper schedule, strictly between 0 and 1.</span> <span class=\"err\" data-error-key=\"rho\"></span></label> <label class=\"field\" data-sched=\"paper\"><span class=\"label\">α</span> <input type=\"number\" step=\"any\" data-key=\"alpha\"> <span class=\"help\">Exponent factor of the paper schedule, strictly between 0 and 1.</span> <span class=\"err\" data-error-key=\"alpha\"></span></label> <label class=\"field\" data-sched=\"constant geometric\"><span class=\"label\">m0</span> <input type=\"number\" step=\"1\" data-key=\"m0\"> <span class=\"help\">First batch size, at least 1 and at most n.</span> <span class=\"err\" data-error-key=\"m0\"></span></label> <label class=\"field\" data-sched=\"geometric\"><span class=\"label\">growth</span> <input type=\"number\" step=\"any\" data-key=\"growth\"> <span class=\"help\">Factor of the geometric schedule, greater than 1.</span> <span class=\"err\" data-error-key=\"growth\"></span></label> <label class=\"field\" data-blocks><span class=\"label\">r</span> <input type=\"number\" step=\"1\" data-key=\"r\" value=\"0\"> <span class=\"help\">Blocks updated per iteration, 1 ≤ r ≤ q (0: all q blocks). <span data-q></span></span> <span class=\"err\" data-error-key=\"r\"></span></label></div><div class=\"preview\" data-stochastic><canvas class=\"sched-preview\" width=\"260\" height=\"90\"></canvas><label class=\"field small\"><span class=\"label\">n for the preview</span> <input type=\"number\" step=\"1\" data-key=\"preview_n\" value=\"1000\"></label> <span class=\"help preview-caption\"></span></div><button type=\"button\" class=\"remove-algo\">Remove</button></div></template>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 90, "<template id=\"algo-row-template\"><div class=\"algo-row card-inner\"><div class=\"grid\"><label class=\"field\"><span class=\"label\">Algorithm</span> <select data-key=\"algo\"></select> <span class=\"help\">The method; the proximal baselines (fista, pgd) project instead of calling the oracle.</span> <span class=\"err\" data-error-key=\"algo\"></span></label> <label class=\"field\"><span class=\"label\">Step size</span> <select data-key=\"stepsize\"><option value=\"curvature\">curvature</option> <option value=\"paper\">paper</option> <option value=\"backtrack\">backtrack</option> <option value=\"open-loop\">open-loop (fw)</option> <option value=\"short\">short (fw)</option></select> <span class=\"help\">paper: γ = −⟨g,d⟩/(L‖d‖²); curvature: the directional constant; backtrack: search on L.</span> <span class=\"err\" data-error-key=\"stepsize\"></span></label> <label class=\"field\"><span class=\"label\">L</span> <input type=\"text\" data-key=\"L\" value=\"auto\"> <span class=\"help\">Lipschitz constant: a positive number, or auto for a safe bound from the data.</span> <span class=\"err\" data-error-key=\"L\"></span></label> <label class=\"field\" data-stochastic><span class=\"label\">Batch schedule</span> <select data-key=\"schedule\"><option value=\"paper\">paper</option> <option value=\"constant\">constant</option> <option value=\"geometric\">geometric</option> <option value=\"full\">full</option></select> <span class=\"help\">paper: m_k = ⌈n/(1+n(1−ρ)^(2αk))⌉; constant: m0; geometric: ⌈m0·growth^(k−1)⌉; full: n.</span> <span class=\"err\" data-error-key=\"schedule\"></span></label> <label class=\"field\" data-sched=\"paper\"><span class=\"label\">ρ</span> <input type=\"number\" step=\"any\" data-key=\"rho\"> <span class=\"help\">Rate of the paper schedule, strictly between 0 and 1.</span> <span class=\"err\" data-error-key=\"rho\"></span></label> <label class=\"field\" data-sched=\"paper\"><span class=\"label\">α</span> <input type=\"number\" step=\"any\" data-key=\"alpha\"> <span class=\"help\">Exponent factor of the paper schedule, strictly between 0 and 1.</span> <span class=\"err\" data-error-key=\"alpha\"></span></label> <label class=\"field\" data-sched=\"constant geometric\"><span class=\"label\">m0</span> <input type=\"number\" step=\"1\" data-key=\"m0\"> <span class=\"help\">First batch size, at least 1 and at most n.</span> <span class=\"err\" data-error-key=\"m0\"></span></label> <label class=\"field\" data-sched=\"geometric\"><span class=\"label\">growth</span> <input type=\"number\" step=\"any\" data-key=\"growth\"> <span class=\"help\">Factor of the geometric schedule, greater than 1.</span> <span class=\"err\" data-error-key=\"growth\"></span></label> <label class=\"field\" data-blocks><span class=\"label\">r</span> <input type=\"number\" step=\"1\" data-key=\"r\" value=\"0\"> <span class=\"help\">Blocks updated per iteration, 1 ≤ r ≤ q (0: all q blocks). <span data-q></span></span> <span class=\"err\" data-error-key=\"r\"></span></label></div><div class=\"preview\" data-stochastic><canvas class=\"sched-preview\" width=\"260\" height=\"90\"></canvas><label class=\"field small\"><span class=\"label\">n for the preview</span> <input type=\"number\" step=\"1\" data-key=\"preview_n\" value=\"1000\"></label> <span class=\"help preview-caption\"></span></div><button type=\"button\" class=\"remove-algo\">Remove</button></div></template>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
