@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -604,6 +605,128 @@ func TestPaperFigure1Band(t *testing.T) {
 	// Stop cancels the run.
 	step(t, ctx, "stop", 10*time.Second, chromedp.Click(chromedp.ID("btn-stop")))
 	waitFor(t, ctx, "the cancelled run", `fwlab.status === 'cancelled' || fwlab.status === 'done'`, `fwlab.status`, 30*time.Second)
+
+	// Each algorithm's final estimate (its first replication) is drawn as a
+	// heat map beside the true B, from the panels of the finished traces.
+	waitFor(t, ctx, "the estimated B heat maps", `document.querySelectorAll('canvas[data-heatmap=estimate]').length === 2`,
+		`Array.from(document.querySelectorAll('#panel-body figure')).map(f => f.dataset.panel)`, 30*time.Second)
+	var st struct {
+		Info struct {
+			Panels struct {
+				BTrue [][]float64 `json:"B_true"`
+			} `json:"panels"`
+		} `json:"info"`
+		Traces []struct {
+			Trace       int    `json:"trace"`
+			Algo        string `json:"algo"`
+			Replication int    `json:"replication"`
+			Panels      struct {
+				B [][]float64 `json:"B"`
+			} `json:"panels"`
+		} `json:"traces"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &st); err != nil {
+		t.Fatal(err)
+	}
+	J, K := len(st.Info.Panels.BTrue), len(st.Info.Panels.BTrue[0])
+	want := map[string]string{}
+	for _, tr := range st.Traces {
+		if len(tr.Panels.B) != J || len(tr.Panels.B[0]) != K {
+			t.Fatalf("trace %d (%s): estimate B is %d×%d, B_true %d×%d", tr.Trace, tr.Algo, len(tr.Panels.B), len(tr.Panels.B[0]), J, K)
+		}
+		if tr.Replication == 0 {
+			want[tr.Algo] = strconv.Itoa(tr.Trace)
+		}
+	}
+	drawn := eval[[]map[string]any](t, ctx, `Array.from(document.querySelectorAll('canvas[data-heatmap=estimate]')).map(c => ({trace: c.dataset.trace, w: c.width, h: c.height, caption: c.closest('figure').querySelector('figcaption').textContent, after: c.closest('figure').previousElementSibling && c.closest('figure').previousElementSibling.dataset.panel}))`)
+	bt := eval[map[string]float64](t, ctx, `(() => { const c = document.querySelector('canvas[data-heatmap=B_true]'); return {w: c.width, h: c.height}; })()`)
+	for i, d := range drawn {
+		algo := "bc-ssfw-as"
+		if i == 1 {
+			algo = "spg"
+		}
+		if d["trace"] != want[algo] || !strings.Contains(d["caption"].(string), algo) {
+			t.Errorf("heat map %d: trace %v, caption %q; want %s's first replication (trace %s)", i, d["trace"], d["caption"], algo, want[algo])
+		}
+		if d["w"] != bt["w"] || d["h"] != bt["h"] {
+			t.Errorf("heat map %d is %v×%v pixels, B_true %v×%v", i, d["w"], d["h"], bt["w"], bt["h"])
+		}
+	}
+	if len(drawn) == 2 && (drawn[0]["after"] != "B_true" || drawn[1]["after"] != "B@"+want["bc-ssfw-as"]) {
+		t.Errorf("the estimates are not beside the true B: %v", drawn)
+	}
+	shot(t, ctx, dir, "paper-fig1-estimates.png")
+}
+
+// TestUploadThroughPage: the file pickers of the lasso's x and y upload a
+// small CSV pair, a malformed file is refused with its line and column under
+// the field, and a run starts on the uploaded data.
+func TestUploadThroughPage(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	dir := t.TempDir()
+	files := map[string]string{
+		"x.csv":   "1,0,2\n0,1,1\n1,1,0\n2,0,1\n0,2,2\n1,2,1\n",
+		"y.csv":   "3\n1\n2\n4\n4\n3\n",
+		"bad.csv": "1\n2\nthree\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+	choose(t, ctx, "#problem", "lasso")
+	if f := eval[string](t, ctx, `document.querySelector('#p-lasso-x-file').dataset.format`); f != "csv" {
+		t.Fatalf("the x picker uploads as %q, want csv", f)
+	}
+	// A malformed file: the server's error under the field, which stays empty.
+	step(t, ctx, "choose bad.csv for y", 10*time.Second, chromedp.SetUploadFiles(chromedp.ID("p-lasso-y-file"), []string{filepath.Join(dir, "bad.csv")}))
+	waitFor(t, ctx, "the upload error", `document.querySelector('#p-lasso-y-file').dataset.state === 'rejected'`, `document.querySelector('[data-error-for="params.y"]').textContent`, 20*time.Second)
+	if msg := eval[string](t, ctx, `document.querySelector('[data-error-for="params.y"]').textContent`); !strings.HasPrefix(msg, "bad.csv:3:1: ") {
+		t.Errorf("the error under y is %q, want bad.csv:3:1: …", msg)
+	}
+	if v := eval[string](t, ctx, `document.querySelector('#p-lasso-y').value`); v != "" {
+		t.Errorf("a refused upload filled y with %q", v)
+	}
+	paths := map[string]string{}
+	for _, f := range []string{"x", "y"} {
+		step(t, ctx, "choose "+f+".csv", 10*time.Second, chromedp.SetUploadFiles(chromedp.ID("p-lasso-"+f+"-file"), []string{filepath.Join(dir, f+".csv")}))
+		waitFor(t, ctx, "the upload of "+f, fmt.Sprintf(`document.querySelector('#p-lasso-%s-file').dataset.state === 'done'`, f),
+			fmt.Sprintf(`[document.querySelector('#p-lasso-%s-file').dataset.state, document.querySelector('[data-error-for="params.%s"]').textContent]`, f, f), 20*time.Second)
+		paths[f] = eval[string](t, ctx, fmt.Sprintf(`document.querySelector('#p-lasso-%s').value`, f))
+		b, err := os.ReadFile(paths[f])
+		if err != nil || string(b) != files[f+".csv"] {
+			t.Fatalf("%s: the field holds %q, whose content is %q (%v)", f, paths[f], b, err)
+		}
+		if st := eval[string](t, ctx, fmt.Sprintf(`document.querySelector('[data-upload-status="params.%s"]').textContent`, f)); !strings.Contains(st, f+".csv") {
+			t.Errorf("%s: upload status %q", f, st)
+		}
+	}
+	if msg := eval[string](t, ctx, `document.querySelector('[data-error-for="params.y"]').textContent`); msg != "" {
+		t.Errorf("the error under y stayed after a good upload: %q", msg)
+	}
+	step(t, ctx, "start the run", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
+	waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `[location.href, document.querySelector('#form-error') && document.querySelector('#form-error').textContent]`, 30*time.Second)
+	id := eval[string](t, ctx, `fwlab.runId`)
+	var st struct {
+		Spec struct {
+			Params map[string]string `json:"params"`
+		} `json:"spec"`
+		Info struct {
+			Samples int            `json:"samples"`
+			Panels  map[string]any `json:"panels"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Spec.Params["x"] != paths["x"] || st.Spec.Params["y"] != paths["y"] || st.Info.Samples != 6 || st.Info.Panels["data"] != "imported" {
+		t.Fatalf("the run's spec params %v, info %+v: want the uploaded pair, 6 imported samples", st.Spec.Params, st.Info)
+	}
+	waitFor(t, ctx, "records", `fwlab.traces.length === 2 && fwlab.traces.every(t => t.n > 0)`, `fwlab.traces.map(t => t.n)`, 30*time.Second)
+	shot(t, ctx, dir, "upload-run.png")
 }
 
 // TestStartPageRules: the client-side rule messages are the server's, a
