@@ -729,6 +729,57 @@ func TestUploadThroughPage(t *testing.T) {
 	shot(t, ctx, dir, "upload-run.png")
 }
 
+// TestSSVMDecodedWords: a finished structural SVM run shows, per algorithm,
+// the decoded test words against the truth with the wrong letters marked,
+// as the server decoded them.
+func TestSSVMDecodedWords(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	sp := `{"problem":"ssvm-chain","params":{"train":"30","test":"12","lambda":"0.1"},"algorithms":[{"algo":"bcfw-as"},{"algo":"bcfw"}],"seed":4,"iters":150}`
+	res, err := http.Post(ts.URL+"/api/runs", "application/json", strings.NewReader(sp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ ID string }
+	err = json.NewDecoder(res.Body).Decode(&created)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 201 {
+		t.Fatalf("POST: %d %v", res.StatusCode, err)
+	}
+	step(t, ctx, "open the run page", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/"+created.ID))
+	waitFor(t, ctx, "the decoded words", `fwlab.done && document.querySelectorAll('table[data-decoded]').length === 2`,
+		`[fwlab.status, Array.from(document.querySelectorAll('#panel-body figure')).map(f => f.dataset.panel)]`, 60*time.Second)
+	type word struct {
+		Truth     string `json:"truth"`
+		Predicted string `json:"predicted"`
+		Errors    int    `json:"errors"`
+	}
+	var st struct {
+		Traces []struct {
+			Trace  int `json:"trace"`
+			Panels struct {
+				Decoded []word `json:"decoded"`
+			} `json:"panels"`
+		} `json:"traces"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+created.ID), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range st.Traces {
+		rows := eval[[]map[string]any](t, ctx, fmt.Sprintf(`Array.from(document.querySelectorAll('table[data-decoded="%d"] tbody tr')).map(r => ({truth: r.cells[0].textContent, predicted: r.cells[1].textContent, errors: +r.cells[2].textContent, marked: r.cells[1].querySelectorAll('.wrong').length}))`, tr.Trace))
+		if len(rows) != len(tr.Panels.Decoded) || len(rows) != 8 {
+			t.Fatalf("trace %d: %d rows drawn, the server decoded %d words", tr.Trace, len(rows), len(tr.Panels.Decoded))
+		}
+		for i, w := range tr.Panels.Decoded {
+			r := rows[i]
+			if r["truth"] != w.Truth || r["predicted"] != w.Predicted || r["errors"] != float64(w.Errors) || r["marked"] != float64(w.Errors) {
+				t.Errorf("trace %d word %d: drawn %v, decoded %+v", tr.Trace, i, r, w)
+			}
+		}
+	}
+	shot(t, ctx, t.TempDir(), "ssvm-decoded.png")
+}
+
 // TestStartPageRules: the client-side rule messages are the server's, a
 // rule only the server checks is shown at its field, and the schedule
 // preview uses the solver's formula. A spec in a run page's URL with an
