@@ -52,6 +52,10 @@ type uploads struct {
 }
 
 func newUploads(root string) *uploads {
+	// The answered paths are absolute, as the session's confinement wants.
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	return &uploads{dir: filepath.Join(root, "srv-"+hex.EncodeToString(id[:]))}
