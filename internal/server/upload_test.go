@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -11,8 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/fwlab/fwlab/internal/spec"
 )
 
 // upload POSTs a multipart form: the file under field (when name is not
@@ -213,5 +212,27 @@ func TestFinishedTracePanelsOverAPI(t *testing.T) {
 	if tr := status(t, ts, id).Traces[0]; tr.Panels != nil || !strings.Contains(tr.PanelsError, "cannot draw") {
 		t.Fatalf("panels %v, error %q", tr.Panels, tr.PanelsError)
 	}
-	_ = spec.Run{}
+}
+
+// ocrLine is one letter of the OCR TSV format.
+func ocrLine(id int, letter byte, next, word, pos, fold int, pixel string) string {
+	f := []string{fmt.Sprint(id), string(letter), fmt.Sprint(next), fmt.Sprint(word), fmt.Sprint(pos), fmt.Sprint(fold)}
+	for p := 0; p < 128; p++ {
+		f = append(f, pixel)
+	}
+	return strings.Join(f, "\t") + "\n"
+}
+
+func TestUploadOCR(t *testing.T) {
+	_, ts := newTestServer(t, Options{UploadDir: t.TempDir()})
+	good := ocrLine(1, 'a', 2, 1, 1, 0, "0") + ocrLine(2, 'b', -1, 1, 2, 0, "1") + ocrLine(3, 'c', -1, 2, 1, 3, "0")
+	code, out := upload(t, ts, "file", "letters.tsv", []byte(good), map[string]string{"format": "ocr"})
+	if code != 201 || out["rows"] != 3.0 || out["cols"] != 2.0 || out["format"] != "ocr" {
+		t.Fatalf("a good OCR file: %d %v, want 3 letters in 2 words", code, out)
+	}
+	bad := ocrLine(1, 'a', -1, 1, 1, 0, "0") + ocrLine(2, 'b', -1, 2, 1, 0, "2")
+	code, out = upload(t, ts, "file", "letters.tsv", []byte(bad), nil)
+	if code != 400 || out["field"] != "file" || !strings.Contains(out["error"].(string), "letters.tsv:2") {
+		t.Fatalf("a malformed OCR file: %d %v, want the file and line 2 named", code, out)
+	}
 }
