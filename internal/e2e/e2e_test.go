@@ -527,10 +527,12 @@ func TestPaperFigure1Band(t *testing.T) {
 	// The median and band need every replication's records; wait for a
 	// good stretch of them.
 	waitFor(t, ctx, "the replication band", `fwlab.charts.objective.band && fwlab.charts.objective.bandRows >= 40`, `fwlab.charts.objective`, 90*time.Second)
+	eval[bool](t, ctx, `(fwlab.probeDebug = [], true)`)
 	probe := eval[map[string]int](t, ctx, `fwlab.bandProbe('objective')`)
 	if probe["samples"] == 0 || probe["filled"]*2 < probe["samples"] {
-		t.Errorf("band fill found at %d of %d sampled points between min and max", probe["filled"], probe["samples"])
+		t.Errorf("band fill found at %d of %d sampled points between min and max; the others: %s", probe["filled"], probe["samples"], eval[string](t, ctx, `JSON.stringify(fwlab.probeDebug)`))
 	}
+	t.Logf("band fill found at %d of %d sampled points", probe["filled"], probe["samples"])
 	// The band's numbers: median, min and max over the replications of the
 	// server's records, index by index.
 	id := eval[string](t, ctx, `fwlab.runId`)

@@ -1268,7 +1268,8 @@
 
     // bandProbe samples the chart's canvas between the min and max edges
     // of each band, away from the median line, and reports how many of the
-    // samples carry the band's fill colour.
+    // samples carry the band's fill colour. With fwlab.probeDebug set to an
+    // array, the samples without it are pushed there.
     fwlab.bandProbe = (id) => {
       const C = S.charts.find((c) => c.def.id === id);
       if (!C || !C.u || !C.series) return { samples: 0, filled: 0 };
@@ -1280,7 +1281,7 @@
         const med = u.data[base], lo = u.data[base + 1], hi = u.data[base + 2];
         const want = parseInt(s.g.color.slice(1), 16);
         const rgb = [(want >> 16) & 255, (want >> 8) & 255, want & 255];
-        for (let i = 0; i < u.data[0].length && samples < 200; i += 3) {
+        for (let i = 0; i < u.data[0].length && samples < 200; i++) {
           if (lo[i] == null || hi[i] == null || med[i] == null) continue;
           const x = u.valToPos(u.data[0][i], 'x', true);
           const yl = u.valToPos(lo[i], 'y', true), yh = u.valToPos(hi[i], 'y', true), ym = u.valToPos(med[i], 'y', true);
@@ -1288,8 +1289,16 @@
           const y = Math.abs(ym - yl) > Math.abs(ym - yh) ? (ym + yl) / 2 : (ym + yh) / 2;
           if (Math.abs(y - ym) < 4 || x < u.bbox.left + 2 || x > u.bbox.left + u.bbox.width - 2) continue;
           const px = ctx.getImageData(Math.round(x), Math.round(y), 1, 1).data;
+          // The fill's colour, or the same hue darkened where a grid line
+          // (translucent black) crosses the band.
+          const near = Math.abs(px[0] - rgb[0]) < 40 && Math.abs(px[1] - rgb[1]) < 40 && Math.abs(px[2] - rgb[2]) < 40;
+          const dot = px[0] * rgb[0] + px[1] * rgb[1] + px[2] * rgb[2];
+          const np = Math.hypot(px[0], px[1], px[2]), nw = Math.hypot(rgb[0], rgb[1], rgb[2]);
+          const sameHue = np >= 0.5 * nw && dot / (np * nw) > 0.99;
+          const ok = px[3] > 20 && (near || sameHue);
+          if (!ok && fwlab.probeDebug) fwlab.probeDebug.push({ i, x, y, yl, yh, ym, px: Array.from(px) });
           samples++;
-          if (px[3] > 20 && Math.abs(px[0] - rgb[0]) < 40 && Math.abs(px[1] - rgb[1]) < 40 && Math.abs(px[2] - rgb[2]) < 40) filled++;
+          if (ok) filled++;
         }
       }
       return { samples, filled };
