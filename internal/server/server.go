@@ -17,7 +17,8 @@
 //	                                 413 body over MaxBody, 429 too many active runs,
 //	                                 503 server closing, 504 build cut by the timeout
 //	GET    /api/runs                 [{"id","problem","status","created"}]
-//	GET    /api/runs/{id}            session.Status; 404 unknown or evicted id
+//	GET    /api/runs/{id}            session.Status (a finished trace's "panels": its final
+//	                                 estimate's views); 404 unknown or evicted id
 //	DELETE /api/runs/{id}            202 {"status"} (cancels; a finished run stays as it is)
 //	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step)
 //	GET    /api/runs/{id}/trace      ?format=jsonl (default) | csv: every stored record, tagged

@@ -15,7 +15,9 @@ import (
 // writer; a second goroutine reads (answering pings and close frames, and
 // noticing a client that went away). The solver is never blocked: records
 // are read from the run's store, and a client that cannot keep up is
-// disconnected with close code 1013.
+// disconnected with close code 1013. The status JSON of the hello, status
+// and done messages leaves the traces' panels out (has_panels says which
+// have them; GET /api/runs/{id} gives them).
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	run, ok := s.run(w, r)
 	if !ok {
@@ -205,7 +207,7 @@ func (st *stream) sendStatus(typ string) bool {
 	msg, err := json.Marshal(struct {
 		Type string         `json:"type"`
 		Run  session.Status `json:"run"`
-	}{typ, st.run.Status()})
+	}{typ, st.run.Status().WithoutPanels()})
 	if err != nil {
 		st.s.log.Error("encoding the run status", "run", st.run.ID, "err", err)
 		_ = st.conn.CloseWith(1011, "cannot encode the run status", time.Now().Add(time.Second))

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fwlab/fwlab/internal/session"
 )
 
 // upload POSTs a multipart form: the file under field (when name is not
@@ -234,5 +236,38 @@ func TestUploadOCR(t *testing.T) {
 	code, out = upload(t, ts, "file", "letters.tsv", []byte(bad), nil)
 	if code != 400 || out["field"] != "file" || !strings.Contains(out["error"].(string), "letters.tsv:2") {
 		t.Fatalf("a malformed OCR file: %d %v, want the file and line 2 named", code, out)
+	}
+}
+
+// The stream's status messages mark the traces with panels but leave the
+// panels themselves to GET /api/runs/{id}.
+func TestStreamStatusLeavesPanelsOut(t *testing.T) {
+	srv, ts := newTestServer(t, Options{})
+	id := create(t, ts, fakeRun(10, "fw", "afw"))
+	waitFinished(t, srv, id)
+	c := dial(t, ts, id)
+	defer c.Close()
+	ch, errc := make(chan wsMessage, 16), make(chan error, 1)
+	go readStream(c, ch, errc)
+	var last *session.Status
+	for m := range ch {
+		if m.Type == "hello" || m.Type == "done" || m.Type == "status" {
+			run := m.Run
+			last = &run
+		}
+	}
+	<-errc
+	if last == nil || len(last.Traces) != 2 {
+		t.Fatalf("no status over the stream: %+v", last)
+	}
+	for _, tr := range last.Traces {
+		if !tr.HasPanels || tr.Panels != nil {
+			t.Fatalf("trace %d over the stream: has_panels %v, panels %v", tr.Trace, tr.HasPanels, tr.Panels)
+		}
+	}
+	for _, tr := range status(t, ts, id).Traces {
+		if !tr.HasPanels || tr.Panels == nil {
+			t.Fatalf("trace %d over GET: has_panels %v, panels %v", tr.Trace, tr.HasPanels, tr.Panels)
+		}
 	}
 }

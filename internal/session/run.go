@@ -114,6 +114,9 @@ type TraceStatus struct {
 	// estimate (scenarios.ResultPanels), set once the trace has finished
 	// with an estimate on an instance that offers them.
 	Panels map[string]any `json:"panels,omitempty"`
+	// HasPanels says that the trace has Panels, also where a lean status
+	// (Status.WithoutPanels) leaves them out.
+	HasPanels bool `json:"has_panels,omitempty"`
 	// PanelsError says why a finished trace has no panels although its
 	// instance offers them.
 	PanelsError string `json:"panels_error,omitempty"`
@@ -127,6 +130,17 @@ type Status struct {
 	Created time.Time      `json:"created"`
 	Info    scenarios.Info `json:"info"`
 	Traces  []TraceStatus  `json:"traces"`
+}
+
+// WithoutPanels returns the status with the traces' Panels left out (their
+// HasPanels stays): the status messages of a stream, which repeat the whole
+// status at every change, stay small however large the estimates are.
+func (s Status) WithoutPanels() Status {
+	s.Traces = append([]TraceStatus(nil), s.Traces...)
+	for i := range s.Traces {
+		s.Traces[i].Panels = nil
+	}
+	return s
 }
 
 // Status returns a snapshot of the run's status.
@@ -380,7 +394,7 @@ func (t *Trace) TraceStatus() TraceStatus {
 		s := *t.summary
 		ts.Summary = &s
 	}
-	ts.Panels, ts.PanelsError = t.panels, t.panelsErr
+	ts.Panels, ts.PanelsError, ts.HasPanels = t.panels, t.panelsErr, t.panels != nil
 	return ts
 }
 

@@ -959,11 +959,31 @@
     // resultPanels hands the panels of each algorithm row's final estimate
     // (its first replication that has them) to the panels card, when a
     // trace that has them has finished since the last call.
-    let resultSig = '';
+    // The stream's status leaves the panels out (has_panels marks the
+    // traces that have them): they are fetched with GET /api/runs/{id}.
+    let resultSig = '', fetchingPanels = false;
+    async function fetchPanels() {
+      if (fetchingPanels) return;
+      fetchingPanels = true;
+      try {
+        const res = await api('GET', `/api/runs/${encodeURIComponent(runId)}`);
+        if (res.ok && res.data) resultPanels(res.data);
+      } catch (e) {
+        showError(`fetching the estimates' panels failed: ${e.message}`);
+      } finally {
+        fetchingPanels = false;
+      }
+      // Traces that finished meanwhile.
+      if (S.status) resultPanels(S.status);
+    }
     function resultPanels(run) {
-      const have = (run.traces || []).filter((t) => t.panels && typeof t.panels === 'object');
+      const have = (run.traces || []).filter((t) => t.has_panels || (t.panels && typeof t.panels === 'object'));
       const sig = have.map((t) => t.trace).join(',');
       if (sig === resultSig) return;
+      if (have.some((t) => !t.panels)) {
+        fetchPanels();
+        return;
+      }
       resultSig = sig;
       const out = [];
       for (const g of S.groups) {
