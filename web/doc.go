@@ -49,7 +49,9 @@ Problem panels (info.panels) understood by the script:
     lists of strings (decoded words) as lists, objects of scalars as tables.
 
 Each finished trace of the run status may carry "panels" of its final
-estimate (scenarios.ResultPanels); for every algorithm row the first
+estimate (scenarios.ResultPanels); the stream's status only marks them
+(has_panels) and the script fetches GET /api/runs/{id} for them. For every
+algorithm row the first
 replication that has them is drawn: matrices as heat maps beside the true B
 (canvas data-heatmap="estimate", data-trace), "decoded" ([{truth, predicted,
 errors}, …]) as a table with the wrong letters marked (table data-decoded).
