@@ -709,6 +709,7 @@ func TestUploadThroughPage(t *testing.T) {
 	if msg := eval[string](t, ctx, `document.querySelector('[data-error-for="params.y"]').textContent`); msg != "" {
 		t.Errorf("the error under y stayed after a good upload: %q", msg)
 	}
+	shot(t, ctx, dir, "upload-form.png")
 	step(t, ctx, "start the run", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
 	waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `[location.href, document.querySelector('#form-error') && document.querySelector('#form-error').textContent]`, 30*time.Second)
 	id := eval[string](t, ctx, `fwlab.runId`)
