@@ -41,7 +41,6 @@ import (
 	"time"
 
 	"github.com/fwlab/fwlab/internal/scenarios"
-	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
@@ -197,24 +196,10 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 		}
 		return nil, asFieldError(fmt.Errorf("building %s: %w", sc.Name, err), "problem")
 	}
-	lim := scenarios.LimitsOf(&sp)
-	type job struct {
-		algo   spec.Algo
-		rep    int
-		seed   int64
-		method solver.Method
-	}
-	var jobs []job
-	for i, a := range sp.Algorithms {
-		for rep := 0; rep < sp.Replications; rep++ {
-			seed := sp.Seed + int64(rep)
-			meth, err := methodSafely(inst, a, lim, seed)
-			if err != nil {
-				release()
-				return nil, algoFieldError(err, i)
-			}
-			jobs = append(jobs, job{a, rep, seed, meth})
-		}
+	jobs, err := scenarios.Jobs(inst, &sp)
+	if err != nil {
+		release()
+		return nil, err
 	}
 
 	runCtx, cancel := context.WithCancel(m.baseCtx)
@@ -231,7 +216,7 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 	}
 	for i, j := range jobs {
 		r.traces = append(r.traces, &Trace{
-			Index: i, Algo: j.algo.Algo, Replication: j.rep, Seed: j.seed,
+			Index: i, Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed,
 			run: r, status: StatusRunning,
 		})
 	}
@@ -255,7 +240,7 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 	m.mu.Unlock()
 
 	for i, j := range jobs {
-		go r.traces[i].execute(j.method)
+		go r.traces[i].execute(j.Method)
 	}
 	return r, nil
 }
@@ -274,20 +259,6 @@ func buildSafely(ctx context.Context, sc *scenarios.Scenario, v scenarios.Values
 	return inst, err
 }
 
-// methodSafely calls Method, turning a panic into an error.
-func methodSafely(inst scenarios.Instance, a spec.Algo, lim solver.Limits, seed int64) (meth solver.Method, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			meth, err = nil, fmt.Errorf("panic: %v", p)
-		}
-	}()
-	meth, err = inst.Method(a, lim, seed)
-	if err == nil && meth == nil {
-		err = errors.New("no method was configured")
-	}
-	return meth, err
-}
-
 // asFieldError returns err as a *spec.FieldError, naming field when err
 // does not name one.
 func asFieldError(err error, field string) error {
@@ -296,22 +267,6 @@ func asFieldError(err error, field string) error {
 		return fe
 	}
 	return &spec.FieldError{Field: field, Msg: err.Error()}
-}
-
-// algoFieldError names the field of a method-construction error after the
-// algorithm's position in the spec: an instance reports "m0", the API
-// "algorithms[1].m0".
-func algoFieldError(err error, i int) error {
-	prefix := fmt.Sprintf("algorithms[%d].", i)
-	var fe *spec.FieldError
-	if errors.As(err, &fe) {
-		f := fe.Field
-		if !strings.HasPrefix(f, "algorithms[") {
-			f = prefix + f
-		}
-		return &spec.FieldError{Field: f, Msg: fe.Msg}
-	}
-	return &spec.FieldError{Field: prefix + "algo", Msg: err.Error()}
 }
 
 // activeLocked counts the runs not yet finished.
