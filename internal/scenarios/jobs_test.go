@@ -41,3 +41,20 @@ func TestJobsConfigureEveryTraceOrNameTheField(t *testing.T) {
 		t.Fatalf("error %v, want a field error on algorithms[1].m0", err)
 	}
 }
+
+// Every file parameter declares its format, so that an upload can be
+// checked by parsing it.
+func TestPathParamsDeclareTheirFormat(t *testing.T) {
+	for _, s := range All() {
+		for _, p := range s.Params {
+			if p.Kind != Path {
+				continue
+			}
+			switch p.Format {
+			case "csv", "svmlight", "ocr":
+			default:
+				t.Errorf("%s: path parameter %s has format %q, want csv, svmlight or ocr", s.Name, p.Name, p.Format)
+			}
+		}
+	}
+}

@@ -63,11 +63,11 @@ func glmParams(loss glm.Loss, svmlight bool) []Param {
 	ps = append(ps,
 		Param{Name: "lambda", Kind: Float, Default: "0", Help: fmt.Sprintf("penalty weight λ > 0; 0 picks λ = %g·λ_max, λ_max = ‖Xᵀf′(0)‖∞ (above it β* = 0)", lambdaAutoFrac(loss)), HasMin: true},
 		Param{Name: "T", Kind: Float, Default: "0", Help: "bound T on ‖β‖₁ ≤ t ≤ T; 0 picks the safe bound (F(0) − Σ inf f_i)/λ, a smaller T must still be ≥ ‖β*‖₁", HasMin: true},
-		Param{Name: "x", Kind: Path, Default: "", Help: "CSV file of the design matrix X (numbers, no header); replaces the generated data, needs y"},
-		Param{Name: "y", Kind: Path, Default: "", Help: "CSV file of the responses y (one column or one row), with x"},
+		Param{Name: "x", Kind: Path, Format: "csv", Default: "", Help: "CSV file of the design matrix X (numbers, no header); replaces the generated data, needs y"},
+		Param{Name: "y", Kind: Path, Format: "csv", Default: "", Help: "CSV file of the responses y (one column or one row), with x"},
 	)
 	if svmlight {
-		ps = append(ps, Param{Name: "data", Kind: Path, Default: "", Help: "svmlight/LIBSVM file with labels ±1 (or 0/1) and features; replaces the generated data"})
+		ps = append(ps, Param{Name: "data", Kind: Path, Format: "svmlight", Default: "", Help: "svmlight/LIBSVM file with labels ±1 (or 0/1) and features; replaces the generated data"})
 	}
 	return ps
 }
@@ -113,7 +113,7 @@ func init() {
 			intParam("d", "20", "features of the generated data", 1),
 			{Name: "separation", Kind: Float, Default: "3", Help: "distance between the two Gaussian class means (unit variance)", HasMin: true},
 			{Name: "C", Kind: Float, Default: "1", Help: "box bound C > 0 of the dual (the hinge loss weight)", HasMin: true, MinExcl: true},
-			{Name: "data", Kind: Path, Default: "", Help: "svmlight/LIBSVM file with labels ±1 (or 0/1); replaces the generated data"},
+			{Name: "data", Kind: Path, Format: "svmlight", Default: "", Help: "svmlight/LIBSVM file with labels ±1 (or 0/1); replaces the generated data"},
 		},
 		Algorithms: modelAlgorithms,
 		Defaults:   modelDefaults(),

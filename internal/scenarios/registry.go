@@ -44,6 +44,9 @@ type Param struct {
 	HasMin, HasMax   bool
 	MinExcl, MaxExcl bool
 	Choices          []string
+	// Format is the file format of a Path parameter: "csv", "svmlight" or
+	// "ocr" (the OCR letters), so that an upload can be checked by parsing.
+	Format string
 }
 
 // Rule describes the parameter's rule in words, for errors and help text.

@@ -89,7 +89,7 @@ func init() {
 		Group: "ssvm",
 		Params: []Param{
 			ssvmLambdaParam("0.01"),
-			{Name: "data", Kind: Path, Default: "", Help: "OCR data: ocr_letters.tsv.gz or its directory (default: $" + ssvm.EnvOCR + ", else ../shared/data/ocr)"},
+			{Name: "data", Kind: Path, Format: "ocr", Default: "", Help: "OCR data: ocr_letters.tsv.gz or its directory (default: $" + ssvm.EnvOCR + ", else ../shared/data/ocr)"},
 			{Name: "split", Kind: Choice, Default: "train", Choices: []string{"train", "small"},
 				Help: "train: folds 1–9 train, fold 0 test (the paper's); small: the reverse"},
 		},
