@@ -13,6 +13,9 @@
 //	                                 file (multipart field "file", optional "format" csv |
 //	                                 svmlight | ocr), checked by parsing; 400 malformed (the
 //	                                 error names file:line:col) or no file, 413 over MaxUpload
+//	POST   /api/preview              200 {"dim","samples","blocks","fstar"}: the size of the
+//	                                 instance {"problem","params","seed"} builds (cached);
+//	                                 400 invalid problem or params (field named), 504 slow build
 //	POST   /api/runs                 201 {"id"}; 400 invalid spec (field named),
 //	                                 413 body over MaxBody, 429 too many active runs,
 //	                                 503 server closing, 504 build cut by the timeout
@@ -99,6 +102,11 @@ type Options struct {
 	// Timeout bounds the API's request handling (building an instance
 	// included).
 	Timeout time.Duration
+	// PreviewTimeout bounds the build of an instance for POST /api/preview
+	// (default DefaultPreviewTimeout); PreviewCache is the number of recent
+	// previews kept (default DefaultPreviewCache).
+	PreviewTimeout time.Duration
+	PreviewCache   int
 	// Logger receives server errors (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -134,6 +142,12 @@ func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.PreviewTimeout <= 0 {
+		o.PreviewTimeout = DefaultPreviewTimeout
+	}
+	if o.PreviewCache <= 0 {
+		o.PreviewCache = DefaultPreviewCache
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -156,6 +170,8 @@ type Server struct {
 	mgr     *session.Manager
 	router  chi.Router
 	uploads *uploads
+	// previews caches the recent answers of POST /api/preview.
+	previews *previews
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -180,6 +196,7 @@ func New(o Options) (*Server, error) {
 		conns:   map[*wsConn]struct{}{},
 		uploads: up,
 	}
+	s.previews = newPreviews(o.PreviewCache)
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	r.NotFound(s.notFound)
@@ -204,6 +221,7 @@ func New(o Options) (*Server, error) {
 			r.Use(middleware.Timeout(o.Timeout))
 			r.Get("/scenarios", s.handleScenarios)
 			r.Get("/presets", s.handlePresets)
+			r.Post("/preview", s.handlePreview)
 			r.Post("/runs", s.handleCreate)
 			r.Get("/runs", s.handleList)
 			r.Get("/runs/{id}", s.handleStatus)
