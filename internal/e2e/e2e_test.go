@@ -1055,3 +1055,159 @@ func TestCatalogueMatchesAPI(t *testing.T) {
 		t.Error("the API lists no parameters")
 	}
 }
+
+// TestStartPagePreview: choosing GFLASSO shows the size of its instance as
+// the server measures it (POST /api/preview), "of q = … blocks" beside r,
+// r > q flagged with the server's rule before submission, q following the
+// threshold, and a parameter the server refuses named under its field.
+func TestStartPagePreview(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+
+	// ask posts a preview request to the server.
+	type answer struct {
+		Dim     int      `json:"dim"`
+		Samples int      `json:"samples"`
+		Blocks  int      `json:"blocks"`
+		FStar   *float64 `json:"fstar"`
+		Error   string   `json:"error"`
+		Field   string   `json:"field"`
+	}
+	ask := func(body string) (int, answer) {
+		t.Helper()
+		res, err := http.Post(ts.URL+"/api/preview", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var a answer
+		if err := json.NewDecoder(res.Body).Decode(&a); err != nil {
+			t.Fatalf("preview %s: %d: %v", body, res.StatusCode, err)
+		}
+		return res.StatusCode, a
+	}
+	errorAt := func(field string) string {
+		return eval[string](t, ctx, fmt.Sprintf(`(Array.from(document.querySelectorAll('[data-error-for]')).find(e => e.dataset.errorFor === %q && !e.closest('[hidden]')) || {}).textContent || ''`, field))
+	}
+	summary := func() string { return eval[string](t, ctx, `document.querySelector('#instance-summary').textContent`) }
+	// waitQ waits until the page shows the server's answer to the page's
+	// own current request, and returns it.
+	waitQ := func(what string) answer {
+		t.Helper()
+		waitFor(t, ctx, what, `document.querySelector('#instance-summary').dataset.state === 'ok' && !!fwlab.preview && !!fwlab.preview.answer`,
+			`[document.querySelector('#instance-summary').dataset.state, document.querySelector('#instance-summary').textContent, fwlab.preview]`, 60*time.Second)
+		req := eval[string](t, ctx, `JSON.stringify(fwlab.preview.request)`)
+		code, a := ask(req)
+		if code != 200 {
+			t.Fatalf("%s: the server refuses the page's request %s: %+v", what, req, a)
+		}
+		want := fmt.Sprintf("p = %d variables · n = %d samples · q = %d %s · F* ", a.Dim, a.Samples, a.Blocks, map[bool]string{true: "block", false: "blocks"}[a.Blocks == 1])
+		if got := summary(); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: the page says %q, the server's answer to %s is %+v", what, got, req, a)
+		}
+		return a
+	}
+
+	choose(t, ctx, "#problem", "gflasso")
+	a := waitQ("the GFLASSO preview")
+	if req := eval[string](t, ctx, `JSON.stringify(fwlab.preview.request)`); req != `{"problem":"gflasso","params":{},"seed":0}` {
+		t.Errorf("the page asked %s", req)
+	}
+	t.Logf("gflasso defaults: %s", summary())
+
+	// The bc-ssfw-as row shows "of q = … blocks" beside r.
+	idx := eval[int](t, ctx, `Array.from(document.querySelectorAll('#algo-rows .algo-row')).findIndex(r => r.querySelector('[data-key=algo]').value === 'bc-ssfw-as')`)
+	if idx < 0 {
+		t.Fatal("no bc-ssfw-as row among GFLASSO's default algorithms")
+	}
+	row := fmt.Sprintf("#algo-rows .algo-row:nth-child(%d)", idx+1)
+	qOf := func() string {
+		return eval[string](t, ctx, `document.querySelector(`+strconv.Quote(row+" [data-q-of]")+`).textContent`)
+	}
+	if got, want := qOf(), fmt.Sprintf("of q = %d blocks", a.Blocks); got != want && !(a.Blocks == 1 && got == "of q = 1 block") {
+		t.Errorf("beside r: %q, want %q", got, want)
+	}
+
+	// r above q: the page states the server's rule under r and refuses to
+	// submit.
+	r := a.Blocks + 1
+	choose(t, ctx, row+" [data-key=r]", strconv.Itoa(r))
+	field := fmt.Sprintf("algorithms[%d].r", idx)
+	runSpec := fmt.Sprintf(`{"problem":"gflasso","algorithms":[{"algo":"bc-ssfw-as","r":%d}],"iters":5}`, r)
+	res, err := http.Post(ts.URL+"/api/runs", "application/json", strings.NewReader(runSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se struct{ Error, Field string }
+	_ = json.NewDecoder(res.Body).Decode(&se)
+	res.Body.Close()
+	if res.StatusCode != 400 {
+		t.Fatalf("the server accepted r = %d > q = %d: %d", r, a.Blocks, res.StatusCode)
+	}
+	want := fmt.Sprintf("must be at most the number of blocks q = %d, got %d", a.Blocks, r)
+	if got := errorAt(field); got != want || got != se.Error {
+		t.Errorf("r = %d: the page says %q at %s; want %q; the server says %q at %s", r, got, field, want, se.Error, se.Field)
+	}
+	step(t, ctx, "submit", 10*time.Second, chromedp.Click(chromedp.ID("start-run")))
+	time.Sleep(300 * time.Millisecond)
+	if p := eval[string](t, ctx, `location.pathname`); p != "/" {
+		t.Fatalf("a form with r > q was submitted (now at %s)", p)
+	}
+	if got := errorAt(field); got != want {
+		t.Errorf("after submit: %q at %s, want %q", got, field, want)
+	}
+
+	// A threshold that changes the task graph's component count: q follows,
+	// and the rule is checked against the new q.
+	thr := ""
+	var b answer
+	for _, th := range []string{"0.95", "0.2", "0.9", "0.5"} {
+		code, x := ask(`{"problem":"gflasso","params":{"threshold":"` + th + `"},"seed":0}`)
+		if code == 200 && x.Blocks != a.Blocks {
+			thr, b = th, x
+			break
+		}
+	}
+	if thr == "" {
+		t.Fatalf("no threshold changes the component count of %d", a.Blocks)
+	}
+	choose(t, ctx, "#p-gflasso-threshold", thr)
+	waitFor(t, ctx, "q to follow the threshold", fmt.Sprintf(`document.querySelector('#instance-summary').dataset.state === 'ok' && document.querySelector('#instance-summary').dataset.q === '%d'`, b.Blocks),
+		`[document.querySelector('#instance-summary').textContent, fwlab.preview]`, 60*time.Second)
+	if got := waitQ("the new preview"); got.Blocks != b.Blocks {
+		t.Errorf("threshold %s: q = %d, want %d", thr, got.Blocks, b.Blocks)
+	}
+	t.Logf("threshold %s: %s", thr, summary())
+	if got, want := qOf(), fmt.Sprintf("of q = %d %s", b.Blocks, map[bool]string{true: "block", false: "blocks"}[b.Blocks == 1]); got != want {
+		t.Errorf("beside r after the threshold: %q, want %q", got, want)
+	}
+	wantR := ""
+	if r > b.Blocks {
+		wantR = fmt.Sprintf("must be at most the number of blocks q = %d, got %d", b.Blocks, r)
+	}
+	if got := errorAt(field); got != wantR {
+		t.Errorf("r = %d with q = %d: the page says %q, want %q", r, b.Blocks, got, wantR)
+	}
+
+	// A data file x without y passes the page's rules; the server's refusal
+	// appears under y, and the summary says the instance cannot be built.
+	code, ye := ask(`{"problem":"gflasso","params":{"threshold":"` + thr + `","x":"x.csv"},"seed":0}`)
+	if code != 400 || ye.Field != "params.y" {
+		t.Fatalf("x without y: %d %+v", code, ye)
+	}
+	choose(t, ctx, "#p-gflasso-x", "x.csv")
+	waitFor(t, ctx, "the server's message under y", fmt.Sprintf(`(Array.from(document.querySelectorAll('[data-error-for]')).find(e => e.dataset.errorFor === 'params.y' && !e.closest('[hidden]')) || {}).textContent === %q`, ye.Error),
+		`[document.querySelector('#instance-summary').textContent, fwlab.preview]`, 30*time.Second)
+	if st := eval[string](t, ctx, `document.querySelector('#instance-summary').dataset.state`); st != "error" {
+		t.Errorf("summary state %q after a refused preview, want error (%q)", st, summary())
+	}
+	// Clearing x brings the preview back.
+	choose(t, ctx, "#p-gflasso-x", "")
+	waitQ("the preview after clearing x")
+	if got := errorAt("params.y"); got != "" {
+		t.Errorf("the message under y stays after x was cleared: %q", got)
+	}
+	shot(t, ctx, t.TempDir(), "start-preview.png")
+}

@@ -140,7 +140,9 @@
   }
   fwlab.checkParam = checkParam;
 
-  function checkAlgo(a, stochastic) {
+  // checkAlgo checks an algorithm row; q, when known (the instance's
+  // preview), bounds r as the server does.
+  function checkAlgo(a, stochastic, q) {
     const errs = {};
     if (['open-loop', 'short'].includes(a.stepsize) && a.algo !== 'fw')
       errs.stepsize = `${q(a.stepsize)} is a rule of fw only (use paper, curvature or backtrack)`;
@@ -159,6 +161,7 @@
       if (a.schedule === 'geometric' && !(a.growth > 1)) errs.growth = `must be a number greater than 1, got ${a.rawGrowth}`;
     }
     if (a.rawR !== undefined && (!isInt(a.rawR) || a.r < 0)) errs.r = `must be at least 1 (or 0 for all blocks), got ${a.rawR}`;
+    else if (a.rawR !== undefined && q > 0 && a.r > q) errs.r = `must be at most the number of blocks q = ${q}, got ${a.r}`;
     return errs;
   }
   fwlab.checkAlgo = checkAlgo;
@@ -190,6 +193,152 @@
         for (const a of defs) addRow(a);
       }
       clearErrors();
+      schedulePreview();
+    }
+
+    // ------------------------------------------------ instance preview
+    // When the problem, its parameters or the seed change, the server
+    // builds the instance (POST /api/preview, cached there) and answers its
+    // size: p, n, the number of blocks q (which may depend on the data, as
+    // GFLASSO's connected components do) and whether F* is known. The
+    // summary is shown under the problem, "of q = … blocks" beside every r,
+    // and r > q is flagged before submission. A parameter the server
+    // refuses shows its message under the field.
+    const summary = $('#instance-summary');
+    // errAt and errInput: where the last refused preview's message was shown.
+    let pv = { key: '', data: null, seq: 0, timer: 0, ctl: null, errAt: null, errInput: null, errMsg: '' };
+    fwlab.preview = null;
+
+    // previewRequest returns the body for the form's current values, or
+    // null while a parameter or the seed breaks a client-side rule.
+    function previewRequest() {
+      const p = problems[sel.value];
+      if (!p) return null;
+      const body = { problem: p.name, params: {}, seed: 0 };
+      const fs = fieldset(p.name);
+      for (const prm of p.params || []) {
+        const c = fs && $(`[name="${CSS.escape(prm.name)}"]`, fs);
+        const v = c ? c.value.trim() : prm.default;
+        if (checkParam(prm, v)) return null;
+        if (v !== prm.default) body.params[prm.name] = v;
+      }
+      const seed = $('#run-seed').value.trim();
+      if (!isInt(seed) || num(seed) < 0) return null;
+      body.seed = num(seed);
+      return body;
+    }
+
+    // knownQ is the number of blocks of the instance the form describes
+    // now, or 0 while it is unknown (being built, or the form is invalid).
+    function knownQ() {
+      const body = previewRequest();
+      return pv.data && body && JSON.stringify(body) === pv.key ? pv.data.blocks : 0;
+    }
+
+    function setSummary(state, text) {
+      summary.dataset.state = state;
+      summary.textContent = text;
+      summary.classList.toggle('error', state === 'error');
+    }
+
+    function clearPreviewError() {
+      if (!pv.errAt) return;
+      // Only the preview's own message goes; a client-side rule's stays.
+      if (pv.errAt.textContent === pv.errMsg) {
+        pv.errAt.textContent = '';
+        if (pv.errInput) pv.errInput.classList.remove('invalid');
+      }
+      pv.errAt = pv.errInput = null;
+    }
+
+    function refreshRows() {
+      for (const row of $$('.algo-row', rows)) updateRow(row);
+    }
+
+    function schedulePreview() {
+      clearTimeout(pv.timer);
+      pv.timer = setTimeout(runPreview, 300);
+    }
+    fwlab.schedulePreview = schedulePreview;
+
+    async function runPreview() {
+      const body = previewRequest();
+      if (!body) {
+        if (pv.ctl) pv.ctl.abort();
+        setSummary('invalid', 'fix the parameters to see the size of the instance');
+        refreshRows();
+        return;
+      }
+      const key = JSON.stringify(body);
+      if (key === pv.key && pv.data) {
+        showPreview(pv.data);
+        return;
+      }
+      if (pv.ctl) pv.ctl.abort();
+      const ctl = (pv.ctl = new AbortController());
+      const seq = ++pv.seq;
+      pv.key = key;
+      pv.data = null;
+      setSummary('loading', 'building the instance to measure it…');
+      refreshRows();
+      let res;
+      try {
+        const r = await fetch('/api/preview', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: key,
+          signal: ctl.signal,
+        });
+        const text = await r.text();
+        let data;
+        try {
+          data = JSON.parse(text);
+        } catch (e) {
+          data = { error: text.trim() || `the server answered ${r.status}` };
+        }
+        res = { status: r.status, data };
+      } catch (e) {
+        if (e.name === 'AbortError') return;
+        res = { status: 0, data: { error: `could not reach the server: ${e.message}` } };
+      }
+      if (seq !== pv.seq) return; // a newer preview is under way
+      pv.ctl = null;
+      clearPreviewError();
+      const d = res.data || {};
+      if (res.status === 200) {
+        pv.data = d;
+        fwlab.preview = { request: body, answer: d };
+        showPreview(d);
+        return;
+      }
+      pv.key = '';
+      fwlab.preview = { request: body, error: d.error || '', field: d.field || '', status: res.status };
+      const msg = d.error || `the server answered ${res.status}`;
+      const field = res.status === 400 ? d.field || '' : '';
+      const target = field && $$('[data-error-for]').find((e) => e.dataset.errorFor === field && !e.closest('[hidden]'));
+      if (target) {
+        target.textContent = msg;
+        const input = $$('[data-field]').find((e) => e.dataset.field === field && !e.closest('[hidden]'));
+        if (input) input.classList.add('invalid');
+        pv.errAt = target;
+        pv.errInput = input || null;
+        pv.errMsg = msg;
+        setSummary('error', `the instance cannot be built: see ${field}`);
+      } else {
+        setSummary('error', res.status === 400 ? `the instance cannot be built: ${msg}` : `size unknown: ${msg}`);
+      }
+      refreshRows();
+    }
+
+    function showPreview(d) {
+      const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+      setSummary(
+        'ok',
+        `p = ${plural(d.dim, 'variable', 'variables')} · n = ${plural(d.samples, 'sample', 'samples')} · ` +
+          `q = ${plural(d.blocks, 'block', 'blocks')} · F* ${d.fstar != null ? 'known' : 'unknown'}`
+      );
+      summary.dataset.q = d.blocks;
+      refreshRows();
     }
 
     function addRow(a) {
@@ -293,8 +442,12 @@
       for (const e of $$('[data-stochastic]', row)) e.hidden = !s;
       for (const e of $$('[data-sched]', row)) e.hidden = !s || !e.dataset.sched.split(' ').includes(a.schedule);
       for (const e of $$('[data-blocks]', row)) e.hidden = !isBlock(a.algo);
-      const errs = checkAlgo(a, s);
+      const errs = checkAlgo(a, s, knownQ());
       for (const e of $$('[data-error-key]', row)) e.textContent = errs[e.dataset.errorKey] || '';
+      const rIn = $('[data-key=r]', row);
+      if (rIn) rIn.classList.toggle('invalid', !!errs.r);
+      const qOf = $('[data-q-of]', row);
+      if (qOf) qOf.textContent = knownQ() > 0 ? `of q = ${knownQ()} ${knownQ() === 1 ? 'block' : 'blocks'}` : '';
       if (s) drawPreview(row, a, errs);
     }
 
@@ -363,7 +516,7 @@
       if (!rowEls.length) errs.push(['algorithms', 'at least one algorithm is required']);
       rowEls.forEach((row, i) => {
         const a = readRow(row);
-        const ae = checkAlgo(a, stoch.has(a.algo));
+        const ae = checkAlgo(a, stoch.has(a.algo), knownQ());
         for (const [k, m] of Object.entries(ae)) errs.push([`algorithms[${i}].${k}`, m]);
         spec.algorithms.push(specAlgo(a));
       });
@@ -477,9 +630,14 @@
         $('#form-error').textContent = '';
       });
     }
+    form.addEventListener('change', (ev) => {
+      const f = ev.target.dataset && ev.target.dataset.field;
+      if (f && (f.startsWith('params.') || f === 'seed')) schedulePreview();
+    });
     form.addEventListener('input', (ev) => {
       const f = ev.target.dataset && ev.target.dataset.field;
       if (!f) return;
+      if (f.startsWith('params.') || f === 'seed') schedulePreview();
       // The sample-count parameter drives the schedule previews.
       const p = problems[sel.value];
       if (p && f.startsWith('params.') && previewN(p) === ev.target.value.trim() && ev.target.value.trim() !== '') {
