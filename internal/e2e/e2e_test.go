@@ -1065,6 +1065,14 @@ func TestStartPagePreview(t *testing.T) {
 	ctx := newBrowser(t)
 	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
 	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+	// Every uncaught script error is collected and fails the test at the end.
+	eval[bool](t, ctx, `(window.__errs = [], window.addEventListener('error', e => __errs.push(e.message + ' at line ' + e.lineno)),
+		window.addEventListener('unhandledrejection', e => __errs.push(String(e.reason && e.reason.stack || e.reason))), true)`)
+	defer func() {
+		if errs := eval[[]string](t, ctx, `window.__errs || []`); len(errs) > 0 {
+			t.Errorf("script errors on the start page: %q", errs)
+		}
+	}()
 
 	// ask posts a preview request to the server.
 	type answer struct {
@@ -1158,6 +1166,13 @@ func TestStartPagePreview(t *testing.T) {
 	if got := errorAt(field); got != want {
 		t.Errorf("after submit: %q at %s, want %q", got, field, want)
 	}
+
+	// The other rules still hold beside the preview (a non-positive L).
+	choose(t, ctx, row+" [data-key=L]", "-3")
+	if got, want := errorAt(fmt.Sprintf("algorithms[%d].L", idx)), `must be a positive number or "auto", got "-3"`; got != want {
+		t.Errorf("L = -3: %q, want %q", got, want)
+	}
+	choose(t, ctx, row+" [data-key=L]", "auto")
 
 	// A threshold that changes the task graph's component count: q follows,
 	// and the rule is checked against the new q.

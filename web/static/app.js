@@ -140,9 +140,9 @@
   }
   fwlab.checkParam = checkParam;
 
-  // checkAlgo checks an algorithm row; q, when known (the instance's
-  // preview), bounds r as the server does.
-  function checkAlgo(a, stochastic, q) {
+  // checkAlgo checks an algorithm row; blocks (the instance's q from its
+  // preview), when known, bounds r as the server does.
+  function checkAlgo(a, stochastic, blocks) {
     const errs = {};
     if (['open-loop', 'short'].includes(a.stepsize) && a.algo !== 'fw')
       errs.stepsize = `${q(a.stepsize)} is a rule of fw only (use paper, curvature or backtrack)`;
@@ -161,7 +161,7 @@
       if (a.schedule === 'geometric' && !(a.growth > 1)) errs.growth = `must be a number greater than 1, got ${a.rawGrowth}`;
     }
     if (a.rawR !== undefined && (!isInt(a.rawR) || a.r < 0)) errs.r = `must be at least 1 (or 0 for all blocks), got ${a.rawR}`;
-    else if (a.rawR !== undefined && q > 0 && a.r > q) errs.r = `must be at most the number of blocks q = ${q}, got ${a.r}`;
+    else if (a.rawR !== undefined && blocks > 0 && a.r > blocks) errs.r = `must be at most the number of blocks q = ${blocks}, got ${a.r}`;
     return errs;
   }
   fwlab.checkAlgo = checkAlgo;
