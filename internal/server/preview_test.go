@@ -352,3 +352,29 @@ func FuzzPreview(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPreviewGFLASSO measures a preview of the default GFLASSO
+// instance answered from the cache against one that builds the instance (a
+// new seed each time), in the same run, and reports their ratio.
+func BenchmarkPreviewGFLASSO(b *testing.B) {
+	_, ts := newTestServer(b, Options{})
+	body := func(seed int) []byte { return []byte(fmt.Sprintf(`{"problem":"gflasso","seed":%d}`, seed)) }
+	var cold, warm time.Duration
+	seed := 1000
+	for b.Loop() {
+		seed++
+		t0 := time.Now()
+		if code, out := do(b, http.MethodPost, ts.URL+"/api/preview", body(seed)); code != 200 {
+			b.Fatalf("%d %s", code, out)
+		}
+		t1 := time.Now()
+		if code, out := do(b, http.MethodPost, ts.URL+"/api/preview", body(seed)); code != 200 {
+			b.Fatalf("%d %s", code, out)
+		}
+		cold += t1.Sub(t0)
+		warm += time.Since(t1)
+	}
+	b.ReportMetric(float64(cold.Microseconds())/float64(b.N), "build-µs/op")
+	b.ReportMetric(float64(warm.Microseconds())/float64(b.N), "cached-µs/op")
+	b.ReportMetric(float64(cold)/float64(warm), "build/cached")
+}
