@@ -1,8 +1,6 @@
 package web
 
 import (
-	"strings"
-
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/web/templates"
@@ -39,7 +37,7 @@ func viewParam(p scenarios.Param) templates.Param {
 		Rule: p.Rule(), Choices: p.Choices,
 	}
 	if p.Kind == scenarios.Path {
-		v.Format = uploadFormat(p.Help)
+		v.Format = p.Format
 	}
 	if p.HasMin {
 		m := p.Min
@@ -50,22 +48,6 @@ func viewParam(p scenarios.Param) templates.Param {
 		v.Max, v.MaxExcl = &m, p.MaxExcl
 	}
 	return v
-}
-
-// uploadFormat is the format a path parameter's file picker uploads in,
-// from the format its help names: svmlight, CSV or the OCR letters. Empty
-// lets the server go by the file's extension.
-func uploadFormat(help string) string {
-	h := strings.ToLower(help)
-	switch {
-	case strings.Contains(h, "svmlight"):
-		return "svmlight"
-	case strings.Contains(h, "csv"):
-		return "csv"
-	case strings.Contains(h, "ocr"):
-		return "ocr"
-	}
-	return ""
 }
 
 // Catalogue converts the registry's scenarios and presets into the start
