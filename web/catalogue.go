@@ -15,41 +15,6 @@ var groupTitles = []struct{ name, title string }{
 	{"ssvm", "Structural SVM"},
 }
 
-func kindName(k scenarios.Kind) string {
-	switch k {
-	case scenarios.Int:
-		return "int"
-	case scenarios.Float:
-		return "float"
-	case scenarios.Choice:
-		return "choice"
-	case scenarios.Path:
-		return "path"
-	case scenarios.Bool:
-		return "bool"
-	}
-	return "string"
-}
-
-func viewParam(p scenarios.Param) templates.Param {
-	v := templates.Param{
-		Name: p.Name, Kind: kindName(p.Kind), Default: p.Default, Help: p.Help,
-		Rule: p.Rule(), Choices: p.Choices,
-	}
-	if p.Kind == scenarios.Path {
-		v.Format = p.Format
-	}
-	if p.HasMin {
-		m := p.Min
-		v.Min, v.MinExcl = &m, p.MinExcl
-	}
-	if p.HasMax {
-		m := p.Max
-		v.Max, v.MaxExcl = &m, p.MaxExcl
-	}
-	return v
-}
-
 // Catalogue converts the registry's scenarios and presets into the start
 // page's view model, grouped in a fixed order.
 func Catalogue(list []*scenarios.Scenario, presets []*scenarios.Preset) templates.Catalogue {
@@ -65,7 +30,7 @@ func Catalogue(list []*scenarios.Scenario, presets []*scenarios.Preset) template
 			pr.Title = s.Name
 		}
 		for _, p := range s.Params {
-			pr.Params = append(pr.Params, viewParam(p))
+			pr.Params = append(pr.Params, templates.Param{ParamView: p.View()})
 		}
 		if _, seen := byGroup[s.Group]; !seen {
 			known := false

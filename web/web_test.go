@@ -119,7 +119,7 @@ func TestCatalogueGroupsInFixedOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := p[tc.i]
-		if got.Kind != tc.kind || got.Rule != tc.rule || (got.Min != nil) != tc.hasMin || got.MinExcl != tc.minExcl || (len(got.Choices) > 0) != tc.hasChoice {
+		if got.Kind != tc.kind || got.Rule != tc.rule || (got.Min != nil) != tc.hasMin || got.MinExclusive != tc.minExcl || (len(got.Choices) > 0) != tc.hasChoice {
 			t.Errorf("param %d = %+v, want kind %s rule %q", tc.i, got, tc.kind, tc.rule)
 		}
 	}

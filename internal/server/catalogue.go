@@ -28,21 +28,8 @@ type Problem struct {
 	Defaults   []spec.Algo `json:"defaults"`   // the algorithms proposed by default, normalised
 }
 
-// Param is one problem parameter. Kind is int, float, string, choice, path
-// or bool; Min/Max are given when the rule has them (exclusive when the
-// *_exclusive flag is set); Rule says it in words.
-type Param struct {
-	Name         string   `json:"name"`
-	Kind         string   `json:"kind"`
-	Default      string   `json:"default"`
-	Help         string   `json:"help"`
-	Rule         string   `json:"rule"`
-	Choices      []string `json:"choices,omitempty"`
-	Min          *float64 `json:"min,omitempty"`
-	Max          *float64 `json:"max,omitempty"`
-	MinExclusive bool     `json:"min_exclusive,omitempty"`
-	MaxExclusive bool     `json:"max_exclusive,omitempty"`
-}
+// Param is one problem parameter (see scenarios.ParamView).
+type Param = scenarios.ParamView
 
 // Algorithm is one algorithm name; Stochastic ones take a batch schedule.
 type Algorithm struct {
@@ -78,11 +65,6 @@ type PresetEntry struct {
 	Spec  spec.Run `json:"spec"`
 }
 
-var kindNames = map[scenarios.Kind]string{
-	scenarios.Int: "int", scenarios.Float: "float", scenarios.String: "string",
-	scenarios.Choice: "choice", scenarios.Path: "path", scenarios.Bool: "bool",
-}
-
 func (s *Server) catalogue() Catalogue {
 	c := Catalogue{
 		Problems: []Problem{},
@@ -102,17 +84,7 @@ func (s *Server) catalogue() Catalogue {
 		p := Problem{Name: sc.Name, Title: sc.Title, Help: sc.Help, Group: sc.Group,
 			Params: []Param{}, Algorithms: append([]string{}, sc.Algorithms...), Defaults: []spec.Algo{}}
 		for _, prm := range sc.Params {
-			q := Param{Name: prm.Name, Kind: kindNames[prm.Kind], Default: prm.Default, Help: prm.Help,
-				Rule: prm.Rule(), Choices: prm.Choices}
-			if prm.HasMin {
-				v := prm.Min
-				q.Min, q.MinExclusive = &v, prm.MinExcl
-			}
-			if prm.HasMax {
-				v := prm.Max
-				q.Max, q.MaxExclusive = &v, prm.MaxExcl
-			}
-			p.Params = append(p.Params, q)
+			p.Params = append(p.Params, prm.View())
 		}
 		for _, a := range sc.Defaults {
 			_ = a.Normalize("") // fills the defaults; an invalid default is shown as registered

@@ -127,8 +127,8 @@
         if (p.kind === 'int' && !isInt(v)) return fail();
         const x = num(v);
         if (isNaN(x)) return fail();
-        if (p.min != null && (x < p.min || (p.min_excl && x === p.min))) return fail();
-        if (p.max != null && (x > p.max || (p.max_excl && x === p.max))) return fail();
+        if (p.min != null && (x < p.min || (p.min_exclusive && x === p.min))) return fail();
+        if (p.max != null && (x > p.max || (p.max_exclusive && x === p.max))) return fail();
         return '';
       }
       case 'choice':

@@ -5,24 +5,14 @@ package templates
 import (
 	"strconv"
 
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
-// Param is one problem parameter as the start page shows and checks it.
+// Param is one problem parameter as the start page shows and checks it:
+// the API's view of it (the same JSON), with the helpers the page needs.
 type Param struct {
-	Name    string   `json:"name"`
-	Kind    string   `json:"kind"` // int, float, string, choice, path, bool
-	Default string   `json:"default"`
-	Help    string   `json:"help"`
-	Rule    string   `json:"rule"` // the same words as the server's validation error
-	Min     *float64 `json:"min,omitempty"`
-	Max     *float64 `json:"max,omitempty"`
-	MinExcl bool     `json:"min_excl,omitempty"`
-	MaxExcl bool     `json:"max_excl,omitempty"`
-	Choices []string `json:"choices,omitempty"`
-	// Format is the upload format of a path parameter's file picker (csv,
-	// svmlight or ocr; empty: the server goes by the file's extension).
-	Format string `json:"format,omitempty"`
+	scenarios.ParamView
 }
 
 // InputType is the HTML input type of the parameter's control.
