@@ -189,6 +189,7 @@ type fwRun struct {
 	dim    int
 	sample *sampler
 	chosen []int
+	perm   []int // scratch of chooseBlocks
 	work   time.Duration
 }
 
@@ -408,8 +409,12 @@ func (st *fwRun) chooseBlocks(rng interface{ IntN(int) int }) {
 		}
 		return
 	}
-	// partial Fisher–Yates over a fresh identity permutation: O(q).
-	perm := make([]int, st.q)
+	// partial Fisher–Yates over the identity permutation: O(q), in a buffer
+	// kept across iterations.
+	if st.perm == nil {
+		st.perm = make([]int, st.q)
+	}
+	perm := st.perm
 	for i := range perm {
 		perm[i] = i
 	}
