@@ -269,6 +269,14 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 				go func(bs *blockState) {
 					defer wg.Done()
 					defer func() { <-sem }()
+					// a panic in a problem's code on a worker goroutine
+					// would end the process: report it as this block's
+					// failure, which fails the run with its message.
+					defer func() {
+						if p := recover(); p != nil {
+							bs.plan = stepPlan{kind: StepNone, u: -1, err: fmt.Errorf("iteration %d, block %d: panic: %v", k, bs.idx, p)}
+						}
+					}()
 					st.plan(bs, k, batch, wantErr)
 				}(st.bs[b])
 			}
@@ -377,7 +385,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		}
 	}
 	if lastEval != sum.Iters || sum.Status == StatusCancelled || sum.Status == StatusFailed {
-		sum.Objective, sum.Gap = st.evaluate()
+		sum.Objective, sum.Gap = st.finalEvaluate()
 	}
 	if math.IsNaN(sum.Objective) || math.IsNaN(sum.Gap) {
 		if sum.Status != StatusFailed {
@@ -445,6 +453,18 @@ func (st *fwRun) evaluate() (float64, float64) {
 		gap += dot(bs.gfull, xb) - s.Dot(bs.gfull)
 	}
 	return st.m.p.Objective(st.x), gap
+}
+
+// finalEvaluate evaluates the last iterate for the summary; after a failure
+// the problem's code may fail again, which leaves the figures unknown (NaN)
+// rather than ending the run with a panic.
+func (st *fwRun) finalEvaluate() (obj, gap float64) {
+	defer func() {
+		if p := recover(); p != nil {
+			obj, gap = math.NaN(), math.NaN()
+		}
+	}()
+	return st.evaluate()
 }
 
 // refresh recomputes x from the active sets and the model from x, which

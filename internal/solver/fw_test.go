@@ -437,3 +437,30 @@ func TestCoupledBlocksNeverIncrease(t *testing.T) {
 	}
 	t.Logf("coupled bc-ssfw-as: gap %.3g after %d iterations", res.Summary.Gap, res.Summary.Iters)
 }
+
+// panicky panics in the oracle of block 2 from iteration 3 on.
+type panicky struct {
+	*lsqProblem
+	calls *int
+}
+
+func (p panicky) LMO(b int, g []float64) Vertex {
+	if b == 2 {
+		if *p.calls++; *p.calls > 3 {
+			panic("oracle broke")
+		}
+	}
+	return p.lsqProblem.LMO(b, g)
+}
+
+// A panic in a problem's code on a block worker fails the run with its
+// message instead of ending the process.
+func TestBlockWorkerPanicFailsTheRun(t *testing.T) {
+	calls := 0
+	p := panicky{newLSQFace(3, 30, 4, 4), &calls}
+	m := mustNew(t, p, Config{Algorithm: "bcfw", Workers: 4, Limits: Limits{MaxIters: 50, EvalEvery: 100}})
+	res, err := m.Run(context.Background(), &collect{})
+	if err != nil || res.Summary.Status != StatusFailed || !contains(res.Summary.Message, "oracle broke") {
+		t.Fatalf("err %v, summary %+v", err, res.Summary)
+	}
+}
