@@ -130,6 +130,15 @@ func (st *stream) serve() {
 			}
 		}
 		if finished && !more {
+			// A run that ended because the server is shutting down (Close
+			// closes s.closing before it cancels the runs) says goodbye
+			// with 1001, not as a normal end.
+			select {
+			case <-st.s.closing:
+				st.goAway()
+				return
+			default:
+			}
 			if !st.sendStatus("done") {
 				return
 			}
