@@ -317,9 +317,8 @@ type Trace struct {
 	panelsErr string
 
 	// Owned by the trace's goroutine.
-	holding  bool          // holds a worker slot
-	acquired time.Time     // when the slot was taken
-	idle     time.Duration // time spent paused or waiting for a slot since the start
+	holding  bool      // holds a worker slot
+	acquired time.Time // when the slot was taken
 	count    int
 
 	tokens   int  // single steps granted (guarded by run.mu)
@@ -420,7 +419,6 @@ func (t *Trace) execute(meth solver.Method) {
 		return
 	}
 	sum = res.Summary
-	sum.Time = nonNegative(sum.Time - t.idle.Seconds())
 	t.resultPanels(res.X)
 	if sum.Status == "" {
 		sum.Status = solver.StatusFailed
@@ -517,7 +515,6 @@ func (t *Trace) finish(sum solver.Summary) {
 // record is the trace's Recorder: it stores the record, notifies the
 // subscribers, and then holds the solver while the run is paused.
 func (t *Trace) record(rec solver.Record) {
-	rec.Time = nonNegative(rec.Time - t.idle.Seconds())
 	t.mu.Lock()
 	t.store.append(&rec)
 	t.mu.Unlock()
@@ -528,10 +525,8 @@ func (t *Trace) record(rec solver.Record) {
 	t.count++
 	if t.count&63 == 0 && t.holding && time.Since(t.acquired) > t.run.m.opts.TimeSlice {
 		// Give the slot to a waiting trace, if any (the channel queues FIFO).
-		start := time.Now()
 		t.releaseSlot()
 		t.acquireSlot(t.run.ctx)
-		t.idle += time.Since(start)
 	}
 }
 
@@ -555,14 +550,12 @@ func (t *Trace) gate() {
 		t.waiting = true
 		t.stepping = false
 		r.mu.Unlock()
-		start := time.Now()
 		t.releaseSlot()
 		select {
 		case <-wake:
 		case <-r.ctx.Done():
 		}
 		t.acquireSlot(r.ctx)
-		t.idle += time.Since(start)
 		r.mu.Lock()
 		t.waiting = false
 	}
@@ -588,11 +581,4 @@ func (t *Trace) releaseSlot() {
 		<-t.run.m.sem
 		t.holding = false
 	}
-}
-
-func nonNegative(x float64) float64 {
-	if x < 0 {
-		return 0
-	}
-	return x
 }

@@ -25,9 +25,9 @@
 //     while it is paused. Results do not depend on the scheduling: every
 //     trace is deterministic given its seed.
 //
-// Record.Time and Summary.Time are reported net of the time a trace spent
-// paused or waiting for a worker slot once started, so that they measure the
-// algorithm's own work.
+// Record.Time and Summary.Time measure the algorithm's own work: methods
+// leave out the time spent inside the Recorder, which is where the session
+// holds a paused trace or one waiting for a worker slot.
 package session
 
 import (

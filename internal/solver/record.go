@@ -23,6 +23,9 @@ const (
 // and Step "none"; record k ≥ 1 describes the step of iteration k and, when
 // evaluated, the iterate after it. On single steps FWSteps, AwaySteps and
 // Drops count that one step (1 or 0), on block iterations all block steps.
+// Time is the method's own work in seconds: neither evaluations nor the
+// time spent inside the Recorder (where a session may hold a paused trace)
+// are counted.
 type Record struct {
 	K      int     `json:"k"`
 	Passes float64 `json:"passes"`
