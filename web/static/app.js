@@ -1015,11 +1015,20 @@
       return !!st && st.status !== 'running';
     }
 
+    // Algorithms whose step is not chosen by a step-size rule: spg (1/L of
+    // the smoothed problem) and the structural SVM solvers (exact line
+    // search, or 1/k for ssg).
+    function ownStep(a) {
+      const problem = S.status && S.status.spec && S.status.spec.problem;
+      return a.algo === 'spg' || a.algo === 'ssg' || a.algo === 'bcfw-as' ||
+        (typeof problem === 'string' && problem.startsWith('ssvm'));
+    }
+
     function describe(a) {
       if (!a) return '';
       const bits = [];
-      if (a.stepsize) bits.push(a.stepsize);
-      if (a.L && a.L !== 'auto') bits.push('L=' + a.L);
+      if (a.stepsize && !ownStep(a)) bits.push(a.stepsize);
+      if (a.L && a.L !== 'auto' && !ownStep(a)) bits.push('L=' + a.L);
       if (a.schedule && a.schedule !== 'full') {
         let s = a.schedule;
         if (a.schedule === 'paper') s += ` ρ=${a.rho || 0.1} α=${a.alpha || 0.5}`;
