@@ -357,7 +357,7 @@ func TestStopsOnLimitsAndCancel(t *testing.T) {
 }
 
 func TestConfigErrorsNameTheField(t *testing.T) {
-	p := newLSQ(1, 10, 3, 2)
+	p := newLSQFace(1, 10, 3, 2)
 	for _, c := range []struct {
 		cfg  Config
 		want string

@@ -181,31 +181,6 @@ func simplexVerts(d int) [][]float64 {
 	return v
 }
 
-// newLSQ builds a problem over q simplices of dimension d with n samples;
-// the target y = A x_t with x_t outside the product of simplices (each
-// block's x_t has negative entries), so the optimum sits on a face.
-func newLSQ(seed uint64, n, d, q int) *lsqProblem {
-	r := rand.New(rand.NewPCG(seed, 7))
-	p := &lsqProblem{n: n, dim: d * q}
-	for b := 0; b < q; b++ {
-		p.blocks = append(p.blocks, Block{Offset: b * d, Size: d})
-		p.verts = append(p.verts, simplexVerts(d))
-	}
-	xt := make([]float64, p.dim)
-	for j := range xt {
-		xt[j] = r.NormFloat64()
-	}
-	for i := 0; i < n; i++ {
-		row := make([]float64, p.dim)
-		for j := range row {
-			row[j] = r.NormFloat64()
-		}
-		p.A = append(p.A, row)
-		p.y = append(p.y, dot(row, xt)+0.1*r.NormFloat64())
-	}
-	return p
-}
-
 // lsqProx is the proximal view: the smooth part is F, the prox the projection
 // onto the product of simplices.
 type lsqProx struct{ p *lsqProblem }
