@@ -213,7 +213,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	st.model = p.NewModel(st.x)
 	st.sample = newSampler(st.n)
 	lim := m.cfg.Limits
-	passes := 0.0
+	passes := passCount{unit: int64(st.n) * int64(st.dim)}
 
 	// k = 0: the starting point.
 	r0 := Record{K: 0, Step: StepNone, Batch: 0, Active: st.activeSize()}
@@ -252,9 +252,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		st.chooseBlocks(rng)
 		nextPasses := passes
 		for _, b := range st.chosen {
-			nextPasses += float64(mk) / float64(st.n) * float64(m.blocks[b].Size) / float64(st.dim)
+			nextPasses = nextPasses.plus(int64(mk) * int64(m.blocks[b].Size))
 		}
-		eval := k%lim.EvalEvery == 0 || k == 1 || k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses >= lim.MaxPasses)
+		eval := k%lim.EvalEvery == 0 || k == 1 || k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses.value() >= lim.MaxPasses)
 		wantErr := eval && batch != nil
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).
@@ -300,7 +300,6 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		reset := k%m.cfg.RefreshEvery == 0
 		gsum, errSq, moved := 0.0, 0.0, 0
 		var failure error
-		extraPasses := 0.0
 		for _, b := range st.chosen {
 			bs := st.bs[b]
 			pl := &bs.plan
@@ -308,7 +307,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 				failure = pl.err
 			}
 			errSq += pl.gradErr
-			extraPasses += float64(pl.evals) * float64(mk) / float64(st.n) * float64(bs.blk.Size) / float64(st.dim)
+			nextPasses = nextPasses.plus(int64(pl.evals) * int64(mk) * int64(bs.blk.Size))
 			if pl.kind != StepNone {
 				moved++
 				gsum += pl.gamma
@@ -336,9 +335,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		if reset {
 			st.refresh()
 		}
-		passes = nextPasses + extraPasses
+		passes = nextPasses
 		st.work += time.Since(t0) - errTime
-		r.Passes = passes
+		r.Passes = passes.value()
 		r.Time = st.work.Seconds()
 		r.Active = st.activeSize()
 		if len(st.chosen) == 1 {
@@ -374,13 +373,13 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			m.afterIter(st, r)
 		}
 		rec.Record(r)
-		sum.Iters, sum.Passes, sum.Time = k, passes, r.Time
+		sum.Iters, sum.Passes, sum.Time = k, passes.value(), r.Time
 		if stuck && !(r.Gap != nil && lim.GapTol > 0 && *r.Gap <= lim.GapTol) {
 			sum.Status = StatusConverged
 			sum.Message = fmt.Sprintf("stationary: no descent direction remains (gap %.3g)", sum.Gap)
 			break
 		}
-		if lim.stop(&sum, r, k, passes) {
+		if lim.stop(&sum, r, k, passes.value()) {
 			break
 		}
 	}
@@ -739,4 +738,25 @@ func (st *fwRun) dampCoupled() {
 			pl.kind = StepAway
 		}
 	}
+}
+
+// passCount counts effective passes exactly. Work is measured in
+// sample·coordinate units (a batch of m samples on a block of s coordinates
+// costs m·s) and one pass is n·dim of them; counting in integers keeps long
+// runs free of the drift a running float sum picks up.
+type passCount struct {
+	unit, whole, rem int64
+}
+
+func (c passCount) plus(units int64) passCount {
+	c.rem += units
+	if c.rem >= c.unit {
+		c.whole += c.rem / c.unit
+		c.rem %= c.unit
+	}
+	return c
+}
+
+func (c passCount) value() float64 {
+	return float64(c.whole) + float64(c.rem)/float64(c.unit)
 }
