@@ -19,14 +19,20 @@ import (
 type model struct {
 	p     *Problem
 	comps []*compState
+	colSq []float64 // row mode: ‖X_{:,j}‖² per row j of B
 }
 
 type compState struct {
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	z      []float64 // X B_C, N×|C|
 	cur    []float64 // row mode: current B_C (J×|C|), per-row owned by the row's block
 	synced []float64 // row mode: the B_C that z reflects
 	dirty  []bool    // row mode: rows changed since z was last brought up to date
+	// Row mode: G_C = Xᵀ(z_C − Y_C) (J×|C|), the exact gradient of all the
+	// component's rows, computed once after z_C changes and shared by its
+	// row blocks (one block would otherwise redo an N·|C| pass per row).
+	g   []float64
+	gOK bool
 }
 
 // NewModel implements solver.Problem.
@@ -39,8 +45,17 @@ func (p *Problem) NewModel(x []float64) solver.Model {
 			st.cur = make([]float64, p.J*kc)
 			st.synced = make([]float64, p.J*kc)
 			st.dirty = make([]bool, p.J)
+			st.g = make([]float64, p.J*kc)
 		}
 		m.comps[ci] = st
+	}
+	if p.opt.Blocks == "row" {
+		m.colSq = make([]float64, p.J)
+		for j := range m.colSq {
+			for _, v := range p.xt[j*p.N : (j+1)*p.N] {
+				m.colSq[j] += v * v
+			}
+		}
 	}
 	m.Reset(x)
 	return m
@@ -82,8 +97,56 @@ func (m *model) Reset(x []float64) {
 			for j := range st.dirty {
 				st.dirty[j] = false
 			}
+			st.gOK = false
 		}
 		st.mu.Unlock()
+	}
+}
+
+// lockRead brings z_C up to date and takes the component's read lock, so
+// that the sampled blocks of one iteration compute their gradients and lines
+// concurrently. Only sync writes z_C while blocks plan their steps, and it
+// applies the marked rows in a fixed order, so whichever call does it, z_C
+// ends up the same.
+// With exact (row mode), G_C is brought up to date as well.
+func (st *compState) lockRead(m *model, ci int, exact bool) {
+	if st.cur != nil {
+		st.mu.Lock()
+		m.sync(ci)
+		if exact && !st.gOK {
+			m.fillGrad(ci)
+			st.gOK = true
+		}
+		st.mu.Unlock()
+	}
+	st.mu.RLock()
+}
+
+// fillGrad computes G_C = Xᵀ(z_C − Y_C), summing over the samples in order
+// (the order a single row's gradient uses); the caller holds st.mu.
+func (m *model) fillGrad(ci int) {
+	p := m.p
+	st := m.comps[ci]
+	c := p.comps[ci]
+	kc := len(c.tasks)
+	for i := range st.g {
+		st.g[i] = 0
+	}
+	res := make([]float64, kc)
+	for i := 0; i < p.N; i++ {
+		zi := st.z[i*kc : (i+1)*kc]
+		for a, t := range c.tasks {
+			res[a] = zi[a] - p.y[i*p.K+t]
+		}
+		for j, v := range p.x[i*p.J : (i+1)*p.J] {
+			if v == 0 {
+				continue
+			}
+			gj := st.g[j*kc : (j+1)*kc]
+			for a, r := range res {
+				gj[a] += v * r
+			}
+		}
 	}
 }
 
@@ -110,6 +173,7 @@ func (m *model) sync(ci int) {
 		if !nz {
 			continue
 		}
+		st.gOK = false
 		col := p.xt[j*p.N : (j+1)*p.N]
 		for i, v := range col {
 			zi := st.z[i*kc : (i+1)*kc]
@@ -184,8 +248,13 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 	for i := range g {
 		g[i] = 0
 	}
-	st.mu.Lock()
-	m.sync(bi.comp)
+	st.lockRead(m, bi.comp, batch == nil)
+	if st.cur != nil && batch == nil {
+		copy(g[:bi.size-1], st.g[bi.r0*kc:bi.r1*kc])
+		st.mu.RUnlock()
+		g[bi.size-1] = 1
+		return
+	}
 	scale := 1.0
 	rows := batch
 	if batch == nil {
@@ -220,7 +289,7 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 			each(i)
 		}
 	}
-	st.mu.Unlock()
+	st.mu.RUnlock()
 	if scale != 1 {
 		for i := range g[:bi.size-1] {
 			g[i] *= scale
@@ -237,6 +306,8 @@ func (l quadLine) Delta(g float64) float64   { return l.lin*g + 0.5*l.quad*g*g }
 
 // Line implements solver.Model. With A the map B_b ↦ X B_b, φ(γ) − φ(0) =
 // γ(<X B_b − Y, A d>·s + d_t) + ½γ²‖A d‖²·s, s = N/m on a batch (1 exact).
+// The B part of d is first gathered into dense rows, so that the pass over
+// the samples only touches the rows d moves.
 func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver.Line {
 	p := m.p
 	bi := p.info[b]
@@ -244,50 +315,80 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 	kc := len(c.tasks)
 	st := m.comps[bi.comp]
 	xb := x[bi.off : bi.off+bi.size]
+	whole := bi.r0 == 0 && bi.r1 == p.J // z_C is X B_b itself
+	nr := bi.r1 - bi.r0
+	dB := make([]float64, nr*kc)
+	touched := make([]bool, nr)
 	dt := d.XCoef * xb[bi.size-1]
+	if d.XCoef != 0 && !whole {
+		for i, v := range xb[:bi.size-1] {
+			dB[i] = d.XCoef * v
+		}
+		for r := range touched {
+			touched[r] = true
+		}
+	}
 	for _, t := range d.Terms {
 		for q, idx := range t.V.Idx {
 			if idx == bi.size-1 {
 				dt += t.Coef * t.V.Val[q]
+				continue
 			}
+			dB[idx] += t.Coef * t.V.Val[q]
+			touched[idx/kc] = true
 		}
 	}
-	st.mu.Lock()
-	m.sync(bi.comp)
-	whole := bi.r0 == 0 && bi.r1 == p.J // z_C is X B_b itself
+	rows := make([]int, 0, nr)
+	for r, ok := range touched {
+		if ok {
+			rows = append(rows, r)
+		}
+	}
+	st.lockRead(m, bi.comp, batch == nil)
+	if st.cur != nil && batch == nil && nr == 1 {
+		// Exact, row mode: A d = Σ_r X_{:,r} dB_r, so <z − Y, A d> =
+		// Σ_r <G_r, dB_r>, and with the single row of a row block
+		// ‖A d‖² = ‖X_{:,r}‖²‖dB_r‖².
+		var lin, quad float64
+		for _, r := range rows {
+			dr := dB[r*kc : (r+1)*kc]
+			gr := st.g[(bi.r0+r)*kc : (bi.r0+r+1)*kc]
+			sq := 0.0
+			for a, w := range dr {
+				lin += gr[a] * w
+				sq += w * w
+			}
+			quad += m.colSq[bi.r0+r] * sq
+		}
+		st.mu.RUnlock()
+		return quadLine{lin: lin + dt, quad: quad}
+	}
 	ad := make([]float64, kc)
 	var lin, quad float64
 	each := func(i int) {
 		zi := st.z[i*kc : (i+1)*kc]
-		xi := p.x[i*p.J : (i+1)*p.J]
-		for a := range ad {
-			ad[a] = 0
-		}
-		if d.XCoef != 0 {
-			if whole {
-				for a := range ad {
-					ad[a] = d.XCoef * zi[a]
-				}
-			} else {
-				for j := bi.r0; j < bi.r1; j++ {
-					v := xi[j]
-					for a := 0; a < kc; a++ {
-						ad[a] += d.XCoef * v * xb[(j-bi.r0)*kc+a]
-					}
-				}
+		xi := p.x[i*p.J+bi.r0 : i*p.J+bi.r1]
+		if whole && d.XCoef != 0 {
+			for a, z := range zi {
+				ad[a] = d.XCoef * z
+			}
+		} else {
+			for a := range ad {
+				ad[a] = 0
 			}
 		}
-		for _, t := range d.Terms {
-			for q, idx := range t.V.Idx {
-				if idx == bi.size-1 {
-					continue
-				}
-				j, a := bi.r0+idx/kc, idx%kc
-				ad[a] += t.Coef * t.V.Val[q] * xi[j]
+		for _, r := range rows {
+			v := xi[r]
+			if v == 0 {
+				continue
+			}
+			for a, w := range dB[r*kc : (r+1)*kc] {
+				ad[a] += v * w
 			}
 		}
+		yi := p.y[i*p.K : (i+1)*p.K]
 		for a, tk := range c.tasks {
-			lin += (zi[a] - p.y[i*p.K+tk]) * ad[a]
+			lin += (zi[a] - yi[tk]) * ad[a]
 			quad += ad[a] * ad[a]
 		}
 	}
@@ -302,6 +403,6 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 			each(i)
 		}
 	}
-	st.mu.Unlock()
+	st.mu.RUnlock()
 	return quadLine{lin: lin*scale + dt, quad: quad * scale}
 }
