@@ -28,11 +28,16 @@ type compState struct {
 	cur    []float64 // row mode: current B_C (J×|C|), per-row owned by the row's block
 	synced []float64 // row mode: the B_C that z reflects
 	dirty  []bool    // row mode: rows changed since z was last brought up to date
-	// Row mode: G_C = Xᵀ(z_C − Y_C) (J×|C|), the exact gradient of all the
-	// component's rows, computed once after z_C changes and shared by its
-	// row blocks (one block would otherwise redo an N·|C| pass per row).
-	g   []float64
-	gOK bool
+	// Row mode: the residual R_C = z_C − Y_C (N×|C|), computed once after z_C
+	// changes and shared by the component's row blocks, and each row's exact
+	// gradient G_j = X_{:,j}ᵀ R_C, kept (with the generation of z_C it was
+	// taken at) so that the row's line search reuses it. Row j's entries are
+	// only written by row j's block.
+	gen   uint64
+	res   []float64
+	resAt uint64
+	g     []float64
+	gAt   []uint64
 }
 
 // NewModel implements solver.Problem.
@@ -45,7 +50,10 @@ func (p *Problem) NewModel(x []float64) solver.Model {
 			st.cur = make([]float64, p.J*kc)
 			st.synced = make([]float64, p.J*kc)
 			st.dirty = make([]bool, p.J)
+			st.res = make([]float64, p.N*kc)
 			st.g = make([]float64, p.J*kc)
+			st.gAt = make([]uint64, p.J)
+			st.gen = 1
 		}
 		m.comps[ci] = st
 	}
@@ -97,7 +105,7 @@ func (m *model) Reset(x []float64) {
 			for j := range st.dirty {
 				st.dirty[j] = false
 			}
-			st.gOK = false
+			st.gen++
 		}
 		st.mu.Unlock()
 	}
@@ -107,47 +115,52 @@ func (m *model) Reset(x []float64) {
 // that the sampled blocks of one iteration compute their gradients and lines
 // concurrently. Only sync writes z_C while blocks plan their steps, and it
 // applies the marked rows in a fixed order, so whichever call does it, z_C
-// ends up the same.
-// With exact (row mode), G_C is brought up to date as well.
+// ends up the same. With exact (row mode), the residual is brought up to
+// date as well.
 func (st *compState) lockRead(m *model, ci int, exact bool) {
 	if st.cur != nil {
 		st.mu.Lock()
 		m.sync(ci)
-		if exact && !st.gOK {
-			m.fillGrad(ci)
-			st.gOK = true
+		if exact && st.resAt != st.gen {
+			y := m.p.y
+			K := m.p.K
+			kc := len(m.p.comps[ci].tasks)
+			for i := 0; i < m.p.N; i++ {
+				for a, t := range m.p.comps[ci].tasks {
+					st.res[i*kc+a] = st.z[i*kc+a] - y[i*K+t]
+				}
+			}
+			st.resAt = st.gen
 		}
 		st.mu.Unlock()
 	}
 	st.mu.RLock()
 }
 
-// fillGrad computes G_C = Xᵀ(z_C − Y_C), summing over the samples in order
-// (the order a single row's gradient uses); the caller holds st.mu.
-func (m *model) fillGrad(ci int) {
+// rowGrad returns G_j = X_{:,j}ᵀ R_C for row j of component ci (row mode,
+// exact), computing it if z_C changed since; the caller holds st.mu for
+// reading and is row j's block.
+func (m *model) rowGrad(ci, j int) []float64 {
 	p := m.p
 	st := m.comps[ci]
-	c := p.comps[ci]
-	kc := len(c.tasks)
-	for i := range st.g {
-		st.g[i] = 0
+	kc := len(p.comps[ci].tasks)
+	gj := st.g[j*kc : (j+1)*kc]
+	if st.gAt[j] == st.gen {
+		return gj
 	}
-	res := make([]float64, kc)
-	for i := 0; i < p.N; i++ {
-		zi := st.z[i*kc : (i+1)*kc]
-		for a, t := range c.tasks {
-			res[a] = zi[a] - p.y[i*p.K+t]
+	for a := range gj {
+		gj[a] = 0
+	}
+	for i, v := range p.xt[j*p.N : (j+1)*p.N] {
+		if v == 0 {
+			continue
 		}
-		for j, v := range p.x[i*p.J : (i+1)*p.J] {
-			if v == 0 {
-				continue
-			}
-			gj := st.g[j*kc : (j+1)*kc]
-			for a, r := range res {
-				gj[a] += v * r
-			}
+		for a, r := range st.res[i*kc : (i+1)*kc] {
+			gj[a] += v * r
 		}
 	}
+	st.gAt[j] = st.gen
+	return gj
 }
 
 // sync brings z_C up to date (row mode); the caller holds st.mu.
@@ -173,7 +186,7 @@ func (m *model) sync(ci int) {
 		if !nz {
 			continue
 		}
-		st.gOK = false
+		st.gen++
 		col := p.xt[j*p.N : (j+1)*p.N]
 		for i, v := range col {
 			zi := st.z[i*kc : (i+1)*kc]
@@ -250,7 +263,7 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 	}
 	st.lockRead(m, bi.comp, batch == nil)
 	if st.cur != nil && batch == nil {
-		copy(g[:bi.size-1], st.g[bi.r0*kc:bi.r1*kc])
+		copy(g[:bi.size-1], m.rowGrad(bi.comp, bi.r0))
 		st.mu.RUnlock()
 		g[bi.size-1] = 1
 		return
@@ -352,7 +365,7 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 		var lin, quad float64
 		for _, r := range rows {
 			dr := dB[r*kc : (r+1)*kc]
-			gr := st.g[(bi.r0+r)*kc : (bi.r0+r+1)*kc]
+			gr := m.rowGrad(bi.comp, bi.r0+r)
 			sq := 0.0
 			for a, w := range dr {
 				lin += gr[a] * w
