@@ -43,7 +43,7 @@ func gflassoParams() []Param {
 		{Name: "bound", Kind: Choice, Default: "hat", Choices: []string{"hat", "norm"},
 			Help: "epigraph bound T_C: hat = ½‖P_X Y_C‖² (rank X = J, else as norm), norm = ½‖Y_C‖²"},
 		{Name: "blocks", Kind: Choice, Default: "component", Choices: []string{"component", "row"},
-			Help: "blocks of Algorithm 3: one per connected component of the task graph, or one per (row, component) pair"},
+			Help: "blocks of Algorithm 3: one per connected component of the task graph, or one per (row, component) pair (bcfw, which has no away steps, converges far faster on row blocks)"},
 		num("enum_max", Int, "12", 1, 16, false, "components with more tasks than this are not enumerated: their oracle uses minimum cuts (balanced sign patterns) or linear programs"),
 		{Name: "x", Kind: Path, Format: "csv", Default: "", Help: "CSV file of X (N×J numbers, no header); replaces the simulated data, needs y"},
 		{Name: "y", Kind: Path, Format: "csv", Default: "", Help: "CSV file of Y (N×K, one column per task), with x"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -201,18 +202,23 @@ func TestGFLASSOSimulatedAgreement(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long run")
 	}
-	// A simulated instance of the paper's setup (another seed than the
-	// reference's): the two FW methods agree to 1e-6 with bc-ssfw-as's gap
-	// certificate, and SPG with a small μ reaches them to 1e-5.
-	inst, err := buildGFLASSO(t, nil, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(a spec.Algo, lim solver.Limits) solver.Summary {
+	// Simulated instances of the paper's setup (other seeds than the
+	// reference's): bc-ssfw-as certifies F* to 1e-7 with its duality gap;
+	// bcfw certifies its own result to 1e-6·F with its gap and agrees with
+	// bc-ssfw-as to 1e-6; SPG with a small μ and a long run agrees to 1e-5.
+	//
+	// bcfw runs on the finer blocks of DESIGN §5, one per (row, component).
+	// On component blocks its iterate mixes far atoms of a whole component,
+	// t_C stays above Ω_C(B_C), and without away steps that slack shrinks
+	// only sublinearly: after 20 000 iterations F − F* is still 2e-5 to 8e-5
+	// of F* on seeds 1, 2, 3 and 5 (README, "bcfw wants row blocks"). With a
+	// block and a t per row, it certifies 1e-6·F within about 3000.
+	run := func(t *testing.T, inst *GFLASSOInstance, a spec.Algo, lim solver.Limits) solver.Summary {
+		t.Helper()
 		if err := a.Normalize(""); err != nil {
 			t.Fatal(err)
 		}
-		m, err := inst.Method(a, lim, 3)
+		m, err := inst.Method(a, lim, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,24 +228,39 @@ func TestGFLASSOSimulatedAgreement(t *testing.T) {
 		}
 		return res.Summary
 	}
-	bc := run(spec.Algo{Algo: "bc-ssfw-as"}, solver.Limits{MaxIters: 5000, EvalEvery: 20, GapTol: 1e-3})
-	fw := run(spec.Algo{Algo: "bcfw"}, solver.Limits{MaxIters: 5000, EvalEvery: 20, GapTol: 1e-3})
-	sp := run(spec.Algo{Algo: "spg", Mu: 1e-5}, solver.Limits{MaxIters: 80000, EvalEvery: 80000})
-	fstar := bc.Objective - bc.Gap // certified lower bound on F*
-	t.Logf("bc-ssfw-as %.12g (gap %.2g, %d it), bcfw %.12g (gap %.2g, %d it), spg %.12g", bc.Objective, bc.Gap, bc.Iters, fw.Objective, fw.Gap, fw.Iters, sp.Objective)
-	if bc.Status != solver.StatusConverged || (bc.Objective-fstar)/fstar > 1e-6 {
-		t.Errorf("bc-ssfw-as: %+v (lower bound %v)", bc, fstar)
-	}
-	// Without away steps the block method converges sublinearly here: after
-	// 5000 iterations it is within about 9e-6 of F*, and after 40000 still
-	// 8.3e-6 (FW gap 4.1): the zig-zag that away steps remove. On the
-	// reference instance it reaches 1e-6 within 300 iterations. This bound
-	// states what bcfw does, it is not the 1e-6 the FW methods are held to.
-	if rel := (fw.Objective - fstar) / fstar; rel > 1e-5 || rel < -1e-9 {
-		t.Errorf("bcfw: relative error %v", rel)
-	}
-	if rel := (sp.Objective - fstar) / fstar; rel > 1e-5 || rel < -1e-9 {
-		t.Errorf("spg: relative error %v", rel)
+	for _, seed := range []int64{1, 2, 3, 4, 5} {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
+			comp, err := buildGFLASSO(t, nil, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := buildGFLASSO(t, spec.Params{"blocks": "row"}, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bc := run(t, comp, spec.Algo{Algo: "bc-ssfw-as"}, solver.Limits{MaxIters: 5000, EvalEvery: 10, GapTol: 1e-4})
+			fstar := bc.Objective - bc.Gap // certified lower bound on F*
+			if bc.Status != solver.StatusConverged || bc.Gap > 1e-7*fstar {
+				t.Fatalf("bc-ssfw-as: %+v", bc)
+			}
+			fw := run(t, rows, spec.Algo{Algo: "bcfw"}, solver.Limits{MaxIters: 8000, EvalEvery: 50, GapTol: 1e-6 * fstar})
+			sp := run(t, comp, spec.Algo{Algo: "spg", Mu: 1e-5}, solver.Limits{MaxIters: 80000, EvalEvery: 80000})
+			t.Logf("F* ≥ %.12g; bc-ssfw-as %.12g (gap %.2g, %d it), bcfw %.12g (gap %.2g, %d it), spg %.12g",
+				fstar, bc.Objective, bc.Gap, bc.Iters, fw.Objective, fw.Gap, fw.Iters, sp.Objective)
+			if fw.Status != solver.StatusConverged || fw.Gap > 1e-6*fw.Objective {
+				t.Errorf("bcfw: no gap certificate ≤ 1e-6·F: %+v", fw)
+			}
+			for _, c := range []struct {
+				name string
+				obj  float64
+				tol  float64
+			}{{"bcfw", fw.Objective, 1e-6}, {"spg", sp.Objective, 1e-5}} {
+				if rel := (c.obj - fstar) / fstar; rel > c.tol || rel < -1e-12 {
+					t.Errorf("%s: F − F* = %.3g·F*, want within [0, %g]", c.name, rel, c.tol)
+				}
+			}
+		})
 	}
 }
 
