@@ -83,7 +83,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations (0: the problem's default, every iteration; about every quarter pass for the structural SVM)")
 	fs.IntVar(&o.reps, "replications", 1, "run R times with seeds seed, seed+1, … and report the per-iteration median, min and max")
 	fs.Int64Var(&o.seed, "seed", 1, "random seed (instance and runs)")
-	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json")
+	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json (csv: problem-specific metrics in the last column, as a JSON object)")
 	fs.StringVar(&o.out, "out", "", "write the output to FILE instead of standard output")
 	fs.StringVar(&o.saveX, "save-x", "", "write the final solution to FILE as CSV")
 
@@ -444,6 +444,22 @@ func newRecordWriter(w *bufio.Writer, format string, tagged bool) *recordWriter 
 	return rw
 }
 
+// extraCell writes a record's problem-specific metrics as one JSON object
+// (keys sorted, non-finite values null): their keys are not known before the
+// run (a 2-D trace has one weight per vertex it visits), and rows are written
+// as the run goes.
+func extraCell(e map[string]float64) string {
+	if len(e) == 0 {
+		return ""
+	}
+	m := make(map[string]any, len(e))
+	for k, v := range e {
+		m[k] = sanitize(v)
+	}
+	b, _ := json.Marshal(m) // finite numbers and nulls only: cannot fail
+	return string(b)
+}
+
 func fmtOpt(p *float64) string {
 	if p == nil {
 		return ""
@@ -468,7 +484,7 @@ func (rw *recordWriter) write(algo string, rep int, r solver.Record) {
 		}
 	case "csv":
 		if !rw.header {
-			h := []string{"k", "passes", "time_s", "step", "gamma", "batch", "active", "objective", "gap", "grad_err"}
+			h := []string{"k", "passes", "time_s", "step", "gamma", "batch", "active", "fw_steps", "away_steps", "drops", "cleanups", "objective", "gap", "grad_err", "extra"}
 			if rw.tagged {
 				h = append([]string{"algo", "replication"}, h...)
 			}
@@ -477,7 +493,8 @@ func (rw *recordWriter) write(algo string, rep int, r solver.Record) {
 		}
 		row := []string{strconv.Itoa(r.K), strconv.FormatFloat(r.Passes, 'g', -1, 64), strconv.FormatFloat(r.Time, 'g', -1, 64),
 			r.Step, strconv.FormatFloat(r.Gamma, 'g', -1, 64), strconv.Itoa(r.Batch), strconv.Itoa(r.Active),
-			fmtOpt(r.Objective), fmtOpt(r.Gap), fmtOpt(r.GradErr)}
+			strconv.Itoa(r.FWSteps), strconv.Itoa(r.AwaySteps), strconv.Itoa(r.Drops), strconv.Itoa(r.Cleanups),
+			fmtOpt(r.Objective), fmtOpt(r.Gap), fmtOpt(r.GradErr), extraCell(r.Extra)}
 		if rw.tagged {
 			row = append([]string{algo, strconv.Itoa(rep)}, row...)
 		}

@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -135,8 +138,56 @@ func TestSolveCSVAndSaveX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(rows[0], ",") != "k,passes,time_s,step,gamma,batch,active,objective,gap,grad_err" || len(rows) < 2 {
+	if strings.Join(rows[0], ",") != "k,passes,time_s,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err,extra" || len(rows) < 2 {
 		t.Fatalf("csv header/rows: %v", rows[:1])
+	}
+	// The CSV holds what the JSON Lines output holds.
+	lines, _, _ := solve(t, "-problem", "toy-polygon", "-algo", "afw", "-iters", "20")
+	var recs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m["summary"]; !ok {
+			recs = append(recs, m)
+		}
+	}
+	if len(recs) != len(rows)-1 {
+		t.Fatalf("%d csv rows, %d records", len(rows)-1, len(recs))
+	}
+	for i, rec := range recs {
+		row := rows[i+1]
+		for c, name := range rows[0] {
+			want, ok := rec[name]
+			switch {
+			case name == "time_s":
+				continue
+			case name == "extra":
+				if !ok {
+					want = nil
+				}
+				var got any
+				if row[c] != "" {
+					if err := json.Unmarshal([]byte(row[c]), &got); err != nil {
+						t.Fatalf("row %d extra %q: %v", i, row[c], err)
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("row %d extra %v, jsonl %v", i, got, want)
+				}
+			case !ok || want == nil:
+				if row[c] != "" && row[c] != "0" {
+					t.Fatalf("row %d %s = %q, jsonl has none", i, name, row[c])
+				}
+			default:
+				if fmt.Sprint(want) != row[c] {
+					if f, err := strconv.ParseFloat(row[c], 64); err != nil || f != want {
+						t.Fatalf("row %d %s = %q, jsonl %v", i, name, row[c], want)
+					}
+				}
+			}
+		}
 	}
 	if !strings.Contains(stderr, `"summary"`) {
 		t.Fatalf("csv: the summary goes to stderr, got %q", stderr)

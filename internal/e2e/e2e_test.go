@@ -442,7 +442,9 @@ func TestLiveRunToyPolygon(t *testing.T) {
 		t.Errorf("the downloaded CSV differs from /api/runs/%s/trace?format=csv", id)
 	}
 	header := string(bytes.SplitN(got, []byte("\n"), 2)[0])
-	if header != "trace,algo,replication,k,passes,time_s,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err" {
+	// The contract's columns, then the 2-D problem's own metrics.
+	if !strings.HasPrefix(header, "trace,algo,replication,k,passes,time_s,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err,") ||
+		!strings.Contains(header, ",extra.x0,extra.x1") || !strings.Contains(header, ",extra.fw_x0,") {
 		t.Errorf("CSV header = %q", header)
 	}
 	lines := bytes.Count(got, []byte("\n"))

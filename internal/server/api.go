@@ -199,15 +199,22 @@ func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
+	traces := run.Traces()
+	lens := make([]int, len(traces))
+	for i, t := range traces {
+		lens[i] = t.Len() // a running trace grows: both passes see the same records
+	}
+	var extras []string
 	if format == "csv" {
-		_, _ = bw.WriteString(csvHeader)
+		extras = extraKeys(traces, lens)
+		_, _ = bw.Write(appendCSVHeader(nil, extras))
 	}
 	var werr error
-	for _, t := range run.Traces() {
+	for i, t := range traces {
 		tg := &tags{trace: t.Index, algo: t.Algo, replication: t.Replication}
-		t.Each(0, t.Len(), func(_ int, rec *solver.Record) bool {
+		t.Each(0, lens[i], func(_ int, rec *solver.Record) bool {
 			if format == "csv" {
-				line = appendCSV(line[:0], rec, tg)
+				line = appendCSV(line[:0], rec, tg, extras)
 			} else {
 				line = append(appendRecord(line[:0], rec, tg), '\n')
 			}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -145,12 +146,44 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// csvHeader is the trace download's CSV header (the wire contract).
+// csvHeader is the trace download's CSV header (the wire contract); a
+// column "extra.KEY" follows for every problem-specific metric KEY that some
+// record of the download carries, in key order.
 const csvHeader = "trace,algo,replication,k,passes,time_s,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err\n"
 
+// extraKeys returns the sorted union of the Extra keys of the first lens[i]
+// records of every trace.
+func extraKeys(traces []*session.Trace, lens []int) []string {
+	seen := map[string]bool{}
+	for i, t := range traces {
+		t.Each(0, lens[i], func(_ int, rec *solver.Record) bool {
+			for k := range rec.Extra {
+				seen[k] = true
+			}
+			return true
+		})
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// appendCSVHeader appends the header line for the given extra keys.
+func appendCSVHeader(b []byte, extras []string) []byte {
+	b = append(b, csvHeader[:len(csvHeader)-1]...)
+	for _, k := range extras {
+		b = append(b, ',')
+		b = appendCSVText(b, "extra."+k)
+	}
+	return append(b, '\n')
+}
+
 // appendCSV appends one CSV row; unevaluated (and non-finite) numbers are
-// empty cells.
-func appendCSV(b []byte, rec *solver.Record, tg *tags) []byte {
+// empty cells, as are the extra columns a record does not carry.
+func appendCSV(b []byte, rec *solver.Record, tg *tags, extras []string) []byte {
 	b = strconv.AppendInt(b, int64(tg.trace), 10)
 	b = append(b, ',')
 	b = appendCSVText(b, tg.algo)
@@ -174,6 +207,12 @@ func appendCSV(b []byte, rec *solver.Record, tg *tags) []byte {
 		b = append(b, ',')
 		if p != nil {
 			b = appendCSVFloat(b, *p)
+		}
+	}
+	for _, k := range extras {
+		b = append(b, ',')
+		if v, ok := rec.Extra[k]; ok {
+			b = appendCSVFloat(b, v)
 		}
 	}
 	return append(b, '\n')

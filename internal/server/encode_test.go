@@ -56,9 +56,12 @@ func TestNonFiniteNumbersBecomeNull(t *testing.T) {
 	if m["trace"] != 2.0 || m["algo"] != "fw" || m["replication"] != 1.0 {
 		t.Errorf("tags: %s", b)
 	}
-	row := string(appendCSV(nil, &rec, &tags{algo: "a,b"}))
-	if !strings.HasPrefix(row, `0,"a,b",0,1,0,0,,,`) || !strings.HasSuffix(row, ",,,\n") {
+	row := string(appendCSV(nil, &rec, &tags{algo: "a,b"}, []string{"x", "y"}))
+	if !strings.HasPrefix(row, `0,"a,b",0,1,0,0,,,`) || !strings.HasSuffix(row, ",,,,,\n") {
 		t.Errorf("csv row %q", row)
+	}
+	if h := string(appendCSVHeader(nil, []string{"x", "w:a,b"})); h != csvHeader[:len(csvHeader)-1]+`,extra.x,"extra.w:a,b"`+"\n" {
+		t.Errorf("csv header %q", h)
 	}
 }
 

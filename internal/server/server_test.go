@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -945,5 +946,66 @@ func TestPingsKeepBusyStreamAlive(t *testing.T) {
 	}
 	if col.done == nil || len(col.got[0]) != 4001 {
 		t.Fatalf("done %+v, %d records", col.done, len(col.got[0]))
+	}
+}
+
+// The CSV download carries a column per problem-specific metric, filled
+// from the records that have it (here the teaching trace of a 2-D problem:
+// the iterate, the FW and away vertices and the active weights).
+func TestTraceCSVExtraColumns(t *testing.T) {
+	srv, ts := newTestServer(t, Options{})
+	id := create(t, ts, spec.Run{Problem: "toy-polygon", Seed: 1, Iters: 30, Algorithms: []spec.Algo{{Algo: "afw"}}})
+	run := waitFinished(t, srv, id)
+	code, body := do(t, "GET", ts.URL+"/api/runs/"+id+"/trace?format=csv", nil)
+	if code != 200 {
+		t.Fatalf("csv: %d %s", code, body)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := strings.Split(strings.TrimSuffix(csvHeader, "\n"), ",")
+	head := rows[0]
+	if !reflect.DeepEqual(head[:len(base)], base) {
+		t.Fatalf("header %v", head)
+	}
+	col := map[string]int{}
+	for i, h := range head[len(base):] {
+		key, ok := strings.CutPrefix(h, "extra.")
+		if !ok {
+			t.Fatalf("column %q", h)
+		}
+		col[key] = len(base) + i
+	}
+	for _, k := range []string{"x0", "x1", "fw_x0", "away_x1"} {
+		if _, ok := col[k]; !ok {
+			t.Errorf("no column extra.%s in %v", k, head)
+		}
+	}
+	recs := run.Traces()[0].Records(0, run.Traces()[0].Len())
+	if len(rows)-1 != len(recs) {
+		t.Fatalf("%d rows for %d records", len(rows)-1, len(recs))
+	}
+	weights := 0
+	for i, rec := range recs {
+		for k, c := range col {
+			v, ok := rec.Extra[k]
+			cell := rows[i+1][c]
+			if !ok {
+				if cell != "" {
+					t.Fatalf("record %d has no %s, cell %q", i, k, cell)
+				}
+				continue
+			}
+			if f, err := strconv.ParseFloat(cell, 64); err != nil || f != v {
+				t.Fatalf("record %d %s = %v, cell %q", i, k, v, cell)
+			}
+			if strings.HasPrefix(k, "w:") {
+				weights++
+			}
+		}
+	}
+	if weights == 0 {
+		t.Error("no active-set weight columns filled")
 	}
 }
