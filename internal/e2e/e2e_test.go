@@ -1226,5 +1226,26 @@ func TestStartPagePreview(t *testing.T) {
 	if got := errorAt("params.y"); got != "" {
 		t.Errorf("the message under y stays after x was cleared: %q", got)
 	}
+	// A problem without a sample-count parameter: the schedule preview
+	// takes n from the measured instance (svm-dual's samples are its
+	// features), in rows already there and in rows added later.
+	choose(t, ctx, "#problem", "svm-dual")
+	waitFor(t, ctx, "the svm-dual preview", `!!fwlab.preview && fwlab.preview.request.problem === 'svm-dual' && !!fwlab.preview.answer`,
+		`[document.querySelector('#instance-summary').textContent, fwlab.preview]`, 60*time.Second)
+	sv := waitQ("the svm-dual preview")
+	eval[bool](t, ctx, `(document.querySelector('#add-algo').click(), true)`)
+	ns := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#algo-rows .algo-row')).map(r => r.querySelector('[data-key=preview_n]').value)`)
+	if len(ns) < 2 {
+		t.Fatalf("rows %v", ns)
+	}
+	for i, n := range ns {
+		if n != strconv.Itoa(sv.Samples) {
+			t.Errorf("row %d: n for the preview %s, the instance has %d samples", i, n, sv.Samples)
+		}
+	}
+	capt := eval[string](t, ctx, `document.querySelector('#algo-rows .algo-row .preview-caption').textContent`)
+	if !strings.Contains(capt, fmt.Sprintf("(n = %d)", sv.Samples)) {
+		t.Errorf("schedule caption %q, want n = %d", capt, sv.Samples)
+	}
 	shot(t, ctx, t.TempDir(), "start-preview.png")
 }

@@ -338,6 +338,9 @@
           `q = ${plural(d.blocks, 'block', 'blocks')} · F* ${d.fstar != null ? 'known' : 'unknown'}`
       );
       summary.dataset.q = d.blocks;
+      // The instance's own sample count drives the schedule previews (a
+      // problem's size parameter, when it has one, only until this arrives).
+      if (d.samples >= 1) for (const row of $$('.algo-row', rows)) $('[data-key=preview_n]', row).value = d.samples;
       refreshRows();
     }
 
@@ -369,7 +372,8 @@
       set('m0', a.m0 || D.m0);
       set('growth', a.growth || D.growth);
       set('r', a.r || 0);
-      const n = previewN(p);
+      const known = pv.data && pv.data.samples >= 1 && fwlab.preview && fwlab.preview.request.problem === p.name;
+      const n = known ? pv.data.samples : previewN(p);
       if (n) set('preview_n', n);
       $('.remove-algo', row).addEventListener('click', () => {
         row.remove();
