@@ -317,7 +317,8 @@ type Trace struct {
 	panelsErr string
 
 	// Owned by the trace's goroutine.
-	holding  bool      // holds a worker slot
+	slots    int       // worker slots the method computes on (its pool size)
+	holding  bool      // holds its worker slots
 	acquired time.Time // when the slot was taken
 	count    int
 
@@ -561,24 +562,41 @@ func (t *Trace) gate() {
 	}
 }
 
-// acquireSlot takes a worker slot; it reports false if ctx ended first.
+// acquireSlot takes the trace's worker slots, one per goroutine its method
+// computes on at once (a block method's worker pool); it reports false,
+// holding none, if ctx ended first. A trace that needs several slots takes
+// them one at a time under the manager's multi lock, so that two such traces
+// never each hold a part of what they need.
 func (t *Trace) acquireSlot(ctx context.Context) bool {
 	if t.holding {
 		return true
 	}
-	select {
-	case t.run.m.sem <- struct{}{}:
-		t.holding = true
-		t.acquired = time.Now()
-		return true
-	case <-ctx.Done():
-		return false
+	m := t.run.m
+	n := max(t.slots, 1)
+	if n > 1 {
+		m.multi.Lock()
+		defer m.multi.Unlock()
 	}
+	for i := 0; i < n; i++ {
+		select {
+		case m.sem <- struct{}{}:
+		case <-ctx.Done():
+			for ; i > 0; i-- {
+				<-m.sem
+			}
+			return false
+		}
+	}
+	t.holding = true
+	t.acquired = time.Now()
+	return true
 }
 
 func (t *Trace) releaseSlot() {
 	if t.holding {
-		<-t.run.m.sem
+		for i := 0; i < max(t.slots, 1); i++ {
+			<-t.run.m.sem
+		}
 		t.holding = false
 	}
 }

@@ -20,10 +20,13 @@
 //     finished runs are evicted to make room, and a new run that would not
 //     fit beside the active ones fails with ErrBusy;
 //   - at most Workers solver goroutines execute at once (GOMAXPROCS by
-//     default); the others wait for a slot. A goroutine gives its slot back
-//     every TimeSlice so that every trace of a run progresses together, and
-//     while it is paused. Results do not depend on the scheduling: every
-//     trace is deterministic given its seed.
+//     default); the others wait for a slot. A trace takes one slot per
+//     goroutine its method computes on: a block method's pool is the spec's
+//     workers (1 when not given, at most Workers, and never more than the
+//     blocks an iteration updates). A trace gives its slots back every
+//     TimeSlice so that every trace of a run progresses together, and while
+//     it is paused. Results do not depend on the scheduling: every trace is
+//     deterministic given its seed.
 //
 // Record.Time and Summary.Time measure the algorithm's own work: methods
 // leave out the time spent inside the Recorder, which is where the session
@@ -115,7 +118,9 @@ func (o Options) withDefaults() Options {
 type Manager struct {
 	opts Options
 	sem  chan struct{} // worker slots
-	wg   sync.WaitGroup
+	// multi serialises traces taking several slots (see acquireSlot).
+	multi sync.Mutex
+	wg    sync.WaitGroup
 
 	mu       sync.Mutex
 	runs     map[string]*Run
@@ -161,6 +166,11 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 	if err := m.resolvePaths(sc, sp.Params, vals); err != nil {
 		return nil, err
 	}
+	for i, a := range sp.Algorithms {
+		if a.Workers > m.opts.Workers {
+			return nil, spec.Errorf(fmt.Sprintf("algorithms[%d].workers", i), "must be at most the server's %d worker slots (each worker of a block method takes one), got %d", m.opts.Workers, a.Workers)
+		}
+	}
 
 	// Reserve an active slot before the (possibly slow) build.
 	m.mu.Lock()
@@ -196,11 +206,22 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 		}
 		return nil, asFieldError(fmt.Errorf("building %s: %w", sc.Name, err), "problem")
 	}
-	jobs, err := scenarios.Jobs(inst, &sp)
+	// Block methods compute on a pool of Workers goroutines, each of which
+	// takes a worker slot: one unless the spec asks for more, and never more
+	// than the server has.
+	js := sp
+	js.Algorithms = append([]spec.Algo(nil), sp.Algorithms...)
+	for i := range js.Algorithms {
+		if a := &js.Algorithms[i]; a.Workers == 0 {
+			a.Workers = 1
+		}
+	}
+	jobs, err := scenarios.Jobs(inst, &js)
 	if err != nil {
 		release()
 		return nil, err
 	}
+	q := inst.Info().Blocks
 
 	runCtx, cancel := context.WithCancel(m.baseCtx)
 	r := &Run{
@@ -215,9 +236,16 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 		done:    make(chan struct{}),
 	}
 	for i, j := range jobs {
+		slots := j.Algo.Workers // at most the blocks an iteration updates
+		if q >= 1 {
+			slots = min(slots, q)
+		}
+		if j.Algo.R > 0 {
+			slots = min(slots, j.Algo.R)
+		}
 		r.traces = append(r.traces, &Trace{
 			Index: i, Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed,
-			run: r, status: StatusRunning,
+			run: r, status: StatusRunning, slots: max(slots, 1),
 		})
 	}
 	r.running = len(r.traces)

@@ -424,3 +424,53 @@ func TestTotalRecordsBudget(t *testing.T) {
 	slow.Cancel()
 	waitDone(t, slow)
 }
+
+// A block method's worker pool takes one slot per worker: two traces with
+// two workers each never compute at once on a two-slot manager, beside a
+// single-slot trace, and a pool larger than the server's slots is refused
+// by name.
+func TestWorkerPoolsTakeSlots(t *testing.T) {
+	m := newManager(t, session.Options{Workers: 2, TimeSlice: time.Millisecond})
+	sessiontest.ResetConcurrency()
+	sp := fakeSpec(20_000, spec.Params{"blocks": "4"}, "fw", "afw", "fista")
+	sp.Algorithms[0].Workers = 2
+	sp.Algorithms[1].Workers = 2
+	sp.Replications = 2
+	r, err := m.Create(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, r)
+	if got := sessiontest.MaxConcurrency(); got != 2 {
+		t.Errorf("%d goroutines computed at once with two worker slots, want 2", got)
+	}
+	for _, ts := range r.Status().Traces {
+		if ts.Records != 20_001 {
+			t.Errorf("trace %+v", ts)
+		}
+	}
+	if got := r.Spec().Algorithms[2].Workers; got != 0 {
+		t.Errorf("the stored spec changed: workers %d", got)
+	}
+
+	// Without the session's accounting the default pool (one goroutine
+	// per CPU) would run beside the others: the session gives it one slot.
+	sessiontest.ResetConcurrency()
+	one := newManager(t, session.Options{Workers: 1, TimeSlice: time.Millisecond})
+	r, err = one.Create(context.Background(), fakeSpec(5_000, spec.Params{"blocks": "4"}, "fw", "afw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, r)
+	if got := sessiontest.MaxConcurrency(); got != 1 {
+		t.Errorf("%d goroutines computed at once with one worker slot", got)
+	}
+
+	sp = fakeSpec(10, spec.Params{"blocks": "4"}, "fw", "afw")
+	sp.Algorithms[1].Workers = 3
+	_, err = m.Create(context.Background(), sp)
+	var fe *spec.FieldError
+	if !errors.As(err, &fe) || fe.Field != "algorithms[1].workers" || !strings.Contains(fe.Msg, "at most the server's 2 worker slots") {
+		t.Fatalf("workers above the slots: %v", err)
+	}
+}

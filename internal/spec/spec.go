@@ -36,7 +36,7 @@ type Algo struct {
 	M0           int     `json:"m0,omitempty"`
 	Growth       float64 `json:"growth,omitempty"`
 	R            int     `json:"r,omitempty"`            // blocks per iteration (0: all)
-	Workers      int     `json:"workers,omitempty"`      // block methods: worker pool size (0: number of CPUs)
+	Workers      int     `json:"workers,omitempty"`      // block methods: worker pool size (0: one per CPU in solve, 1 on the dashboard's server, where each worker takes a worker slot)
 	Caratheodory bool    `json:"caratheodory,omitempty"` // keep |U| ≤ p+1
 	Mu           float64 `json:"mu,omitempty"`           // spg smoothing parameter (0: from eps)
 	Eps          float64 `json:"eps,omitempty"`          // spg target accuracy

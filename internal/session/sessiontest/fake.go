@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,10 @@ var once sync.Once
 //	delay_us  microseconds slept after each record
 //	data      a data-file path (kind Path), recorded in the instance's panels
 //	panel_err when non-empty, ResultPanels fails with this text
+//	blocks    the instance's block count q (1)
+//
+// A method with workers w > 1 (a block method's pool, at most q) counts as w
+// goroutines computing at once, for MaxConcurrency.
 //
 // The instance implements scenarios.ResultPanels: a finished trace's panels
 // are {"final": [iterations, seed]}, its Result.X.
@@ -45,6 +50,7 @@ func Register() {
 				{Name: "delay_us", Kind: scenarios.Int, Default: "0", Help: "sleep after each record", Min: 0, HasMin: true, Max: 1e6, HasMax: true},
 				{Name: "data", Kind: scenarios.Path, Default: "", Help: "a data file"},
 				{Name: "panel_err", Kind: scenarios.String, Default: "", Help: "error text returned by ResultPanels"},
+				{Name: "blocks", Kind: scenarios.Int, Default: "1", Help: "block count q", Min: 1, HasMin: true, Max: 64, HasMax: true},
 			},
 			Algorithms: []string{"fw", "afw", "ssfw-as", "fista"},
 			Defaults:   []spec.Algo{{Algo: "ssfw-as"}, {Algo: "fista"}},
@@ -52,7 +58,7 @@ func Register() {
 				return &Instance{
 					N: v.Int("n"), PanicAt: v.Int("panic_at"), Fail: v.Str("fail"),
 					Delay: time.Duration(v.Int("delay_us")) * time.Microsecond, Data: v.Str("data"),
-					PanelErr: v.Str("panel_err"),
+					PanelErr: v.Str("panel_err"), Blocks: v.Int("blocks"),
 				}, nil
 			},
 		})
@@ -67,6 +73,7 @@ type Instance struct {
 	Delay    time.Duration
 	Data     string
 	PanelErr string
+	Blocks   int
 }
 
 // ResultPanels returns {"final": x} (x is [iterations, seed]), or fails
@@ -80,7 +87,7 @@ func (in *Instance) ResultPanels(x []float64) (map[string]any, error) {
 
 // Info reports n as the dimension and the data path as a panel.
 func (in *Instance) Info() scenarios.Info {
-	return scenarios.Info{Dim: 2, Samples: in.N, Blocks: 1, Panels: map[string]any{"data": in.Data}}
+	return scenarios.Info{Dim: 2, Samples: in.N, Blocks: max(in.Blocks, 1), Panels: map[string]any{"data": in.Data}}
 }
 
 // Method makes a fake method.
@@ -88,7 +95,11 @@ func (in *Instance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.M
 	if a.M0 > in.N {
 		return nil, spec.Errorf("m0", "must be at most the sample count n = %d, got %d", in.N, a.M0)
 	}
-	return &Method{in: in, stochastic: spec.Stochastic(a.Algo), lim: lim, seed: seed}, nil
+	w := max(a.Workers, 1)
+	if a.Workers == 0 {
+		w = runtime.GOMAXPROCS(0) // as the solver's block methods
+	}
+	return &Method{in: in, stochastic: spec.Stochastic(a.Algo), lim: lim, seed: seed, workers: int64(min(w, max(in.Blocks, 1)))}, nil
 }
 
 // Method is the fake method.
@@ -97,6 +108,7 @@ type Method struct {
 	stochastic bool
 	lim        solver.Limits
 	seed       int64
+	workers    int64 // goroutines computing at once
 }
 
 var (
@@ -138,7 +150,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			panic(fmt.Sprintf("fake method: boom at k = %d", k))
 		}
 		// The "work" of the iteration, counted for the concurrency bound.
-		n := executing.Add(1)
+		n := executing.Add(m.workers)
 		for {
 			mx := maxExecuting.Load()
 			if n <= mx || maxExecuting.CompareAndSwap(mx, n) {
@@ -163,7 +175,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			}
 			sum.Objective, sum.Gap = *r.Objective, *r.Gap
 		}
-		executing.Add(-1)
+		executing.Add(-m.workers)
 		r.Time = work()
 		t0 := time.Now()
 		rec.Record(r)
