@@ -300,3 +300,70 @@ func TestIncrementalDriftStaysTiny(t *testing.T) {
 		}
 	}
 }
+
+// The hat bound ½‖P_X Y_C‖² on a tall X (N = 30 000): checked against the
+// normal equations, and computed without an N×N matrix. A repeated column
+// makes rank X < J and the bound falls back to ½‖Y_C‖².
+func TestHatBoundTallX(t *testing.T) {
+	const n, j, k = 30_000, 3, 4
+	rng := rand.New(rand.NewPCG(8, 9))
+	X, Y := mat.NewDense(n, j, nil), mat.NewDense(n, k, nil)
+	for i := 0; i < n; i++ {
+		for a := 0; a < j; a++ {
+			X.Set(i, a, rng.NormFloat64())
+		}
+		base := rng.NormFloat64() + X.At(i, 0)
+		for c := 0; c < k; c++ {
+			Y.Set(i, c, base+0.3*rng.NormFloat64())
+		}
+	}
+	p, err := New(X, Y, Options{Lambda: 1, Gamma: 1, Threshold: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.HatBound() {
+		t.Fatal("rank X = J expected")
+	}
+	// ‖P_X y‖² = yᵀX (XᵀX)⁻¹ Xᵀy.
+	var xtx, xty, sol mat.Dense
+	xtx.Mul(X.T(), X)
+	xty.Mul(X.T(), Y)
+	if err := sol.Solve(&xtx, &xty); err != nil {
+		t.Fatal(err)
+	}
+	for ci, comp := range p.Graph().Components {
+		want := 0.0
+		for _, task := range comp {
+			for a := 0; a < j; a++ {
+				want += xty.At(a, task) * sol.At(a, task)
+			}
+		}
+		want /= 2
+		if got := p.Bounds()[ci]; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("T_%d = %.12g, normal equations %.12g", ci, got, want)
+		}
+	}
+	// Rank-deficient: the last column repeats the first.
+	Xd := mat.DenseCopyOf(X)
+	for i := 0; i < n; i++ {
+		Xd.Set(i, j-1, X.At(i, 0))
+	}
+	pd, err := New(Xd, Y, Options{Lambda: 1, Gamma: 1, Threshold: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pd.HatBound() {
+		t.Fatal("rank X < J not detected")
+	}
+	for ci, comp := range pd.Graph().Components {
+		want := 0.0
+		for _, task := range comp {
+			for i := 0; i < n; i++ {
+				want += Y.At(i, task) * Y.At(i, task)
+			}
+		}
+		if got := pd.Bounds()[ci]; math.Abs(got-want/2) > 1e-9*want {
+			t.Errorf("rank-deficient T_%d = %v, want ½‖Y_C‖² = %v", ci, got, want/2)
+		}
+	}
+}

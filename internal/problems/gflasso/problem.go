@@ -29,6 +29,9 @@ import (
 	"strconv"
 
 	"github.com/fwlab/fwlab/internal/solver"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -228,38 +231,45 @@ func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 func (p *Problem) bounds(X *mat.Dense) ([]float64, bool) {
 	T := make([]float64, len(p.comps))
 	full := false
-	var q mat.Dense
+	hat := make([]float64, p.K) // ½‖P_X y_t‖² per task, when rank X = J
 	if p.N >= p.J {
-		var qr mat.QR
-		qr.Factorize(X)
-		var r mat.Dense
-		qr.RTo(&r)
+		// Householder QR of X; Qᵀ is applied to Y without forming Q (N×N).
+		qr := mat.DenseCopyOf(X).RawMatrix()
+		tau := make([]float64, p.J)
+		work := []float64{0}
+		lapack64.Geqrf(qr, tau, work, -1)
+		work = make([]float64, max(int(work[0]), 1))
+		lapack64.Geqrf(qr, tau, work, len(work))
 		dmax := 0.0
 		for a := 0; a < p.J; a++ {
-			dmax = math.Max(dmax, math.Abs(r.At(a, a)))
+			dmax = math.Max(dmax, math.Abs(qr.Data[a*qr.Stride+a]))
 		}
 		full = dmax > 0
 		for a := 0; a < p.J; a++ {
-			if math.Abs(r.At(a, a)) <= 1e-10*dmax*float64(p.N) {
+			if math.Abs(qr.Data[a*qr.Stride+a]) <= 1e-10*dmax*float64(p.N) {
 				full = false
 			}
 		}
-		if full {
-			qr.QTo(&q)
+		if full && p.opt.Bound == "hat" {
+			// ‖P_X y‖² = ‖Q₁ᵀ y‖², Q₁ the first J columns of Q.
+			qty := blas64.General{Rows: p.N, Cols: p.K, Stride: p.K, Data: append([]float64(nil), p.y...)}
+			lapack64.Ormqr(blas.Left, blas.Trans, qr, tau, qty, work, -1)
+			if need := int(work[0]); need > len(work) {
+				work = make([]float64, need)
+			}
+			lapack64.Ormqr(blas.Left, blas.Trans, qr, tau, qty, work, len(work))
+			for a := 0; a < p.J; a++ {
+				for t, v := range qty.Data[a*qty.Stride : a*qty.Stride+p.K] {
+					hat[t] += v * v
+				}
+			}
 		}
 	}
 	for ci, c := range p.comps {
 		s := 0.0
 		for _, t := range c.tasks {
 			if p.opt.Bound == "hat" && full {
-				// ½‖Q₁ᵀ y‖² with Q₁ the first J columns of Q.
-				for a := 0; a < p.J; a++ {
-					d := 0.0
-					for i := 0; i < p.N; i++ {
-						d += q.At(i, a) * p.y[i*p.K+t]
-					}
-					s += d * d
-				}
+				s += hat[t]
 			} else {
 				for i := 0; i < p.N; i++ {
 					v := p.y[i*p.K+t]
@@ -274,19 +284,10 @@ func (p *Problem) bounds(X *mat.Dense) ([]float64, bool) {
 
 // lambdaMax returns the largest eigenvalue of XᵀX.
 func lambdaMax(xt []float64, n, j int) float64 {
-	g := mat.NewSymDense(j, nil)
-	for a := 0; a < j; a++ {
-		for b := a; b < j; b++ {
-			s := 0.0
-			ra, rb := xt[a*n:(a+1)*n], xt[b*n:(b+1)*n]
-			for i := range ra {
-				s += ra[i] * rb[i]
-			}
-			g.SetSym(a, b, s)
-		}
-	}
+	var g mat.SymDense
+	g.SymOuterK(1, mat.NewDense(j, n, xt)) // XᵀX = (Xᵀ)(Xᵀ)ᵀ
 	var eig mat.EigenSym
-	if !eig.Factorize(g, false) {
+	if !eig.Factorize(&g, false) {
 		// Fall back to the trace, a valid (loose) bound.
 		tr := 0.0
 		for a := 0; a < j; a++ {
