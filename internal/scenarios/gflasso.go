@@ -103,6 +103,9 @@ func loadGFLASSO(v Values, seed int64) (X, Y, B *mat.Dense, err error) {
 		if sp.N*sp.J > maxGFLASSOEntries || sp.N*sp.K > maxGFLASSOEntries || sp.J*sp.K > maxGFLASSOEntries {
 			return nil, nil, nil, spec.Errorf("params.n", "n·j, n·k and j·k must each be at most %d, got n=%d, j=%d, k=%d", maxGFLASSOEntries, sp.N, sp.J, sp.K)
 		}
+		if err := gflassoWork("params.n", "", sp.N, sp.J, sp.K); err != nil {
+			return nil, nil, nil, err
+		}
 		s, err := gflasso.Simulate(sp)
 		if err != nil {
 			return nil, nil, nil, err
@@ -127,7 +130,29 @@ func loadGFLASSO(v Values, seed int64) (X, Y, B *mat.Dense, err error) {
 	if nx < 2 {
 		return nil, nil, nil, spec.Errorf("params.x", "%s has %d row; at least 2 samples are needed for the correlations of Y", xp, nx)
 	}
+	_, j := X.Dims()
+	_, k := Y.Dims()
+	if err := gflassoWork("params.x", fmt.Sprintf("%s and %s: ", xp, yp), nx, j, k); err != nil {
+		return nil, nil, nil, err
+	}
 	return X, Y, nil, nil
+}
+
+// maxGFLASSOWork bounds n·j·k, the multiply-adds of one full gradient (and of
+// the bound T's QR step), and n·k², those of the task graph's correlations:
+// at 2·10⁹ an iteration takes about a second and a build several.
+const maxGFLASSOWork = 2_000_000_000
+
+// gflassoWork refuses instances whose gradient or graph would be too slow to
+// watch, under the given field.
+func gflassoWork(field, prefix string, n, j, k int) error {
+	if w := float64(n) * float64(j) * float64(k); w > maxGFLASSOWork {
+		return spec.Errorf(field, "%sn·j·k = %.3g exceeds %.0e (one full gradient's multiply-adds; lower n, j or k)", prefix, w, float64(maxGFLASSOWork))
+	}
+	if w := float64(n) * float64(k) * float64(k); w > maxGFLASSOWork {
+		return spec.Errorf(field, "%sn·k² = %.3g exceeds %.0e (the correlations of the task graph; lower n or k)", prefix, w, float64(maxGFLASSOWork))
+	}
+	return nil
 }
 
 // maxGFLASSOEntries bounds the size of simulated matrices.

@@ -181,6 +181,9 @@ func TestGFLASSOScenarioImport(t *testing.T) {
 		{"lambda zero", spec.Params{"lambda": "0"}, "params.lambda", []string{"> 0"}},
 		{"lambda denormal", spec.Params{"lambda": "5e-324"}, "params.lambda", []string{"too small"}},
 		{"bad bound", spec.Params{"bound": "tight"}, "params.bound", nil},
+		{"too many entries", spec.Params{"n": "1000000", "j": "100"}, "params.n", []string{"n·j, n·k and j·k"}},
+		{"gradient too slow", spec.Params{"n": "20000", "j": "1000", "k": "1000"}, "params.n", []string{"n·j·k = 2e+10", "lower n, j or k"}},
+		{"graph too slow", spec.Params{"n": "2000", "j": "1", "k": "10000"}, "params.n", []string{"n·k² = 2e+11"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
