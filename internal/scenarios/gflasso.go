@@ -159,12 +159,15 @@ func gflassoWork(field, prefix string, n, j, k int) error {
 const maxGFLASSOEntries = 20_000_000
 
 // BuildGFLASSO builds the instance from validated values.
-func BuildGFLASSO(_ context.Context, v Values, seed int64) (*GFLASSOInstance, error) {
+func BuildGFLASSO(ctx context.Context, v Values, seed int64) (*GFLASSOInstance, error) {
 	X, Y, B, err := loadGFLASSO(v, seed)
 	if err != nil {
 		return nil, err
 	}
-	p, err := gflasso.New(X, Y, gflasso.Options{Lambda: v.Float("lambda"), Gamma: v.Float("gamma"),
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := gflasso.NewContext(ctx, X, Y, gflasso.Options{Lambda: v.Float("lambda"), Gamma: v.Float("gamma"),
 		Threshold: v.Float("threshold"), Bound: v.Str("bound"), Blocks: v.Str("blocks"), EnumMax: v.Int("enum_max")})
 	var oe *gflasso.OptionError
 	if errors.As(err, &oe) {

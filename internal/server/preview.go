@@ -181,7 +181,7 @@ func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-e.done:
 	case <-wait.Done():
-		writeError(w, http.StatusGatewayTimeout, "", fmt.Sprintf("building the %s instance takes longer than %v; its size is shown once the build finishes", sc.Name, timeout))
+		writeError(w, http.StatusGatewayTimeout, "", fmt.Sprintf("building the %s instance takes longer than %v, the limit of a preview; a run builds it without that limit", sc.Name, timeout))
 		return
 	}
 	if e.err != nil {

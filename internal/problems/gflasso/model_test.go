@@ -1,6 +1,8 @@
 package gflasso
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -365,5 +367,17 @@ func TestHatBoundTallX(t *testing.T) {
 		if got := pd.Bounds()[ci]; math.Abs(got-want/2) > 1e-9*want {
 			t.Errorf("rank-deficient T_%d = %v, want ½‖Y_C‖² = %v", ci, got, want/2)
 		}
+	}
+}
+
+func TestNewContextStops(t *testing.T) {
+	X, Y := mixedData(3, 40, 6)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := NewContext(ctx, X, Y, Options{Lambda: 1, Gamma: 1, Threshold: 0.5}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled build: %v", err)
+	}
+	if _, err := NewContext(context.Background(), X, Y, Options{Lambda: 1, Gamma: 1, Threshold: 0.5}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -24,6 +24,7 @@
 package gflasso
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -104,6 +105,19 @@ type Problem struct {
 
 // New builds the instance from X (N×J) and Y (N×K).
 func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
+	return NewContext(context.Background(), X, Y, opt)
+}
+
+// NewContext is New that gives up, returning ctx's error, when ctx ends
+// between the steps of the build (the task graph, each component's
+// vertices, the bounds T_C, λ_max).
+func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, error) {
+	cut := func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("gflasso: building the instance: %w", err)
+		}
+		return nil
+	}
 	n, j := X.Dims()
 	ny, k := Y.Dims()
 	if ny != n {
@@ -150,6 +164,9 @@ func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cut(); err != nil {
+		return nil, err
+	}
 	p := &Problem{N: n, J: j, K: k, opt: opt, graph: g}
 	p.x = make([]float64, n*j)
 	p.xt = make([]float64, n*j)
@@ -183,6 +200,9 @@ func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 		c.edges = append(c.edges, localEdge{a: where[e.M], b: where[e.L], w: e.W, s: float64(e.Sign)})
 	}
 	for _, c := range p.comps {
+		if err := cut(); err != nil {
+			return nil, err
+		}
 		if len(c.tasks) <= opt.EnumMax {
 			if err := c.enumerate(); err != nil && err != errTooMany {
 				return nil, err
@@ -194,7 +214,13 @@ func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 	}
 	// Bounds T_C. Vertex coordinates are at most T_C/λ (ω_C ≥ λ‖·‖₁ and
 	// the atoms have entries ±1); they must stay far from overflow.
+	if err := cut(); err != nil {
+		return nil, err
+	}
 	p.compT, p.hatRank = p.bounds(X)
+	if err := cut(); err != nil {
+		return nil, err
+	}
 	for ci, T := range p.compT {
 		if r := T / opt.Lambda; math.IsInf(r, 0) || math.IsNaN(r) || r > 1e150 {
 			return nil, optErr("lambda", "%v is too small for this data: the vertices of component %d reach T/λ = %v (T = %v)", opt.Lambda, ci, r, T)
