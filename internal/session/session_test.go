@@ -474,3 +474,64 @@ func TestWorkerPoolsTakeSlots(t *testing.T) {
 		t.Fatalf("workers above the slots: %v", err)
 	}
 }
+
+// Pause, single steps, resume and cancel with traces holding two slots each
+// beside a one-slot trace: every trace parks, steps one record at a time and
+// finishes, and a cancelled run leaves no slot taken.
+func TestPauseStepWithWorkerPools(t *testing.T) {
+	m := newManager(t, session.Options{Workers: 2, TimeSlice: time.Millisecond})
+	sp := fakeSpec(1000, spec.Params{"delay_us": "20", "blocks": "4"}, "fw", "afw", "fista")
+	sp.Algorithms[0].Workers = 2
+	sp.Algorithms[1].Workers = 2
+	r, err := m.Create(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "first records", func() bool {
+		for _, tr := range r.Traces() {
+			if tr.Len() < 5 {
+				return false
+			}
+		}
+		return true
+	})
+	r.Pause()
+	waitFor(t, "traces parked", r.Parked)
+	var before []int
+	for _, tr := range r.Traces() {
+		before = append(before, tr.Len())
+	}
+	for step := 1; step <= 3; step++ {
+		r.Step()
+		waitFor(t, "step", func() bool {
+			var c []int
+			for _, tr := range r.Traces() {
+				c = append(c, tr.Len())
+			}
+			return r.Parked() && equal(c, add(before, step))
+		})
+	}
+	r.Resume()
+	waitDone(t, r)
+	for _, ts := range r.Status().Traces {
+		if ts.Records != 1001 {
+			t.Errorf("trace %+v", ts)
+		}
+	}
+	// A cancelled run gives every slot back: a one-slot run and a two-slot
+	// run both finish afterwards.
+	c, err := m.Create(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "records", func() bool { return c.Traces()[0].Len() > 3 })
+	c.Cancel()
+	waitDone(t, c)
+	after := fakeSpec(50, spec.Params{"blocks": "4"}, "fw", "afw")
+	after.Algorithms[0].Workers = 2
+	d, err := m.Create(context.Background(), after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, d)
+}
