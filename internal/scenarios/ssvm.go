@@ -134,6 +134,11 @@ func init() {
 			if v.Int("maxlen") < v.Int("minlen") {
 				return nil, spec.Errorf("params.maxlen", "must be at least minlen = %d, got %d", v.Int("minlen"), v.Int("maxlen"))
 			}
+			// The letters' features are held in memory: bound them as the
+			// generated matrices of the other problems are.
+			if e := (v.Int("train") + v.Int("test")) * v.Int("maxlen") * (v.Int("features") + 1); e > maxEntries {
+				return nil, spec.Errorf("params.train", "(train + test)·maxlen·(features + 1) = %d exceeds %d letter-feature entries (lower train, test, maxlen or features)", e, maxEntries)
+			}
 			cfg := ssvm.ChainConfig{Train: v.Int("train"), Test: v.Int("test"), Labels: v.Int("labels"),
 				Feat: v.Int("features"), MinLen: v.Int("minlen"), MaxLen: v.Int("maxlen"),
 				Noise: v.Float("noise"), Stick: v.Float("stick"), Seed: uint64(seed)}

@@ -89,6 +89,7 @@ func TestSSVMScenarioErrors(t *testing.T) {
 		{spec.Run{Problem: "ssvm-chain", Params: spec.Params{"lambda": "0"}, Algorithms: ssvmDefaults()}, "params.lambda"},
 		{spec.Run{Problem: "ssvm-chain", Params: spec.Params{"labels": "9"}, Algorithms: ssvmDefaults()}, "params.labels"},
 		{spec.Run{Problem: "ssvm-chain", Params: spec.Params{"minlen": "5", "maxlen": "4"}, Algorithms: ssvmDefaults()}, "params.maxlen"},
+		{spec.Run{Problem: "ssvm-chain", Params: spec.Params{"train": "100000", "test": "100000", "features": "256", "maxlen": "12"}, Algorithms: ssvmDefaults()}, "params.train"},
 		{spec.Run{Problem: "ssvm-ocr", Params: spec.Params{"data": filepath.Join(t.TempDir(), "none")}, Algorithms: ssvmDefaults()}, "params.data"},
 		{spec.Run{Problem: "ssvm-chain", Algorithms: []spec.Algo{{Algo: "afw"}}}, "algorithms[0].algo"},
 	}
