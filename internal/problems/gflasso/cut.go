@@ -14,9 +14,15 @@ import (
 // problem because F is λ|S| plus a cut function with nonnegative weights.
 
 // switching returns τ with s_e = τ_a τ_b on every edge, or nil when the
-// signed graph is not balanced.
+// signed graph is not balanced. It also records the tasks' degrees, which
+// the cut oracle reads.
 func (c *component) switching() []float64 {
 	k := len(c.tasks)
+	c.deg = make([]float64, k)
+	for _, e := range c.edges {
+		c.deg[e.a] += e.w
+		c.deg[e.b] += e.w
+	}
 	tau := make([]float64, k)
 	adj := make([][]localEdge, k)
 	for _, e := range c.edges {
@@ -98,7 +104,7 @@ func (c *component) dinkelbach(h []float64) []bool {
 	var S []bool
 	theta := 0.0
 	for a, v := range h {
-		if r := v / (c.lambda + c.gamma*c.degree(a)); v > 0 && r > theta {
+		if r := v / (c.lambda + c.gamma*c.deg[a]); v > 0 && r > theta {
 			theta = r
 			S = make([]bool, k)
 			S[a] = true
@@ -133,16 +139,6 @@ func (c *component) dinkelbach(h []float64) []bool {
 	return S
 }
 
-// degree returns the total edge weight at task a.
-func (c *component) degree(a int) float64 {
-	d := 0.0
-	for _, e := range c.edges {
-		if e.a == a || e.b == a {
-			d += e.w
-		}
-	}
-	return d
-}
 
 // maxExcess returns argmax_S h(S) − θ(λ|S| + γ w(δ(S))) by a minimum s-t
 // cut: task a is on the source side when a ∈ S; a ∈ S costs θλ − h_a (an

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -379,5 +380,45 @@ func TestNewContextStops(t *testing.T) {
 	}
 	if _, err := NewContext(context.Background(), X, Y, Options{Lambda: 1, Gamma: 1, Threshold: 0.5}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Components too large for their oracle are refused at build, naming the
+// threshold: a 40-task clique needs linear programs of 1.3·10⁶ entries when
+// forced onto the LP oracle, and 101 correlated tasks with J = 50 rows a
+// minimum-cut oracle of J·k³ > 5·10⁷ steps; 100 tasks pass.
+func TestOracleSizeLimits(t *testing.T) {
+	corr := func(n, j, k int) (*mat.Dense, *mat.Dense) {
+		rng := rand.New(rand.NewPCG(uint64(k), 3))
+		X, Y := mat.NewDense(n, j, nil), mat.NewDense(n, k, nil)
+		for i := 0; i < n; i++ {
+			for a := 0; a < j; a++ {
+				X.Set(i, a, rng.NormFloat64())
+			}
+			base := 3 * rng.NormFloat64()
+			for c := 0; c < k; c++ {
+				Y.Set(i, c, base+0.1*rng.NormFloat64())
+			}
+		}
+		return X, Y
+	}
+	var oe *OptionError
+	X, Y := corr(60, 3, 40)
+	_, err := New(X, Y, Options{Lambda: 1, Gamma: 1, Threshold: 0.5, EnumMax: 1, ForceLP: true})
+	if !errors.As(err, &oe) || oe.Option != "threshold" || !strings.Contains(oe.Msg, "linear programs of 1.28e+06 entries") {
+		t.Fatalf("40-task clique on the LP oracle: %v", err)
+	}
+	X, Y = corr(60, 50, 101)
+	_, err = New(X, Y, Options{Lambda: 1, Gamma: 1, Threshold: 0.5})
+	if !errors.As(err, &oe) || oe.Option != "threshold" || !strings.Contains(oe.Msg, "component of 101 tasks") {
+		t.Fatalf("101 tasks on the cut oracle: %v", err)
+	}
+	X, Y = corr(60, 50, 100)
+	p, err := New(X, Y, Options{Lambda: 1, Gamma: 1, Threshold: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds := p.OracleKinds(); len(kinds) != 1 || kinds[0] != "cut" {
+		t.Fatalf("oracles %v, want one cut oracle", kinds)
 	}
 }

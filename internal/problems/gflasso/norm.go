@@ -39,6 +39,7 @@ type component struct {
 	// tau is the switching of a balanced component that is not enumerated
 	// (its oracle then uses minimum cuts, see cut.go); nil otherwise.
 	tau []float64
+	deg []float64 // total edge weight at each task (set by switching)
 	// pos and neg are the masks of the atom's members with sign +1 and −1,
 	// for the subset-sum evaluation of bestAtom.
 	pos, neg []uint32

@@ -103,6 +103,16 @@ type Problem struct {
 	hatRank bool // rank X = J (T from the hat matrix available)
 }
 
+// maxLPEntries bounds the dense constraint matrix of the LP oracle
+// ((edges + 1) × (2·tasks + 2·edges + 1) numbers, 8 MB): a component that
+// needs a larger one is refused rather than left to exhaust the memory.
+const maxLPEntries = 1_000_000
+
+// maxCutWork bounds J·k³ for a component whose oracle uses minimum cuts: at
+// the bound (k = 100 tasks with J = 50 rows) a call takes one to a few
+// seconds on one core, and the time grows about as k³.
+const maxCutWork = 50_000_000
+
 // New builds the instance from X (N×J) and Y (N×K).
 func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 	return NewContext(context.Background(), X, Y, opt)
@@ -210,6 +220,20 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 		}
 		if !c.enumerated() && !opt.ForceLP {
 			c.tau = c.switching()
+		}
+		if k := float64(len(c.tasks)); !c.enumerated() && c.tau != nil && float64(j)*k*k*k > maxCutWork {
+			// The cut oracle: minimum cuts on the dense graph of the
+			// component, for each of the J rows, about J·k³ steps a call.
+			return nil, optErr("threshold", "%v leaves a component of %d tasks; its minimum-cut oracle would take about J·k³ = %.3g steps a call, more than %.0e (raise threshold to split it, or use fewer covariates J)",
+				opt.Threshold, len(c.tasks), float64(j)*k*k*k, float64(maxCutWork))
+		}
+		if !c.enumerated() && c.tau == nil {
+			// The LP oracle: a dense simplex tableau per row of B.
+			k, ne := len(c.tasks), len(c.edges)
+			if e := float64(ne+1) * float64(2*k+2*ne+1); e > maxLPEntries {
+				return nil, optErr("threshold", "%v leaves a component of %d tasks and %d edges whose signs admit no switching; its oracle would solve linear programs of %.3g entries, more than %.0e (raise threshold for fewer edges, or enum_max up to %d to enumerate components that small)",
+					opt.Threshold, k, ne, e, float64(maxLPEntries), maxEnumTasks)
+			}
 		}
 	}
 	// Bounds T_C. Vertex coordinates are at most T_C/λ (ω_C ≥ λ‖·‖₁ and
