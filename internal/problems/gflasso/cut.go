@@ -139,7 +139,6 @@ func (c *component) dinkelbach(h []float64) []bool {
 	return S
 }
 
-
 // maxExcess returns argmax_S h(S) − θ(λ|S| + γ w(δ(S))) by a minimum s-t
 // cut: task a is on the source side when a ∈ S; a ∈ S costs θλ − h_a (an
 // arc a→t when positive, else a gain as an arc s→a), and every edge costs
