@@ -139,8 +139,9 @@ func loadGFLASSO(v Values, seed int64) (X, Y, B *mat.Dense, err error) {
 }
 
 // maxGFLASSOWork bounds n·j·k, the multiply-adds of one full gradient (and of
-// the bound T's QR step), and n·k², those of the task graph's correlations:
-// at 2·10⁹ an iteration takes about a second and a build several.
+// the bound T's QR step), n·k², those of the task graph's correlations, and
+// n·j·min(n, j), those of X's QR and Gram matrices: at 2·10⁹ an iteration
+// takes about a second and a build several.
 const maxGFLASSOWork = 2_000_000_000
 
 // gflassoWork refuses instances whose gradient or graph would be too slow to
@@ -151,6 +152,9 @@ func gflassoWork(field, prefix string, n, j, k int) error {
 	}
 	if w := float64(n) * float64(k) * float64(k); w > maxGFLASSOWork {
 		return spec.Errorf(field, "%sn·k² = %.3g exceeds %.0e (the correlations of the task graph; lower n or k)", prefix, w, float64(maxGFLASSOWork))
+	}
+	if w := float64(n) * float64(j) * float64(min(n, j)); w > maxGFLASSOWork {
+		return spec.Errorf(field, "%sn·j·min(n, j) = %.3g exceeds %.0e (the QR and Gram matrices of X behind the bound T and the Lipschitz constant; lower n or j)", prefix, w, float64(maxGFLASSOWork))
 	}
 	return nil
 }

@@ -268,7 +268,7 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 	for _, b := range p.info {
 		p.blocks = append(p.blocks, solver.Block{Offset: b.off, Size: b.size})
 	}
-	p.lip = lambdaMax(p.xt, n, j)
+	p.lip = lambdaMax(p.x, p.xt, n, j)
 	return p, nil
 }
 
@@ -332,15 +332,21 @@ func (p *Problem) bounds(X *mat.Dense) ([]float64, bool) {
 	return T, full
 }
 
-// lambdaMax returns the largest eigenvalue of XᵀX.
-func lambdaMax(xt []float64, n, j int) float64 {
+// lambdaMax returns the largest eigenvalue of XᵀX, from the smaller of the
+// Gram matrices XᵀX (J×J) and XXᵀ (N×N), which share their nonzero
+// eigenvalues. x is X row-major, xt is Xᵀ row-major.
+func lambdaMax(x, xt []float64, n, j int) float64 {
 	var g mat.SymDense
-	g.SymOuterK(1, mat.NewDense(j, n, xt)) // XᵀX = (Xᵀ)(Xᵀ)ᵀ
+	if j <= n {
+		g.SymOuterK(1, mat.NewDense(j, n, xt)) // XᵀX = (Xᵀ)(Xᵀ)ᵀ
+	} else {
+		g.SymOuterK(1, mat.NewDense(n, j, x)) // XXᵀ
+	}
 	var eig mat.EigenSym
 	if !eig.Factorize(&g, false) {
 		// Fall back to the trace, a valid (loose) bound.
 		tr := 0.0
-		for a := 0; a < j; a++ {
+		for a := 0; a < g.SymmetricDim(); a++ {
 			tr += g.At(a, a)
 		}
 		return tr

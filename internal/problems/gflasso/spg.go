@@ -43,8 +43,9 @@ type SPG struct {
 	mu, L  float64
 	eps    float64
 	limits solver.Limits
-	xtx    []float64 // J×J
+	xtx    []float64 // J×J when J ≤ N (nil otherwise)
 	xty    []float64 // J×K
+	res    []float64 // N×K scratch for XW − Y when J > N
 }
 
 // NewSPG configures SPG on p.
@@ -87,19 +88,16 @@ func NewSPG(p *Problem, cfg SPGConfig) (*SPG, error) {
 		s.L += p.opt.Gamma * p.opt.Gamma * 2 * dmax / s.mu
 	}
 	n, j, k := p.N, p.J, p.K
-	s.xtx = make([]float64, j*j)
-	for a := 0; a < j; a++ {
-		for b := 0; b < j; b++ {
-			sum := 0.0
-			ca, cb := p.xt[a*n:(a+1)*n], p.xt[b*n:(b+1)*n]
-			for i := range ca {
-				sum += ca[i] * cb[i]
-			}
-			s.xtx[a*j+b] = sum
-		}
+	// The loss gradient is XᵀX W − XᵀY with the J×J Gram matrix when J ≤ N
+	// (J²K a step), else Xᵀ(XW − Y) (2NJK a step, no J×J matrix).
+	if j <= n {
+		s.xtx = make([]float64, j*j)
+		mat.NewDense(j, j, s.xtx).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, j, p.x))
+	} else {
+		s.res = make([]float64, n*k)
 	}
 	s.xty = make([]float64, j*k)
-	for a := 0; a < j; a++ {
+	for a := 0; a < j && s.xtx != nil; a++ {
 		ca := p.xt[a*n : (a+1)*n]
 		for i, v := range ca {
 			yi := p.y[i*k : (i+1)*k]
@@ -122,20 +120,27 @@ func (s *SPG) Lipschitz() float64 { return s.L }
 func (s *SPG) smoothGrad(W, g []float64) {
 	p := s.p
 	j, k := p.J, p.K
-	for a := 0; a < j; a++ {
-		ga := g[a*k : (a+1)*k]
-		copy(ga, s.xty[a*k:(a+1)*k])
-		for c := range ga {
-			ga[c] = -ga[c]
-		}
-		row := s.xtx[a*j : (a+1)*j]
-		for b, v := range row {
-			if v == 0 {
-				continue
+	if s.xtx == nil {
+		r := mat.NewDense(p.N, k, s.res)
+		r.Mul(mat.NewDense(p.N, j, p.x), mat.NewDense(j, k, W))
+		r.Sub(r, mat.NewDense(p.N, k, p.y))
+		mat.NewDense(j, k, g).Mul(mat.NewDense(j, p.N, p.xt), r)
+	} else {
+		for a := 0; a < j; a++ {
+			ga := g[a*k : (a+1)*k]
+			copy(ga, s.xty[a*k:(a+1)*k])
+			for c := range ga {
+				ga[c] = -ga[c]
 			}
-			wb := W[b*k : (b+1)*k]
-			for c, w := range wb {
-				ga[c] += v * w
+			row := s.xtx[a*j : (a+1)*j]
+			for b, v := range row {
+				if v == 0 {
+					continue
+				}
+				wb := W[b*k : (b+1)*k]
+				for c, w := range wb {
+					ga[c] += v * w
+				}
 			}
 		}
 	}

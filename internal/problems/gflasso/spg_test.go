@@ -3,9 +3,11 @@ package gflasso
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/solver"
+	"gonum.org/v1/gonum/mat"
 )
 
 func TestSPGReachesReferenceOptimum(t *testing.T) {
@@ -143,5 +145,44 @@ func TestSPGWithoutEdgesIsFISTAOnLasso(t *testing.T) {
 	}
 	if math.Abs(res.Summary.Objective-want) > 1e-9*want {
 		t.Errorf("SPG with γ = 0: %v, per-task lasso: %v", res.Summary.Objective, want)
+	}
+}
+
+// SPG's loss gradient XᵀX W − XᵀY (J ≤ N, with the Gram matrix) and
+// Xᵀ(XW − Y) (J > N, without it) both equal a direct product.
+func TestSPGLossGradientBothForms(t *testing.T) {
+	for _, shape := range [][2]int{{40, 12}, {15, 60}} {
+		n, j := shape[0], shape[1]
+		X, Y := mixedData(4, n, j)
+		p, err := New(X, Y, Options{Lambda: 1, Gamma: 0, Threshold: 0.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewSPG(p, SPGConfig{Limits: solver.Limits{MaxIters: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (s.xtx == nil) != (j > n) {
+			t.Fatalf("%d×%d: Gram matrix kept %v", n, j, s.xtx != nil)
+		}
+		_, k := Y.Dims()
+		rng := rand.New(rand.NewPCG(2, 3))
+		W := make([]float64, j*k)
+		for i := range W {
+			W[i] = rng.NormFloat64()
+		}
+		g := make([]float64, j*k)
+		s.smoothGrad(W, g)
+		var r, want mat.Dense
+		r.Mul(X, mat.NewDense(j, k, W))
+		r.Sub(&r, Y)
+		want.Mul(X.T(), &r)
+		for a := 0; a < j; a++ {
+			for c := 0; c < k; c++ {
+				if d := math.Abs(g[a*k+c] - want.At(a, c)); d > 1e-10*(1+math.Abs(want.At(a, c))) {
+					t.Fatalf("%d×%d: gradient (%d,%d) = %v, direct %v", n, j, a, c, g[a*k+c], want.At(a, c))
+				}
+			}
+		}
 	}
 }
