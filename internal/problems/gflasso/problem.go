@@ -122,7 +122,7 @@ func New(X, Y *mat.Dense, opt Options) (*Problem, error) {
 // between the steps of the build (the task graph, each component's
 // vertices, the bounds T_C, λ_max).
 func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, error) {
-	cut := func() error {
+	cancelled := func() error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("gflasso: building the instance: %w", err)
 		}
@@ -174,7 +174,7 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 	if err != nil {
 		return nil, err
 	}
-	if err := cut(); err != nil {
+	if err := cancelled(); err != nil {
 		return nil, err
 	}
 	p := &Problem{N: n, J: j, K: k, opt: opt, graph: g}
@@ -210,7 +210,7 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 		c.edges = append(c.edges, localEdge{a: where[e.M], b: where[e.L], w: e.W, s: float64(e.Sign)})
 	}
 	for _, c := range p.comps {
-		if err := cut(); err != nil {
+		if err := cancelled(); err != nil {
 			return nil, err
 		}
 		if len(c.tasks) <= opt.EnumMax {
@@ -238,11 +238,11 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 	}
 	// Bounds T_C. Vertex coordinates are at most T_C/λ (ω_C ≥ λ‖·‖₁ and
 	// the atoms have entries ±1); they must stay far from overflow.
-	if err := cut(); err != nil {
+	if err := cancelled(); err != nil {
 		return nil, err
 	}
 	p.compT, p.hatRank = p.bounds(X)
-	if err := cut(); err != nil {
+	if err := cancelled(); err != nil {
 		return nil, err
 	}
 	for ci, T := range p.compT {
