@@ -77,12 +77,12 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.algo.Mu, "mu", 0, "spg: smoothing parameter μ (0: from -eps)")
 	fs.Float64Var(&o.algo.Eps, "eps", 0, "spg: target accuracy ε used to choose μ")
 	fs.BoolVar(&o.algo.NoAverage, "no-average", false, "structural SVM: report the plain iterate instead of the weighted average")
-	fs.IntVar(&o.iters, "iters", spec.DefaultIters, "maximum iterations")
-	fs.Float64Var(&o.passes, "passes", 0, "maximum effective passes over the data (0: no limit)")
+	fs.IntVar(&o.iters, "iters", spec.DefaultIters, fmt.Sprintf("maximum iterations (0: no limit, up to %d); when -passes is given without -iters, the passes alone govern", spec.MaxIters))
+	fs.Float64Var(&o.passes, "passes", 0, "maximum effective passes over the data (0: no limit); given alone, iterations are not limited")
 	fs.Float64Var(&o.gap, "gap", 0, "stop when the duality gap is at most this (0: never)")
 	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations (0: the problem's default, every iteration; about every quarter pass for the structural SVM)")
 	fs.IntVar(&o.reps, "replications", 1, "run R times with seeds seed, seed+1, … and report the per-iteration median, min and max")
-	fs.Int64Var(&o.seed, "seed", 1, "random seed (instance and runs)")
+	fs.Int64Var(&o.seed, "seed", spec.DefaultSeed, "random seed (instance and runs); a preset keeps its own unless given")
 	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json (csv: problem-specific metrics in the last column, as a JSON object)")
 	fs.StringVar(&o.out, "out", "", "write the output to FILE instead of standard output")
 	fs.StringVar(&o.saveX, "save-x", "", "write the final solution to FILE as CSV")
@@ -204,11 +204,22 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"iters", o.iters}, {"replications", o.reps}} {
+	}{{"replications", o.reps}} {
 		if set[c.name] && c.v < 1 {
 			fmt.Fprintf(stderr, "dashboard solve: -%s: must be at least 1, got %d\n", c.name, c.v)
 			return 2
 		}
+	}
+	if set["iters"] && (o.iters < 0 || o.iters > spec.MaxIters) {
+		fmt.Fprintf(stderr, "dashboard solve: -iters: must be between 0 (no limit) and %d, got %d\n", spec.MaxIters, o.iters)
+		return 2
+	}
+	// -iters 0 means no iteration limit, and so does -passes given alone:
+	// the passes then govern. The spec bounds every run, so "no limit" is
+	// its largest iteration count.
+	if (set["iters"] && o.iters == 0) || (set["passes"] && o.passes > 0 && !set["iters"]) {
+		o.iters = spec.MaxIters
+		set["iters"] = true
 	}
 	overrideInt := func(name string, dst *int, v int) {
 		if set[name] || preset == nil {

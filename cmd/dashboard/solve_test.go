@@ -34,7 +34,7 @@ func TestSolveUsageErrorsNameTheFlag(t *testing.T) {
 		{[]string{"-problem", "toy-polygon", "-algo", "afw", "-cond", "-1"}, "-cond:"},
 		{[]string{"-problem", "toy-polygon", "-algo", "afw", "-format", "xml"}, "-format"},
 		{[]string{"-problem", "toy-polygon", "-algo", "ssfw-as", "-rho", "1.5"}, "-rho: must lie strictly between 0 and 1"},
-		{[]string{"-problem", "toy-polygon", "-algo", "afw", "-iters", "0"}, "-iters"},
+		{[]string{"-problem", "toy-polygon", "-algo", "afw", "-iters", "-3"}, "-iters: must be between 0 (no limit)"},
 		{[]string{"-problem", "toy-polygon", "-algo", "afw", "-L", "-3"}, "-L:"},
 		{[]string{"-problem", "toy-polygon", "-algo", "afw", "-bogus", "1"}, "bogus"},
 		{[]string{"-scenario", "nope"}, "-scenario: unknown preset"},

@@ -53,6 +53,9 @@ const (
 	DefaultGrowth   = 1.1
 	DefaultIters    = 1000
 	DefaultEval     = 0 // the problem's own cadence: every iteration, about every quarter pass for the structural SVM
+	// DefaultSeed is the seed of a spec that names none (JSON without
+	// "seed", the form's initial value, the solve command without -seed).
+	DefaultSeed = 0
 )
 
 // FieldError is a validation failure naming the field and the rule broken.
