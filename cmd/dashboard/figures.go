@@ -8,9 +8,13 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 
+	"github.com/fwlab/fwlab/internal/figures"
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/ssvm"
 )
 
 // figureArgs are what a figure preset takes from the command line: the
@@ -24,73 +28,204 @@ type figureArgs struct {
 // figureFunc runs a paper-figure preset and returns its JSON-able data.
 type figureFunc func(ctx context.Context, a figureArgs) (any, error)
 
-// figures are the presets whose output is a figure's data rather than a
-// list of traces.
-var figures = map[string]figureFunc{
-	"paper-fig1": func(ctx context.Context, a figureArgs) (any, error) {
-		opt := scenarios.Figure1Options{Seed: a.o.seed, Params: spec.Params{}}
-		if a.set["replications"] {
-			opt.Replications = a.o.reps
-		}
-		if a.set["iters"] {
-			opt.Iters = a.o.iters
-		}
-		if a.set["eval-every"] {
-			opt.EvalEvery = a.o.evalEvery
-		}
-		for k, v := range a.params {
-			opt.Params[k] = v
-		}
-		return scenarios.Figure1(ctx, opt)
+// figurePreset is a preset whose output is a figure: its data (written as
+// JSON) and the drawing of that data (written as SVG, PNG or PDF when -out
+// names such a file).
+type figurePreset struct {
+	run  figureFunc
+	draw func(data any) *figures.Figure
+}
+
+// figurePresets are the presets whose output is a figure's data rather
+// than a list of traces.
+var figurePresets = map[string]*figurePreset{
+	"paper-fig1": {
+		run: func(ctx context.Context, a figureArgs) (any, error) {
+			opt := scenarios.Figure1Options{Seed: a.o.seed, Params: spec.Params{}}
+			if a.set["replications"] {
+				opt.Replications = a.o.reps
+			}
+			if a.set["iters"] {
+				opt.Iters = a.o.iters
+			}
+			if a.set["eval-every"] {
+				opt.EvalEvery = a.o.evalEvery
+			}
+			for k, v := range a.params {
+				opt.Params[k] = v
+			}
+			return scenarios.Figure1(ctx, opt)
+		},
+		draw: func(d any) *figures.Figure { return paperFigure1(d.(*scenarios.Figure1Data)) },
 	},
-	"paper-fig2": func(ctx context.Context, a figureArgs) (any, error) {
-		opt := scenarios.Figure2Options{Seed: a.o.seed, Data: a.params["data"], Split: a.params["split"]}
-		if a.set["passes"] {
-			opt.Passes = a.o.passes
-		}
-		if a.set["eval-every"] {
-			opt.EvalEvery = a.o.evalEvery
-		}
-		if a.o.algo.NoAverage {
-			opt.NoAverage = true
-		}
-		return scenarios.Figure2(ctx, opt)
+	"paper-fig2": {
+		run: func(ctx context.Context, a figureArgs) (any, error) {
+			opt := scenarios.Figure2Options{Seed: a.o.seed, Data: a.params["data"], Split: a.params["split"]}
+			if a.set["passes"] {
+				opt.Passes = a.o.passes
+			}
+			if a.set["eval-every"] {
+				opt.EvalEvery = a.o.evalEvery
+			}
+			if a.o.algo.NoAverage {
+				opt.NoAverage = true
+			}
+			return scenarios.Figure2(ctx, opt)
+		},
+		draw: func(d any) *figures.Figure { return paperFigure2(d.(*ssvm.Figure2Data)) },
 	},
 }
 
-func special(name string) figureFunc { return figures[name] }
+func special(name string) *figurePreset { return figurePresets[name] }
 
-// runFigure runs a figure preset and writes its data as one JSON document.
+// runFigure runs a figure preset and writes its data as one JSON document,
+// or draws the figure when -out names an .svg, .png or .pdf file.
 func runFigure(name string, a figureArgs, stdout, stderr io.Writer) int {
 	o := a.o
 	if o.format != "json" && o.format != "jsonl" {
 		fmt.Fprintf(stderr, "dashboard solve: -format: the %s preset writes json, got %q\n", name, o.format)
 		return 2
 	}
+	drawAs := ""
+	if ext := filepath.Ext(o.out); ext != "" && !strings.EqualFold(ext, ".json") {
+		f, err := figures.FormatOf(o.out)
+		if err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: -out: %v (or .json for the figure's data)\n", err)
+			return 2
+		}
+		drawAs = f
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	data, err := figures[name](ctx, a)
+	fp := figurePresets[name]
+	data, err := fp.run(ctx, a)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard solve: %s: %v\n", name, err)
 		return 1
 	}
 	w := stdout
+	var file *os.File
 	if o.out != "" {
 		f, err := os.Create(o.out)
 		if err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
 			return 1
 		}
-		defer f.Close()
-		w = f
+		file, w = f, f
 	}
-	e := json.NewEncoder(w)
-	e.SetIndent("", " ")
-	if err := e.Encode(sanitize(data)); err != nil {
+	if drawAs != "" {
+		err = fp.draw(data).Render(w, drawAs)
+	} else {
+		e := json.NewEncoder(w)
+		e.SetIndent("", " ")
+		err = e.Encode(sanitize(data))
+	}
+	if file != nil {
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// paperFigure1 lays out the paper's Figure 1: (a) the true B, (b) SPG's and
+// (c) bc-ssfw-as's estimates, (d) the truncated correlation matrix of Y, and
+// (e) the objective against iterations (median with the min–max band over
+// the replications) with a detail of its start; then the relative error
+// (F − F*)/F* against iterations and against effective passes.
+func paperFigure1(d *scenarios.Figure1Data) *figures.Figure {
+	f := &figures.Figure{Cols: 4,
+		Title: fmt.Sprintf("Graph-guided fused LASSO (paper Figure 1): N = %s, J = %s, K = %s, λ = %s, γ = %s; seed %d, median and min–max of %d replications",
+			d.Params["n"], d.Params["j"], d.Params["k"], d.Params["lambda"], d.Params["gamma"], d.Seed, d.Replications)}
+	for _, h := range []struct {
+		title string
+		z     [][]float64
+	}{{"(a) true B", d.BTrue}, {"(b) B by SPG", d.BSPG}, {"(c) B by bc-ssfw-as", d.BBCSSFWAS}, {"(d) truncated correlation of Y", d.Corr}} {
+		if len(h.z) > 0 && len(h.z[0]) > 0 {
+			f.Panels = append(f.Panels, figures.Panel{Title: h.title, Heat: &figures.Heat{Z: h.z}})
+		}
+	}
+	obj := &figures.Lines{XLabel: "iteration", YLabel: "objective F(B)", LogY: true}
+	detail := &figures.Lines{XLabel: "iteration", YLabel: "objective F(B)", LogY: true}
+	relIt := &figures.Lines{XLabel: "iteration", YLabel: "(F − F*) / F*", LogY: true}
+	relPass := &figures.Lines{XLabel: "effective passes", YLabel: "(F − F*) / F*", LogY: true}
+	// the detail: the first tenth of the iterations, at least 50
+	cut := math.Max(50, float64(d.Iters)/10)
+	rel := func(s figures.Series) figures.Series {
+		s = figures.Pow10(s)
+		for _, v := range []figures.Floats{s.Y, s.Lo, s.Hi} {
+			for i := range v {
+				v[i] /= d.FStar
+			}
+		}
+		return s
+	}
+	for _, a := range d.Algorithms {
+		s := figures.Pow10(figures.StatSeries(a.Algo, a.LogObjective.Iterations))
+		obj.Series = append(obj.Series, s)
+		detail.Series = append(detail.Series, head(s, cut))
+		relIt.Series = append(relIt.Series, rel(figures.StatSeries(a.Algo, a.LogSubopt.Iterations)))
+		relPass.Series = append(relPass.Series, rel(figures.StatSeries(a.Algo, a.LogSubopt.Passes)))
+	}
+	f.Panels = append(f.Panels,
+		figures.Panel{Title: "(e) objective", Lines: obj},
+		figures.Panel{Title: fmt.Sprintf("(e) detail: iterations ≤ %g", cut), Lines: detail},
+		figures.Panel{Title: fmt.Sprintf("relative error, F* = %.10g", d.FStar), Lines: relIt},
+		figures.Panel{Title: "relative error against effective passes", Lines: relPass})
+	return f
+}
+
+// head keeps the points of s with x ≤ cut.
+func head(s figures.Series, cut float64) figures.Series {
+	n := 0
+	for n < len(s.X) && s.X[n] <= cut {
+		n++
+	}
+	out := figures.Series{Name: s.Name, X: s.X[:n], Y: s.Y[:n]}
+	if s.Lo != nil {
+		out.Lo, out.Hi = s.Lo[:n], s.Hi[:n]
+	}
+	return out
+}
+
+// paperFigure2 lays out the paper's Figure 2: for every λ the duality gap
+// of each algorithm against effective passes, and below it the relative
+// gap (gap / primal objective) the paper plots.
+func paperFigure2(d *ssvm.Figure2Data) *figures.Figure {
+	var lambdas []float64
+	seen := map[float64]bool{}
+	for _, s := range d.Series {
+		if !seen[s.Lambda] {
+			seen[s.Lambda] = true
+			lambdas = append(lambdas, s.Lambda)
+		}
+	}
+	iterate := "averaged iterates"
+	if !d.Averaged {
+		iterate = "plain iterates"
+	}
+	f := &figures.Figure{Cols: len(lambdas),
+		Title: fmt.Sprintf("Structural SVM on OCR (paper Figure 2): n = %d, d = %d, %s", d.N, d.D, iterate)}
+	var rel []figures.Panel
+	for _, lam := range lambdas {
+		gap := &figures.Lines{XLabel: "effective passes", YLabel: "duality gap", LogY: true}
+		rg := &figures.Lines{XLabel: "effective passes", YLabel: "relative duality gap", LogY: true}
+		for _, s := range d.Series {
+			if s.Lambda != lam {
+				continue
+			}
+			gap.Series = append(gap.Series, figures.Series{Name: s.Algo, X: s.Passes, Y: s.Gap})
+			rg.Series = append(rg.Series, figures.Series{Name: s.Algo, X: s.Passes, Y: s.RelGap})
+		}
+		f.Panels = append(f.Panels, figures.Panel{Title: fmt.Sprintf("λ = %g", lam), Lines: gap})
+		rel = append(rel, figures.Panel{Title: fmt.Sprintf("λ = %g: gap / primal", lam), Lines: rg})
+	}
+	f.Panels = append(f.Panels, rel...)
+	return f
 }
 
 // sanitize replaces non-finite numbers (which JSON cannot hold) by null in

@@ -390,7 +390,7 @@ func presetNames() []string {
 	for _, p := range scenarios.Presets() {
 		ns = append(ns, p.Name)
 	}
-	for n := range figures {
+	for n := range figurePresets {
 		ns = append(ns, n)
 	}
 	sort.Strings(ns)

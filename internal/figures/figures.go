@@ -1,0 +1,398 @@
+// Package figures draws fwlab's figures as files (SVG, PNG or PDF) with
+// gonum.org/v1/plot. It takes plain data: named series with an optional
+// band (median with min–max over replications, say), and heat maps of
+// matrices, laid out as panels on a grid. What the panels hold is decided by
+// the caller (the paper's figures in the solve command, a run's traces in
+// FromRun); the data fed to the plot is a Figure value, which encodes as
+// JSON, so tests can pin the numbers without comparing pictures.
+package figures
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Floats is a list of numbers in which NaN marks a missing value (a gap in
+// a line, no band at that abscissa). In JSON a missing value is null.
+type Floats []float64
+
+// MarshalJSON writes NaN and infinities as null.
+func (f Floats) MarshalJSON() ([]byte, error) {
+	if f == nil {
+		return []byte("null"), nil
+	}
+	b := []byte{'['}
+	for i, v := range f {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendFloat(b, v, 'g', -1, 64)
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads null as NaN.
+func (f *Floats) UnmarshalJSON(b []byte) error {
+	var raw []*float64
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*f = nil
+		return nil
+	}
+	out := make(Floats, len(raw))
+	for i, p := range raw {
+		if p == nil {
+			out[i] = math.NaN()
+		} else {
+			out[i] = *p
+		}
+	}
+	*f = out
+	return nil
+}
+
+// Series is one named curve: Y against X, drawn as a line broken where Y is
+// missing, and, when Lo and Hi are given (same length as X), a shaded band
+// between them.
+type Series struct {
+	Name string `json:"name"`
+	X    Floats `json:"x"`
+	Y    Floats `json:"y"`
+	Lo   Floats `json:"lo,omitempty"`
+	Hi   Floats `json:"hi,omitempty"`
+}
+
+// Lines is a panel of series against a common x-axis. With LogY the
+// y-axis is logarithmic (values ≤ 0 are left out).
+type Lines struct {
+	XLabel string   `json:"x_label"`
+	YLabel string   `json:"y_label"`
+	LogY   bool     `json:"log_y,omitempty"`
+	Series []Series `json:"series"`
+}
+
+// Heat is a panel showing a matrix, row 0 at the top, on a diverging colour
+// scale symmetric about zero (blue negative, white zero, red positive).
+type Heat struct {
+	Z [][]float64 `json:"z"`
+}
+
+// Panel is one cell of the figure's grid: either Lines or Heat.
+type Panel struct {
+	Title string `json:"title"`
+	Lines *Lines `json:"lines,omitempty"`
+	Heat  *Heat  `json:"heat,omitempty"`
+}
+
+// Figure is a titled grid of panels, filled row by row, Cols per row.
+type Figure struct {
+	Title  string  `json:"title"`
+	Cols   int     `json:"cols"`
+	Panels []Panel `json:"panels"`
+}
+
+// Formats are the file formats Render writes.
+var Formats = []string{"svg", "png", "pdf"}
+
+// FormatOf returns the format named by a file name's extension.
+func FormatOf(path string) (string, error) {
+	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	for _, f := range Formats {
+		if ext == f {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("the file name must end in .svg, .png or .pdf to choose the figure's format, got %q", filepath.Base(path))
+}
+
+// Validate checks that the figure can be drawn: at least one panel, each
+// with exactly one of Lines and Heat, series with matching lengths and
+// rectangular matrices.
+func (f *Figure) Validate() error {
+	if len(f.Panels) == 0 {
+		return fmt.Errorf("figure: no panels to draw")
+	}
+	if f.Cols < 0 {
+		return fmt.Errorf("figure: cols must be at least 1 (or 0 for a single row), got %d", f.Cols)
+	}
+	for i, p := range f.Panels {
+		if (p.Lines == nil) == (p.Heat == nil) {
+			return fmt.Errorf("figure: panel %d (%q) must hold either lines or a heat map", i, p.Title)
+		}
+		if p.Lines != nil {
+			for _, s := range p.Lines.Series {
+				if len(s.Y) != len(s.X) {
+					return fmt.Errorf("figure: panel %d series %q: %d x values, %d y values", i, s.Name, len(s.X), len(s.Y))
+				}
+				if (s.Lo == nil) != (s.Hi == nil) || (s.Lo != nil && (len(s.Lo) != len(s.X) || len(s.Hi) != len(s.X))) {
+					return fmt.Errorf("figure: panel %d series %q: the band needs lo and hi, each with one value per x", i, s.Name)
+				}
+			}
+		}
+		if p.Heat != nil {
+			if len(p.Heat.Z) == 0 || len(p.Heat.Z[0]) == 0 {
+				return fmt.Errorf("figure: panel %d (%q): empty matrix", i, p.Title)
+			}
+			for r, row := range p.Heat.Z {
+				if len(row) != len(p.Heat.Z[0]) {
+					return fmt.Errorf("figure: panel %d (%q): row %d has %d values, row 0 has %d", i, p.Title, r, len(row), len(p.Heat.Z[0]))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Colours of the series, in order (colour-blind safe, Okabe–Ito).
+var colours = []color.RGBA{
+	{0, 114, 178, 255},   // blue
+	{213, 94, 0, 255},    // vermillion
+	{0, 158, 115, 255},   // green
+	{204, 121, 167, 255}, // purple
+	{230, 159, 0, 255},   // orange
+	{86, 180, 233, 255},  // sky
+	{0, 0, 0, 255},       // black
+}
+
+// Colour returns the colour of the i-th series of a panel.
+func Colour(i int) color.RGBA { return colours[i%len(colours)] }
+
+// Render draws the figure in the given format (svg, png or pdf) to w. A
+// panel is about 4.5 × 3.4 inches.
+func (f *Figure) Render(w io.Writer, format string) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	cols := f.Cols
+	if cols == 0 || cols > len(f.Panels) {
+		cols = len(f.Panels)
+	}
+	rows := (len(f.Panels) + cols - 1) / cols
+	pw, ph := 4.5*vg.Inch, 3.4*vg.Inch
+	titleH := vg.Length(0)
+	if f.Title != "" {
+		titleH = 0.45 * vg.Inch
+	}
+	width, height := vg.Length(cols)*pw, vg.Length(rows)*ph+titleH
+	var c vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		c = vgsvg.New(width, height)
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(120), vgimg.UseBackgroundColor(color.White))}
+	case "pdf":
+		c = vgpdf.New(width, height)
+	default:
+		return fmt.Errorf("figure: format must be svg, png or pdf, got %q", format)
+	}
+	dc := draw.New(c)
+	if f.Title != "" {
+		fnt := plot.DefaultFont
+		fnt.Size = vg.Points(13)
+		sty := text.Style{Color: color.Black, Font: fnt, Handler: plot.DefaultTextHandler,
+			XAlign: draw.XCenter, YAlign: draw.YCenter}
+		dc.FillText(sty, vg.Point{X: width / 2, Y: height - titleH/2}, f.Title)
+		dc = draw.Crop(dc, 0, 0, 0, -titleH)
+	}
+	grid := make([][]*plot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*plot.Plot, cols)
+	}
+	for i, p := range f.Panels {
+		pl, err := p.plot(i)
+		if err != nil {
+			return err
+		}
+		grid[i/cols][i%cols] = pl
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	canvases := plot.Align(grid, tiles, dc)
+	for r := range grid {
+		for col := range grid[r] {
+			if grid[r][col] != nil {
+				grid[r][col].Draw(canvases[r][col])
+			}
+		}
+	}
+	_, err := c.WriteTo(w)
+	return err
+}
+
+func (p Panel) plot(i int) (*plot.Plot, error) {
+	pl := plot.New()
+	pl.Title.Text = p.Title
+	if p.Heat != nil {
+		return pl, p.Heat.draw(pl)
+	}
+	l := p.Lines
+	pl.X.Label.Text, pl.Y.Label.Text = l.XLabel, l.YLabel
+	if l.LogY {
+		pl.Y.Scale = plot.LogScale{}
+		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	pl.Add(plotter.NewGrid())
+	ok := func(y float64) bool { return !math.IsNaN(y) && !math.IsInf(y, 0) && (!l.LogY || y > 0) }
+	any := false
+	for si, s := range l.Series {
+		col := Colour(si)
+		var thumbs []plot.Thumbnailer
+		if s.Lo != nil {
+			band := color.NRGBA{col.R, col.G, col.B, 64}
+			for _, run := range runs(len(s.X), func(j int) bool { return ok(s.Lo[j]) && ok(s.Hi[j]) && finite(s.X[j]) }) {
+				pts := make(plotter.XYs, 0, 2*len(run))
+				for _, j := range run {
+					pts = append(pts, plotter.XY{X: s.X[j], Y: s.Lo[j]})
+				}
+				for k := len(run) - 1; k >= 0; k-- {
+					j := run[k]
+					pts = append(pts, plotter.XY{X: s.X[j], Y: s.Hi[j]})
+				}
+				poly, err := plotter.NewPolygon(pts)
+				if err != nil {
+					return nil, fmt.Errorf("figure: panel %d series %q band: %w", i, s.Name, err)
+				}
+				poly.Color, poly.LineStyle.Width = band, 0
+				pl.Add(poly)
+				any = true
+			}
+		}
+		var line *plotter.Line
+		for _, run := range runs(len(s.X), func(j int) bool { return ok(s.Y[j]) && finite(s.X[j]) }) {
+			pts := make(plotter.XYs, len(run))
+			for k, j := range run {
+				pts[k] = plotter.XY{X: s.X[j], Y: s.Y[j]}
+			}
+			ln, err := plotter.NewLine(pts)
+			if err != nil {
+				return nil, fmt.Errorf("figure: panel %d series %q: %w", i, s.Name, err)
+			}
+			ln.Color, ln.Width = col, vg.Points(1.5)
+			pl.Add(ln)
+			line, any = ln, true
+		}
+		if line == nil {
+			// keep the series in the legend even with nothing to draw
+			line = &plotter.Line{LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
+		}
+		thumbs = append(thumbs, line)
+		pl.Legend.Add(s.Name, thumbs...)
+	}
+	if !any && l.LogY {
+		// a log axis needs a positive range even with no data
+		pl.Y.Min, pl.Y.Max = 0.1, 1
+	}
+	pl.Legend.Top = true
+	return pl, nil
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// runs splits 0..n-1 into maximal runs of consecutive indices where keep
+// holds.
+func runs(n int, keep func(int) bool) [][]int {
+	var out [][]int
+	var cur []int
+	for j := 0; j < n; j++ {
+		if keep(j) {
+			cur = append(cur, j)
+			continue
+		}
+		if len(cur) > 0 {
+			out = append(out, cur)
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// grid adapts a matrix to plotter.GridXYZ with row 0 at the top.
+type grid struct {
+	z        [][]float64
+	min, max float64
+}
+
+func (g grid) Dims() (c, r int)   { return len(g.z[0]), len(g.z) }
+func (g grid) Z(c, r int) float64 { return g.z[len(g.z)-1-r][c] }
+func (g grid) X(c int) float64    { return float64(c) }
+func (g grid) Y(r int) float64    { return float64(r) }
+func (g grid) Min() float64       { return g.min }
+func (g grid) Max() float64       { return g.max }
+
+func (h *Heat) draw(pl *plot.Plot) error {
+	m := 0.0
+	for _, row := range h.Z {
+		for _, v := range row {
+			if finite(v) {
+				m = math.Max(m, math.Abs(v))
+			}
+		}
+	}
+	if m == 0 {
+		m = 1
+	}
+	cm := moreland.SmoothBlueRed()
+	cm.SetMin(-m)
+	cm.SetMax(m)
+	hm := plotter.NewHeatMap(grid{z: h.Z, min: -m, max: m}, cm.Palette(255))
+	hm.NaN = color.RGBA{200, 200, 200, 255}
+	pl.Add(hm)
+	// Row and column indices as the axes (row 0 at the top).
+	rows, cols := len(h.Z), len(h.Z[0])
+	pl.Y.Label.Text = fmt.Sprintf("row (of %d)", rows)
+	pl.Y.Tick.Marker = indexTicks{n: rows, flip: true}
+	pl.X.Tick.Marker = indexTicks{n: cols}
+	pl.X.Label.Text = fmt.Sprintf("column (of %d); blue −%.3g … red +%.3g", cols, m, m)
+	return nil
+}
+
+// indexTicks labels the axis of a heat map with whole row or column
+// indices (rows counted from the top when flip is set).
+type indexTicks struct {
+	n    int
+	flip bool
+}
+
+func (t indexTicks) Ticks(min, max float64) []plot.Tick {
+	step := 1
+	for _, s := range []int{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000} {
+		step = s
+		if t.n/s <= 6 {
+			break
+		}
+	}
+	var out []plot.Tick
+	for i := 0; i < t.n; i += step {
+		v := float64(i)
+		if t.flip {
+			v = float64(t.n - 1 - i)
+		}
+		out = append(out, plot.Tick{Value: v, Label: strconv.Itoa(i)})
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+package figures
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"image/png"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fwlab/fwlab/internal/solver"
+)
+
+func sample() *Figure {
+	nan := math.NaN()
+	return &Figure{Title: "A test figure", Cols: 2, Panels: []Panel{
+		{Title: "objective", Lines: &Lines{XLabel: "iteration", YLabel: "F", LogY: true, Series: []Series{
+			{Name: "alpha-method", X: Floats{0, 1, 2, 3, 4}, Y: Floats{10, 5, nan, 1, 0.5}, Lo: Floats{9, 4, nan, 0.8, 0.4}, Hi: Floats{11, 6, nan, 1.2, 0.6}},
+			{Name: "beta-method", X: Floats{0, 1, 2, 3, 4}, Y: Floats{10, 8, 0, -1, 2}}, // ≤ 0 is left out on a log axis
+		}}},
+		{Title: "linear", Lines: &Lines{XLabel: "passes", YLabel: "gap", Series: []Series{
+			{Name: "gamma-method", X: Floats{0, 0.5, 1}, Y: Floats{3, -2, 1}},
+		}}},
+		{Title: "a matrix", Heat: &Heat{Z: [][]float64{{1, 0, -1}, {0.5, nan, 2}}}},
+	}}
+}
+
+// svgText returns every text node of an SVG document, checking on the way
+// that it parses as XML with an <svg> root.
+func svgText(t *testing.T, b []byte) []string {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var texts []string
+	root := ""
+	inText := false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the SVG is not valid XML: %v", err)
+		}
+		switch v := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = v.Name.Local
+			}
+			inText = v.Name.Local == "text"
+		case xml.EndElement:
+			inText = false
+		case xml.CharData:
+			if inText {
+				texts = append(texts, string(v))
+			}
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("root element %q, want svg", root)
+	}
+	return texts
+}
+
+func TestRenderSVGIsXMLWithTitlesAndNames(t *testing.T) {
+	var b bytes.Buffer
+	if err := sample().Render(&b, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	texts := strings.Join(svgText(t, b.Bytes()), "\n")
+	for _, want := range []string{"A test figure", "objective", "linear", "a matrix", "alpha-method", "beta-method", "gamma-method", "iteration", "passes"} {
+		if !strings.Contains(texts, want) {
+			t.Errorf("the SVG's text does not hold %q", want)
+		}
+	}
+}
+
+func TestRenderPNGAndPDF(t *testing.T) {
+	var b bytes.Buffer
+	if err := sample().Render(&b, "png"); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// two columns of 4.5 in and two rows of 3.4 in plus the title, at 120 dpi
+	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != 1080 || h < 2*408 || h > 2*408+60 {
+		t.Errorf("PNG %d×%d, want 1080 wide and about 870 high", w, h)
+	}
+	b.Reset()
+	if err := sample().Render(&b, "pdf"); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b.Bytes(), []byte("%PDF-")) || !bytes.Contains(b.Bytes(), []byte("%%EOF")) {
+		t.Errorf("not a PDF: %.20q", b.Bytes())
+	}
+}
+
+func TestRenderRejectsBadFigures(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    Figure
+		want string
+	}{
+		{"empty", Figure{}, "no panels"},
+		{"both kinds", Figure{Panels: []Panel{{Lines: &Lines{}, Heat: &Heat{Z: [][]float64{{1}}}}}}, "either lines or a heat map"},
+		{"lengths", Figure{Panels: []Panel{{Lines: &Lines{Series: []Series{{Name: "s", X: Floats{1, 2}, Y: Floats{1}}}}}}}, "2 x values, 1 y values"},
+		{"half a band", Figure{Panels: []Panel{{Lines: &Lines{Series: []Series{{Name: "s", X: Floats{1}, Y: Floats{1}, Lo: Floats{1}}}}}}}, "band needs lo and hi"},
+		{"ragged", Figure{Panels: []Panel{{Title: "m", Heat: &Heat{Z: [][]float64{{1, 2}, {3}}}}}}, "row 1 has 1 values"},
+		{"empty matrix", Figure{Panels: []Panel{{Title: "m", Heat: &Heat{}}}}, "empty matrix"},
+	} {
+		err := c.f.Render(io.Discard, "svg")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	if err := sample().Render(io.Discard, "gif"); err == nil || !strings.Contains(err.Error(), "svg, png or pdf") {
+		t.Errorf("format gif: %v", err)
+	}
+}
+
+func TestFormatOf(t *testing.T) {
+	for in, want := range map[string]string{"a/fig1.svg": "svg", "F.PNG": "png", "x.pdf": "pdf", "x.json": "", "svg": ""} {
+		got, err := FormatOf(in)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("FormatOf(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestFloatsJSONRoundTrip(t *testing.T) {
+	in := Floats{1, math.NaN(), -2.5, math.Inf(1), 1e-300}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "[1,null,-2.5,null,1e-300]" {
+		t.Fatalf("%s", b)
+	}
+	var out Floats
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 5 || out[0] != 1 || !math.IsNaN(out[1]) || out[2] != -2.5 || !math.IsNaN(out[3]) || out[4] != 1e-300 {
+		t.Fatalf("%v", out)
+	}
+}
+
+func TestRuns(t *testing.T) {
+	keep := []bool{true, true, false, true, false, false, true}
+	got := runs(len(keep), func(i int) bool { return keep[i] })
+	want := [][]int{{0, 1}, {3}, {6}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+}
+
+func rec(k int, passes, obj, gap float64) solver.Record {
+	return solver.Record{K: k, Passes: passes, Objective: &obj, Gap: &gap}
+}
+
+// FromRun's series are the median and min–max of the replications,
+// checked here against values worked out by hand.
+func TestFromRunMedianAndBand(t *testing.T) {
+	a := RunTraces{Algo: "afw", Traces: [][]solver.Record{
+		{rec(0, 0, 10, 4), rec(1, 1, 6, 2), rec(2, 2, 3, 1)},
+		{rec(0, 0, 10, 4), rec(1, 1, 8, 3), rec(2, 2, 5, 2)},
+		{rec(0, 0, 10, 4), rec(1, 1, 7, 1)}, // ended at iteration 1: keeps 7 on
+	}}
+	f := FromRun("run", []RunTraces{a}, 2)
+	if len(f.Panels) != 3 {
+		t.Fatalf("%d panels", len(f.Panels))
+	}
+	s := f.Panels[0].Lines.Series[0]
+	if s.Name != "afw" || !reflect.DeepEqual(s.X, Floats{0, 1, 2}) {
+		t.Fatalf("series %+v", s)
+	}
+	// F − F* with F* = 2: iteration 1 has 4, 6, 5; iteration 2 has 1, 3, 5.
+	if !reflect.DeepEqual(s.Y, Floats{8, 5, 3}) || !reflect.DeepEqual(s.Lo, Floats{8, 4, 1}) || !reflect.DeepEqual(s.Hi, Floats{8, 6, 5}) {
+		t.Fatalf("median %v lo %v hi %v", s.Y, s.Lo, s.Hi)
+	}
+	g := f.Panels[2].Lines.Series[0]
+	if !reflect.DeepEqual(g.Y, Floats{4, 2, 1}) || !reflect.DeepEqual(g.Hi, Floats{4, 3, 2}) {
+		t.Fatalf("gap median %v hi %v", g.Y, g.Hi)
+	}
+	// Without F*: the objective itself.
+	f = FromRun("run", []RunTraces{a}, math.NaN())
+	if y := f.Panels[0].Lines.Series[0].Y; !reflect.DeepEqual(y, Floats{10, 7, 5}) {
+		t.Fatalf("objective median %v", y)
+	}
+	if err := f.Render(io.Discard, "svg"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStatSeriesSingleTraceHasNoBand(t *testing.T) {
+	f := FromRun("run", []RunTraces{{Algo: "fw", Traces: [][]solver.Record{{rec(0, 0, 3, 1), rec(1, 1, 2, 0.5)}}}}, math.NaN())
+	if s := f.Panels[0].Lines.Series[0]; s.Lo != nil || s.Hi != nil {
+		t.Fatalf("one replication drew a band: %+v", s)
+	}
+}
+
+func TestPow10(t *testing.T) {
+	s := Pow10(Series{Name: "x", X: Floats{0, 1}, Y: Floats{0, 2}, Lo: Floats{-1, 1}, Hi: Floats{1, math.NaN()}})
+	if !reflect.DeepEqual(s.Y, Floats{1, 100}) || !reflect.DeepEqual(s.Lo, Floats{0.1, 10}) || s.Hi[0] != 10 || !math.IsNaN(s.Hi[1]) {
+		t.Fatalf("%+v", s)
+	}
+}
