@@ -30,6 +30,7 @@ type solveOpts struct {
 	passes, gap              float64
 	seed                     int64
 	format, out, saveX       string
+	printSpec                bool
 }
 
 // findProblem scans the arguments for -problem or -scenario before the flags
@@ -86,6 +87,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json (csv: problem-specific metrics in the last column, as a JSON object)")
 	fs.StringVar(&o.out, "out", "", "write the output to FILE instead of standard output")
 	fs.StringVar(&o.saveX, "save-x", "", "write the final solution to FILE as CSV")
+	fs.BoolVar(&o.printSpec, "print-spec", false, "print the run spec as JSON (the body POST /api/runs takes) and exit without running")
 
 	problem, scenario := findProblem(args)
 	var preset *scenarios.Preset
@@ -137,6 +139,10 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	if preset != nil && special(preset.Name) != nil {
+		if o.printSpec {
+			fmt.Fprintf(stderr, "dashboard solve: -print-spec: the %s preset draws a figure from several runs; it has no single run spec\n", preset.Name)
+			return 2
+		}
 		fa := figureArgs{o: o, set: set, params: map[string]string{}}
 		for name, v := range params {
 			if set[name] {
@@ -248,6 +254,15 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
 		return 2
+	}
+	if o.printSpec {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		if err := e.Encode(run); err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: writing the spec: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
