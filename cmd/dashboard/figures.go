@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/fwlab/fwlab/internal/figures"
@@ -34,6 +36,41 @@ type figureFunc func(ctx context.Context, a figureArgs) (any, error)
 type figurePreset struct {
 	run  figureFunc
 	draw func(data any) *figures.Figure
+	// flags are the solve flags the preset takes besides -scenario, -out and
+	// -format; params the problem's flags it takes (nil: every one).
+	flags, params []string
+}
+
+// checkFlags refuses the flags a figure preset would otherwise ignore.
+func (fp *figurePreset) checkFlags(name string, set map[string]bool, isParam func(string) bool) error {
+	ok := map[string]bool{"scenario": true, "out": true, "format": true}
+	for _, f := range fp.flags {
+		ok[f] = true
+	}
+	var takes []string
+	for _, f := range fp.flags {
+		takes = append(takes, "-"+f)
+	}
+	if fp.params == nil {
+		takes = append(takes, "the problem's flags")
+	} else {
+		for _, f := range fp.params {
+			ok[f] = true
+			takes = append(takes, "-"+f)
+		}
+	}
+	var names []string
+	for f := range set {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		if ok[f] || (fp.params == nil && isParam(f)) {
+			continue
+		}
+		return fmt.Errorf("-%s: the %s preset does not use it (it takes -out, -format, %s)", f, name, strings.Join(takes, ", "))
+	}
+	return nil
 }
 
 // figurePresets are the presets whose output is a figure's data rather
@@ -41,6 +78,10 @@ type figurePreset struct {
 var figurePresets = map[string]*figurePreset{
 	"paper-fig1": {
 		run: func(ctx context.Context, a figureArgs) (any, error) {
+			if a.set["seed"] && a.o.seed == 0 {
+				// Figure1Options reads seed 0 as "the preset's seed".
+				return nil, spec.Errorf("seed", "the paper-fig1 preset takes a seed of at least 1, got 0")
+			}
 			opt := scenarios.Figure1Options{Seed: a.o.seed, Params: spec.Params{}}
 			if a.set["replications"] {
 				opt.Replications = a.o.reps
@@ -56,7 +97,8 @@ var figurePresets = map[string]*figurePreset{
 			}
 			return scenarios.Figure1(ctx, opt)
 		},
-		draw: func(d any) *figures.Figure { return paperFigure1(d.(*scenarios.Figure1Data)) },
+		draw:  func(d any) *figures.Figure { return paperFigure1(d.(*scenarios.Figure1Data)) },
+		flags: []string{"seed", "replications", "iters", "eval-every"},
 	},
 	"paper-fig2": {
 		run: func(ctx context.Context, a figureArgs) (any, error) {
@@ -72,7 +114,9 @@ var figurePresets = map[string]*figurePreset{
 			}
 			return scenarios.Figure2(ctx, opt)
 		},
-		draw: func(d any) *figures.Figure { return paperFigure2(d.(*ssvm.Figure2Data)) },
+		draw:   func(d any) *figures.Figure { return paperFigure2(d.(*ssvm.Figure2Data)) },
+		flags:  []string{"seed", "passes", "eval-every", "no-average"},
+		params: []string{"data", "split"},
 	},
 }
 
@@ -100,6 +144,11 @@ func runFigure(name string, a figureArgs, stdout, stderr io.Writer) int {
 	fp := figurePresets[name]
 	data, err := fp.run(ctx, a)
 	if err != nil {
+		var fe *spec.FieldError
+		if errors.As(err, &fe) {
+			fmt.Fprintf(stderr, "dashboard solve: %s: %s\n", name, flagError(err))
+			return 2
+		}
 		fmt.Fprintf(stderr, "dashboard solve: %s: %v\n", name, err)
 		return 1
 	}

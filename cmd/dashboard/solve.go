@@ -143,6 +143,10 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "dashboard solve: -print-spec: the %s preset draws a figure from several runs; it has no single run spec\n", preset.Name)
 			return 2
 		}
+		if err := special(preset.Name).checkFlags(preset.Name, set, func(f string) bool { return params[f] != nil }); err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: %v\n", err)
+			return 2
+		}
 		fa := figureArgs{o: o, set: set, params: map[string]string{}}
 		for name, v := range params {
 			if set[name] {
@@ -425,7 +429,8 @@ func dedupe(a []string) []string {
 func solveUsage(fs *flag.FlagSet, sc *scenarios.Scenario) {
 	w := fs.Output()
 	fmt.Fprint(w, `usage: dashboard solve -problem NAME [problem flags] -algo NAME[,NAME…] [flags]
-       dashboard solve -scenario PRESET [-format json] [-out FILE]
+       dashboard solve -scenario PRESET [flags] [-out FILE]
+       dashboard solve -scenario paper-fig1 -out fig1.svg   (or .png, .pdf: the figure drawn)
 
 Runs solvers headless and writes one line per iteration record (k, passes,
 time_s, step, gamma, batch, active, objective, gap, grad_err), then a summary.
