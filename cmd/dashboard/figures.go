@@ -277,6 +277,52 @@ func paperFigure2(d *ssvm.Figure2Data) *figures.Figure {
 	return f
 }
 
+// drawRun draws a run's figure (figures.FromRun: median and min–max band
+// over the replications of every algorithm, F − F* when the instance knows
+// F*) with a heat map of every matrix among the instance's panels, and
+// writes it to path.
+func drawRun(path, format string, run *spec.Run, info scenarios.Info, traces []traceOut) error {
+	var algos []figures.RunTraces
+	idx := map[string]int{}
+	for _, t := range traces {
+		i, ok := idx[t.Algo]
+		if !ok {
+			i = len(algos)
+			idx[t.Algo] = i
+			algos = append(algos, figures.RunTraces{Algo: t.Algo})
+		}
+		algos[i].Traces = append(algos[i].Traces, t.Records)
+	}
+	fstar := math.NaN()
+	if info.FStar != nil {
+		fstar = *info.FStar
+	}
+	var extra []figures.Panel
+	keys := make([]string, 0, len(info.Panels))
+	for k := range info.Panels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if z, ok := info.Panels[k].([][]float64); ok && len(z) > 0 && len(z[0]) > 0 {
+			extra = append(extra, figures.Panel{Title: k, Heat: &figures.Heat{Z: z}})
+		}
+	}
+	title := fmt.Sprintf("%s, seed %d", run.Problem, run.Seed)
+	if run.Replications > 1 {
+		title += fmt.Sprintf(": median and min–max of %d replications", run.Replications)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = figures.FromRun(title, algos, fstar, extra...).Render(f, format)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // sanitize replaces non-finite numbers (which JSON cannot hold) by null in
 // the maps and slices the command builds itself; solver records and
 // summaries do that on their own.

@@ -265,3 +265,40 @@ func TestSolvePaperFig2WritesSVG(t *testing.T) {
 		}
 	}
 }
+
+// An ordinary run with -out FILE.svg draws its figure there (median and
+// band per algorithm, F − F* when F* is known) and still writes its records
+// on standard output.
+func TestSolveRunFigure(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run.svg")
+	stdout, stderr, code := solve(t, "-problem", "toy-polygon", "-algo", "afw,fw", "-iters", "30", "-replications", "2", "-out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"summary"`) {
+		t.Errorf("the records did not go to standard output: %.200s", stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := svgTexts(t, b)
+	for _, want := range []string{"afw", "fw", "F − F* against iterations", "effective passes", "duality gap", "2 replications"} {
+		if !strings.Contains(texts, want) {
+			t.Errorf("the SVG does not show %q", want)
+		}
+	}
+	// GFLASSO's matrices come as heat maps.
+	out = filepath.Join(dir, "g.svg")
+	if _, stderr, code := solve(t, "-problem", "gflasso", "-n", "60", "-j", "12", "-algo", "bc-ssfw-as", "-iters", "10", "-out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err = os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if texts := svgTexts(t, b); !strings.Contains(texts, "B_true") || !strings.Contains(texts, "objective F") {
+		t.Errorf("the GFLASSO figure lacks B_true or the objective: %.300s", texts)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fwlab/fwlab/internal/figures"
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
@@ -85,7 +86,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.reps, "replications", 1, "run R times with seeds seed, seed+1, … and report the per-iteration median, min and max")
 	fs.Int64Var(&o.seed, "seed", spec.DefaultSeed, "random seed (instance and runs); a preset keeps its own unless given")
 	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json (csv: problem-specific metrics in the last column, as a JSON object)")
-	fs.StringVar(&o.out, "out", "", "write the output to FILE instead of standard output")
+	fs.StringVar(&o.out, "out", "", "write the output to FILE instead of standard output; FILE.svg, .png or .pdf draws the run's figure there instead (records still on standard output)")
 	fs.StringVar(&o.saveX, "save-x", "", "write the final solution to FILE as CSV")
 	fs.BoolVar(&o.printSpec, "print-spec", false, "print the run spec as JSON (the body POST /api/runs takes) and exit without running")
 
@@ -292,7 +293,10 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 
 	w := stdout
 	var outFile *os.File
-	if o.out != "" {
+	// -out FILE.svg (.png, .pdf) draws the run's figure into FILE; the
+	// records still go to standard output.
+	drawAs, _ := figures.FormatOf(o.out)
+	if o.out != "" && drawAs == "" {
 		f, err := os.Create(o.out)
 		if err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
@@ -310,7 +314,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	for _, j := range jobs {
 		tr := traceOut{Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed}
 		rec := solver.RecorderFunc(func(r solver.Record) {
-			if o.format == "json" || run.Replications > 1 {
+			if o.format == "json" || run.Replications > 1 || drawAs != "" {
 				tr.Records = append(tr.Records, r)
 			}
 			if o.format != "json" {
@@ -373,6 +377,12 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	}
 	if outFile != nil {
 		if err := outFile.Close(); err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
+			return 1
+		}
+	}
+	if drawAs != "" {
+		if err := drawRun(o.out, drawAs, &run, inst.Info(), traces); err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
 			return 1
 		}

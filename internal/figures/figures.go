@@ -251,7 +251,7 @@ func (p Panel) plot(i int) (*plot.Plot, error) {
 	pl.X.Label.Text, pl.Y.Label.Text = l.XLabel, l.YLabel
 	if l.LogY {
 		pl.Y.Scale = plot.LogScale{}
-		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		pl.Y.Tick.Marker = logTicks{}
 	}
 	pl.Add(plotter.NewGrid())
 	ok := func(y float64) bool { return !math.IsNaN(y) && !math.IsInf(y, 0) && (!l.LogY || y > 0) }
@@ -369,6 +369,36 @@ func (h *Heat) draw(pl *plot.Plot) error {
 	pl.X.Tick.Marker = indexTicks{n: cols}
 	pl.X.Label.Text = fmt.Sprintf("column (of %d); blue −%.3g … red +%.3g", cols, m, m)
 	return nil
+}
+
+// logTicks labels powers of ten on a logarithmic axis, at most about
+// eight of them (every second or fifth decade on a long range).
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.LogTicks{Prec: 1}.Ticks(min, max)
+	labelled := 0
+	for _, t := range ts {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	every := 1
+	for _, e := range []int{1, 2, 3, 5, 10, 20} {
+		every = e
+		if labelled/e <= 8 {
+			break
+		}
+	}
+	for i := range ts {
+		if ts[i].Label == "" {
+			continue
+		}
+		if e := int(math.Round(math.Log10(ts[i].Value))); e%every != 0 {
+			ts[i].Label = ""
+		}
+	}
+	return ts
 }
 
 // indexTicks labels the axis of a heat map with whole row or column

@@ -209,3 +209,43 @@ func TestPow10(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 }
+
+func TestLogTicksLabelPowersOfTenSparingly(t *testing.T) {
+	ts := logTicks{}.Ticks(3e-16, 20)
+	var labels []string
+	for _, tk := range ts {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+			if e := math.Log10(tk.Value); math.Abs(e-math.Round(e)) > 1e-9 {
+				t.Errorf("label %q at %v, not a power of ten", tk.Label, tk.Value)
+			}
+		}
+	}
+	if len(labels) < 4 || len(labels) > 9 {
+		t.Fatalf("%d labels: %v", len(labels), labels)
+	}
+	for _, l := range labels {
+		if len(l) > 6 {
+			t.Errorf("label %q is not short", l)
+		}
+	}
+}
+
+// The heat map's grid puts the matrix's row 0 at the top (largest y).
+func TestHeatRowZeroOnTop(t *testing.T) {
+	g := grid{z: [][]float64{{1, 2, 3}, {4, 5, 6}}}
+	c, r := g.Dims()
+	if c != 3 || r != 2 {
+		t.Fatalf("dims %d×%d", c, r)
+	}
+	top := r - 1 // largest y
+	if g.Y(top) <= g.Y(0) || g.Z(0, top) != 1 || g.Z(2, top) != 3 || g.Z(0, 0) != 4 {
+		t.Fatalf("top row %v %v %v, bottom %v", g.Z(0, top), g.Z(1, top), g.Z(2, top), g.Z(0, 0))
+	}
+	ticks := indexTicks{n: 2, flip: true}.Ticks(-0.5, 1.5)
+	for _, tk := range ticks {
+		if (tk.Label == "0") != (tk.Value == 1) {
+			t.Errorf("tick %q at y = %v: row 0 is at the top (y = 1)", tk.Label, tk.Value)
+		}
+	}
+}
