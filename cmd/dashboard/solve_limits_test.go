@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,4 +173,71 @@ func waitDone(t *testing.T, base, id string) {
 		}
 	}
 	t.Fatalf("run %s still running after 30 s", id)
+}
+
+// -print-spec writes the JSON spec a command line stands for: the API takes
+// it as it is and runs the same records.
+func TestPrintSpecIsWhatTheAPIRuns(t *testing.T) {
+	args := []string{"-problem", "lasso", "-n", "40", "-p", "8", "-algo", "ssfw-as", "-iters", "6", "-seed", "4", "-replications", "2"}
+	specOut, stderr, code := solve(t, append(args, "-print-spec")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sp spec.Run
+	dec := json.NewDecoder(strings.NewReader(specOut))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sp); err != nil {
+		t.Fatalf("%v in %s", err, specOut)
+	}
+	if sp.Problem != "lasso" || sp.Seed != 4 || sp.Iters != 6 || sp.Replications != 2 || sp.Params["n"] != "40" {
+		t.Fatalf("spec %+v", sp)
+	}
+	cli, _, code := solve(t, args...)
+	if code != 0 {
+		t.Fatal("the run failed")
+	}
+	srv, err := server.New(server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer func() { ts.Close(); srv.Close() }()
+	resp, err := http.Post(ts.URL+"/api/runs", "application/json", strings.NewReader(specOut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ ID string }
+	err = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || err != nil {
+		t.Fatalf("create: %d %v", resp.StatusCode, err)
+	}
+	waitDone(t, ts.URL, created.ID)
+	resp, err = http.Get(ts.URL + "/api/runs/" + created.ID + "/trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// Compare (replication, k, objective, gap) of every evaluated record.
+	key := func(out string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(out, "\n") {
+			var r struct {
+				Replication int      `json:"replication"`
+				K           *int     `json:"k"`
+				Objective   *float64 `json:"objective"`
+				Gap         *float64 `json:"gap"`
+			}
+			if json.Unmarshal([]byte(l), &r) != nil || r.K == nil || r.Objective == nil {
+				continue
+			}
+			m[fmt.Sprintf("%d/%d/%v/%v", r.Replication, *r.K, *r.Objective, *r.Gap)] = true
+		}
+		return m
+	}
+	a, c := key(cli), key(string(b))
+	if len(a) != 14 || !reflect.DeepEqual(a, c) {
+		t.Fatalf("command line %d records, API %d; equal %v", len(a), len(c), reflect.DeepEqual(a, c))
+	}
 }

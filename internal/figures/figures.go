@@ -255,6 +255,16 @@ func (p Panel) plot(i int) (*plot.Plot, error) {
 	}
 	pl.Add(plotter.NewGrid())
 	ok := func(y float64) bool { return !math.IsNaN(y) && !math.IsInf(y, 0) && (!l.LogY || y > 0) }
+	// Axis ranges must stay finite: values beyond ±1e300 cannot be drawn.
+	for _, s := range l.Series {
+		for _, v := range []Floats{s.X, s.Y, s.Lo, s.Hi} {
+			for _, y := range v {
+				if finite(y) && math.Abs(y) > maxDrawable {
+					return nil, fmt.Errorf("figure: panel %d series %q: the value %g is beyond ±%g and cannot be drawn", i, s.Name, y, maxDrawable)
+				}
+			}
+		}
+	}
 	any := false
 	for si, s := range l.Series {
 		col := Colour(si)
@@ -300,13 +310,57 @@ func (p Panel) plot(i int) (*plot.Plot, error) {
 		thumbs = append(thumbs, line)
 		pl.Legend.Add(s.Name, thumbs...)
 	}
-	if !any && l.LogY {
-		// a log axis needs a positive range even with no data
-		pl.Y.Min, pl.Y.Max = 0.1, 1
+	_ = any
+	// Axis ranges set here, always of some width: the plot's own
+	// autoscaling breaks on a single value of large magnitude.
+	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range l.Series {
+		for _, v := range []Floats{s.Y, s.Lo, s.Hi} {
+			for j, y := range v {
+				if ok(y) && finite(s.X[j]) {
+					ylo, yhi = math.Min(ylo, y), math.Max(yhi, y)
+					xlo, xhi = math.Min(xlo, s.X[j]), math.Max(xhi, s.X[j])
+				}
+			}
+		}
 	}
+	pl.X.Min, pl.X.Max = span(xlo, xhi, false)
+	pl.Y.Min, pl.Y.Max = span(ylo, yhi, l.LogY)
 	pl.Legend.Top = true
 	return pl, nil
 }
+
+// span widens a data range [lo, hi] (empty when lo > hi) into an axis
+// range of some width: a relative 1e-6 at least, a decade each way on a
+// log axis, [0, 1] (or [0.1, 1]) with no data.
+func span(lo, hi float64, log bool) (float64, float64) {
+	if log {
+		if lo > hi {
+			return 0.1, 1
+		}
+		lo, hi = math.Max(lo, 1e-300), math.Min(hi, 1e300)
+		if hi < lo*(1+1e-6) {
+			lo, hi = math.Max(lo/10, 1e-300), math.Min(hi*10, 1e300)
+		}
+		return lo, hi
+	}
+	if lo > hi {
+		return 0, 1
+	}
+	if w := 1e-6 * math.Max(math.Abs(lo), math.Abs(hi)); hi-lo <= w {
+		if w == 0 {
+			w = 1e-6
+		}
+		if w < 1e-300 {
+			w = 1e-300
+		}
+		lo, hi = lo-w, hi+w
+	}
+	return lo, hi
+}
+
+// maxDrawable bounds the magnitude of the values of a line panel.
+const maxDrawable = 1e300
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
@@ -332,17 +386,19 @@ func runs(n int, keep func(int) bool) [][]int {
 }
 
 // grid adapts a matrix to plotter.GridXYZ with row 0 at the top.
+// Values are divided by scale, so that the colour scale is always [−1, 1]
+// whatever the magnitude (tiny or huge values alike).
 type grid struct {
-	z        [][]float64
-	min, max float64
+	z     [][]float64
+	scale float64
 }
 
 func (g grid) Dims() (c, r int)   { return len(g.z[0]), len(g.z) }
-func (g grid) Z(c, r int) float64 { return g.z[len(g.z)-1-r][c] }
+func (g grid) Z(c, r int) float64 { return g.z[len(g.z)-1-r][c] / g.scale }
 func (g grid) X(c int) float64    { return float64(c) }
 func (g grid) Y(r int) float64    { return float64(r) }
-func (g grid) Min() float64       { return g.min }
-func (g grid) Max() float64       { return g.max }
+func (g grid) Min() float64       { return -1 }
+func (g grid) Max() float64       { return 1 }
 
 func (h *Heat) draw(pl *plot.Plot) error {
 	m := 0.0
@@ -357,10 +413,13 @@ func (h *Heat) draw(pl *plot.Plot) error {
 		m = 1
 	}
 	cm := moreland.SmoothBlueRed()
-	cm.SetMin(-m)
-	cm.SetMax(m)
-	hm := plotter.NewHeatMap(grid{z: h.Z, min: -m, max: m}, cm.Palette(255))
+	cm.SetMin(-1)
+	cm.SetMax(1)
+	pal := cm.Palette(255)
+	hm := plotter.NewHeatMap(grid{z: h.Z, scale: m}, pal)
 	hm.NaN = color.RGBA{200, 200, 200, 255}
+	// ±Inf take the ends of the scale
+	hm.Underflow, hm.Overflow = pal.Colors()[0], pal.Colors()[len(pal.Colors())-1]
 	pl.Add(hm)
 	// Row and column indices as the axes (row 0 at the top).
 	rows, cols := len(h.Z), len(h.Z[0])
@@ -376,6 +435,9 @@ func (h *Heat) draw(pl *plot.Plot) error {
 type logTicks struct{}
 
 func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !(max > min) {
+		return nil
+	}
 	ts := plot.LogTicks{Prec: 1}.Ticks(min, max)
 	labelled := 0
 	for _, t := range ts {

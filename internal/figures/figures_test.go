@@ -233,7 +233,7 @@ func TestLogTicksLabelPowersOfTenSparingly(t *testing.T) {
 
 // The heat map's grid puts the matrix's row 0 at the top (largest y).
 func TestHeatRowZeroOnTop(t *testing.T) {
-	g := grid{z: [][]float64{{1, 2, 3}, {4, 5, 6}}}
+	g := grid{z: [][]float64{{1, 2, 3}, {4, 5, 6}}, scale: 1}
 	c, r := g.Dims()
 	if c != 3 || r != 2 {
 		t.Fatalf("dims %d×%d", c, r)
@@ -248,4 +248,35 @@ func TestHeatRowZeroOnTop(t *testing.T) {
 			t.Errorf("tick %q at y = %v: row 0 is at the top (y = 1)", tk.Label, tk.Value)
 		}
 	}
+}
+
+// Render never panics, whatever numbers a run produced: it draws or
+// returns an error.
+func FuzzRender(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8}, true, uint8(2))
+	f.Add([]byte{0, 0, 0, 0}, false, uint8(1))
+	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 127, 0, 0, 0, 0, 0, 0, 248, 127}, true, uint8(3))
+	f.Fuzz(func(t *testing.T, raw []byte, logY bool, rows uint8) {
+		// 8 bytes per float64, any bit pattern (NaN, ±Inf, subnormals).
+		var v []float64
+		for i := 0; i+8 <= len(raw) && len(v) < 64; i += 8 {
+			var u uint64
+			for j := 0; j < 8; j++ {
+				u |= uint64(raw[i+j]) << (8 * j)
+			}
+			v = append(v, math.Float64frombits(u))
+		}
+		n := len(v) / 4
+		s := Series{Name: "s", X: Floats(v[:n]), Y: Floats(v[n : 2*n]), Lo: Floats(v[2*n : 3*n]), Hi: Floats(v[3*n : 4*n])}
+		fig := &Figure{Panels: []Panel{{Title: "l", Lines: &Lines{LogY: logY, Series: []Series{s}}}}}
+		if r := int(rows%4) + 1; len(v) >= r {
+			c := len(v) / r
+			z := make([][]float64, r)
+			for i := range z {
+				z[i] = v[i*c : (i+1)*c]
+			}
+			fig.Panels = append(fig.Panels, Panel{Title: "h", Heat: &Heat{Z: z}})
+		}
+		_ = fig.Render(io.Discard, "svg")
+	})
 }
