@@ -297,17 +297,6 @@ func drawRun(path, format string, run *spec.Run, info scenarios.Info, traces []t
 	if info.FStar != nil {
 		fstar = *info.FStar
 	}
-	var extra []figures.Panel
-	keys := make([]string, 0, len(info.Panels))
-	for k := range info.Panels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if z, ok := info.Panels[k].([][]float64); ok && len(z) > 0 && len(z[0]) > 0 {
-			extra = append(extra, figures.Panel{Title: k, Heat: &figures.Heat{Z: z}})
-		}
-	}
 	title := fmt.Sprintf("%s, seed %d", run.Problem, run.Seed)
 	if run.Replications > 1 {
 		title += fmt.Sprintf(": median and min–max of %d replications", run.Replications)
@@ -316,7 +305,7 @@ func drawRun(path, format string, run *spec.Run, info scenarios.Info, traces []t
 	if err != nil {
 		return err
 	}
-	err = figures.FromRun(title, algos, fstar, extra...).Render(f, format)
+	err = figures.FromRun(title, algos, fstar, figures.HeatPanels(info.Panels)...).Render(f, format)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

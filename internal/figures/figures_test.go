@@ -280,3 +280,16 @@ func FuzzRender(f *testing.F) {
 		_ = fig.Render(io.Discard, "svg")
 	})
 }
+
+func TestHeatPanels(t *testing.T) {
+	ps := HeatPanels(map[string]any{
+		"b":      [][]float64{{1, 2}, {3, 4}},
+		"a":      [][]float64{{1}},
+		"ragged": [][]float64{{1, 2}, {3}},
+		"empty":  [][]float64{},
+		"words":  []string{"x"},
+	})
+	if len(ps) != 2 || ps[0].Title != "a" || ps[1].Title != "b" || ps[1].Heat.Z[1][0] != 3 {
+		t.Fatalf("%+v", ps)
+	}
+}

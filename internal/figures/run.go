@@ -2,6 +2,7 @@ package figures
 
 import (
 	"math"
+	"sort"
 
 	"github.com/fwlab/fwlab/internal/aggregate"
 	"github.com/fwlab/fwlab/internal/solver"
@@ -86,4 +87,30 @@ func FromRun(title string, algos []RunTraces, fstar float64, extra ...Panel) *Fi
 	}}
 	f.Panels = append(f.Panels, extra...)
 	return f
+}
+
+// HeatPanels returns a heat-map panel for every matrix ([][]float64, not
+// empty, rectangular) among an instance's panels, by name; the other
+// panels are left out.
+func HeatPanels(panels map[string]any) []Panel {
+	keys := make([]string, 0, len(panels))
+	for k := range panels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []Panel
+	for _, k := range keys {
+		z, ok := panels[k].([][]float64)
+		if !ok || len(z) == 0 || len(z[0]) == 0 {
+			continue
+		}
+		rect := true
+		for _, row := range z {
+			rect = rect && len(row) == len(z[0])
+		}
+		if rect {
+			out = append(out, Panel{Title: k, Heat: &Heat{Z: z}})
+		}
+	}
+	return out
 }
