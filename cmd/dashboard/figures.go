@@ -78,9 +78,17 @@ func (fp *figurePreset) checkFlags(name string, set map[string]bool, isParam fun
 var figurePresets = map[string]*figurePreset{
 	"paper-fig1": {
 		run: func(ctx context.Context, a figureArgs) (any, error) {
+			// Figure1Options reads 0 as "the preset's value".
 			if a.set["seed"] && a.o.seed == 0 {
-				// Figure1Options reads seed 0 as "the preset's seed".
 				return nil, spec.Errorf("seed", "the paper-fig1 preset takes a seed of at least 1, got 0")
+			}
+			for _, c := range []struct {
+				name string
+				v    int
+			}{{"replications", a.o.reps}, {"iters", a.o.iters}} {
+				if a.set[c.name] && c.v < 1 {
+					return nil, spec.Errorf(c.name, "the paper-fig1 preset takes at least 1, got %d", c.v)
+				}
 			}
 			opt := scenarios.Figure1Options{Seed: a.o.seed, Params: spec.Params{}}
 			if a.set["replications"] {
@@ -102,6 +110,9 @@ var figurePresets = map[string]*figurePreset{
 	},
 	"paper-fig2": {
 		run: func(ctx context.Context, a figureArgs) (any, error) {
+			if a.set["passes"] && !(a.o.passes > 0) {
+				return nil, spec.Errorf("passes", "the paper-fig2 preset takes a positive number of passes, got %v", a.o.passes)
+			}
 			opt := scenarios.Figure2Options{Seed: a.o.seed, Data: a.params["data"], Split: a.params["split"]}
 			if a.set["passes"] {
 				opt.Passes = a.o.passes

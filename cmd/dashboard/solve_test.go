@@ -41,6 +41,8 @@ func TestSolveUsageErrorsNameTheFlag(t *testing.T) {
 		{[]string{"-scenario", "paper-fig1", "-passes", "3"}, "-passes: the paper-fig1 preset does not use it"},
 		{[]string{"-scenario", "paper-fig2", "-lambda", "0.1"}, "-lambda: the paper-fig2 preset does not use it"},
 		{[]string{"-scenario", "paper-fig1", "-seed", "0"}, "-seed: the paper-fig1 preset takes a seed of at least 1"},
+		{[]string{"-scenario", "paper-fig1", "-iters", "0"}, "-iters: the paper-fig1 preset takes at least 1"},
+		{[]string{"-scenario", "paper-fig2", "-passes", "0"}, "-passes: the paper-fig2 preset takes a positive number"},
 		{[]string{"-scenario", "paper-fig1", "-print-spec"}, "-print-spec: the paper-fig1 preset draws a figure"},
 		{[]string{"-scenario", "paper-fig1", "-out", "f.gif"}, "-out: the file name must end in .svg, .png or .pdf"},
 	} {
