@@ -108,8 +108,10 @@ func TestReadmeCurlExample(t *testing.T) {
 	doc := readme(t)
 	var cmd string
 	for _, l := range codeLines(doc) {
-		if strings.HasPrefix(strings.TrimSpace(l), "curl ") {
-			cmd = strings.TrimSpace(l)
+		// the example that starts a run: curl posting a body to /api/runs
+		c := strings.TrimSpace(l)
+		if strings.HasPrefix(c, "curl ") && strings.Contains(c, "/api/runs ") && strings.Contains(c, " -d ") {
+			cmd = c
 			break
 		}
 	}
