@@ -430,37 +430,68 @@ func (h *Heat) draw(pl *plot.Plot) error {
 	return nil
 }
 
-// logTicks labels powers of ten on a logarithmic axis, at most about
-// eight of them (every second or fifth decade on a long range).
+// logTicks marks a logarithmic axis: ticks at 1–9 × 10^k, labels at the
+// powers of ten (at most about eight of them, every second or fifth decade
+// on a long range); on less than a decade also at 2 and 5 × 10^k, or every
+// tick, or evenly spaced ticks on a very narrow range.
 type logTicks struct{}
 
 func (logTicks) Ticks(min, max float64) []plot.Tick {
-	if !(min > 0) || !(max > min) {
+	if !(min > 0) || !(max > min) || math.IsInf(max, 0) {
 		return nil
 	}
-	ts := plot.LogTicks{Prec: 1}.Ticks(min, max)
-	labelled := 0
+	e0, e1 := int(math.Floor(math.Log10(min))), int(math.Ceil(math.Log10(max)))
+	type tick struct {
+		v    float64
+		lead int
+		e    int
+	}
+	var ts []tick
+	for e := e0; e <= e1; e++ {
+		for m := 1; m <= 9; m++ {
+			if e == e1 && m > 1 {
+				break
+			}
+			ts = append(ts, tick{float64(m) * math.Pow10(e), m, e})
+		}
+	}
+	in := func(t tick) bool { return t.v >= min*(1-1e-12) && t.v <= max*(1+1e-12) }
+	label := func(keep func(t tick) bool) ([]plot.Tick, int) {
+		out := make([]plot.Tick, len(ts))
+		n := 0
+		for i, t := range ts {
+			out[i].Value = t.v
+			if keep(t) && in(t) {
+				out[i].Label = strconv.FormatFloat(t.v, 'g', 2, 64)
+				n++
+			}
+		}
+		return out, n
+	}
+	decades := 0
 	for _, t := range ts {
-		if t.Label != "" {
-			labelled++
+		if t.lead == 1 && in(t) {
+			decades++
 		}
 	}
-	every := 1
-	for _, e := range []int{1, 2, 3, 5, 10, 20} {
-		every = e
-		if labelled/e <= 8 {
-			break
+	if decades >= 2 {
+		every := 1
+		for _, k := range []int{1, 2, 3, 5, 10, 20, 50, 100} {
+			every = k
+			if decades/k <= 8 {
+				break
+			}
 		}
+		out, _ := label(func(t tick) bool { return t.lead == 1 && t.e%every == 0 })
+		return out
 	}
-	for i := range ts {
-		if ts[i].Label == "" {
-			continue
-		}
-		if e := int(math.Round(math.Log10(ts[i].Value))); e%every != 0 {
-			ts[i].Label = ""
-		}
+	if out, n := label(func(t tick) bool { return t.lead == 1 || t.lead == 2 || t.lead == 5 }); n >= 2 {
+		return out
 	}
-	return ts
+	if out, n := label(func(tick) bool { return true }); n >= 2 {
+		return out
+	}
+	return plot.DefaultTicks{}.Ticks(min, max)
 }
 
 // indexTicks labels the axis of a heat map with whole row or column

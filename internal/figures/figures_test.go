@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -291,5 +292,23 @@ func TestHeatPanels(t *testing.T) {
 	})
 	if len(ps) != 2 || ps[0].Title != "a" || ps[1].Title != "b" || ps[1].Heat.Z[1][0] != 3 {
 		t.Fatalf("%+v", ps)
+	}
+}
+
+// Less than a decade still gets at least two labels within the range.
+func TestLogTicksNarrowRange(t *testing.T) {
+	for _, r := range [][2]float64{{0.3, 1.5}, {0.12, 0.18}, {2.1, 2.9}, {40, 300}} {
+		n := 0
+		for _, tk := range (logTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label != "" && tk.Value >= r[0] && tk.Value <= r[1] {
+				n++
+				if v, err := strconv.ParseFloat(tk.Label, 64); err != nil || math.Abs(v-tk.Value) > 1e-9*tk.Value {
+					t.Errorf("label %q at %v", tk.Label, tk.Value)
+				}
+			}
+		}
+		if n < 2 {
+			t.Errorf("range %v: %d labels", r, n)
+		}
 	}
 }
