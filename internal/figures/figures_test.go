@@ -312,3 +312,30 @@ func TestLogTicksNarrowRange(t *testing.T) {
 		}
 	}
 }
+
+// A long run is drawn from at most MaxPoints points per series, from its
+// first to its last iteration.
+func TestFromRunCapsPoints(t *testing.T) {
+	var tr []solver.Record
+	for k := 0; k <= 5000; k++ {
+		tr = append(tr, rec(k, float64(k), 1+1/float64(k+1), 1/float64(k+1)))
+	}
+	f := FromRun("long", []RunTraces{{Algo: "fw", Traces: [][]solver.Record{tr}}}, math.NaN())
+	for _, i := range []int{0, 2} {
+		s := f.Panels[i].Lines.Series[0]
+		if len(s.X) != MaxPoints || s.X[0] != 0 || s.X[len(s.X)-1] != 5000 {
+			t.Fatalf("panel %d: %d points from %v to %v", i, len(s.X), s.X[0], s.X[len(s.X)-1])
+		}
+		// step-interpolated: the value at x is the last record's at or before x
+		for j, x := range s.X {
+			k := math.Floor(x)
+			want := 1 / (k + 1)
+			if i == 0 {
+				want += 1
+			}
+			if s.Y[j] != want {
+				t.Fatalf("panel %d at x = %v: %v, want %v", i, x, s.Y[j], want)
+			}
+		}
+	}
+}

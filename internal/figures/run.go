@@ -49,6 +49,9 @@ func Pow10(s Series) Series {
 	return Series{Name: s.Name, X: s.X, Y: p(s.Y), Lo: p(s.Lo), Hi: p(s.Hi)}
 }
 
+// MaxPoints bounds the points of a series against iterations in FromRun.
+const MaxPoints = 2000
+
 // RunTraces are the replications of one algorithm of a run.
 type RunTraces struct {
 	Algo   string
@@ -58,10 +61,12 @@ type RunTraces struct {
 // FromRun builds the figure of a run from its traces: for every algorithm
 // the median over its replications with a min–max band of the objective
 // (of F − F* when fstar is finite) against iterations and against
-// effective passes (on a grid of 200 points), and of the duality gap
-// against iterations, all on logarithmic axes; extra panels (heat maps of
-// a run's panels, say) follow. The dashboard's server calls it to offer a
-// run's figure as a file; Render writes it.
+// effective passes, and of the duality gap against iterations, all on
+// logarithmic axes; extra panels (heat maps of the instance's matrices,
+// say) follow. Against iterations a series holds every evaluated iteration,
+// or an even grid of MaxPoints when there are more; against passes an even
+// grid of 200 points. The dashboard's server can call it to offer a run's
+// figure as a file; Render writes it.
 func FromRun(title string, algos []RunTraces, fstar float64, extra ...Panel) *Figure {
 	field, ylabel := aggregate.Objective, "objective F"
 	if finite(fstar) {
@@ -72,13 +77,22 @@ func FromRun(title string, algos []RunTraces, fstar float64, extra ...Panel) *Fi
 		all = append(all, a.Traces...)
 	}
 	grid := aggregate.LinearGrid(all, aggregate.Passes, 200)
+	// Against iterations: every evaluated iteration, or an even grid of
+	// MaxPoints when there are more (a long run stays a small file).
+	byIteration := func(tr [][]solver.Record, f aggregate.Field) []aggregate.Stat {
+		st := aggregate.ByIteration(tr, f, fstar)
+		if len(st) > MaxPoints {
+			st = aggregate.OnGrid(tr, aggregate.Iterations, aggregate.LinearGrid(all, aggregate.Iterations, MaxPoints), f, fstar)
+		}
+		return st
+	}
 	byIter := &Lines{XLabel: "iteration", YLabel: ylabel, LogY: true}
 	byPass := &Lines{XLabel: "effective passes", YLabel: ylabel, LogY: true}
 	gap := &Lines{XLabel: "iteration", YLabel: "duality gap", LogY: true}
 	for _, a := range algos {
-		byIter.Series = append(byIter.Series, StatSeries(a.Algo, aggregate.ByIteration(a.Traces, field, fstar)))
+		byIter.Series = append(byIter.Series, StatSeries(a.Algo, byIteration(a.Traces, field)))
 		byPass.Series = append(byPass.Series, StatSeries(a.Algo, aggregate.OnGrid(a.Traces, aggregate.Passes, grid, field, fstar)))
-		gap.Series = append(gap.Series, StatSeries(a.Algo, aggregate.ByIteration(a.Traces, aggregate.Gap, fstar)))
+		gap.Series = append(gap.Series, StatSeries(a.Algo, byIteration(a.Traces, aggregate.Gap)))
 	}
 	f := &Figure{Title: title, Cols: 3, Panels: []Panel{
 		{Title: ylabel + " against iterations", Lines: byIter},
