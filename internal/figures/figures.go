@@ -94,7 +94,8 @@ type Lines struct {
 }
 
 // Heat is a panel showing a matrix, row 0 at the top, on a diverging colour
-// scale symmetric about zero (blue negative, white zero, red positive).
+// scale symmetric about zero (blue negative, light grey zero, red positive;
+// NaN, a missing value, white).
 type Heat struct {
 	Z [][]float64 `json:"z"`
 }
@@ -265,7 +266,6 @@ func (p Panel) plot(i int) (*plot.Plot, error) {
 			}
 		}
 	}
-	any := false
 	for si, s := range l.Series {
 		col := Colour(si)
 		var thumbs []plot.Thumbnailer
@@ -286,7 +286,9 @@ func (p Panel) plot(i int) (*plot.Plot, error) {
 				}
 				poly.Color, poly.LineStyle.Width = band, 0
 				pl.Add(poly)
-				any = true
+				if len(thumbs) == 0 {
+					thumbs = append(thumbs, poly) // the band in the legend too
+				}
 			}
 		}
 		var line *plotter.Line
@@ -301,7 +303,7 @@ func (p Panel) plot(i int) (*plot.Plot, error) {
 			}
 			ln.Color, ln.Width = col, vg.Points(1.5)
 			pl.Add(ln)
-			line, any = ln, true
+			line = ln
 		}
 		if line == nil {
 			// keep the series in the legend even with nothing to draw
@@ -310,7 +312,6 @@ func (p Panel) plot(i int) (*plot.Plot, error) {
 		thumbs = append(thumbs, line)
 		pl.Legend.Add(s.Name, thumbs...)
 	}
-	_ = any
 	// Axis ranges set here, always of some width: the plot's own
 	// autoscaling breaks on a single value of large magnitude.
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
@@ -417,7 +418,7 @@ func (h *Heat) draw(pl *plot.Plot) error {
 	cm.SetMax(1)
 	pal := cm.Palette(255)
 	hm := plotter.NewHeatMap(grid{z: h.Z, scale: m}, pal)
-	hm.NaN = color.RGBA{200, 200, 200, 255}
+	hm.NaN = color.White // missing values; zero is light grey
 	// ±Inf take the ends of the scale
 	hm.Underflow, hm.Overflow = pal.Colors()[0], pal.Colors()[len(pal.Colors())-1]
 	pl.Add(hm)
