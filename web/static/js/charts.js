@@ -7,7 +7,7 @@
 import { $, el, fwlab } from './util.js';
 import { Decimator, merge, ema, bestSeen } from './decimate.js';
 import { fmtNum, fmtCell, alpha, metric, extraOrder } from './format.js';
-import { drawEvents, markProbe } from './events.js';
+import { drawEvents, markProbe, laneSpace } from './events.js';
 
 const BASE_CHARTS = ['objective', 'gap', 'active', 'batch', 'gamma', 'grad_err'];
 // Series with about one value per iteration that jumps about: drawn as
@@ -235,6 +235,8 @@ export function createCharts(S) {
       series: sers,
       bands,
       legend: { show: false },
+      // Room above the plot for the event lanes.
+      padding: [laneSpace(S.groups.length, S), null, null, null],
       scales: {
         x: { time: false, distr: S.logx ? 3 : 1, log: 10 },
         y: { distr: C.logY ? 3 : 1, log: 10 },
@@ -252,6 +254,11 @@ export function createCharts(S) {
         bind: { dblclick: () => null },
       },
       hooks: {
+        setSelect: [
+          (u) => {
+            if (u.select.width > 0 || u.select.height > 0) C.userAt = performance.now();
+          },
+        ],
         setScale: [(u, key) => onScale(C, u, key)],
         draw: [(u) => drawEvents(C, u, S)],
         setCursor: [(u) => readout(C, u)],
@@ -262,7 +269,9 @@ export function createCharts(S) {
   // onScale: a scale change not made by this module is the user's zoom.
   // An x zoom is applied to every chart's x; each chart keeps its own y.
   function onScale(C, u, key) {
-    if (S.internal > 0) return;
+    // uPlot may apply a scale after the call that asked for it returns, so
+    // a change counts as the user's only right after their selection.
+    if (S.internal > 0 || !(performance.now() - (C.userAt || 0) < 500)) return;
     C.zoomed = true;
     if (key !== 'x') return;
     S.zoom = { min: u.scales.x.min, max: u.scales.x.max };
@@ -293,6 +302,7 @@ export function createCharts(S) {
     try {
       for (const C of charts) {
         C.zoomed = false;
+        C.userAt = 0;
         if (C.u) C.u.setData(C.u.data, true);
       }
     } finally {
@@ -343,7 +353,9 @@ export function createCharts(S) {
       dataMin: xs.length ? xs[0] : null,
       draws: S.perf.draws,
       logY: C.logY,
+      distr: C.u.scales.y.distr,
       hidden: C.card.hidden,
+      title: C.def.title,
     };
   }
 

@@ -1,13 +1,21 @@
 // Drop and away marks on the charts: per algorithm, in its colour, each in
-// a lane of its own (drops along the top, away steps along the bottom), and
-// a density strip instead of single marks where there is more than one per
-// few pixels.
+// a lane of its own above the plot (never over the data), and a density
+// strip instead of single marks where there is more than one per few
+// pixels.
 
 import { binEvents } from './decimate.js';
 import { alpha } from './format.js';
 import { fwlab } from './util.js';
 
 const BIN = 3; // css pixels per bin of the density test
+export const LANE = 7; // css pixels per lane
+
+// laneSpace is the room above a chart's plot for the lanes of groups
+// algorithms, in css pixels.
+export function laneSpace(groups, S) {
+  const kinds = (S.showDrops ? 1 : 0) + (S.showAways ? 1 : 0);
+  return 6 + groups * kinds * (LANE + 1);
+}
 
 // drawEvents is a uPlot draw hook: it marks the events of each group's
 // first replication and records what it drew in fwlab.charts[id].
@@ -16,14 +24,22 @@ export function drawEvents(C, u, S) {
   const ctx = u.ctx;
   const { left, top, width, height } = u.bbox;
   const dpr = devicePixelRatio || 1;
-  const laneH = 7 * dpr;
+  const laneH = LANE * dpr;
+  const space = laneSpace(S.groups.length, S) * dpr;
   let drops = 0, aways = 0;
   const marks = [];
   const dense = {};
   ctx.save();
   ctx.beginPath();
-  ctx.rect(left, top, width, height);
+  ctx.rect(left, top - space, width, space);
   ctx.clip();
+  // Lanes from the top: each algorithm's drops, then its away steps.
+  let laneIdx = 0;
+  const lanes = {};
+  S.groups.forEach((g) => {
+    if (S.showDrops) lanes[g.key + '/drop'] = laneIdx++;
+    if (S.showAways) lanes[g.key + '/away'] = laneIdx++;
+  });
   S.groups.forEach((g, gi) => {
     const t = g.traces[0];
     const xcol = t.cols[S.xaxis];
@@ -38,7 +54,7 @@ export function drawEvents(C, u, S) {
       }
       return xs;
     };
-    const lane = (kind) => (kind === 'drop' ? top + 1 + gi * (laneH + dpr) : top + height - (gi + 1) * (laneH + dpr));
+    const lane = (kind) => top - space + 3 * dpr + lanes[g.key + '/' + kind] * (laneH + dpr);
     const draw = (kind, list) => {
       const xs = positions(list);
       if (!xs.length) return 0;

@@ -298,7 +298,30 @@ export function initRun() {
   }
 
   // tracesTable: one row per algorithm (replications summarised), and one
-  // per replication under it when expanded.
+  // per replication under it when expanded. Rows are kept and their cells
+  // updated in place, so that a click on a row's toggle is never lost to a
+  // redraw.
+  const rowCache = new Map();
+  let rowOrder = '';
+  function row(key, attrs, first) {
+    let r = rowCache.get(key);
+    if (!r) {
+      r = el('tr', attrs, ...first);
+      r._cells = [];
+      r._key = key;
+      for (let i = first.length; i < 12; i++) r._cells.push(r.appendChild(el('td')));
+      rowCache.set(key, r);
+    }
+    return r;
+  }
+  function fill(r, values) {
+    values.forEach((v, i) => {
+      const td = r._cells[i];
+      const text = typeof v === 'object' && v ? v.text : v;
+      if (td.textContent !== text) td.textContent = text;
+      if (v && v.title != null && td.title !== v.title) td.title = v.title;
+    });
+  }
   function tracesTable() {
     const tb = $('#legend tbody');
     const st = (S.status && S.status.traces) || [];
@@ -307,25 +330,29 @@ export function initRun() {
       const r = t.last.rec || {};
       const sum = s.summary || null;
       return [
-        el('td', { text: String(t.n) }),
-        el('td', { text: fmtCell(r.k) }),
-        el('td', { text: fmtCell(r.passes, 4) }),
-        el('td', { text: fmtCell(r.time_s, 3) }),
-        el('td', { text: fmtCell(sum ? sum.objective : t.last.objective, 10) }),
-        el('td', { text: fmtCell(sum ? sum.gap : t.last.gap, 3) }),
-        el('td', { text: fmtCell(r.active) }),
-        el('td', { text: String(t.drops.length) }),
-        el('td', { text: String(t.aways.length) }),
+        { text: s.status || '', title: (sum && sum.message) || '' },
+        String(t.n),
+        fmtCell(r.k),
+        fmtCell(r.passes, 4),
+        fmtCell(r.time_s, 3),
+        fmtCell(sum ? sum.objective : t.last.objective, 10),
+        fmtCell(sum ? sum.gap : t.last.gap, 3),
+        fmtCell(r.active),
+        String(t.drops.length),
+        String(t.aways.length),
       ];
     };
     for (const g of S.groups) {
       const ts = g.traces;
+      const sw = () => el('td', {}, el('span', { class: 'swatch', style: { background: g.color } }));
       if (ts.length === 1) {
         const s = st[ts[0].meta.trace] || {};
-        rows.push(el('tr', { 'data-trace': ts[0].meta.trace, 'data-group': g.key, 'data-records': ts[0].n }, el('td', {}, el('span', { class: 'swatch', style: { background: g.color } })), el('td', { text: g.label }), el('td', { text: s.status || '', title: (s.summary && s.summary.message) || '' }), ...cells(ts[0], s)));
+        const r = row('t' + ts[0].meta.trace, { 'data-trace': ts[0].meta.trace, 'data-group': g.key }, [sw(), el('td', { text: g.label })]);
+        r.dataset.records = ts[0].n;
+        fill(r, cells(ts[0], s));
+        rows.push(r);
         continue;
       }
-      const open = S.expanded.has(g.key);
       const statuses = {};
       for (const t of ts) {
         const s = (st[t.meta.trace] || {}).status || '';
@@ -336,36 +363,48 @@ export function initRun() {
         return v.length ? (v.length & 1 ? v[v.length >> 1] : 0.5 * (v[v.length / 2 - 1] + v[v.length / 2])) : null;
       };
       const sumOf = (t) => (st[t.meta.trace] || {}).summary || null;
-      const toggle = el('button', { type: 'button', class: 'small expand', 'aria-expanded': String(open), text: open ? '▾' : '▸', title: open ? 'hide the replications' : 'show each replication' });
-      toggle.addEventListener('click', () => {
-        open ? S.expanded.delete(g.key) : S.expanded.add(g.key);
-        tracesTable();
-      });
-      rows.push(
-        el(
-          'tr',
-          { class: 'group-row', 'data-group': g.key },
-          el('td', {}, el('span', { class: 'swatch', style: { background: g.color } })),
-          el('td', {}, toggle, ` ${g.label} · ${ts.length} replications`),
-          el('td', { text: Object.entries(statuses).map(([k, v]) => `${v} ${k}`).join(', ') }),
-          el('td', { text: String(ts.reduce((a, t) => a + t.n, 0)) }),
-          el('td', { text: fmtCell(med((t) => t.last.rec && t.last.rec.k)) }),
-          el('td', { text: fmtCell(med((t) => t.last.rec && t.last.rec.passes), 4) }),
-          el('td', { text: fmtCell(med((t) => t.last.rec && t.last.rec.time_s), 3) }),
-          el('td', { text: fmtCell(med((t) => (sumOf(t) ? sumOf(t).objective : t.last.objective)), 10), title: 'median over the replications' }),
-          el('td', { text: fmtCell(med((t) => (sumOf(t) ? sumOf(t).gap : t.last.gap)), 3), title: 'median over the replications' }),
-          el('td', { text: fmtCell(med((t) => t.last.rec && t.last.rec.active)) }),
-          el('td', { text: String(ts.reduce((a, t) => a + t.drops.length, 0)) }),
-          el('td', { text: String(ts.reduce((a, t) => a + t.aways.length, 0)) })
-        )
-      );
+      const gr = row('g' + g.key, { class: 'group-row', 'data-group': g.key }, [sw(), groupLabel(g)]);
+      const open = S.expanded.has(g.key);
+      gr.children[1].lastChild.nodeValue = ` ${g.label} · ${ts.length} replications`;
+      const tog = $('button.expand', gr);
+      tog.textContent = open ? '▾' : '▸';
+      tog.setAttribute('aria-expanded', String(open));
+      tog.title = open ? 'hide the replications' : 'show each replication';
+      fill(gr, [
+        Object.entries(statuses).map(([k, v]) => `${v} ${k}`).join(', '),
+        String(ts.reduce((a, t) => a + t.n, 0)),
+        fmtCell(med((t) => t.last.rec && t.last.rec.k)),
+        fmtCell(med((t) => t.last.rec && t.last.rec.passes), 4),
+        fmtCell(med((t) => t.last.rec && t.last.rec.time_s), 3),
+        { text: fmtCell(med((t) => (sumOf(t) ? sumOf(t).objective : t.last.objective)), 10), title: 'median over the replications' },
+        { text: fmtCell(med((t) => (sumOf(t) ? sumOf(t).gap : t.last.gap)), 3), title: 'median over the replications' },
+        fmtCell(med((t) => t.last.rec && t.last.rec.active)),
+        String(ts.reduce((a, t) => a + t.drops.length, 0)),
+        String(ts.reduce((a, t) => a + t.aways.length, 0)),
+      ]);
+      rows.push(gr);
       if (!open) continue;
       for (const t of ts) {
         const s = st[t.meta.trace] || {};
-        rows.push(el('tr', { class: 'rep-row', 'data-trace': t.meta.trace, 'data-records': t.n }, el('td'), el('td', { text: `replication ${t.meta.replication} (seed ${t.meta.seed})` }), el('td', { text: s.status || '', title: (s.summary && s.summary.message) || '' }), ...cells(t, s)));
+        const r = row('t' + t.meta.trace, { class: 'rep-row', 'data-trace': t.meta.trace }, [el('td'), el('td', { text: `replication ${t.meta.replication} (seed ${t.meta.seed})` })]);
+        r.dataset.records = t.n;
+        fill(r, cells(t, s));
+        rows.push(r);
       }
     }
-    tb.replaceChildren(...rows);
+    const order = rows.map((r) => r._key).join(',');
+    if (order !== rowOrder) {
+      rowOrder = order;
+      tb.replaceChildren(...rows);
+    }
+  }
+  function groupLabel(g) {
+    const toggle = el('button', { type: 'button', class: 'small expand', 'aria-expanded': 'false', text: '▸' });
+    toggle.addEventListener('click', () => {
+      S.expanded.has(g.key) ? S.expanded.delete(g.key) : S.expanded.add(g.key);
+      tracesTable();
+    });
+    return el('td', {}, toggle, ` ${g.label} · ${g.traces.length} replications`);
   }
 
   // ------------------------------------------------------------ controls
