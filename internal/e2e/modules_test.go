@@ -255,6 +255,7 @@ func TestPureModules(t *testing.T) {
 			{`{k: 2, step: 'pairwise', gamma: 0.1}`, `{fw_x0: 0, fw_x1: 1, away_x0: 1, away_x1: 0}`, `{'w:v0': 0.4}`, "pairwise step: weight moves from v0 to v1, γ = 0.1 ≤ γ_max = 0.4"},
 			{`{k: 0, step: 'none', gamma: 0}`, `{x0: -1, x1: 0}`, `null`, "start at v2"},
 			{`{k: 4, step: 'prox', gamma: 0.25}`, `{x0: 0.5, x1: 0.5, from_x0: 0.75, from_x1: 0.5}`, `null`, "proximal step: gradient step to (0.75, 0.5), projected onto P at (0.5, 0.5) (step 1/L = 0.25)"},
+			{`{k: 5, step: 'prox', gamma: 0.25}`, `{x0: 0.5, x1: 0.5, at_x0: 0.6, at_x1: 0.4, from_x0: 0.75, from_x1: 0.5}`, `null`, "proximal step: gradient step from (0.6, 0.4) to (0.75, 0.5), projected onto P at (0.5, 0.5) (step 1/L = 0.25)"},
 		} {
 			got := eval[string](t, ctx, `fwlab.describeStep(`+c.rec+`, `+c.cur+`, `+c.prev+`, `+verts+`)`)
 			if got != c.want {

@@ -401,6 +401,29 @@ func TestTeachingViewTwoTraces(t *testing.T) {
 	}
 }
 
+// TestTeachingViewProximalPath: fista on the polygon is drawn beside afw
+// as a path of gradient steps and projections, written out in words.
+func TestTeachingViewProximalPath(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	id := postRun(t, ts.URL, `{"problem":"toy-polygon","params":{"target":"edge"},"algorithms":[{"algo":"afw"},{"algo":"fista"}],"iters":60}`)
+	step(t, ctx, "open the run page", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/"+id))
+	waitFor(t, ctx, "two traces in the teaching view", `fwlab.done && fwlab.teach && fwlab.teach.traces && fwlab.teach.traces.length === 2`, `fwlab.teach`, 30*time.Second)
+	if algos := eval[[]string](t, ctx, `fwlab.teach.algos`); strings.Join(algos, ",") != "afw,fista" {
+		t.Fatalf("the teaching view shows %v, want afw and fista", algos)
+	}
+	choose(t, ctx, "#teach-slider", "3")
+	words := eval[[]string](t, ctx, `fwlab.teach.words`)
+	if len(words) != 2 || !strings.HasPrefix(words[1], "proximal step: gradient step from (") || !strings.Contains(words[1], "projected onto P at (") {
+		t.Errorf("fista's step 3 in words: %q", words)
+	}
+	shot(t, ctx, t.TempDir(), "teaching-proximal.png")
+	if e := errs.take(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
+	}
+}
+
 // TestStartPageStickyAndScroll: at both sizes the Start button is in view
 // on arrival; Start with an invalid field out of view scrolls it into
 // view, focuses it and lists the errors; SPG rows hide the controls they
@@ -535,7 +558,9 @@ func TestEveryPresetEverySize(t *testing.T) {
 		viewport(t, ctx, size[0], size[1])
 		for _, pr := range cat.Presets {
 			tag := fmt.Sprintf("%s-%dx%d", pr.Name, size[0], size[1])
-			step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+			t0 := time.Now()
+			step(t, ctx, "load the start page", 60*time.Second, chromedp.Navigate(ts.URL+"/"))
+			t.Logf("%s: start page loaded in %.1fs", tag, time.Since(t0).Seconds())
 			waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
 			step(t, ctx, "choose "+pr.Name, 10*time.Second, chromedp.Click(chromedp.CSS(`[data-preset="`+pr.Name+`"]`)))
 			overflow(t, ctx, tag+" start")
@@ -551,6 +576,8 @@ func TestEveryPresetEverySize(t *testing.T) {
 			overflow(t, ctx, tag+" run")
 			shot(t, ctx, dir, tag+"-run.png")
 			stopRun(ts.URL, id)
+			waitFor(t, ctx, "the stopped run", `fwlab.done === true`, `fwlab.status`, 60*time.Second)
+			t.Logf("%s: %.1fs", tag, time.Since(t0).Seconds())
 			for _, e := range errs.take() {
 				t.Errorf("%s: %s", tag, e)
 			}

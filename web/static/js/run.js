@@ -290,6 +290,8 @@ export function initRun() {
     for (const s of st) server += s.records || 0;
     if (S.status && typeof S.status.records === 'number') server = Math.max(server, S.status.records);
     for (const t of S.traces) if (t) here += t.n;
+    // The status may be older than the records that followed it.
+    server = Math.max(server, here);
     const behind = here < server || S.catchingUp;
     const line = $('#run-sync');
     line.textContent = `server ${server.toLocaleString('en')} records · page ${here.toLocaleString('en')}` + (behind ? ' · catching up…' : '');

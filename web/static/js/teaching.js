@@ -256,10 +256,21 @@ function draw() {
       const e = ex[i];
       if (!e || e.x0 == null) continue;
       if (prev && prox && e.from_x0 != null) {
+        // Momentum (FISTA): from the last iterate to the point where the
+        // gradient is taken; then the gradient step; then the projection.
+        const ax = e.at_x0 != null ? e.at_x0 : prev.x0, ay = e.at_x0 != null ? e.at_x1 : prev.x1;
+        if (ax !== prev.x0 || ay !== prev.x1) {
+          ctx.setLineDash([1, 3]);
+          ctx.strokeStyle = 'rgba(0,0,0,0.35)';
+          ctx.beginPath();
+          ctx.moveTo(X(prev.x0), Y(prev.x1));
+          ctx.lineTo(X(ax), Y(ay));
+          ctx.stroke();
+        }
         ctx.setLineDash([4, 3]);
         ctx.strokeStyle = alpha(color, 0.6);
         ctx.beginPath();
-        ctx.moveTo(X(prev.x0), Y(prev.x1));
+        ctx.moveTo(X(ax), Y(ay));
         ctx.lineTo(X(e.from_x0), Y(e.from_x1));
         ctx.stroke();
         ctx.setLineDash([1.5, 2.5]);

@@ -58,7 +58,10 @@ export function describeStep(rec, cur, prev, verts) {
       return `pairwise step: weight moves from ${name(away)} to ${name(fw)}, γ = ${g(rec.gamma)}${bound('≤')}`;
     case 'prox':
       if (cur.from_x0 != null)
-        return `proximal step: gradient step to ${pt(cur.from_x0, cur.from_x1)}, projected onto P at ${pt(cur.x0, cur.x1)} (step 1/L = ${g(rec.gamma)})`;
+        return (
+          `proximal step: gradient step ${cur.at_x0 != null ? `from ${pt(cur.at_x0, cur.at_x1)} ` : ''}to ${pt(cur.from_x0, cur.from_x1)}, ` +
+          `projected onto P at ${pt(cur.x0, cur.x1)} (step 1/L = ${g(rec.gamma)})`
+        );
       return `proximal step with 1/L = ${g(rec.gamma)}`;
   }
   return `${rec.step} step, γ = ${g(rec.gamma)}`;

@@ -4,7 +4,7 @@
 
 export const BASE = ['k', 'passes', 'time_s', 'gamma', 'batch', 'active', 'objective', 'gap', 'grad_err'];
 // Extra keys that belong to the teaching view, not to charts.
-export const TEACH = /^(x0|x1|fw_x0|fw_x1|away_x0|away_x1|from_x0|from_x1|w:.*)$/;
+export const TEACH = /^(x0|x1|fw_x0|fw_x1|away_x0|away_x1|from_x0|from_x1|at_x0|at_x1|w:.*)$/;
 
 // Trace holds every record of one (algorithm, replication) in columns.
 export class Trace {
