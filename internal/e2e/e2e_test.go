@@ -81,6 +81,14 @@ func app(t *testing.T) *httptest.Server {
 		r.MethodNotAllowed(rest)
 		h = r
 	}
+	// The pages must work under a strict policy: scripts only from files
+	// of the server, no inline script, handler or eval. The server's own
+	// policy, when it sets one, replaces this one.
+	inner := h
+	h = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Security-Policy", testCSP)
+		inner.ServeHTTP(w, req)
+	})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ts.Close()
@@ -88,6 +96,9 @@ func app(t *testing.T) *httptest.Server {
 	})
 	return ts
 }
+
+// testCSP is the policy the browser tests serve the pages under.
+const testCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 // newBrowser starts a headless Chromium with a fresh profile; the returned
 // context has no deadline (each step gets its own).
