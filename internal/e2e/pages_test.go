@@ -598,3 +598,59 @@ func overflow(t *testing.T, ctx context.Context, what string) {
 		t.Errorf("%s: the page is %v px wide in a %v px window (%s)", what, w[0], w[1], wide)
 	}
 }
+
+// TestObjectiveBestSeenAndSmoothing: on a problem whose F* is unknown the
+// objective chart offers F − best F seen, whose offset is the smallest
+// objective of the run (checked against the API's trace); the smoothing
+// slider adds a smoothed line and keeps the raw one.
+func TestObjectiveBestSeenAndSmoothing(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	id := postRun(t, ts.URL, `{"problem":"gflasso","params":{"n":"60","j":"12","k":"20"},"algorithms":[{"algo":"bc-ssfw-as"},{"algo":"spg"}],"iters":120}`)
+	step(t, ctx, "open the run page", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/"+id))
+	waitFor(t, ctx, "the finished run drawn", `fwlab.done === true && fwlab.charts.objective && fwlab.charts.objective.drawn > 0`, `[fwlab.status, fwlab.charts.objective]`, 60*time.Second)
+	if !eval[bool](t, ctx, `document.querySelector('#objmode option[value=fstar]').disabled && document.querySelector('#objmode').value === 'raw'`) {
+		t.Error("F* is unknown, yet F − F* is offered or chosen")
+	}
+	choose(t, ctx, "#objmode", "best")
+	waitFor(t, ctx, "the best-F view", `fwlab.charts.objective.offset !== 0 && fwlab.chartScale('objective').title === 'F(x) − best F seen'`, `[fwlab.charts.objective, fwlab.chartScale('objective')]`, 10*time.Second)
+	best := math.Inf(1)
+	for _, line := range strings.Split(string(httpGet(t, ts.URL+"/api/runs/"+id+"/trace?format=jsonl")), "\n") {
+		var r struct {
+			Objective *float64 `json:"objective"`
+		}
+		if json.Unmarshal([]byte(line), &r) == nil && r.Objective != nil && *r.Objective < best {
+			best = *r.Objective
+		}
+	}
+	if off := eval[float64](t, ctx, `fwlab.charts.objective.offset`); off != best {
+		t.Errorf("the chart subtracts %v, the smallest objective of the run is %v", off, best)
+	}
+	// Smoothing: a smoothed and a raw series per algorithm.
+	eval[bool](t, ctx, `(() => { const s = document.querySelector('#smooth'); s.value = '0.8'; s.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`)
+	waitFor(t, ctx, "the smoothed charts", `fwlab.charts.gap.smooth === true`, `fwlab.charts.gap`, 10*time.Second)
+	type ser struct {
+		Label  string `json:"label"`
+		Stroke string `json:"stroke"`
+	}
+	series := eval[[]ser](t, ctx, `fwlab.charts.gap.series`)
+	groups := eval[[]string](t, ctx, `fwlab.groups.map(g => g.label)`)
+	for _, g := range groups {
+		var main, raw *ser
+		for i := range series {
+			switch series[i].Label {
+			case g:
+				main = &series[i]
+			case g + " (raw)":
+				raw = &series[i]
+			}
+		}
+		if main == nil || raw == nil || !strings.HasPrefix(raw.Stroke, "rgba(") || !strings.HasSuffix(raw.Stroke, ",0.25)") {
+			t.Errorf("%s: smoothed %+v and faint raw %+v series wanted among %+v", g, main, raw, series)
+		}
+	}
+	if e := errs.take(); len(e) > 0 {
+		t.Errorf("console errors: %q", e)
+	}
+}

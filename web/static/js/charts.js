@@ -196,6 +196,7 @@ export function createCharts(S) {
     st.xmax = data[0][data[0].length - 1];
     st.smooth = smooth;
     st.offset = sub;
+    st.series = C.u.series.slice(1).map((s) => ({ label: s.label, stroke: typeof s.stroke === 'function' ? s.stroke(C.u, 1) : s.stroke }));
     let bandRows = 0;
     for (const s of series) {
       if (!s.g.band) continue;
