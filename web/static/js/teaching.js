@@ -122,8 +122,14 @@ export function update() {
   const n = maxN();
   $('#teach-slider').max = Math.max(0, n - 1);
   if (follow) pos = Math.max(0, n - 1);
+  // While a long run streams in, the drawing follows at a few frames per
+  // second: the charts are the live view, this one is for stepping.
+  const now = performance.now();
+  if (follow && !S.done && now - lastLive < 400) return;
+  lastLive = now;
   draw();
 }
+let lastLive = 0;
 
 // levelSets traces contour lines of F by marching squares on a grid.
 function levelSets() {
@@ -248,16 +254,31 @@ function draw() {
     const p = Math.min(pos, t.n - 1);
     const color = t.group.color;
     const prox = t.meta.algo === 'fista' || t.meta.algo === 'pgd' || t.step[p] === 'prox';
-    // Path (proximal methods: gradient step then projection, per step).
+    // The iterate path: one polyline, points closer than half a pixel to
+    // the last one drawn skipped.
     ctx.lineWidth = 1.4;
     ctx.strokeStyle = color;
-    let prev = null;
+    ctx.beginPath();
+    let started = false, lx = NaN, ly = NaN;
     for (let i = 0; i <= p; i++) {
       const e = ex[i];
       if (!e || e.x0 == null) continue;
-      if (prev && prox && e.from_x0 != null) {
-        // Momentum (FISTA): from the last iterate to the point where the
-        // gradient is taken; then the gradient step; then the projection.
+      const px = X(e.x0), py = Y(e.x1);
+      if (i !== p && Math.abs(px - lx) < 0.5 && Math.abs(py - ly) < 0.5) continue;
+      lx = px;
+      ly = py;
+      started ? ctx.lineTo(px, py) : ctx.moveTo(px, py);
+      started = true;
+    }
+    ctx.stroke();
+    // Proximal methods, for the last steps up to the one shown: the
+    // momentum (FISTA: from the last iterate to the point where the
+    // gradient is taken), the gradient step (dashed) and the projection
+    // back onto P (dotted).
+    if (prox) {
+      for (let i = Math.max(1, p - 150); i <= p; i++) {
+        const e = ex[i], prev = ex[i - 1];
+        if (!e || !prev || e.from_x0 == null || prev.x0 == null) continue;
         const ax = e.at_x0 != null ? e.at_x0 : prev.x0, ay = e.at_x0 != null ? e.at_x1 : prev.x1;
         if (ax !== prev.x0 || ay !== prev.x1) {
           ctx.setLineDash([1, 3]);
@@ -280,14 +301,9 @@ function draw() {
         ctx.stroke();
         ctx.setLineDash([]);
         ctx.strokeStyle = color;
+        ctx.lineWidth = 1;
         ctx.strokeRect(X(e.from_x0) - 2, Y(e.from_x1) - 2, 4, 4);
-      } else if (prev) {
-        ctx.beginPath();
-        ctx.moveTo(X(prev.x0), Y(prev.x1));
-        ctx.lineTo(X(e.x0), Y(e.x1));
-        ctx.stroke();
       }
-      prev = e;
     }
     ctx.strokeStyle = DROP;
     ctx.lineWidth = 2;
