@@ -40,14 +40,23 @@ const NAMES = {
   offset: 'objective offset',
 };
 
+// VALUES say what a scalar's value means, where its text does not.
+const VALUES = {
+  'coef_layout=component': 'one per connected component of the task graph',
+  'coef_layout=row': 'one per (row, component) pair',
+};
+
 function figure(name, node, caption) {
   return el('figure', { class: 'panel', 'data-panel': name }, node, el('figcaption', { text: caption }));
 }
 
 function heat(name, m, title) {
   const rows = m.length, cols = m[0].length;
-  const cell = Math.max(3, Math.min(18, Math.floor(340 / Math.max(rows, cols))));
-  const cv = el('canvas', { width: cols * cell + 1, height: rows * cell + 1, 'data-heatmap': name });
+  // Cells as wide and as tall as fit about 340 px each way (not square:
+  // a tall matrix keeps readable columns).
+  const cw = Math.max(3, Math.min(18, Math.floor(340 / cols)));
+  const ch = Math.max(3, Math.min(18, Math.floor(340 / rows)));
+  const cv = el('canvas', { width: cols * cw + 1, height: rows * ch + 1, 'data-heatmap': name });
   const ctx = cv.getContext('2d');
   let amax = 0;
   for (const r of m) for (const x of r) amax = Math.max(amax, Math.abs(x));
@@ -58,11 +67,11 @@ function heat(name, m, title) {
     r.forEach((x, j) => {
       const a = Math.min(1, Math.abs(x) / amax);
       ctx.fillStyle = x >= 0 ? `rgba(214,39,40,${a})` : `rgba(31,119,180,${a})`;
-      ctx.fillRect(j * cell, i * cell, cell, cell);
+      ctx.fillRect(j * cw, i * ch, cw, ch);
     })
   );
   ctx.strokeStyle = '#bbb';
-  ctx.strokeRect(0.5, 0.5, cols * cell, rows * cell);
+  ctx.strokeRect(0.5, 0.5, cols * cw, rows * ch);
   return figure(name, cv, `${title || TITLES[name] || name}: ${rows} × ${cols}, largest |entry| ${fmtCell(amax, 3)}; red positive, blue negative, white zero`);
 }
 
@@ -174,7 +183,7 @@ function words(name, list) {
 function table(name, obj, caption) {
   const tb = el('tbody');
   for (const [k, v] of Object.entries(obj))
-    tb.append(el('tr', {}, el('th', { text: NAMES[k] || k.replace(/_/g, ' ') }), el('td', { class: 'mono', text: typeof v === 'number' ? fmtCell(v, 6) : typeof v === 'boolean' ? (v ? 'yes' : 'no') : String(v) })));
+    tb.append(el('tr', {}, el('th', { text: NAMES[k] || k.replace(/_/g, ' ') }), el('td', { class: 'mono', text: typeof v === 'number' ? fmtCell(v, 6) : typeof v === 'boolean' ? (v ? 'yes' : 'no') : VALUES[`${k}=${v}`] || String(v) })));
   return figure(name, el('table', { class: 'kv', 'data-kv': name }, tb), caption || name);
 }
 
