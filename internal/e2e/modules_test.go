@@ -3,6 +3,8 @@ package e2e
 import (
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -263,4 +265,36 @@ func TestPureModules(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNoBrowserSkipsOrFails runs a browser test of this binary as on a
+// machine without Chromium: it skips and says why, unless CI is set, when
+// it fails.
+func TestNoBrowserSkipsOrFails(t *testing.T) {
+	if os.Getenv("FWLAB_CHROMIUM") == "none" {
+		t.Skip("already running without a browser")
+	}
+	run := func(ci string) (string, error) {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestPureModules$", "-test.v", "-test.count=1")
+		env := []string{"FWLAB_CHROMIUM=none"}
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "CI=") && !strings.HasPrefix(kv, "FWLAB_CHROMIUM=") {
+				env = append(env, kv)
+			}
+		}
+		if ci != "" {
+			env = append(env, "CI="+ci)
+		}
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("")
+	if err != nil || !strings.Contains(out, "--- SKIP: TestPureModules") || !strings.Contains(out, "no Chromium found") {
+		t.Errorf("without a browser and CI: %v\n%s", err, out)
+	}
+	out, err = run("1")
+	if err == nil || !strings.Contains(out, "--- FAIL: TestPureModules") || !strings.Contains(out, "CI is set, so this is a failure") {
+		t.Errorf("without a browser, with CI: %v\n%s", err, out)
+	}
 }
