@@ -16,6 +16,9 @@ const BASE_CHARTS = ['objective', 'gap', 'active', 'batch', 'gamma', 'grad_err']
 const DENSE = new Set(['gamma']);
 const XLABEL = { k: 'iteration k', passes: 'effective passes', time_s: 'seconds' };
 const HEIGHT = 220;
+// Thin grid lines: log axes draw one per 1…9 × 10^k.
+const GRID = { stroke: 'rgba(0,0,0,0.07)', width: 1 };
+const TICKS = { stroke: 'rgba(0,0,0,0.25)', width: 1, size: 5 };
 
 export function createCharts(S) {
   const charts = [];
@@ -243,8 +246,8 @@ export function createCharts(S) {
         y: { distr: C.logY ? 3 : 1, log: 10 },
       },
       axes: [
-        { label: XLABEL[S.xaxis], values: (u, splits) => splits.map(fmtNum), size: 40, labelSize: 18 },
-        { values: (u, splits) => splits.map(fmtNum), size: 60 },
+        { label: XLABEL[S.xaxis], values: (u, splits) => splits.map(fmtNum), size: 40, labelSize: 18, grid: GRID, ticks: TICKS },
+        { values: (u, splits) => splits.map(fmtNum), size: 60, grid: GRID, ticks: TICKS },
       ],
       cursor: {
         // The cursor moves on every chart; zoom and reset are shared by
