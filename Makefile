@@ -17,6 +17,8 @@ build:
 test: check-format check-generated
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	@if [ -z "$$CI" ] && { [ "$$FWLAB_CHROMIUM" = none ] || { [ -z "$$FWLAB_CHROMIUM" ] && [ ! -x /usr/bin/chromium ] && [ ! -x /usr/bin/chromium-browser ] && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; }; }; then \
+		echo "*** make test: no Chromium found, so the browser tests in internal/e2e were SKIPPED (install Debian's chromium or set FWLAB_CHROMIUM; with CI set they fail instead) ***"; fi
 	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/...
 
 check-format:

@@ -242,7 +242,8 @@ func TestRunPageShell(t *testing.T) {
 		`<select id="xaxis"><option value="k">iterations</option> <option value="passes">effective passes</option> <option value="time_s">seconds</option>`,
 		`id="logx"`, `id="export-csv"`, `id="export-json"`,
 		`<table id="legend"`, `<section id="charts"`,
-		`<section id="teaching" class="card" hidden>`, `id="teach-canvas"`, `id="teach-timeline"`, `id="teach-speed"`,
+		`<section id="teaching" class="card teaching" hidden>`, `id="teach-canvas"`, `id="teach-timeline"`, `id="teach-speed"`, `id="teach-trace2"`,
+		`id="objmode"`, `id="smooth"`, `id="show-drops"`, `id="show-aways"`, `id="legend-algos"`, `id="run-sync"`,
 		`<section id="panels" class="card" hidden>`,
 	} {
 		mustMatch(t, html, regexp.QuoteMeta(pat))
@@ -258,6 +259,8 @@ func TestMountRoutes(t *testing.T) {
 		{"/", "text/html; charset=utf-8", `id="start-form"`, 200},
 		{"/runs/r7", "text/html; charset=utf-8", `data-run-id="r7"`, 200},
 		{"/static/app.js", "text/javascript; charset=utf-8", "scheduleSize", 200},
+		{"/static/js/charts.js", "text/javascript; charset=utf-8", "export function createCharts", 200},
+		{"/static/js/decimate.js", "text/javascript; charset=utf-8", "export class Decimator", 200},
 		{"/static/app.css", "text/css; charset=utf-8", "--accent", 200},
 		{"/static/vendor/uPlot.iife.min.js", "text/javascript; charset=utf-8", "uPlot (v1.6.32)", 200},
 		{"/static/vendor/uPlot.min.css", "text/css; charset=utf-8", ".uplot", 200},
@@ -337,3 +340,32 @@ func TestVendoredUPlotMatchesLockFile(t *testing.T) {
 }
 
 func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
+
+// TestPagesNeedNoInlineScript: both pages load their script as a module
+// from a file and carry no inline script or event handler, so that they
+// work under a Content-Security-Policy of script-src 'self'.
+func TestPagesNeedNoInlineScript(t *testing.T) {
+	ts := newServer(t, fakeDeps())
+	for _, path := range []string{"/", "/runs/r1"} {
+		_, html := get(t, ts.URL+path, nil)
+		mustMatch(t, html, `<script type="module" src="/static/app.js\?v=[0-9a-f]{16}"></script>`)
+		for _, m := range regexp.MustCompile(`(?is)<script\b([^>]*)>(.*?)</script>`).FindAllStringSubmatch(html, -1) {
+			attrs, body := m[1], strings.TrimSpace(m[2])
+			if strings.Contains(attrs, `type="application/json"`) {
+				continue // data, not script
+			}
+			if !strings.Contains(attrs, "src=") || body != "" {
+				t.Errorf("%s: inline script <script%s>%.60s", path, attrs, body)
+			}
+		}
+		if on := regexp.MustCompile(`(?i)<[^>]*\son[a-z]+\s*=`).FindString(html); on != "" {
+			t.Errorf("%s: inline event handler %q", path, on)
+		}
+	}
+	// Every module the entry imports is served.
+	for _, name := range []string{"util", "form", "run", "format", "decimate", "schedule", "rules", "teachmath", "traces", "charts", "events", "stream", "teaching", "panels", "export"} {
+		if a, ok := assets["js/"+name+".js"]; !ok || !strings.Contains(a.ctype, "javascript") {
+			t.Errorf("module js/%s.js missing or not served as JavaScript", name)
+		}
+	}
+}

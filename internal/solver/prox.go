@@ -141,9 +141,27 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		return c
 	}
 
+	// On 2-D problems the records carry the iterate and the step's points
+	// for the dashboard's teaching view: the point where the gradient was
+	// taken (at_), the gradient step (from_) and its projection (x).
+	plane := n == 2 && m.lift.Dim() == 2
+	trace2D := func(r *Record, at, from []float64) {
+		if !plane {
+			return
+		}
+		if r.Extra == nil {
+			r.Extra = map[string]float64{}
+		}
+		r.Extra["x0"], r.Extra["x1"] = x[0], x[1]
+		if from != nil {
+			r.Extra["at_x0"], r.Extra["at_x1"] = at[0], at[1]
+			r.Extra["from_x0"], r.Extra["from_x1"] = from[0], from[1]
+		}
+	}
 	r0 := Record{K: 0, Step: StepNone, Active: nnz(x)}
 	obj, gap := evaluate(&r0)
 	r0.Objective, r0.Gap = F(obj), F(gap)
+	trace2D(&r0, nil, nil)
 	rec.Record(r0)
 	sum := Summary{Objective: obj, Gap: gap}
 	if lim.GapTol > 0 && gap <= lim.GapTol {
@@ -192,6 +210,11 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			}
 			L *= 2
 		}
+		var at, from [2]float64
+		if plane {
+			copy(at[:], y)
+			copy(from[:], v)
+		}
 		if m.accel {
 			// adaptive restart (O'Donoghue and Candès, gradient scheme):
 			// when the momentum points uphill, (y − x_{k+1})ᵀ(x_{k+1} − x_k) > 0,
@@ -223,6 +246,7 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			sum.Objective, sum.Gap = obj, gap
 			lastEval = k
 		}
+		trace2D(&r, at[:], from[:])
 		rec.Record(r)
 		sum.Iters, sum.Passes, sum.Time = k, passes, r.Time
 		if math.IsNaN(fy) || math.IsInf(fy, 0) {

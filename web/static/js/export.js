@@ -1,0 +1,100 @@
+// Exports: a chart as a PNG with its title, explanation and legend, and
+// the complete trace as CSV or JSON Lines.
+
+import { el, fwlab, download } from './util.js';
+
+// chartPNG composes a chart's canvas with a title, the one-line
+// explanation, the run and the legend (each algorithm's colour and label,
+// and the marks), and returns it as a canvas.
+export function chartPNG(C, S) {
+  const src = C.u.ctx.canvas;
+  const dpr = src.width / Math.max(1, C.u.width || src.width);
+  const pad = 12 * dpr;
+  const lineH = 18 * dpr;
+  const font = (px, bold) => `${bold ? '600 ' : ''}${px * dpr}px system-ui, sans-serif`;
+  // Legend entries: one per algorithm, then the marks.
+  const items = S.groups.map((g) => ({ color: g.color, text: g.label + (g.band ? ` (median of ${g.traces.length}, band min–max)` : '') }));
+  if (S.showDrops && S.groups.some((g) => g.traces[0].drops.length)) items.push({ mark: 'drop', text: 'drop steps (top, in the algorithm’s colour)' });
+  if (S.showAways && S.groups.some((g) => g.traces[0].aways.length)) items.push({ mark: 'away', text: 'away steps (bottom)' });
+  const probe = document.createElement('canvas').getContext('2d');
+  probe.font = font(12);
+  // Lay the legend out in rows that fit the chart's width.
+  const rows = [[]];
+  let x = pad;
+  for (const it of items) {
+    const w = 22 * dpr + probe.measureText(it.text).width + 16 * dpr;
+    if (x + w > src.width - pad && rows[rows.length - 1].length) {
+      rows.push([]);
+      x = pad;
+    }
+    rows[rows.length - 1].push({ ...it, x, w });
+    x += w;
+  }
+  const headH = pad + lineH * 2.2;
+  const legendH = rows.length * lineH + pad;
+  const cv = document.createElement('canvas');
+  cv.width = src.width;
+  cv.height = headH + src.height + legendH;
+  const ctx = cv.getContext('2d');
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, cv.width, cv.height);
+  ctx.fillStyle = '#1d232a';
+  ctx.textBaseline = 'top';
+  ctx.font = font(16, true);
+  ctx.fillText(C.def.title, pad, pad);
+  ctx.font = font(11);
+  ctx.fillStyle = '#555';
+  const problem = (S.status && S.status.spec && S.status.spec.problem) || '';
+  ctx.fillText(`${C.def.help}  ·  run ${S.runId}${problem ? ` (${problem})` : ''}`, pad, pad + lineH * 1.1, cv.width - 2 * pad);
+  ctx.drawImage(src, 0, headH);
+  let y = headH + src.height + pad / 2;
+  ctx.font = font(12);
+  ctx.textBaseline = 'middle';
+  for (const row of rows) {
+    for (const it of row) {
+      const cy = y + lineH / 2;
+      if (it.mark === 'drop') {
+        ctx.fillStyle = '#555';
+        ctx.beginPath();
+        ctx.moveTo(it.x, cy - 5 * dpr);
+        ctx.lineTo(it.x + 12 * dpr, cy - 5 * dpr);
+        ctx.lineTo(it.x + 6 * dpr, cy + 5 * dpr);
+        ctx.fill();
+      } else if (it.mark === 'away') {
+        ctx.fillStyle = '#555';
+        ctx.fillRect(it.x + 4 * dpr, cy - 6 * dpr, 3 * dpr, 12 * dpr);
+      } else {
+        ctx.fillStyle = it.color;
+        ctx.fillRect(it.x, cy - 2 * dpr, 16 * dpr, 4 * dpr);
+      }
+      ctx.fillStyle = '#1d232a';
+      ctx.fillText(it.text, it.x + 22 * dpr, cy);
+    }
+    y += lineH;
+  }
+  return { canvas: cv, legend: items.map((i) => i.text), title: C.def.title };
+}
+
+export function exportPNG(C, S) {
+  if (!C.u) return;
+  const { canvas, legend, title } = chartPNG(C, S);
+  const url = canvas.toDataURL('image/png');
+  fwlab.exports.push({ kind: 'png', chart: C.def.id, bytes: url.length, title, legend, width: canvas.width, height: canvas.height });
+  const a = el('a', { href: url, download: `fwlab-${S.runId}-${C.def.id}.png` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
+export async function exportTrace(S, format, showError) {
+  const res = await fetch(`/api/runs/${encodeURIComponent(S.runId)}/trace?format=${format}`);
+  if (!res.ok) {
+    showError(`export failed: the server answered ${res.status}`);
+    return;
+  }
+  const text = await res.text();
+  fwlab.exports.push({ kind: format, bytes: text.length, lines: text.split('\n').filter((l) => l).length });
+  fwlab.lastExport = text;
+  const type = format === 'csv' ? 'text/csv' : 'application/x-ndjson';
+  download(`fwlab-${S.runId}.${format === 'csv' ? 'csv' : 'jsonl'}`, new Blob([text], { type }));
+}

@@ -1,0 +1,564 @@
+// The live run page: state, status, the traces table (one row per
+// algorithm, replications behind a toggle), the page's one legend, the
+// controls and the server/page record counts.
+
+import { $, $$, el, api, fwlab } from './util.js';
+import { fmtCell, COLORS, plural } from './format.js';
+import { Trace, Group } from './traces.js';
+import { createCharts } from './charts.js';
+import { createStream } from './stream.js';
+import * as Teach from './teaching.js';
+import * as Panels from './panels.js';
+import { exportPNG, exportTrace, chartPNG } from './export.js';
+
+export function initRun() {
+  const page = $('#run-page');
+  const params = new URLSearchParams(location.search);
+  const specText = params.get('spec');
+  const S = {
+    runId: page.dataset.runId,
+    traces: [],
+    groups: [],
+    byKey: {},
+    status: null,
+    info: null,
+    fstar: null,
+    xaxis: 'k',
+    logx: false,
+    objmode: 'raw',
+    smooth: 0,
+    showDrops: true,
+    showAways: true,
+    zoom: null,
+    internal: 0,
+    done: false,
+    catchingUp: false,
+    expanded: new Set(),
+  };
+  fwlab.runState = S;
+  // Where the page's time goes: JSON parsing, appending records, drawing;
+  // and the longest stall of a 100 ms timer (is the page responsive?).
+  const perf = (S.perf = fwlab.perf = { parseMs: 0, pushMs: 0, drawMs: 0, maxDrawMs: 0, draws: 0, bytes: 0, maxStallMs: 0, parts: {} });
+  let tick = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    perf.maxStallMs = Math.max(perf.maxStallMs, now - tick - 100);
+    tick = now;
+  }, 100);
+
+  const charts = createCharts(S);
+  fwlab.chartScale = charts.chartScale;
+  fwlab.markProbe = charts.markProbe;
+  fwlab.resetZoom = charts.resetZoom;
+  fwlab.pngPreview = (id) => {
+    const C = charts.charts.find((c) => c.def.id === id);
+    if (!C || !C.u) return null;
+    const r = chartPNG(C, S);
+    return { width: r.canvas.width, height: r.canvas.height, legend: r.legend, title: r.title };
+  };
+
+  const showError = (msg) => {
+    const p = $('#run-error');
+    p.textContent = msg;
+    p.hidden = !msg;
+  };
+
+  function finished(t) {
+    const st = S.status && S.status.traces && S.status.traces[t.meta.trace];
+    return !!st && st.status !== 'running' && st.status !== 'paused';
+  }
+
+  // Algorithms whose step is not chosen by a step-size rule.
+  function ownStep(a) {
+    const problem = S.status && S.status.spec && S.status.spec.problem;
+    return a.algo === 'spg' || a.algo === 'ssg' || a.algo === 'bcfw-as' || (typeof problem === 'string' && problem.startsWith('ssvm'));
+  }
+
+  function describe(a) {
+    if (!a) return '';
+    const bits = [];
+    if (a.stepsize && !ownStep(a)) bits.push(a.stepsize);
+    if (a.L && a.L !== 'auto' && !ownStep(a)) bits.push('L=' + a.L);
+    if (a.schedule && a.schedule !== 'full') {
+      let s = a.schedule;
+      if (a.schedule === 'paper') s += ` ρ=${a.rho || 0.1} α=${a.alpha || 0.5}`;
+      if (a.schedule === 'constant') s += ` m0=${a.m0 || 1}`;
+      if (a.schedule === 'geometric') s += ` m0=${a.m0 || 1}×${a.growth || 1.1}`;
+      bits.push(s);
+    }
+    if (a.r) bits.push('r=' + a.r);
+    return bits.join(', ');
+  }
+
+  // setupTraces creates traces and groups from a status JSON (once per
+  // trace). The n-th trace of algorithm A with replication j belongs to the
+  // n-th row of algorithm A.
+  function setupTraces(run) {
+    const algos = (run.spec && run.spec.algorithms) || [];
+    const seen = {};
+    let added = false;
+    for (const tm of run.traces || []) {
+      const tk = tm.algo + '/' + tm.replication;
+      const ord = (seen[tk] = (seen[tk] || 0) + 1) - 1;
+      if (S.traces[tm.trace]) continue;
+      const key = tm.algo + '#' + ord;
+      let g = S.byKey[key];
+      if (!g) {
+        const rowsOf = algos.filter((a) => a.algo === tm.algo);
+        const a = rowsOf[ord];
+        const label = tm.algo + (rowsOf.length > 1 ? ` #${ord + 1}` : '') + (a && describe(a) ? ` (${describe(a)})` : '');
+        g = S.byKey[key] = new Group(key, label, COLORS[S.groups.length % COLORS.length]);
+        S.groups.push(g);
+      }
+      const t = new Trace(tm, !!(S.info && S.info.panels && S.info.panels.geometry));
+      t.group = g;
+      g.traces.push(t);
+      S.traces[tm.trace] = t;
+      added = true;
+    }
+    if (!added) return;
+    fwlab.traces = S.traces.map((t) => ({
+      trace: t.meta.trace,
+      algo: t.meta.algo,
+      replication: t.meta.replication,
+      color: t.group.color,
+      get n() {
+        return t.n;
+      },
+      get lastK() {
+        return t.n ? t.cols.k[t.n - 1] : -1;
+      },
+      get status() {
+        const st = S.status && S.status.traces && S.status.traces[t.meta.trace];
+        return st ? st.status : '';
+      },
+      get drops() {
+        return t.drops.length;
+      },
+    }));
+    fwlab.groups = S.groups.map((g) => ({ key: g.key, label: g.label, color: g.color, reps: g.traces.length }));
+    pageLegend();
+  }
+
+  // pageLegend: the page's one legend, each algorithm's colour and label.
+  function pageLegend() {
+    $('#legend-algos').replaceChildren(
+      ...S.groups.map((g) =>
+        el('span', { class: 'legend-algo', 'data-group': g.key }, el('span', { class: 'swatch', style: { background: g.color } }), ` ${g.label}${g.band ? ` · median of ${g.traces.length}, band min–max` : ''}`)
+      )
+    );
+  }
+
+  function onStatus(run, hello) {
+    if (!run) return;
+    const first = !S.status;
+    S.status = run;
+    fwlab.status = run.status;
+    if (run.info) S.info = run.info;
+    if (first || hello) {
+      S.fstar = S.info && S.info.fstar != null ? S.info.fstar : null;
+      if (first) {
+        S.objmode = S.fstar != null ? 'fstar' : 'raw';
+        const om = $('#objmode');
+        om.value = S.objmode;
+        $('option[value=fstar]', om).disabled = S.fstar == null;
+        $('option[value=best]', om).hidden = S.fstar != null;
+      }
+      setupTraces(run);
+      if (!charts.charts.length) charts.build();
+      if (S.info && S.info.panels) {
+        if (S.info.panels.geometry) Teach.init(S, S.info.panels.geometry);
+        Panels.render(S.info.panels);
+      }
+      const sp = run.spec ? JSON.stringify(run.spec) : specText;
+      if (sp) $('#edit-spec').href = '/?spec=' + encodeURIComponent(sp);
+      const info = S.info || {};
+      const bits = [];
+      if (run.spec) bits.push(run.spec.problem);
+      if (info.dim) bits.push(`p = ${info.dim}`);
+      if (info.samples) bits.push(`n = ${info.samples}`);
+      if (info.blocks) bits.push(`q = ${plural(info.blocks, 'block', 'blocks')}`);
+      if (S.fstar != null) bits.push(`F* = ${fmtCell(S.fstar, 10)}`);
+      $('#run-info').textContent = bits.join(' · ');
+    }
+    setupTraces(run);
+    resultPanels(run);
+    const failed = (run.traces || []).filter((t) => t.status === 'failed');
+    if (failed.length) showError(failed.map((t) => `trace ${t.trace} (${t.algo}, replication ${t.replication}) failed: ${(t.summary && t.summary.message) || 'no message'}`).join('; '));
+    $('#run-status').textContent = run.status;
+    $('#run-status').className = 'status st-' + run.status;
+    page.dataset.status = run.status;
+    const paused = run.status === 'paused', active = run.status === 'running' || paused;
+    $('#btn-pause').disabled = !active || paused;
+    $('#btn-resume').disabled = !paused;
+    $('#btn-step').disabled = !paused;
+    $('#btn-stop').disabled = !active;
+    scheduleDraw();
+  }
+
+  // The stream's status leaves the panels out (has_panels marks the traces
+  // that have them): they are fetched with GET /api/runs/{id}.
+  let resultSig = '', fetchingPanels = false;
+  async function fetchPanels() {
+    if (fetchingPanels) return;
+    fetchingPanels = true;
+    try {
+      const res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}`);
+      if (res.ok && res.data) resultPanels(res.data);
+    } catch (e) {
+      showError(`fetching the estimates' panels failed: ${e.message}`);
+    } finally {
+      fetchingPanels = false;
+    }
+    if (S.status) resultPanels(S.status);
+  }
+  function resultPanels(run) {
+    const have = (run.traces || []).filter((t) => t.has_panels || (t.panels && typeof t.panels === 'object'));
+    const sig = have.map((t) => t.trace).join(',');
+    if (sig === resultSig) return;
+    if (have.some((t) => !t.panels)) {
+      fetchPanels();
+      return;
+    }
+    resultSig = sig;
+    const out = [];
+    for (const g of S.groups) {
+      const ts = g.traces.map((t) => run.traces[t.meta.trace]).filter((t) => t && t.panels).sort((a, b) => a.replication - b.replication);
+      if (ts.length) out.push({ label: g.label, color: g.color, trace: ts[0].trace, replication: ts[0].replication, panels: ts[0].panels });
+    }
+    Panels.setResults(out);
+  }
+
+  const stream = createStream(S, {
+    status: onStatus,
+    records: scheduleDraw,
+    error: showError,
+    done: async () => {
+      try {
+        const res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}/panels`);
+        if (res.ok && res.data) {
+          S.info = S.info || {};
+          S.info.panels = res.data;
+          Panels.render(res.data);
+        }
+      } catch (e) {
+        /* the panels sent with hello stay */
+      }
+      fwlab.done = true;
+      scheduleDraw();
+    },
+  });
+
+  // ------------------------------------------------------------ drawing
+
+  let drawTimer = null, lastDraw = 0;
+  function scheduleDraw() {
+    if (drawTimer) return;
+    const wait = Math.max(0, 100 - (performance.now() - lastDraw));
+    drawTimer = setTimeout(() => {
+      requestAnimationFrame(() => {
+        drawTimer = null;
+        lastDraw = performance.now();
+        drawAll();
+      });
+    }, wait);
+  }
+
+  function drawAll() {
+    const t0 = performance.now();
+    for (const g of S.groups) g.update(finished);
+    const timed = (name, fn) => {
+      const t1 = performance.now();
+      fn();
+      perf.parts[name] = (perf.parts[name] || 0) + performance.now() - t1;
+    };
+    timed('charts', charts.drawAll);
+    timed('table', tracesTable);
+    timed('teach', Teach.update);
+    syncLine();
+    const dt = performance.now() - t0;
+    perf.drawMs += dt;
+    perf.draws++;
+    perf.maxDrawMs = Math.max(perf.maxDrawMs, dt);
+  }
+
+  // syncLine shows the server's record count beside the page's, and
+  // "catching up" while the page is behind.
+  function syncLine() {
+    const st = (S.status && S.status.traces) || [];
+    let server = 0, here = 0;
+    for (const s of st) server += s.records || 0;
+    if (S.status && typeof S.status.records === 'number') server = Math.max(server, S.status.records);
+    for (const t of S.traces) if (t) here += t.n;
+    // The status may be older than the records that followed it.
+    server = Math.max(server, here);
+    const behind = here < server || S.catchingUp;
+    const line = $('#run-sync');
+    line.textContent = `server ${server.toLocaleString('en')} records · page ${here.toLocaleString('en')}` + (behind ? ' · catching up…' : '');
+    line.classList.toggle('behind', behind);
+    fwlab.sync = { server, page: here, behind };
+  }
+
+  // tracesTable: one row per algorithm (replications summarised), and one
+  // per replication under it when expanded. Rows are kept and their cells
+  // updated in place, so that a click on a row's toggle is never lost to a
+  // redraw.
+  const rowCache = new Map();
+  let rowOrder = '';
+  function row(key, attrs, first) {
+    let r = rowCache.get(key);
+    if (!r) {
+      r = el('tr', attrs, ...first);
+      r._cells = [];
+      r._key = key;
+      for (let i = first.length; i < 12; i++) r._cells.push(r.appendChild(el('td')));
+      rowCache.set(key, r);
+    }
+    return r;
+  }
+  function fill(r, values) {
+    values.forEach((v, i) => {
+      const td = r._cells[i];
+      const text = typeof v === 'object' && v ? v.text : v;
+      if (td.textContent !== text) td.textContent = text;
+      if (v && v.title != null && td.title !== v.title) td.title = v.title;
+    });
+  }
+  function tracesTable() {
+    const tb = $('#legend tbody');
+    const st = (S.status && S.status.traces) || [];
+    const rows = [];
+    const cells = (t, s) => {
+      const r = t.last.rec || {};
+      const sum = s.summary || null;
+      return [
+        { text: s.status || '', title: (sum && sum.message) || '' },
+        String(t.n),
+        fmtCell(r.k),
+        fmtCell(r.passes, 4),
+        fmtCell(r.time_s, 3),
+        fmtCell(sum ? sum.objective : t.last.objective, 10),
+        fmtCell(sum ? sum.gap : t.last.gap, 3),
+        fmtCell(r.active),
+        String(t.drops.length),
+        String(t.aways.length),
+      ];
+    };
+    for (const g of S.groups) {
+      const ts = g.traces;
+      const sw = () => el('td', {}, el('span', { class: 'swatch', style: { background: g.color } }));
+      if (ts.length === 1) {
+        const s = st[ts[0].meta.trace] || {};
+        const r = row('t' + ts[0].meta.trace, { 'data-trace': ts[0].meta.trace, 'data-group': g.key }, [sw(), el('td', { text: g.label })]);
+        r.dataset.records = ts[0].n;
+        fill(r, cells(ts[0], s));
+        rows.push(r);
+        continue;
+      }
+      const statuses = {};
+      for (const t of ts) {
+        const s = (st[t.meta.trace] || {}).status || '';
+        statuses[s] = (statuses[s] || 0) + 1;
+      }
+      const med = (f) => {
+        const v = ts.map(f).filter((x) => x != null && isFinite(x)).sort((a, b) => a - b);
+        return v.length ? (v.length & 1 ? v[v.length >> 1] : 0.5 * (v[v.length / 2 - 1] + v[v.length / 2])) : null;
+      };
+      const sumOf = (t) => (st[t.meta.trace] || {}).summary || null;
+      const gr = row('g' + g.key, { class: 'group-row', 'data-group': g.key }, [sw(), groupLabel(g)]);
+      const open = S.expanded.has(g.key);
+      gr.children[1].lastChild.nodeValue = ` ${g.label} · ${ts.length} replications`;
+      const tog = $('button.expand', gr);
+      tog.textContent = open ? '▾' : '▸';
+      tog.setAttribute('aria-expanded', String(open));
+      tog.title = open ? 'hide the replications' : 'show each replication';
+      fill(gr, [
+        Object.entries(statuses).map(([k, v]) => `${v} ${k}`).join(', '),
+        String(ts.reduce((a, t) => a + t.n, 0)),
+        fmtCell(med((t) => t.last.rec && t.last.rec.k)),
+        fmtCell(med((t) => t.last.rec && t.last.rec.passes), 4),
+        fmtCell(med((t) => t.last.rec && t.last.rec.time_s), 3),
+        { text: fmtCell(med((t) => (sumOf(t) ? sumOf(t).objective : t.last.objective)), 10), title: 'median over the replications' },
+        { text: fmtCell(med((t) => (sumOf(t) ? sumOf(t).gap : t.last.gap)), 3), title: 'median over the replications' },
+        fmtCell(med((t) => t.last.rec && t.last.rec.active)),
+        String(ts.reduce((a, t) => a + t.drops.length, 0)),
+        String(ts.reduce((a, t) => a + t.aways.length, 0)),
+      ]);
+      rows.push(gr);
+      if (!open) continue;
+      for (const t of ts) {
+        const s = st[t.meta.trace] || {};
+        const r = row('t' + t.meta.trace, { class: 'rep-row', 'data-trace': t.meta.trace }, [el('td'), el('td', { text: `replication ${t.meta.replication} (seed ${t.meta.seed})` })]);
+        r.dataset.records = t.n;
+        fill(r, cells(t, s));
+        rows.push(r);
+      }
+    }
+    const order = rows.map((r) => r._key).join(',');
+    if (order !== rowOrder) {
+      rowOrder = order;
+      tb.replaceChildren(...rows);
+    }
+  }
+  function groupLabel(g) {
+    const toggle = el('button', { type: 'button', class: 'small expand', 'aria-expanded': 'false', text: '▸' });
+    toggle.addEventListener('click', () => {
+      S.expanded.has(g.key) ? S.expanded.delete(g.key) : S.expanded.add(g.key);
+      tracesTable();
+    });
+    return el('td', {}, toggle, ` ${g.label} · ${g.traces.length} replications`);
+  }
+
+  // ------------------------------------------------------------ controls
+
+  const post = async (what) => {
+    const res = await api('POST', `/api/runs/${encodeURIComponent(S.runId)}/${what}`);
+    if (!res.ok) showError(`${what}: ${(res.data && res.data.error) || res.status}`);
+    else {
+      showError('');
+      onStatus(res.data);
+    }
+  };
+  $('#btn-pause').addEventListener('click', () => post('pause'));
+  $('#btn-resume').addEventListener('click', () => post('resume'));
+  $('#btn-step').addEventListener('click', () => post('step'));
+  $('#btn-stop').addEventListener('click', async () => {
+    const res = await api('DELETE', `/api/runs/${encodeURIComponent(S.runId)}`);
+    if (!res.ok) showError(`stop: ${(res.data && res.data.error) || res.status}`);
+  });
+  $('#xaxis').addEventListener('change', (ev) => {
+    S.xaxis = ev.target.value;
+    fwlab.xaxis = S.xaxis;
+    S.zoom = null;
+    charts.relayout();
+    scheduleDraw();
+  });
+  $('#logx').addEventListener('change', (ev) => {
+    S.logx = ev.target.checked;
+    S.zoom = null;
+    charts.relayout();
+    scheduleDraw();
+  });
+  $('#objmode').addEventListener('change', (ev) => {
+    S.objmode = ev.target.value;
+    charts.setObjectiveTitle();
+    scheduleDraw();
+  });
+  $('#smooth').addEventListener('input', (ev) => {
+    S.smooth = +ev.target.value;
+    $('#smooth-val').textContent = S.smooth > 0 ? S.smooth.toFixed(2) : 'off';
+    scheduleDraw();
+  });
+  $('#show-drops').addEventListener('change', (ev) => {
+    S.showDrops = ev.target.checked;
+    scheduleDraw();
+  });
+  $('#show-aways').addEventListener('change', (ev) => {
+    S.showAways = ev.target.checked;
+    scheduleDraw();
+  });
+  $('#export-csv').addEventListener('click', () => exportTrace(S, 'csv', showError));
+  $('#export-json').addEventListener('click', () => exportTrace(S, 'jsonl', showError));
+  document.addEventListener('click', (ev) => {
+    const b = ev.target.closest && ev.target.closest('[data-png]');
+    if (!b) return;
+    const C = charts.charts.find((c) => c.def.id === b.dataset.png);
+    if (C) exportPNG(C, S);
+  });
+  let resizeTimer = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      S.internal++;
+      try {
+        charts.resize();
+      } finally {
+        S.internal--;
+      }
+    }, 100);
+  });
+
+  // --------------------------------------------------------------- start
+
+  async function start() {
+    let res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}`);
+    if (res.status === 404 && specText) {
+      // An unknown id with a spec in the URL: submit the spec again, so a
+      // link reproduces the run.
+      let spec;
+      try {
+        spec = JSON.parse(specText);
+      } catch (e) {
+        showError(`the spec in the URL is not valid JSON: ${e.message}`);
+        return;
+      }
+      const created = await api('POST', '/api/runs', spec);
+      if (created.status !== 201) {
+        showError(`the spec in the URL was refused: ${created.data && created.data.field ? created.data.field + ': ' : ''}${(created.data && created.data.error) || created.status}`);
+        return;
+      }
+      S.runId = created.data.id;
+      page.dataset.runId = S.runId;
+      $('#run-id').textContent = S.runId;
+      history.replaceState(null, '', `/runs/${encodeURIComponent(S.runId)}?spec=${encodeURIComponent(specText)}`);
+      fwlab.resubmitted = S.runId;
+      res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}`);
+    }
+    if (!res.ok) {
+      showError(`run ${S.runId}: ${(res.data && res.data.error) || 'not found'} (status ${res.status})`);
+      page.dataset.status = 'missing';
+      return;
+    }
+    fwlab.runId = S.runId;
+    onStatus(res.data, true);
+    stream.connect();
+  }
+  start();
+
+  // bandProbe samples the chart's canvas between the min and max edges of
+  // each band, away from the median line, and reports how many of the
+  // samples carry the band's fill colour. With fwlab.probeDebug set to an
+  // array, the samples without it are pushed there.
+  fwlab.bandProbe = (id) => {
+    const C = charts.charts.find((c) => c.def.id === id);
+    if (!C || !C.u || !C.series) return { samples: 0, filled: 0 };
+    const u = C.u, ctx = u.ctx;
+    let samples = 0, filled = 0;
+    for (const s of C.series) {
+      if (!s.g.band) continue;
+      const base = 1 + s.at, w = s.cols.length;
+      const med = u.data[base], lo = u.data[base + w - 2], hi = u.data[base + w - 1];
+      const want = parseInt(s.g.color.slice(1), 16);
+      const rgb = [(want >> 16) & 255, (want >> 8) & 255, want & 255];
+      for (let i = 0; i < u.data[0].length && samples < 200; i++) {
+        if (lo[i] == null || hi[i] == null || med[i] == null) continue;
+        const x = u.valToPos(u.data[0][i], 'x', true);
+        const yl = u.valToPos(lo[i], 'y', true), yh = u.valToPos(hi[i], 'y', true), ym = u.valToPos(med[i], 'y', true);
+        if (!(Math.abs(yl - yh) >= 10)) continue;
+        const y = Math.abs(ym - yl) > Math.abs(ym - yh) ? (ym + yl) / 2 : (ym + yh) / 2;
+        if (Math.abs(y - ym) < 4 || x < u.bbox.left + 2 || x > u.bbox.left + u.bbox.width - 2) continue;
+        // Clear of the event lanes along the top and bottom.
+        if (y < u.bbox.top + 30 || y > u.bbox.top + u.bbox.height - 30) continue;
+        const px = ctx.getImageData(Math.round(x), Math.round(y), 1, 1).data;
+        const near = Math.abs(px[0] - rgb[0]) < 40 && Math.abs(px[1] - rgb[1]) < 40 && Math.abs(px[2] - rgb[2]) < 40;
+        const dot = px[0] * rgb[0] + px[1] * rgb[1] + px[2] * rgb[2];
+        const np = Math.hypot(px[0], px[1], px[2]), nw = Math.hypot(rgb[0], rgb[1], rgb[2]);
+        const sameHue = np >= 0.5 * nw && dot / (np * nw) > 0.99;
+        const ok = px[3] > 20 && (near || sameHue);
+        if (!ok && fwlab.probeDebug) fwlab.probeDebug.push({ i, x, y, yl, yh, ym, px: Array.from(px) });
+        samples++;
+        if (ok) filled++;
+      }
+    }
+    return { samples, filled };
+  };
+
+  // groupStat reports the median, minimum and maximum over a group's
+  // replications of one column at record index i (null: not computed yet).
+  fwlab.groupStat = (gi, col, i) => {
+    const g = S.groups[gi];
+    if (!g || i >= g.n) return null;
+    const num = (x) => (x === x ? x : null);
+    return { algo: g.traces[0].meta.algo, reps: g.traces.length, n: g.n, med: num(g.val(col, i)), lo: num(g.low(col, i)), hi: num(g.high(col, i)) };
+  };
+}

@@ -1,0 +1,102 @@
+// The run's live stream: the websocket's messages (hello, records, status,
+// done), and catching up from the complete trace when records were missed
+// or the page opens late.
+
+import { fwlab } from './util.js';
+
+// createStream connects to /ws/runs/{id}; on receives the messages:
+// {status(run, hello), records(batches) → false when a gap was found,
+// done(run), error(msg)}. The page's own record counts come from S.traces.
+export function createStream(S, on) {
+  const perf = S.perf;
+  let ws = null;
+
+  function connect() {
+    if (ws && ws.readyState <= 1) return;
+    const sock = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/runs/${encodeURIComponent(S.runId)}`);
+    ws = sock;
+    fwlab.wsMessages = fwlab.wsMessages || 0;
+    sock.onmessage = (ev) => {
+      fwlab.wsMessages++;
+      let m;
+      const t0 = performance.now();
+      try {
+        m = JSON.parse(ev.data);
+        perf.parseMs += performance.now() - t0;
+        perf.bytes += ev.data.length;
+      } catch (e) {
+        on.error('the server sent a malformed message');
+        return;
+      }
+      if (m.type === 'hello') on.status(m.run, true);
+      else if (m.type === 'records') {
+        const t1 = performance.now();
+        if (!append(m.batches)) catchUp();
+        perf.pushMs += performance.now() - t1;
+        on.records();
+      } else if (m.type === 'status') on.status(m.run, false);
+      else if (m.type === 'done') {
+        S.done = true;
+        on.status(m.run, false);
+        finish();
+      }
+    };
+    sock.onclose = (ev) => {
+      if (ws !== sock) return;
+      ws = null;
+      if (S.done) return;
+      if (ev.code === 1013) catchUp();
+      else setTimeout(connect, 1000);
+    };
+  }
+
+  // append adds the new records of each batch; false when a batch starts
+  // past the page's last record (records were missed).
+  function append(batches) {
+    for (const b of batches || []) {
+      const t = S.traces[b.trace];
+      if (!t) continue;
+      if (b.from > t.n) return false;
+      const recs = b.records || [];
+      for (let j = t.n - b.from; j < recs.length; j++) t.push(recs[j]);
+    }
+    return true;
+  }
+
+  // catchUp fetches the complete trace (JSON Lines) and appends what is
+  // missing, then follows the stream again.
+  async function catchUp() {
+    if (S.catchingUp) return;
+    S.catchingUp = true;
+    on.records();
+    try {
+      const res = await fetch(`/api/runs/${encodeURIComponent(S.runId)}/trace?format=jsonl`);
+      if (!res.ok) throw new Error(`trace: ${res.status}`);
+      const text = await res.text();
+      const idx = {};
+      for (const line of text.split('\n')) {
+        if (!line.trim()) continue;
+        const r = JSON.parse(line);
+        const t = S.traces[r.trace];
+        if (!t) continue;
+        const i = (idx[r.trace] = (idx[r.trace] || 0) + 1) - 1;
+        if (i >= t.n) t.push(r);
+      }
+    } catch (e) {
+      on.error(`fetching the complete trace failed: ${e.message}`);
+    } finally {
+      S.catchingUp = false;
+    }
+    on.records();
+    if (!S.done) connect();
+  }
+
+  async function finish() {
+    // Every record the status counts must be here; otherwise fetch them.
+    const missing = ((S.status && S.status.traces) || []).some((st) => S.traces[st.trace] && S.traces[st.trace].n < st.records);
+    if (missing) await catchUp();
+    await on.done();
+  }
+
+  return { connect, catchUp };
+}
