@@ -43,6 +43,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -67,6 +68,18 @@ const (
 	DefaultMaxLag       = 200_000          // unsent records at which a client slow to drain is dropped
 	DefaultSlowWrite    = 2 * time.Second  // a records write this slow means the client is not draining
 	DefaultTimeout      = 60 * time.Second // API requests (the websocket and downloads excepted)
+	// DefaultMaxMessage bounds the bytes of one records message (its
+	// records are cut there; the rest follow in the next message).
+	DefaultMaxMessage = 1 << 20
+	// DefaultMaxStreamsPerClient bounds the websockets one client address
+	// holds open.
+	DefaultMaxStreamsPerClient = 64
+	// DefaultUploadQuota bounds the bytes of every upload stored together.
+	DefaultUploadQuota = 1 << 30
+	// DefaultMaxParses bounds the uploads parsed at once.
+	DefaultMaxParses = 2
+	// DefaultUploadTimeout bounds the time an upload's body may take.
+	DefaultUploadTimeout = 5 * time.Minute
 )
 
 // Options configure a Server. Zero fields take the defaults.
@@ -109,6 +122,35 @@ type Options struct {
 	PreviewCache   int
 	// Logger receives server errors (default slog.Default()).
 	Logger *slog.Logger
+
+	// ListenAddr is the address the server listens on (host:port): its
+	// host is accepted in the Host header, and when it is empty or a
+	// wildcard address, every IP address is. AllowHosts adds more host
+	// names (the -allow-host flag). localhost and loopback addresses are
+	// always accepted.
+	ListenAddr string
+	AllowHosts []string
+	// MaxMessage bounds the bytes of one records message.
+	MaxMessage int
+	// MaxStreamsPerClient bounds the websockets one client address holds.
+	MaxStreamsPerClient int
+	// UploadQuota bounds the bytes of every upload stored together;
+	// MaxParses the uploads parsed at once; UploadTimeout the time an
+	// upload's body may take.
+	UploadQuota   int64
+	MaxParses     int
+	UploadTimeout time.Duration
+	// Flags names the command-line flag of each limit (by the Options
+	// field's name), for error messages.
+	Flags map[string]string
+}
+
+// flag names the command-line flag of an Options field, for messages.
+func (o Options) flag(field string) string {
+	if f := o.Flags[field]; f != "" {
+		return " (" + f + ")"
+	}
+	return ""
 }
 
 func (o Options) withDefaults() Options {
@@ -160,6 +202,24 @@ func (o Options) withDefaults() Options {
 	if o.MaxUpload <= 0 {
 		o.MaxUpload = DefaultMaxUpload
 	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = DefaultMaxMessage
+	}
+	if o.MaxStreamsPerClient <= 0 {
+		o.MaxStreamsPerClient = DefaultMaxStreamsPerClient
+	}
+	if o.UploadQuota <= 0 {
+		o.UploadQuota = DefaultUploadQuota
+	}
+	if o.MaxParses <= 0 {
+		o.MaxParses = DefaultMaxParses
+	}
+	if o.UploadTimeout <= 0 {
+		o.UploadTimeout = DefaultUploadTimeout
+	}
+	if o.Session.Flags == nil {
+		o.Session.Flags = o.Flags
+	}
 	return o
 }
 
@@ -169,14 +229,22 @@ type Server struct {
 	log     *slog.Logger
 	mgr     *session.Manager
 	router  chi.Router
+	handler http.Handler // router behind guard
 	uploads *uploads
 	// previews caches the recent answers of POST /api/preview.
 	previews *previews
+
+	// Host allow-list (see hostAllowed).
+	allowHosts map[string]struct{}
+	anyIP      bool
+	// parses bounds the uploads parsed at once.
+	parses chan struct{}
 
 	closing   chan struct{}
 	closeOnce sync.Once
 	connMu    sync.Mutex
 	conns     map[*wsConn]struct{}
+	perClient map[string]int // open websockets by client address
 	closed    bool
 	wsWG      sync.WaitGroup
 }
@@ -184,17 +252,32 @@ type Server struct {
 // New builds the server.
 func New(o Options) (*Server, error) {
 	o = o.withDefaults()
-	up := newUploads(o.UploadDir)
+	up := newUploads(o.UploadDir, o.UploadQuota)
 	if o.Session.UploadDir == "" {
 		o.Session.UploadDir = up.dir
 	}
 	s := &Server{
-		opts:    o,
-		log:     o.Logger,
-		mgr:     session.NewManager(o.Session),
-		closing: make(chan struct{}),
-		conns:   map[*wsConn]struct{}{},
-		uploads: up,
+		opts:       o,
+		log:        o.Logger,
+		mgr:        session.NewManager(o.Session),
+		closing:    make(chan struct{}),
+		conns:      map[*wsConn]struct{}{},
+		perClient:  map[string]int{},
+		uploads:    up,
+		allowHosts: map[string]struct{}{},
+		parses:     make(chan struct{}, o.MaxParses),
+	}
+	for _, h := range o.AllowHosts {
+		if h = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), "."); h != "" {
+			s.allowHosts[strings.Trim(h, "[]")] = struct{}{}
+		}
+	}
+	if host, _, err := net.SplitHostPort(o.ListenAddr); err == nil || o.ListenAddr == "" {
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			s.anyIP = true
+		} else {
+			s.allowHosts[strings.ToLower(host)] = struct{}{}
+		}
 	}
 	s.previews = newPreviews(o.PreviewCache)
 	r := chi.NewRouter()
@@ -236,11 +319,12 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.router = r
+	s.handler = s.guard(r)
 	return s, nil
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Manager returns the run manager (for the pages).
 func (s *Server) Manager() *session.Manager { return s.mgr }
@@ -276,6 +360,26 @@ func (s *Server) Close() error {
 		err = fmt.Errorf("removing the uploads: %w", rerr)
 	}
 	return err
+}
+
+// reserveStream counts one more websocket of the client, reporting false
+// when it has MaxStreamsPerClient open already.
+func (s *Server) reserveStream(client string) bool {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.perClient[client] >= s.opts.MaxStreamsPerClient {
+		return false
+	}
+	s.perClient[client]++
+	return true
+}
+
+func (s *Server) releaseStream(client string) {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.perClient[client]--; s.perClient[client] <= 0 {
+		delete(s.perClient, client)
+	}
 }
 
 func (s *Server) track(c *wsConn) bool {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -23,6 +24,12 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	client := clientAddr(r)
+	if !s.reserveStream(client) {
+		writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf("a client may hold at most %d streams open%s; close one", s.opts.MaxStreamsPerClient, s.opts.flag("MaxStreamsPerClient")))
+		return
+	}
+	defer s.releaseStream(client)
 	conn, err := upgrade(w, r)
 	if err != nil {
 		return // the upgrader has answered
@@ -163,10 +170,13 @@ func (st *stream) goAway() {
 // cursors, and returns the message (nil if nothing is new) and how many
 // stored records remain unsent. Each trace may send its share of MaxBatch,
 // or a fifteenth of its backlog (catching up in half a second at the rate
-// limit) up to ten times that share.
+// limit) up to ten times that share, within its share of MaxMessage bytes.
 func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) {
 	o := &st.s.opts
 	share := max(o.MaxBatch/len(traces), 1)
+	// Each trace's records take at most its share of MaxMessage bytes (and
+	// at least one record), so a message stays within about MaxMessage.
+	bytesShare := max(o.MaxMessage/len(traces), 1)
 	b := append(st.buf[:0], `{"type":"records","batches":[`...)
 	n, pending := 0, 0
 	for i, t := range traces {
@@ -182,13 +192,19 @@ func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) 
 			b = strconv.AppendInt(b, int64(cursors[i]), 10)
 			b = append(b, `,"records":[`...)
 			from := cursors[i]
-			cursors[i] += t.Each(from, min(total, from+quota), func(j int, rec *solver.Record) bool {
+			sent, limit := 0, len(b)+bytesShare
+			t.Each(from, min(total, from+quota), func(j int, rec *solver.Record) bool {
+				if sent > 0 && len(b) >= limit {
+					return false // the message is full: the rest follows
+				}
 				if j > from {
 					b = append(b, ',')
 				}
 				b = appendRecord(b, rec, nil)
+				sent++
 				return true
 			})
+			cursors[i] += sent
 			b = append(b, "]}"...)
 			n++
 		}

@@ -121,11 +121,15 @@ type Options struct {
 	Workers         int           // solver goroutines executing at once (0: GOMAXPROCS)
 	TimeSlice       time.Duration // a solver goroutine yields its slot after this long
 	// DataDir, when set, is where relative data-file parameters (kind Path)
-	// are looked up; a path given by the user must stay inside it.
+	// are looked up; a path given by the user must stay inside it or
+	// UploadDir (see resolvePaths).
 	DataDir string
 	// UploadDir, when set, is the directory of uploaded data files: an
 	// absolute path inside it is accepted as well as one inside DataDir.
+	// Without either, a run may read no data file.
 	UploadDir string
+	// MaxFile bounds the size of a data file (default DefaultMaxFile).
+	MaxFile int64
 }
 
 func (o Options) withDefaults() Options {
