@@ -329,11 +329,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // Manager returns the run manager (for the pages).
 func (s *Server) Manager() *session.Manager { return s.mgr }
 
-// Close cancels every run, closes every websocket (close code 1001), waits
-// up to five seconds for the runs to stop and removes the files uploaded to
-// this server.
+// Close cancels every run (those live or queued report interrupted),
+// closes every websocket (close code 1001), waits up to three seconds for
+// the runs to stop and two for the streams to say goodbye (at once, so that
+// Close returns within about three seconds), and removes the files uploaded
+// to this server.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() { close(s.closing) })
+	start := time.Now()
 	s.connMu.Lock()
 	s.closed = true
 	conns := make([]*wsConn, 0, len(s.conns))
@@ -341,16 +344,19 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.connMu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := s.mgr.Close(ctx)
-	// Writers notice s.closing and say goodbye; a writer stuck on a dead
-	// peer is released by closing its connection after a grace period.
+	// Writers notice s.closing and say goodbye; a writer stuck on a peer
+	// that does not read is released by closing its connection after a
+	// grace period.
 	done := make(chan struct{})
 	go func() { s.wsWG.Wait(); close(done) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err := s.mgr.Close(ctx)
+	grace := time.NewTimer(max(2*time.Second-time.Since(start), 0))
+	defer grace.Stop()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
+	case <-grace.C:
 		for _, c := range conns {
 			_ = c.Close()
 		}

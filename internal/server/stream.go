@@ -78,6 +78,12 @@ func (st *stream) serve() {
 	var last time.Time
 	more := true // send what is stored at once
 	for {
+		select {
+		case <-st.s.closing: // also while a backlog keeps the loop busy
+			st.goAway()
+			return
+		default:
+		}
 		if !more {
 			select {
 			case <-sub.C:
