@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -28,8 +29,12 @@ type apiError struct {
 // writeError answers an API error; the message is clipped (clipMessage)
 // and the field name bounded, so that no error body exceeds MaxErrorBody.
 func writeError(w http.ResponseWriter, code int, field, msg string) {
-	if len(field) > 200 {
-		field = field[:200]
+	if len(field) > 64 {
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(field[cut]) {
+			cut--
+		}
+		field = field[:cut] + "…"
 	}
 	writeJSON(w, code, apiError{Error: clipMessage(msg), Field: strings.ToValidUTF8(field, "\uFFFD")})
 }
