@@ -88,7 +88,7 @@ func TestAttacksAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, ts := newTestServer(t, Options{DataDir: data, UploadDir: t.TempDir(), MaxUpload: 32 << 20,
-		Flags: map[string]string{"MaxMemory": "-mem", "MaxClientRuns": "-max-client-runs"},
+		Flags:   map[string]string{"MaxMemory": "-mem", "MaxClientRuns": "-max-client-runs"},
 		Session: session.Options{MaxMemory: 64 << 20, MaxClientRuns: 30}})
 	huge := strings.Repeat("\x00", 100_000)
 	cases := []struct {

@@ -920,6 +920,9 @@ func FuzzCreateRun(f *testing.F) {
 				t.Fatalf("201 with body %q", rec.Body.String())
 			}
 		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+			if rec.Body.Len() > MaxErrorBody {
+				t.Fatalf("error body of %d bytes", rec.Body.Len())
+			}
 			var e apiError
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
 				t.Fatalf("%d with body %q", rec.Code, rec.Body.String())
