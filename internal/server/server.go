@@ -4,39 +4,58 @@
 // package session.
 //
 // Routes (every API error is JSON {"error": message, "field": name}, with
-// field "" when no field of the spec is at fault):
+// field "" when no field of the spec is at fault; an error body is at most
+// MaxErrorBody bytes and quotes at most 40 characters of any input):
 //
 //	GET    /healthz                  200 "ok"
 //	GET    /api/scenarios            the Catalogue: problems, algorithms, defaults, presets
 //	GET    /api/presets              the presets, each with its run spec
 //	POST   /api/uploads              201 {"path","name","bytes","format","rows","cols"}: a data
 //	                                 file (multipart field "file", optional "format" csv |
-//	                                 svmlight | ocr), checked by parsing; 400 malformed (the
-//	                                 error names file:line:col) or no file, 413 over MaxUpload
+//	                                 svmlight | ocr), checked by parsing (at most MaxParses at
+//	                                 once); 400 malformed (the error names file:line:col) or no
+//	                                 file, 413 over MaxUpload or the UploadQuota of all uploads
 //	POST   /api/preview              200 {"dim","samples","blocks","fstar"}: the size of the
 //	                                 instance {"problem","params","seed"} builds (cached);
 //	                                 400 invalid problem or params (field named), 504 slow build
-//	POST   /api/runs                 201 {"id"}; 400 invalid spec (field named),
-//	                                 413 body over MaxBody, 429 too many active runs,
-//	                                 503 server closing, 504 build cut by the timeout
+//	POST   /api/runs                 201 {"id"}: the run starts, or waits in the queue (status
+//	                                 queued), or starts paused ("start_paused": true); 400
+//	                                 invalid spec (field named), 413 body over MaxBody or a run
+//	                                 alone over the memory budget, 429 a budget used up (the
+//	                                 queue, the memory of the runs held, the client's runs;
+//	                                 the message names it and its flag), 503 server closing,
+//	                                 504 build cut by the timeout
 //	GET    /api/runs                 [{"id","problem","status","created"}]
-//	GET    /api/runs/{id}            session.Status (a finished trace's "panels": its final
-//	                                 estimate's views); 404 unknown or evicted id
-//	DELETE /api/runs/{id}            202 {"status"} (cancels; a finished run stays as it is)
+//	GET    /api/runs/{id}            session.Status (with "records", the server's count, and
+//	                                 "queue_position" while queued; a finished trace's
+//	                                 "panels": its final estimate's views); 404 unknown or
+//	                                 evicted id
+//	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
+//	                                 stays as it is)
 //	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step)
 //	GET    /api/runs/{id}/trace      ?format=jsonl (default) | csv: every stored record, tagged
 //	GET    /api/runs/{id}/panels     the instance's panels (an object)
-//	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS)
+//	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS);
+//	                                 429 over MaxStreamsPerClient
 //	GET    /, /runs/{id}, /static/*  the web package's pages
+//
+// Every request first goes through guard: the security headers (a
+// Content-Security-Policy without inline script and with frame-ancestors
+// 'none', nosniff, no referrer) on every answer; 403 for a Host header that
+// is not this server's (DNS rebinding); 403 for a cross-origin
+// state-changing request (http.CrossOriginProtection); 415 for an API POST
+// with a body that is not application/json (uploads are multipart). The
+// websocket keeps its own origin check.
 //
 // Uploaded files are stored in a directory of this server's own below
 // Options.UploadDir and stay there, usable by any run, until Close removes
 // that directory; nothing else is ever deleted. A run spec names an upload by
-// the absolute path the upload answered, which passes the data-directory
-// confinement.
+// the absolute path the upload answered; runs read data files only from the
+// data directory and the uploads (see session).
 //
 // A wrong method on a known path is a JSON 405. The websocket route has
-// neither the Compress nor the Timeout middleware; downloads have no timeout.
+// neither the Compress nor the Timeout middleware; downloads have no overall
+// timeout but each write must progress within WriteTimeout.
 package server
 
 import (
