@@ -9,9 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-// ContentSecurityPolicy is sent with every response: scripts, styles and
-// connections only from this server, no inline script, no framing.
-const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+// ContentSecurityPolicy is sent with every response: scripts and
+// connections only from this server, no inline script, no framing. Style
+// attributes set by the page's script (and its chart library) are allowed;
+// style sheets come from this server.
+const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // MaxErrorBody bounds the body of every error response.
