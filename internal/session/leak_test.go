@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,4 +84,67 @@ func TestFinishedRunsFreeTheirInstances(t *testing.T) {
 		t.Fatalf("heap grew by %d MiB after 12 finished runs of a 32 MiB instance; their instances are kept", grown>>20)
 	}
 	t.Logf("heap grew by %.1f MiB", float64(grown)/(1<<20))
+}
+
+var (
+	buildGate     = make(chan struct{})
+	building, top atomic.Int64
+)
+
+func init() {
+	scenarios.Register(&scenarios.Scenario{
+		Name: "test-slow-build", Title: "A slow build", Help: "Waits for the test.", Group: "test",
+		Algorithms: []string{"fw"},
+		Defaults:   []spec.Algo{{Algo: "fw"}},
+		Build: func(ctx context.Context, v scenarios.Values, seed int64) (scenarios.Instance, error) {
+			n := building.Add(1)
+			for {
+				t := top.Load()
+				if n <= t || top.CompareAndSwap(t, n) {
+					break
+				}
+			}
+			defer building.Add(-1)
+			select {
+			case <-buildGate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &bigInstance{data: make([]float64, 1)}, nil
+		},
+	})
+}
+
+// At most MaxActive instances are built at once: a burst of creations
+// waits for build slots instead of building everything together.
+func TestBuildsAreBounded(t *testing.T) {
+	m := NewManager(Options{MaxActive: 2, MaxStored: 20})
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = m.Close(ctx)
+	}()
+	errs := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		go func() {
+			_, err := m.Create(context.Background(), spec.Run{Problem: "test-slow-build", Iters: 1, Algorithms: []spec.Algo{{Algo: "fw"}}})
+			errs <- err
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for building.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	for i := 0; i < 6; i++ {
+		buildGate <- struct{}{}
+	}
+	for i := 0; i < 6; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := top.Load(); got != 2 {
+		t.Fatalf("%d instances built at once, want 2 (MaxActive)", got)
+	}
 }

@@ -184,6 +184,9 @@ func (o Options) flag(field string) string {
 type Manager struct {
 	opts Options
 	sem  chan struct{} // worker slots
+	// builds bounds the instances built at once (MaxActive): a build may
+	// take as much memory as the instance, before its size is known.
+	builds chan struct{}
 	// multi serialises traces taking several slots (see acquireSlot).
 	multi sync.Mutex
 	wg    sync.WaitGroup
@@ -209,6 +212,7 @@ func NewManager(o Options) *Manager {
 	return &Manager{
 		opts:     o,
 		sem:      make(chan struct{}, o.Workers),
+		builds:   make(chan struct{}, o.MaxActive),
 		runs:     map[string]*Run{},
 		baseCtx:  ctx,
 		shutdown: cancel,
@@ -278,7 +282,16 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		m.mu.Unlock()
 	}
 
+	// At most MaxActive builds at once; the others wait (or give up with
+	// the request).
+	select {
+	case m.builds <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return nil, fmt.Errorf("waiting to build %s: %w", sc.Name, ctx.Err())
+	}
 	inst, err := buildSafely(ctx, sc, vals, sp.Seed)
+	<-m.builds
 	if err != nil {
 		release()
 		if ctx.Err() != nil {
