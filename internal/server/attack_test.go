@@ -2,10 +2,10 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +20,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/fwlab/fwlab/internal/session"
-	"github.com/fwlab/fwlab/internal/spec"
 )
 
 // attackReq is one request an attacker sends.
@@ -385,5 +384,36 @@ func heapAfterGC() uint64 {
 	return ms.HeapAlloc
 }
 
-var _ = spec.Run{}
-var _ = multipart.NewWriter
+// A small gzip file that inflates far beyond the upload limit is refused
+// while it is read, not after it filled the memory.
+func TestGzipBombUploadIsRefused(t *testing.T) {
+	_, ts := newTestServer(t, Options{UploadDir: t.TempDir(), MaxUpload: 64 << 10})
+	var plain bytes.Buffer
+	for id := 1; plain.Len() < 2<<20; id++ {
+		fmt.Fprintf(&plain, "%d\ta\t-1\t%d\t1\t0", id, id)
+		for p := 0; p < 128; p++ {
+			plain.WriteString("\t0")
+		}
+		plain.WriteByte('\n')
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(plain.Bytes())
+	_ = zw.Close()
+	if gz.Len() > 64<<10 {
+		t.Fatalf("the compressed file has %d bytes", gz.Len())
+	}
+	code, out := upload(t, ts, "file", "letters.tsv.gz", gz.Bytes(), map[string]string{"format": "ocr"})
+	if code != 400 || !strings.Contains(fmt.Sprint(out["error"]), "decompressed data exceed 65536 bytes (the upload limit)") {
+		t.Fatalf("%d %v", code, out)
+	}
+	// The same letters within the limit are accepted.
+	small := plain.Bytes()[:bytes.IndexByte(plain.Bytes(), '\n')+1]
+	gz.Reset()
+	zw = gzip.NewWriter(&gz)
+	_, _ = zw.Write(small)
+	_ = zw.Close()
+	if code, out := upload(t, ts, "file", "one.tsv.gz", gz.Bytes(), nil); code != 201 {
+		t.Fatalf("one letter: %d %v", code, out)
+	}
+}

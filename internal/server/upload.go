@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -167,8 +169,9 @@ func formatOf(name string) string {
 }
 
 // checkData parses the file in the given format; the error names the file
-// (as the user called it), the line and the column.
-func checkData(path, name, format string) (rows, cols int, err error) {
+// (as the user called it), the line and the column. A gzip-compressed OCR
+// file may inflate to at most limit bytes.
+func checkData(path, name, format string, limit int64) (rows, cols int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, err
@@ -189,7 +192,28 @@ func checkData(path, name, format string) (rows, cols int, err error) {
 		}
 		return s.Rows(), s.Dim, nil
 	case FormatOCR:
-		c, err := ssvm.ReadOCR(f, name)
+		// A compressed file is inflated once without keeping anything, to
+		// refuse one that inflates beyond the limit before parsing it.
+		br := bufio.NewReader(f)
+		if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+			zr, err := gzip.NewReader(br)
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s: %w", name, err)
+			}
+			n, err := io.Copy(io.Discard, io.LimitReader(zr, limit+1))
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s: %w", name, err)
+			}
+			if n > limit {
+				return 0, 0, fmt.Errorf("%s: the decompressed data exceed %d bytes (the upload limit)", name, limit)
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return 0, 0, err
+			}
+			br.Reset(f)
+		}
+		r := io.Reader(br)
+		c, err := ssvm.ReadOCR(r, name)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -295,7 +319,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "", "the request ended while waiting to parse the upload")
 		return
 	}
-	rows, cols, err := checkData(tmp, shown, format)
+	rows, cols, err := checkData(tmp, shown, format, limit)
 	<-s.parses
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "file", err.Error())
