@@ -417,3 +417,42 @@ func TestGzipBombUploadIsRefused(t *testing.T) {
 		t.Fatalf("one letter: %d %v", code, out)
 	}
 }
+
+// Each records batch says how many records the server holds for its trace,
+// so that a page behind them can show that it is catching up.
+func TestBatchesCarryTheStoredCount(t *testing.T) {
+	srv, ts := newTestServer(t, Options{MaxBatch: 50, MinInterval: 20 * time.Millisecond})
+	id := create(t, ts, fakeRun(3000, "fw"))
+	waitFinished(t, srv, id)
+	c := dial(t, ts, id)
+	defer c.Close()
+	behind, got := false, 0
+	for got < 3001 {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Type    string
+			Batches []struct {
+				From, Stored int
+				Records      []json.RawMessage
+			}
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, bt := range m.Batches {
+			end := bt.From + len(bt.Records)
+			if bt.Stored != 3001 || end > bt.Stored {
+				t.Fatalf("batch from %d with %d records says stored %d", bt.From, len(bt.Records), bt.Stored)
+			}
+			behind = behind || end < bt.Stored
+			got = end
+		}
+	}
+	if !behind {
+		t.Error("no batch showed the client behind the server")
+	}
+}

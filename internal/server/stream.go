@@ -18,7 +18,11 @@ import (
 // are read from the run's store, and a client that cannot keep up is
 // disconnected with close code 1013. The status JSON of the hello, status
 // and done messages leaves the traces' panels out (has_panels says which
-// have them; GET /api/runs/{id} gives them).
+// have them; GET /api/runs/{id} gives them). A records message is
+// {"type":"records","batches":[{"trace","from","stored","records":[…]}]}:
+// the records from index from on, and stored, the count the server holds
+// for that trace (more than from + len(records) while the client catches
+// up). A message holds at most about MaxMessage bytes.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	run, ok := s.run(w, r)
 	if !ok {
@@ -196,6 +200,10 @@ func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) 
 			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, `,"from":`...)
 			b = strconv.AppendInt(b, int64(cursors[i]), 10)
+			// stored: the records the server holds for the trace, so that
+			// a page behind them can say it is catching up.
+			b = append(b, `,"stored":`...)
+			b = strconv.AppendInt(b, int64(total), 10)
 			b = append(b, `,"records":[`...)
 			from := cursors[i]
 			sent, limit := 0, len(b)+bytesShare
