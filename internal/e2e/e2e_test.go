@@ -68,7 +68,7 @@ func app(t *testing.T) *httptest.Server {
 	}
 	var h http.Handler = srv
 	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	srv.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/", nil))
 	if !strings.Contains(rec.Body.String(), `id="start-form"`) {
 		r := chi.NewRouter()
 		web.Mount(r, web.Deps{})
