@@ -456,3 +456,24 @@ func TestBatchesCarryTheStoredCount(t *testing.T) {
 		t.Error("no batch showed the client behind the server")
 	}
 }
+
+// The websocket keeps its origin check: a page elsewhere cannot read a
+// run's stream.
+func TestWebsocketRefusesForeignOrigins(t *testing.T) {
+	srv, ts := newTestServer(t, Options{})
+	id := create(t, ts, fakeRun(10, "fw"))
+	waitFinished(t, srv, id)
+	url := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws/runs/" + id
+	_, resp, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {"http://evil.example"}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign origin: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	c, resp, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {ts.URL}})
+	if err != nil {
+		t.Fatalf("own origin: %v", err)
+	}
+	resp.Body.Close()
+	c.Close()
+	healthy(t, ts)
+}
