@@ -18,7 +18,7 @@ import (
 func main() {
 	clients := flag.Int("clients", 100, "clients, each starting one run")
 	iters := flag.Int("iters", 5000, "iterations per trace of each run (two traces each)")
-	timeout := flag.Duration("timeout", 2*time.Minute, "the whole test stops after this long")
+	timeout := flag.Duration("timeout", 3*time.Minute, "the whole test stops after this long")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
