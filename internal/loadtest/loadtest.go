@@ -301,6 +301,9 @@ func client(ctx context.Context, hc *http.Client, base string, iters int, role s
 		return id
 	}
 	defer ws.Close()
+	// The test's deadline ends the stream too.
+	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
+	defer stop()
 	var last time.Time
 	batches := 0
 	cursor := map[int]int{}
