@@ -559,8 +559,8 @@ func (t *Trace) execute(meth solver.Method) {
 		t.finish(sum)
 		r.m.wg.Done()
 	}()
-	if !t.acquireSlot(r.ctx) {
-		sum = t.stopped()
+	if r.ctx.Err() != nil || !t.acquireSlot(r.ctx) {
+		sum = t.stopped() // cancelled while queued, or while waiting for a slot
 		return
 	}
 	res, err := meth.Run(r.ctx, solver.RecorderFunc(t.record))
