@@ -723,8 +723,8 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Errorf("stream ended with %v, want 1001", err)
 	}
 	r, _ := srv.Manager().Get(id)
-	if !r.Finished() || r.Traces()[0].Status() != solver.StatusCancelled {
-		t.Errorf("run not cancelled by Close: %s", r.Traces()[0].Status())
+	if !r.Finished() || r.Traces()[0].Status() != session.StatusInterrupted || r.RunStatus() != session.StatusInterrupted {
+		t.Errorf("run not interrupted by Close: trace %s, run %s", r.Traces()[0].Status(), r.RunStatus())
 	}
 	if code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, fakeRun(5, "fw"))); code != 503 {
 		t.Errorf("create after close: %d %s", code, body)

@@ -219,6 +219,11 @@ func TestCloseInterrupts(t *testing.T) {
 		if !r.Finished() || r.RunStatus() != session.StatusInterrupted {
 			t.Errorf("%s: finished %v, %s", r.ID, r.Finished(), r.RunStatus())
 		}
+		for _, ts := range r.Status().Traces {
+			if ts.Status != session.StatusInterrupted || !strings.Contains(ts.Summary.Message, "server stopped") {
+				t.Errorf("%s trace %d: %s %q", r.ID, ts.Trace, ts.Status, ts.Summary.Message)
+			}
+		}
 	}
 	if done.RunStatus() != session.StatusDone {
 		t.Errorf("finished run became %s", done.RunStatus())

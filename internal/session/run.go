@@ -645,6 +645,13 @@ func (t *Trace) lastSummary() solver.Summary {
 // gives back its run slot, stops its pause timeout and frees its instance
 // (the records stay).
 func (t *Trace) finish(sum solver.Summary) {
+	t.run.mu.Lock()
+	interrupted := t.run.interrupted
+	t.run.mu.Unlock()
+	if interrupted && sum.Status == solver.StatusCancelled {
+		sum.Status = StatusInterrupted
+		sum.Message = "interrupted: the server stopped during the run"
+	}
 	t.mu.Lock()
 	t.status = sum.Status
 	t.summary = &sum
