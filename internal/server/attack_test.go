@@ -477,3 +477,45 @@ func TestWebsocketRefusesForeignOrigins(t *testing.T) {
 	c.Close()
 	healthy(t, ts)
 }
+
+// A long download outlives the server's write timeout as long as it
+// progresses: each write gets its own deadline.
+func TestLongDownloadOutlivesWriteTimeout(t *testing.T) {
+	srv, err := New(Options{WriteTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.WriteTimeout = 300 * time.Millisecond
+	ts.Start()
+	defer func() { ts.Close(); _ = srv.Close() }()
+	const n = 100_000
+	id := create(t, ts, fakeRun(n, "fw"))
+	waitFinished(t, srv, id)
+	req, _ := http.NewRequest("GET", ts.URL+"/api/runs/"+id+"/trace", nil)
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
+	lines, buf := 0, make([]byte, 32<<10)
+	for {
+		k, err := resp.Body.Read(buf)
+		lines += bytes.Count(buf[:k], []byte("\n"))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d lines and %v: %v", lines, time.Since(start), err)
+		}
+		time.Sleep(2 * time.Millisecond) // a slow reader
+	}
+	if lines != n+1 {
+		t.Fatalf("%d lines, want %d", lines, n+1)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Logf("the download took only %v: the write timeout was not put to the test", d)
+	}
+}
