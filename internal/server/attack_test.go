@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -517,5 +518,40 @@ func TestLongDownloadOutlivesWriteTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d < 300*time.Millisecond {
 		t.Logf("the download took only %v: the write timeout was not put to the test", d)
+	}
+}
+
+// An upload may take longer than the server's read timeout (up to
+// UploadTimeout); a run spec may not.
+func TestSlowUploadOutlivesReadTimeout(t *testing.T) {
+	srv, err := New(Options{UploadDir: t.TempDir(), UploadTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.ReadTimeout = 300 * time.Millisecond
+	ts.Start()
+	defer func() { ts.Close(); _ = srv.Close() }()
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		fw, _ := mw.CreateFormFile("file", "slow.csv")
+		for i := 0; i < 10; i++ {
+			fmt.Fprintf(fw, "%d,1\n", i)
+			time.Sleep(80 * time.Millisecond)
+		}
+		_ = mw.Close()
+		_ = pw.Close()
+	}()
+	req, _ := http.NewRequest("POST", ts.URL+"/api/uploads", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("slow upload: %d %s", resp.StatusCode, b)
 	}
 }
