@@ -229,3 +229,24 @@ func TestCloseInterrupts(t *testing.T) {
 		t.Errorf("finished run became %s", done.RunStatus())
 	}
 }
+
+// A step restarts the pause timeout: a run stepped more often than the
+// timeout stays paused; left alone, it is cancelled.
+func TestStepRestartsThePauseTimeout(t *testing.T) {
+	m := newManager(t, session.Options{PauseTimeout: 300 * time.Millisecond})
+	sp := fakeSpec(100, nil, "fw")
+	sp.StartPaused = true
+	r := create(t, m, sp, "")
+	waitFor(t, "parked", r.Parked)
+	for i := 1; i <= 6; i++ {
+		time.Sleep(100 * time.Millisecond)
+		r.Step()
+		if s := r.RunStatus(); s != session.StatusPaused {
+			t.Fatalf("after %d steps 100 ms apart: %s", i, s)
+		}
+	}
+	waitDone(t, r)
+	if st := r.Status(); st.Status != session.StatusCancelled || st.Records != 7 {
+		t.Errorf("%s with %d records, want cancelled with 7", st.Status, st.Records)
+	}
+}
