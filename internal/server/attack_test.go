@@ -555,3 +555,31 @@ func TestSlowUploadOutlivesReadTimeout(t *testing.T) {
 		t.Fatalf("slow upload: %d %s", resp.StatusCode, b)
 	}
 }
+
+// At most MaxParses uploads are parsed at once: with every parse slot
+// taken, an upload waits, and goes through when one is free.
+func TestUploadsWaitForAParseSlot(t *testing.T) {
+	srv, ts := newTestServer(t, Options{UploadDir: t.TempDir(), MaxParses: 2})
+	srv.parses <- struct{}{}
+	srv.parses <- struct{}{}
+	done := make(chan int, 1)
+	go func() {
+		code, _ := upload(t, ts, "file", "a.csv", []byte("1,2\n"), nil)
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		t.Fatalf("the upload was parsed with every parse slot taken: %d", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-srv.parses
+	select {
+	case code := <-done:
+		if code != 201 {
+			t.Fatalf("upload: %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upload did not go through when a parse slot was freed")
+	}
+	<-srv.parses
+}
