@@ -3,7 +3,7 @@ GO      ?= go
 ADDR    ?= localhost:8080
 PKGS    := ./...
 
-.PHONY: run build test test-race check-format check-generated bench generate vendor clean
+.PHONY: run build test test-race fuzz loadtest check-format check-generated bench generate vendor clean
 
 ## run: start the dashboard on its built-in scenarios at http://$(ADDR)
 run:
@@ -13,13 +13,39 @@ run:
 build:
 	$(GO) build -o bin/dashboard ./cmd/dashboard
 
-## test: formatting, vet, generated files, every test (browser tests included), race detector on the concurrent packages
+## test: formatting, vet, generated files, every test (browser tests included), race detector on the concurrent packages, a short run of every fuzz target of the inputs
 test: check-format check-generated
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	@if [ -z "$$CI" ] && { [ "$$FWLAB_CHROMIUM" = none ] || { [ -z "$$FWLAB_CHROMIUM" ] && [ ! -x /usr/bin/chromium ] && [ ! -x /usr/bin/chromium-browser ] && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; }; }; then \
 		echo "*** make test: no Chromium found, so the browser tests in internal/e2e were SKIPPED (install Debian's chromium or set FWLAB_CHROMIUM; with CI set they fail instead) ***"; fi
 	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/...
+	$(MAKE) --no-print-directory fuzz
+
+# The fuzz targets of everything a user or a web page can send: the run
+# spec, the data-file parsers, uploads. Each runs FUZZTIME.
+FUZZTIME ?= 3s
+FUZZ_TARGETS := \
+	./internal/spec:FuzzRunNormalize \
+	./internal/dataio:FuzzReadCSV \
+	./internal/dataio:FuzzReadSVMLight \
+	./internal/ssvm:FuzzReadOCR \
+	./internal/ssvm:FuzzParseLetter \
+	./internal/server:FuzzCreateRun \
+	./internal/server:FuzzUpload
+
+## fuzz: run each input fuzz target for FUZZTIME (default 3s)
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		out=$$($(GO) test -count=1 -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
+			{ echo "$$out"; exit 1; }; \
+	done
+
+## loadtest: 100 clients against a server on loopback (bounded, stops by itself)
+loadtest:
+	$(GO) run ./cmd/loadtest
 
 check-format:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './web/node_modules/*')); \

@@ -36,6 +36,7 @@ func run(args []string) int {
 func usage(w *os.File) {
 	fmt.Fprint(w, `usage:
   dashboard [serve] [-addr localhost:8080] [-data DIR]   start the web dashboard
+  dashboard serve -h                                      list the serve flags (budgets, timeouts, -allow-host)
   dashboard solve -problem NAME [flags]                   run a solver headless
   dashboard solve -h                                      list the solve flags
 `)

@@ -11,11 +11,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/server"
+	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/ssvm"
 )
 
@@ -33,9 +36,24 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dashboard serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "localhost:8080", "address to listen on (host:port; port 0 picks a free one)")
-	data := fs.String("data", "", "directory of data sets; data-file parameters are looked up in it and may not leave it (empty: paths are used as given)")
+	data := fs.String("data", defaultDataDir(), "directory of data sets: runs read data files only from it and from the uploads (\"\" for none; the default is ../shared/data when it exists)")
+	var allow hostList
+	fs.Var(&allow, "allow-host", "a host name the server answers to besides localhost and the -addr host (repeat or separate with commas)")
+	mem := sizeFlag(fs, "mem", session.DefaultMaxMemory, "memory budget of the runs: instances of unfinished runs plus every stored record (e.g. 2GiB, 512MiB)")
+	quota := sizeFlag(fs, "upload-quota", server.DefaultUploadQuota, "disk quota of all uploaded files together")
+	maxUpload := sizeFlag(fs, "max-upload", server.DefaultMaxUpload, "largest uploaded file")
+	maxFile := sizeFlag(fs, "max-file", session.DefaultMaxFile, "largest data file a run may read")
+	maxActive := fs.Int("max-active", session.DefaultMaxActive, "runs running at once (run slots); more wait in the queue")
+	maxQueued := fs.Int("max-queued", session.DefaultMaxQueued, "runs waiting in the queue")
+	maxClient := fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused")
+	maxStreams := fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
+	pauseTimeout := fs.Duration("pause-timeout", session.DefaultPauseTimeout, "a run paused for longer is cancelled")
+	readHeader := fs.Duration("read-header-timeout", 10*time.Second, "time to read a request's headers")
+	readTimeout := fs.Duration("read-timeout", 30*time.Second, "time to read a whole request (uploads: 5 minutes)")
+	writeTimeout := fs.Duration("write-timeout", 90*time.Second, "time to answer a request (downloads and websockets set their own per-write deadlines)")
+	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "time a kept-alive connection may stay idle")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dashboard [serve] [-addr localhost:8080] [-data DIR]")
+		fmt.Fprintln(stderr, "usage: dashboard [serve] [-addr localhost:8080] [-data DIR] [flags]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -64,7 +82,23 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	srv, err := server.New(server.Options{DataDir: *data})
+	srv, err := server.New(server.Options{
+		DataDir:             *data,
+		ListenAddr:          *addr,
+		AllowHosts:          allow,
+		UploadQuota:         *quota,
+		MaxUpload:           *maxUpload,
+		MaxStreamsPerClient: *maxStreams,
+		Session: session.Options{
+			MaxActive: *maxActive, MaxQueued: *maxQueued, MaxClientRuns: *maxClient,
+			MaxMemory: *mem, PauseTimeout: *pauseTimeout, MaxFile: *maxFile,
+		},
+		Flags: map[string]string{
+			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "MaxUpload": "-max-upload",
+			"MaxActive": "-max-active", "MaxQueued": "-max-queued", "MaxClientRuns": "-max-client-runs",
+			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file",
+		},
+	})
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: %v\n", err)
 		return 1
@@ -77,8 +111,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	hs := &http.Server{
 		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: *readHeader,
+		ReadTimeout:       *readTimeout,
+		WriteTimeout:      *writeTimeout,
+		IdleTimeout:       *idleTimeout,
+		MaxHeaderBytes:    64 << 10,
 	}
 	fmt.Fprintf(stdout, "fwlab dashboard at %s (%d problems, %d presets; Ctrl-C stops)\n",
 		dashboardURL(*addr, ln.Addr()), len(scenarios.All()), len(scenarios.Presets()))
@@ -93,12 +130,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(stdout, "shutting down")
+	// Everything stops within about five seconds: the runs are cancelled
+	// and the websockets closed (srv.Close takes at most about three), then
+	// the requests in flight get what is left.
+	deadline := time.Now().Add(4500 * time.Millisecond)
 	code := 0
 	if err := srv.Close(); err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: %v\n", err)
 		code = 1
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: shutdown: %v\n", err)
@@ -124,4 +165,96 @@ func dashboardURL(addr string, bound net.Addr) string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// defaultDataDir is ../shared/data when it is a directory, else "" (no
+// data directory: runs read only uploaded files).
+func defaultDataDir() string {
+	const d = "../shared/data"
+	if st, err := os.Stat(d); err == nil && st.IsDir() {
+		return d
+	}
+	return ""
+}
+
+// hostList collects -allow-host values.
+type hostList []string
+
+func (h *hostList) String() string { return strings.Join(*h, ",") }
+
+func (h *hostList) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*h = append(*h, p)
+		}
+	}
+	return nil
+}
+
+// sizeValue is a byte count given as a number with an optional unit (B,
+// KiB, MiB, GiB, TiB; K, M, G, T and KB, MB, GB, TB are taken as the binary
+// units too).
+type sizeValue struct{ n *int64 }
+
+func sizeFlag(fs *flag.FlagSet, name string, def int64, usage string) *int64 {
+	n := def
+	fs.Var(sizeValue{&n}, name, usage)
+	return &n
+}
+
+func (s sizeValue) String() string {
+	if s.n == nil {
+		return ""
+	}
+	return formatSize(*s.n)
+}
+
+func (s sizeValue) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*s.n = n
+	return nil
+}
+
+func formatSize(n int64) string {
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func parseSize(v string) (int64, error) {
+	t := strings.TrimSpace(v)
+	i := len(t)
+	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
+		i--
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	var shift uint
+	switch strings.TrimSuffix(strings.TrimSuffix(unit, "b"), "i") {
+	case "":
+		shift = 0
+	case "k":
+		shift = 10
+	case "m":
+		shift = 20
+	case "g":
+		shift = 30
+	case "t":
+		shift = 40
+	default:
+		return 0, fmt.Errorf("unknown unit %q (use B, KiB, MiB, GiB or TiB)", t[i:])
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n <= 0 || n*float64(int64(1)<<shift) > 1<<62 {
+		return 0, fmt.Errorf("must be a positive size such as 512MiB or 2GiB, got %q", v)
+	}
+	return int64(n * float64(int64(1)<<shift)), nil
 }

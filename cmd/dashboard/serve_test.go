@@ -180,3 +180,83 @@ type fakeAddr string
 
 func (a fakeAddr) Network() string { return "tcp" }
 func (a fakeAddr) String() string  { return string(a) }
+
+// SIGTERM with a live run, queued runs, a paused run and websockets that
+// never read: serve returns within five seconds, and every socket, read
+// after the signal, ends with close code 1001.
+func TestSIGTERMWithLiveRunsAndIdleSockets(t *testing.T) {
+	url, code := startServe(t, nil, true, "-max-active", "1")
+	post := func(body string) string {
+		t.Helper()
+		resp, err := http.Post(url+"/api/runs", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var created struct{ ID, Error string }
+		if err := json.NewDecoder(resp.Body).Decode(&created); err != nil || resp.StatusCode != 201 {
+			t.Fatalf("create: %d %v %s", resp.StatusCode, err, created.Error)
+		}
+		return created.ID
+	}
+	long := `{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as"},{"algo":"fista"}],"iters":1000000,"eval_every":1000}`
+	live := post(long)
+	queued := []string{post(long), post(long)}
+	post(`{"problem":"toy-polygon","algorithms":[{"algo":"afw"}],"iters":100,"start_paused":true}`)
+	resp, err := http.Get(url + "/api/runs/" + queued[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ Status string }
+	_ = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if st.Status != "queued" {
+		t.Fatalf("third run %s, want queued", st.Status)
+	}
+	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/ws/runs/"
+	var socks []*websocket.Conn
+	for i := 0; i < 6; i++ {
+		id := live
+		if i%3 == 2 {
+			id = queued[0]
+		}
+		ws, _, err := websocket.DefaultDialer.Dial(wsURL+id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		socks = append(socks, ws)
+	}
+	time.Sleep(500 * time.Millisecond) // the sockets' buffers fill while nobody reads
+	start := time.Now()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	closes := make(chan error, len(socks))
+	for _, ws := range socks {
+		go func(ws *websocket.Conn) {
+			_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+			var err error
+			for err == nil {
+				_, _, err = ws.ReadMessage()
+			}
+			closes <- err
+		}(ws)
+	}
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("exit code %d", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("serve took %v to stop, want at most 5s", d)
+	}
+	for range socks {
+		if err := <-closes; !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+			t.Errorf("a stream ended with %v, want 1001", err)
+		}
+	}
+}

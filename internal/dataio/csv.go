@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -173,7 +174,7 @@ func ParseCSV(r io.Reader, name string) (*mat.Dense, error) {
 			}
 			x, ok := parseNumber(tf)
 			if !ok {
-				return nil, &ParseError{File: name, Line: lr.line, Col: col, Msg: fmt.Sprintf("field %d: %q is not a finite number", n, tf)}
+				return nil, &ParseError{File: name, Line: lr.line, Col: col, Msg: fmt.Sprintf("field %d: %s is not a finite number", n, quote(tf))}
 			}
 			data = append(data, x)
 			if last {
@@ -195,4 +196,15 @@ func ParseCSV(r io.Reader, name string) (*mat.Dense, error) {
 		return nil, &ParseError{File: name, Msg: "empty file: no rows of numbers"}
 	}
 	return mat.NewDense(rows, cols, data), nil
+}
+
+// quote quotes at most 40 characters of a field for an error message,
+// escaped, with an ellipsis when the field is longer: an error names the
+// place and the rule, it does not echo the file.
+func quote(s string) string {
+	const max = 40
+	if utf8.RuneCountInString(s) <= max {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(string([]rune(s)[:max])) + "…"
 }

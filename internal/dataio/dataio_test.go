@@ -154,7 +154,7 @@ func formatCSV(rows [][]float64) string {
 }
 
 func FuzzReadCSV(f *testing.F) {
-	for _, s := range []string{"1,2\n3,4\n", "1\n", "", "1,2\n3\n", "\uFEFF1.5e3, -2\r\n\n", "a,b", "1,,2", "1\n\n2\n"} {
+	for _, s := range []string{"1,2\n3,4\n", "1\n", "", "1,2\n3\n", "\uFEFF1.5e3, -2\r\n\n", "a,b", "1,,2", "1\n\n2\n", strings.Repeat("\x00", 5000)} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -162,6 +162,9 @@ func FuzzReadCSV(f *testing.F) {
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.csv") {
 				t.Fatalf("error %q does not name the file", err)
+			}
+			if len(err.Error()) > 300 {
+				t.Fatalf("error of %d bytes echoes the input: %.300q", len(err.Error()), err)
 			}
 			return
 		}
@@ -203,7 +206,7 @@ func equalDense(a, b []float64) bool {
 }
 
 func FuzzReadSVMLight(f *testing.F) {
-	for _, s := range []string{"+1 1:0.5 3:-2\n-1 qid:3 2:1\n", "# c\n", "1 0:1", "1 2:1 1:1", "0 5:1e300 # x\n\n", "1 x:1", "-1\t1:2\t7:3"} {
+	for _, s := range []string{"+1 1:0.5 3:-2\n-1 qid:3 2:1\n", "# c\n", "1 0:1", "1 2:1 1:1", "0 5:1e300 # x\n\n", "1 x:1", "-1\t1:2\t7:3", strings.Repeat("\x00", 5000), "1 1:" + strings.Repeat("9", 500) + "x"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -211,6 +214,9 @@ func FuzzReadSVMLight(f *testing.F) {
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.svm") {
 				t.Fatalf("error %q does not name the file", err)
+			}
+			if len(err.Error()) > 300 {
+				t.Fatalf("error of %d bytes echoes the input: %.300q", len(err.Error()), err)
 			}
 			return
 		}

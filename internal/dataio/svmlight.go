@@ -88,14 +88,14 @@ func ParseSVMLight(r io.Reader, name string) (*SVMLight, error) {
 			if tok == 1 {
 				y, ok := parseNumber(t)
 				if !ok {
-					return nil, fail(col, "label %q is not a finite number", t)
+					return nil, fail(col, "label %s is not a finite number", quote(t))
 				}
 				out.Labels = append(out.Labels, y)
 				continue
 			}
 			colon := strings.IndexByte(t, ':')
 			if colon < 0 {
-				return nil, fail(col, "%q is not an index:value pair", t)
+				return nil, fail(col, "%s is not an index:value pair", quote(t))
 			}
 			key, vs := t[:colon], t[colon+1:]
 			if key == "qid" {
@@ -103,13 +103,13 @@ func ParseSVMLight(r io.Reader, name string) (*SVMLight, error) {
 					return nil, fail(col, "qid must come right after the label")
 				}
 				if _, err := strconv.ParseInt(vs, 10, 64); err != nil {
-					return nil, fail(col, "qid %q is not a whole number", vs)
+					return nil, fail(col, "qid %s is not a whole number", quote(vs))
 				}
 				continue
 			}
 			j, err := strconv.Atoi(key)
 			if err != nil || j < 1 {
-				return nil, fail(col, "feature index %q is not a whole number ≥ 1 (indices are 1-based)", key)
+				return nil, fail(col, "feature index %s is not a whole number ≥ 1 (indices are 1-based)", quote(key))
 			}
 			if j <= last {
 				return nil, fail(col, "feature index %d is not greater than the previous index %d (indices must increase)", j, last)
@@ -119,7 +119,7 @@ func ParseSVMLight(r io.Reader, name string) (*SVMLight, error) {
 			}
 			x, ok := parseNumber(vs)
 			if !ok {
-				return nil, fail(col+colon+1, "value %q of feature %d is not a finite number", vs, j)
+				return nil, fail(col+colon+1, "value %s of feature %d is not a finite number", quote(vs), j)
 			}
 			last = j
 			if x == 0 {

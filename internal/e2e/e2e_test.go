@@ -72,7 +72,7 @@ func app(t *testing.T) *httptest.Server {
 	}
 	var h http.Handler = srv
 	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	srv.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/", nil))
 	if !strings.Contains(rec.Body.String(), `id="start-form"`) {
 		r := chi.NewRouter()
 		web.Mount(r, web.Deps{})
@@ -1180,14 +1180,15 @@ func TestStartPagePreview(t *testing.T) {
 		t.Errorf("r = %d with q = %d: the page says %q, want %q", r, b.Blocks, got, wantR)
 	}
 
-	// A data file x without y passes the page's rules; the server's refusal
-	// appears under y, and the summary says the instance cannot be built.
+	// A data file x passes the page's rules; the server, which has no data
+	// directory here, refuses it under x (it reads files only from its
+	// data folders), and the summary says the instance cannot be built.
 	code, ye := ask(`{"problem":"gflasso","params":{"threshold":"` + thr + `","x":"x.csv"},"seed":0}`)
-	if code != 400 || ye.Field != "params.y" {
-		t.Fatalf("x without y: %d %+v", code, ye)
+	if code != 400 || ye.Field != "params.x" {
+		t.Fatalf("x outside the data folders: %d %+v", code, ye)
 	}
 	choose(t, ctx, "#p-gflasso-x", "x.csv")
-	waitFor(t, ctx, "the server's message under y", fmt.Sprintf(`(Array.from(document.querySelectorAll('[data-error-for]')).find(e => e.dataset.errorFor === 'params.y' && !e.closest('[hidden]')) || {}).textContent === %q`, ye.Error),
+	waitFor(t, ctx, "the server's message under x", fmt.Sprintf(`(Array.from(document.querySelectorAll('[data-error-for]')).find(e => e.dataset.errorFor === 'params.x' && !e.closest('[hidden]')) || {}).textContent === %q`, ye.Error),
 		`[document.querySelector('#instance-summary').textContent, fwlab.preview]`, 30*time.Second)
 	if st := eval[string](t, ctx, `document.querySelector('#instance-summary').dataset.state`); st != "error" {
 		t.Errorf("summary state %q after a refused preview, want error (%q)", st, summary())

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -24,8 +26,17 @@ type apiError struct {
 	Field string `json:"field"`
 }
 
+// writeError answers an API error; the message is clipped (clipMessage)
+// and the field name bounded, so that no error body exceeds MaxErrorBody.
 func writeError(w http.ResponseWriter, code int, field, msg string) {
-	writeJSON(w, code, apiError{Error: msg, Field: field})
+	if len(field) > 64 {
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(field[cut]) {
+			cut--
+		}
+		field = field[:cut] + "…"
+	}
+	writeJSON(w, code, apiError{Error: clipMessage(msg), Field: strings.ToValidUTF8(field, "\uFFFD")})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -117,10 +128,10 @@ func jsonKind(k string) string {
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	sp, code, aerr := s.decodeSpec(w, r)
 	if aerr != nil {
-		writeJSON(w, code, aerr)
+		writeError(w, code, aerr.Field, aerr.Error)
 		return
 	}
-	run, err := s.mgr.Create(r.Context(), sp)
+	run, err := s.mgr.CreateFor(r.Context(), sp, clientAddr(r))
 	if err != nil {
 		var fe *spec.FieldError
 		switch {
@@ -128,6 +139,8 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
 		case errors.Is(err, session.ErrBusy):
 			writeError(w, http.StatusTooManyRequests, "", err.Error())
+		case errors.Is(err, session.ErrTooLarge):
+			writeError(w, http.StatusRequestEntityTooLarge, "", err.Error())
 		case errors.Is(err, context.DeadlineExceeded):
 			writeError(w, http.StatusGatewayTimeout, "", err.Error())
 		default:
@@ -197,7 +210,10 @@ func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-trace.%s"`, run.ID, format))
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
+	// A download takes as long as it needs while it progresses: each
+	// buffer must be written within WriteTimeout, whatever the server's
+	// write timeout for other answers.
+	bw := bufio.NewWriterSize(&progressWriter{w: w, rc: http.NewResponseController(w), d: s.opts.WriteTimeout}, 64<<10)
 	var line []byte
 	traces := run.Traces()
 	lens := make([]int, len(traces))
@@ -226,4 +242,16 @@ func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	_ = bw.Flush()
+}
+
+// progressWriter extends the connection's write deadline before each write.
+type progressWriter struct {
+	w  io.Writer
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	_ = p.rc.SetWriteDeadline(time.Now().Add(p.d))
+	return p.w.Write(b)
 }

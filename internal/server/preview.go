@@ -141,7 +141,8 @@ func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeJSON(w, http.StatusBadRequest, jsonError(err))
+		e := jsonError(err)
+		writeError(w, http.StatusBadRequest, e.Field, e.Error)
 		return
 	}
 	if _, err := dec.Token(); err != io.EOF {

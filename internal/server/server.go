@@ -4,45 +4,65 @@
 // package session.
 //
 // Routes (every API error is JSON {"error": message, "field": name}, with
-// field "" when no field of the spec is at fault):
+// field "" when no field of the spec is at fault; an error body is at most
+// MaxErrorBody bytes and quotes at most 40 characters of any input):
 //
 //	GET    /healthz                  200 "ok"
 //	GET    /api/scenarios            the Catalogue: problems, algorithms, defaults, presets
 //	GET    /api/presets              the presets, each with its run spec
 //	POST   /api/uploads              201 {"path","name","bytes","format","rows","cols"}: a data
 //	                                 file (multipart field "file", optional "format" csv |
-//	                                 svmlight | ocr), checked by parsing; 400 malformed (the
-//	                                 error names file:line:col) or no file, 413 over MaxUpload
+//	                                 svmlight | ocr), checked by parsing (at most MaxParses at
+//	                                 once); 400 malformed (the error names file:line:col) or no
+//	                                 file, 413 over MaxUpload or the UploadQuota of all uploads
 //	POST   /api/preview              200 {"dim","samples","blocks","fstar"}: the size of the
 //	                                 instance {"problem","params","seed"} builds (cached);
 //	                                 400 invalid problem or params (field named), 504 slow build
-//	POST   /api/runs                 201 {"id"}; 400 invalid spec (field named),
-//	                                 413 body over MaxBody, 429 too many active runs,
-//	                                 503 server closing, 504 build cut by the timeout
+//	POST   /api/runs                 201 {"id"}: the run starts, or waits in the queue (status
+//	                                 queued), or starts paused ("start_paused": true); 400
+//	                                 invalid spec (field named), 413 body over MaxBody or a run
+//	                                 alone over the memory budget, 429 a budget used up (the
+//	                                 queue, the memory of the runs held, the client's runs;
+//	                                 the message names it and its flag), 503 server closing,
+//	                                 504 build cut by the timeout
 //	GET    /api/runs                 [{"id","problem","status","created"}]
-//	GET    /api/runs/{id}            session.Status (a finished trace's "panels": its final
-//	                                 estimate's views); 404 unknown or evicted id
-//	DELETE /api/runs/{id}            202 {"status"} (cancels; a finished run stays as it is)
+//	GET    /api/runs/{id}            session.Status (with "records", the server's count, and
+//	                                 "queue_position" while queued; a finished trace's
+//	                                 "panels": its final estimate's views); 404 unknown or
+//	                                 evicted id
+//	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
+//	                                 stays as it is)
 //	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step)
 //	GET    /api/runs/{id}/trace      ?format=jsonl (default) | csv: every stored record, tagged
 //	GET    /api/runs/{id}/panels     the instance's panels (an object)
-//	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS)
+//	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS);
+//	                                 429 over MaxStreamsPerClient
 //	GET    /, /runs/{id}, /static/*  the web package's pages
+//
+// Every request first goes through guard: the security headers (a
+// Content-Security-Policy without inline script and with frame-ancestors
+// 'none', nosniff, no referrer) on every answer; 403 for a Host header that
+// is not this server's (DNS rebinding); 403 for a cross-origin
+// state-changing request (http.CrossOriginProtection); 415 for an API POST
+// with a body that is not application/json (uploads are multipart). The
+// websocket keeps its own origin check.
 //
 // Uploaded files are stored in a directory of this server's own below
 // Options.UploadDir and stay there, usable by any run, until Close removes
 // that directory; nothing else is ever deleted. A run spec names an upload by
-// the absolute path the upload answered, which passes the data-directory
-// confinement.
+// the absolute path the upload answered; runs read data files only from the
+// data directory and the uploads (see session).
 //
 // A wrong method on a known path is a JSON 405. The websocket route has
-// neither the Compress nor the Timeout middleware; downloads have no timeout.
+// neither the Compress nor the Timeout middleware; downloads have no overall
+// timeout but each write must progress within WriteTimeout.
 package server
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -67,6 +87,18 @@ const (
 	DefaultMaxLag       = 200_000          // unsent records at which a client slow to drain is dropped
 	DefaultSlowWrite    = 2 * time.Second  // a records write this slow means the client is not draining
 	DefaultTimeout      = 60 * time.Second // API requests (the websocket and downloads excepted)
+	// DefaultMaxMessage bounds the bytes of one records message (its
+	// records are cut there; the rest follow in the next message).
+	DefaultMaxMessage = 1 << 20
+	// DefaultMaxStreamsPerClient bounds the websockets one client address
+	// holds open.
+	DefaultMaxStreamsPerClient = 64
+	// DefaultUploadQuota bounds the bytes of every upload stored together.
+	DefaultUploadQuota = 1 << 30
+	// DefaultMaxParses bounds the uploads parsed at once.
+	DefaultMaxParses = 2
+	// DefaultUploadTimeout bounds the time an upload's body may take.
+	DefaultUploadTimeout = 5 * time.Minute
 )
 
 // Options configure a Server. Zero fields take the defaults.
@@ -109,6 +141,35 @@ type Options struct {
 	PreviewCache   int
 	// Logger receives server errors (default slog.Default()).
 	Logger *slog.Logger
+
+	// ListenAddr is the address the server listens on (host:port): its
+	// host is accepted in the Host header, and when it is empty or a
+	// wildcard address, every IP address is. AllowHosts adds more host
+	// names (the -allow-host flag). localhost and loopback addresses are
+	// always accepted.
+	ListenAddr string
+	AllowHosts []string
+	// MaxMessage bounds the bytes of one records message.
+	MaxMessage int
+	// MaxStreamsPerClient bounds the websockets one client address holds.
+	MaxStreamsPerClient int
+	// UploadQuota bounds the bytes of every upload stored together;
+	// MaxParses the uploads parsed at once; UploadTimeout the time an
+	// upload's body may take.
+	UploadQuota   int64
+	MaxParses     int
+	UploadTimeout time.Duration
+	// Flags names the command-line flag of each limit (by the Options
+	// field's name), for error messages.
+	Flags map[string]string
+}
+
+// flag names the command-line flag of an Options field, for messages.
+func (o Options) flag(field string) string {
+	if f := o.Flags[field]; f != "" {
+		return " (" + f + ")"
+	}
+	return ""
 }
 
 func (o Options) withDefaults() Options {
@@ -160,6 +221,24 @@ func (o Options) withDefaults() Options {
 	if o.MaxUpload <= 0 {
 		o.MaxUpload = DefaultMaxUpload
 	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = DefaultMaxMessage
+	}
+	if o.MaxStreamsPerClient <= 0 {
+		o.MaxStreamsPerClient = DefaultMaxStreamsPerClient
+	}
+	if o.UploadQuota <= 0 {
+		o.UploadQuota = DefaultUploadQuota
+	}
+	if o.MaxParses <= 0 {
+		o.MaxParses = DefaultMaxParses
+	}
+	if o.UploadTimeout <= 0 {
+		o.UploadTimeout = DefaultUploadTimeout
+	}
+	if o.Session.Flags == nil {
+		o.Session.Flags = o.Flags
+	}
 	return o
 }
 
@@ -169,14 +248,22 @@ type Server struct {
 	log     *slog.Logger
 	mgr     *session.Manager
 	router  chi.Router
+	handler http.Handler // router behind guard
 	uploads *uploads
 	// previews caches the recent answers of POST /api/preview.
 	previews *previews
+
+	// Host allow-list (see hostAllowed).
+	allowHosts map[string]struct{}
+	anyIP      bool
+	// parses bounds the uploads parsed at once.
+	parses chan struct{}
 
 	closing   chan struct{}
 	closeOnce sync.Once
 	connMu    sync.Mutex
 	conns     map[*wsConn]struct{}
+	perClient map[string]int // open websockets by client address
 	closed    bool
 	wsWG      sync.WaitGroup
 }
@@ -184,17 +271,32 @@ type Server struct {
 // New builds the server.
 func New(o Options) (*Server, error) {
 	o = o.withDefaults()
-	up := newUploads(o.UploadDir)
+	up := newUploads(o.UploadDir, o.UploadQuota)
 	if o.Session.UploadDir == "" {
 		o.Session.UploadDir = up.dir
 	}
 	s := &Server{
-		opts:    o,
-		log:     o.Logger,
-		mgr:     session.NewManager(o.Session),
-		closing: make(chan struct{}),
-		conns:   map[*wsConn]struct{}{},
-		uploads: up,
+		opts:       o,
+		log:        o.Logger,
+		mgr:        session.NewManager(o.Session),
+		closing:    make(chan struct{}),
+		conns:      map[*wsConn]struct{}{},
+		perClient:  map[string]int{},
+		uploads:    up,
+		allowHosts: map[string]struct{}{},
+		parses:     make(chan struct{}, o.MaxParses),
+	}
+	for _, h := range o.AllowHosts {
+		if h = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), "."); h != "" {
+			s.allowHosts[strings.Trim(h, "[]")] = struct{}{}
+		}
+	}
+	if host, _, err := net.SplitHostPort(o.ListenAddr); err == nil || o.ListenAddr == "" {
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			s.anyIP = true
+		} else {
+			s.allowHosts[strings.ToLower(host)] = struct{}{}
+		}
 	}
 	s.previews = newPreviews(o.PreviewCache)
 	r := chi.NewRouter()
@@ -236,20 +338,24 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.router = r
+	s.handler = s.guard(r)
 	return s, nil
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Manager returns the run manager (for the pages).
 func (s *Server) Manager() *session.Manager { return s.mgr }
 
-// Close cancels every run, closes every websocket (close code 1001), waits
-// up to five seconds for the runs to stop and removes the files uploaded to
-// this server.
+// Close cancels every run (those live or queued report interrupted),
+// closes every websocket (close code 1001), waits up to three seconds for
+// the runs to stop and two for the streams to say goodbye (at once, so that
+// Close returns within about three seconds), and removes the files uploaded
+// to this server.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() { close(s.closing) })
+	start := time.Now()
 	s.connMu.Lock()
 	s.closed = true
 	conns := make([]*wsConn, 0, len(s.conns))
@@ -257,16 +363,19 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.connMu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := s.mgr.Close(ctx)
-	// Writers notice s.closing and say goodbye; a writer stuck on a dead
-	// peer is released by closing its connection after a grace period.
+	// Writers notice s.closing and say goodbye; a writer stuck on a peer
+	// that does not read is released by closing its connection after a
+	// grace period.
 	done := make(chan struct{})
 	go func() { s.wsWG.Wait(); close(done) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err := s.mgr.Close(ctx)
+	grace := time.NewTimer(max(2*time.Second-time.Since(start), 0))
+	defer grace.Stop()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
+	case <-grace.C:
 		for _, c := range conns {
 			_ = c.Close()
 		}
@@ -276,6 +385,26 @@ func (s *Server) Close() error {
 		err = fmt.Errorf("removing the uploads: %w", rerr)
 	}
 	return err
+}
+
+// reserveStream counts one more websocket of the client, reporting false
+// when it has MaxStreamsPerClient open already.
+func (s *Server) reserveStream(client string) bool {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.perClient[client] >= s.opts.MaxStreamsPerClient {
+		return false
+	}
+	s.perClient[client]++
+	return true
+}
+
+func (s *Server) releaseStream(client string) {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.perClient[client]--; s.perClient[client] <= 0 {
+		delete(s.perClient, client)
+	}
 }
 
 func (s *Server) track(c *wsConn) bool {

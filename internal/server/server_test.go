@@ -723,8 +723,8 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Errorf("stream ended with %v, want 1001", err)
 	}
 	r, _ := srv.Manager().Get(id)
-	if !r.Finished() || r.Traces()[0].Status() != solver.StatusCancelled {
-		t.Errorf("run not cancelled by Close: %s", r.Traces()[0].Status())
+	if !r.Finished() || r.Traces()[0].Status() != session.StatusInterrupted || r.RunStatus() != session.StatusInterrupted {
+		t.Errorf("run not interrupted by Close: trace %s, run %s", r.Traces()[0].Status(), r.RunStatus())
 	}
 	if code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, fakeRun(5, "fw"))); code != 503 {
 		t.Errorf("create after close: %d %s", code, body)
@@ -868,21 +868,25 @@ func TestPagesAreMounted(t *testing.T) {
 }
 
 func TestRunLimitsOverAPI(t *testing.T) {
-	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 1, MaxStored: 1}})
+	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 1, MaxStored: 2}})
 	slow := fakeRun(1_000_000, "fw")
 	slow.Params["delay_us"] = "100"
 	id := create(t, ts, slow)
-	code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, fakeRun(5, "fw")))
-	if code != http.StatusTooManyRequests || !strings.Contains(string(body), "at most 1 run") {
-		t.Errorf("second active run: %d %s", code, body)
+	// A second run waits in the queue, shown as queued, until the first ends.
+	id2 := create(t, ts, fakeRun(5, "fw"))
+	if st := status(t, ts, id2); st.Status != session.StatusQueued || st.QueuePosition != 1 {
+		t.Errorf("second run: %s at %d, want queued at 1", st.Status, st.QueuePosition)
 	}
 	if code, _ := do(t, "DELETE", ts.URL+"/api/runs/"+id, nil); code != 202 {
 		t.Fatalf("cancel: %d", code)
 	}
 	waitFinished(t, srv, id)
-	id2 := create(t, ts, fakeRun(5, "fw"))
 	waitFinished(t, srv, id2)
-	code, body = do(t, "GET", ts.URL+"/api/runs/"+id, nil)
+	if st := status(t, ts, id2); st.Status != session.StatusDone || st.Records != 6 {
+		t.Errorf("queued run ended %s with %d records", st.Status, st.Records)
+	}
+	waitFinished(t, srv, create(t, ts, fakeRun(5, "fw")))
+	code, body := do(t, "GET", ts.URL+"/api/runs/"+id, nil)
 	if code != 404 || !strings.Contains(string(body), "evicted") {
 		t.Errorf("evicted run: %d %s", code, body)
 	}
@@ -906,7 +910,9 @@ func FuzzCreateRun(f *testing.F) {
 	f.Cleanup(func() { _ = srv.Close() })
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, httptest.NewRequest("POST", "/api/runs", bytes.NewReader(body)))
+		req := httptest.NewRequest("POST", "http://localhost/api/runs", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		srv.ServeHTTP(rec, req)
 		switch rec.Code {
 		case http.StatusCreated:
 			var out struct{ ID string }
@@ -914,6 +920,9 @@ func FuzzCreateRun(f *testing.F) {
 				t.Fatalf("201 with body %q", rec.Body.String())
 			}
 		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+			if rec.Body.Len() > MaxErrorBody {
+				t.Fatalf("error body of %d bytes", rec.Body.Len())
+			}
 			var e apiError
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
 				t.Fatalf("%d with body %q", rec.Code, rec.Body.String())

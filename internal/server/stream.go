@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -17,12 +18,22 @@ import (
 // are read from the run's store, and a client that cannot keep up is
 // disconnected with close code 1013. The status JSON of the hello, status
 // and done messages leaves the traces' panels out (has_panels says which
-// have them; GET /api/runs/{id} gives them).
+// have them; GET /api/runs/{id} gives them). A records message is
+// {"type":"records","batches":[{"trace","from","stored","records":[…]}]}:
+// the records from index from on, and stored, the count the server holds
+// for that trace (more than from + len(records) while the client catches
+// up). A message holds at most about MaxMessage bytes.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	run, ok := s.run(w, r)
 	if !ok {
 		return
 	}
+	client := clientAddr(r)
+	if !s.reserveStream(client) {
+		writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf("a client may hold at most %d streams open%s; close one", s.opts.MaxStreamsPerClient, s.opts.flag("MaxStreamsPerClient")))
+		return
+	}
+	defer s.releaseStream(client)
 	conn, err := upgrade(w, r)
 	if err != nil {
 		return // the upgrader has answered
@@ -71,6 +82,12 @@ func (st *stream) serve() {
 	var last time.Time
 	more := true // send what is stored at once
 	for {
+		select {
+		case <-st.s.closing: // also while a backlog keeps the loop busy
+			st.goAway()
+			return
+		default:
+		}
 		if !more {
 			select {
 			case <-sub.C:
@@ -163,10 +180,13 @@ func (st *stream) goAway() {
 // cursors, and returns the message (nil if nothing is new) and how many
 // stored records remain unsent. Each trace may send its share of MaxBatch,
 // or a fifteenth of its backlog (catching up in half a second at the rate
-// limit) up to ten times that share.
+// limit) up to ten times that share, within its share of MaxMessage bytes.
 func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) {
 	o := &st.s.opts
 	share := max(o.MaxBatch/len(traces), 1)
+	// Each trace's records take at most its share of MaxMessage bytes (and
+	// at least one record), so a message stays within about MaxMessage.
+	bytesShare := max(o.MaxMessage/len(traces), 1)
 	b := append(st.buf[:0], `{"type":"records","batches":[`...)
 	n, pending := 0, 0
 	for i, t := range traces {
@@ -180,15 +200,25 @@ func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) 
 			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, `,"from":`...)
 			b = strconv.AppendInt(b, int64(cursors[i]), 10)
+			// stored: the records the server holds for the trace, so that
+			// a page behind them can say it is catching up.
+			b = append(b, `,"stored":`...)
+			b = strconv.AppendInt(b, int64(total), 10)
 			b = append(b, `,"records":[`...)
 			from := cursors[i]
-			cursors[i] += t.Each(from, min(total, from+quota), func(j int, rec *solver.Record) bool {
+			sent, limit := 0, len(b)+bytesShare
+			t.Each(from, min(total, from+quota), func(j int, rec *solver.Record) bool {
+				if sent > 0 && len(b) >= limit {
+					return false // the message is full: the rest follows
+				}
 				if j > from {
 					b = append(b, ',')
 				}
 				b = appendRecord(b, rec, nil)
+				sent++
 				return true
 			})
+			cursors[i] += sent
 			b = append(b, "]}"...)
 			n++
 		}

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/dataio"
 	"github.com/fwlab/fwlab/internal/ssvm"
@@ -45,20 +48,61 @@ type uploadResult struct {
 // below the upload root (named when the server is made, made on the first
 // upload) and removes it on Close.
 type uploads struct {
-	dir string
+	dir   string
+	quota int64 // bytes of every upload stored together
 
 	mu   sync.Mutex
 	made bool
+	used int64 // bytes stored or being received
 }
 
-func newUploads(root string) *uploads {
+// reserve counts n more bytes against the quota, reporting false (and
+// counting nothing) when they do not fit.
+func (u *uploads) reserve(n int64) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.used+n > u.quota {
+		return false
+	}
+	u.used += n
+	return true
+}
+
+func (u *uploads) release(n int64) {
+	u.mu.Lock()
+	u.used -= n
+	u.mu.Unlock()
+}
+
+// errQuota is the error of a write beyond the upload quota.
+var errQuota = errors.New("upload quota used up")
+
+// quotaWriter writes to w while the uploads' quota has room, counting what
+// it wrote in n.
+type quotaWriter struct {
+	w io.Writer
+	u *uploads
+	n int64
+}
+
+func (q *quotaWriter) Write(p []byte) (int, error) {
+	if !q.u.reserve(int64(len(p))) {
+		return 0, errQuota
+	}
+	n, err := q.w.Write(p)
+	q.n += int64(n)
+	q.u.release(int64(len(p) - n))
+	return n, err
+}
+
+func newUploads(root string, quota int64) *uploads {
 	// The answered paths are absolute, as the session's confinement wants.
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	return &uploads{dir: filepath.Join(root, "srv-"+hex.EncodeToString(id[:]))}
+	return &uploads{dir: filepath.Join(root, "srv-"+hex.EncodeToString(id[:])), quota: quota}
 }
 
 func (u *uploads) ensureDir() (string, error) {
@@ -87,6 +131,7 @@ func (u *uploads) remove() error {
 		return nil
 	}
 	u.made = false
+	u.used = 0
 	return os.RemoveAll(u.dir)
 }
 
@@ -124,8 +169,9 @@ func formatOf(name string) string {
 }
 
 // checkData parses the file in the given format; the error names the file
-// (as the user called it), the line and the column.
-func checkData(path, name, format string) (rows, cols int, err error) {
+// (as the user called it), the line and the column. A gzip-compressed OCR
+// file may inflate to at most limit bytes.
+func checkData(path, name, format string, limit int64) (rows, cols int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, err
@@ -146,7 +192,28 @@ func checkData(path, name, format string) (rows, cols int, err error) {
 		}
 		return s.Rows(), s.Dim, nil
 	case FormatOCR:
-		c, err := ssvm.ReadOCR(f, name)
+		// A compressed file is inflated once without keeping anything, to
+		// refuse one that inflates beyond the limit before parsing it.
+		br := bufio.NewReader(f)
+		if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+			zr, err := gzip.NewReader(br)
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s: %w", name, err)
+			}
+			n, err := io.Copy(io.Discard, io.LimitReader(zr, limit+1))
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s: %w", name, err)
+			}
+			if n > limit {
+				return 0, 0, fmt.Errorf("%s: the decompressed data exceed %d bytes (the upload limit)", name, limit)
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return 0, 0, err
+			}
+			br.Reset(f)
+		}
+		r := io.Reader(br)
+		c, err := ssvm.ReadOCR(r, name)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -161,8 +228,11 @@ func checkData(path, name, format string) (rows, cols int, err error) {
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	limit := s.opts.MaxUpload
 	tooLarge := func() {
-		writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("the file must be at most %d bytes (%d MiB)", limit, limit>>20))
+		writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("the file must be at most %d bytes (%d MiB)%s", limit, limit>>20, s.opts.flag("MaxUpload")))
 	}
+	// The body may take UploadTimeout, beyond the server's read timeout
+	// for other requests (where the connection supports deadlines).
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.UploadTimeout))
 	// The body holds the file plus the multipart framing and small fields.
 	r.Body = http.MaxBytesReader(w, r.Body, limit+64<<10)
 	mr, err := r.MultipartReader()
@@ -177,6 +247,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if tmp != "" {
 			_ = os.Remove(tmp)
+			s.uploads.release(size)
 		}
 	}()
 	for {
@@ -212,6 +283,10 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 			}
 			var code int
 			tmp, size, code, err = s.receive(part, limit)
+			if errors.Is(err, errQuota) {
+				writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("the server's uploads would exceed their disk quota of %d bytes (%d MiB)%s", s.opts.UploadQuota, s.opts.UploadQuota>>20, s.opts.flag("UploadQuota")))
+				return
+			}
 			if code == http.StatusRequestEntityTooLarge {
 				tooLarge()
 				return
@@ -237,7 +312,15 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	shown := filepath.Base(name)
-	rows, cols, err := checkData(tmp, shown, format)
+	// At most MaxParses uploads are parsed at once; the others wait.
+	select {
+	case s.parses <- struct{}{}:
+	case <-r.Context().Done():
+		writeError(w, http.StatusServiceUnavailable, "", "the request ended while waiting to parse the upload")
+		return
+	}
+	rows, cols, err := checkData(tmp, shown, format, limit)
+	<-s.parses
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "file", err.Error())
 		return
@@ -265,11 +348,16 @@ func (s *Server) receive(part *multipart.Part, limit int64) (string, int64, int,
 	if err != nil {
 		return "", 0, http.StatusInternalServerError, fmt.Errorf("storing the upload: %w", err)
 	}
-	n, err := io.Copy(f, io.LimitReader(part, limit+1))
+	qw := &quotaWriter{w: f, u: s.uploads}
+	n, err := io.Copy(qw, io.LimitReader(part, limit+1))
 	cerr := f.Close()
 	fail := func(code int, err error) (string, int64, int, error) {
 		_ = os.Remove(f.Name())
+		s.uploads.release(qw.n)
 		return "", 0, code, err
+	}
+	if errors.Is(err, errQuota) {
+		return fail(http.StatusRequestEntityTooLarge, err)
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError

@@ -295,7 +295,7 @@ func FuzzUpload(f *testing.F) {
 		fw, _ := mw.CreateFormFile("file", "f.dat")
 		_, _ = fw.Write(data)
 		_ = mw.Close()
-		req := httptest.NewRequest("POST", "/api/uploads", &body)
+		req := httptest.NewRequest("POST", "http://localhost/api/uploads", &body)
 		req.Header.Set("Content-Type", mw.FormDataContentType())
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)

@@ -25,19 +25,35 @@ type Run struct {
 	cancel context.CancelFunc
 	m      *Manager
 	budget int // (iters + 1) × traces
+	// client is the name of the client that created the run ("" none).
+	client string
+	// instBytes is the memory the instance is counted for (InstanceBytes).
+	instBytes int64
+	// methods are the traces' methods until the run is launched.
+	methods []solver.Method
 
 	// version counts status changes (a trace finished, pause, resume, step,
 	// cancel) so that subscribers know when to send a status message.
 	version atomic.Uint64
-	// pausedFast mirrors paused for the recorders' fast path.
-	pausedFast atomic.Bool
+	// holdFast mirrors paused || !slot for the recorders' fast path: a
+	// trace stops at its next record when it is set.
+	holdFast atomic.Bool
 
-	mu        sync.Mutex
-	paused    bool
-	cancelled bool
-	running   int           // traces not finished
-	wake      chan struct{} // closed and replaced when the gate opens
-	done      chan struct{} // closed when every trace has finished
+	// Guarded by mu; queued, slot and started change with the manager's
+	// lock held too (the manager's lock is taken first).
+	mu          sync.Mutex
+	paused      bool
+	cancelled   bool
+	interrupted bool   // live when the manager closed
+	reason      string // why the run was cancelled, when not by the user
+	queued      bool   // waiting in the manager's queue
+	slot        bool   // holds a run slot
+	started     bool   // the traces' goroutines are launched
+	running     int    // traces not finished
+	pauseTimer  *time.Timer
+	pauseEpoch  int
+	wake        chan struct{} // closed and replaced when the gate opens
+	done        chan struct{} // closed when every trace has finished
 
 	hubMu sync.Mutex                      // serialises changes of subs
 	subs  atomic.Pointer[[]*Subscription] // copied on change, read without a lock
@@ -78,18 +94,25 @@ func (r *Run) Finished() bool {
 // Version returns the status version (see Subscription).
 func (r *Run) Version() uint64 { return r.version.Load() }
 
-// RunStatus returns running, paused, done, cancelled or failed. A run the
-// user cancelled reports cancelled at once, even while its traces are still
-// stopping; a finished run reports failed when any of its traces failed.
+// RunStatus returns queued, running, paused, done, cancelled, failed or
+// interrupted. A run the user cancelled reports cancelled at once, even
+// while its traces are still stopping; a run live when the manager closed
+// reports interrupted; a finished run reports failed when any of its traces
+// failed. A run waiting for a run slot (never started, or resumed after a
+// pause) is queued.
 func (r *Run) RunStatus() string {
 	r.mu.Lock()
-	paused, cancelled, running := r.paused, r.cancelled, r.running
+	paused, cancelled, running, interrupted, slot := r.paused, r.cancelled, r.running, r.interrupted, r.slot
 	r.mu.Unlock()
 	switch {
+	case interrupted:
+		return StatusInterrupted
 	case cancelled:
 		return StatusCancelled
 	case running > 0 && paused:
 		return StatusPaused
+	case running > 0 && !slot:
+		return StatusQueued
 	case running > 0:
 		return StatusRunning
 	}
@@ -124,12 +147,21 @@ type TraceStatus struct {
 
 // Status is the run's status as the API reports it.
 type Status struct {
-	ID      string         `json:"id"`
-	Spec    spec.Run       `json:"spec"`
-	Status  string         `json:"status"`
-	Created time.Time      `json:"created"`
-	Info    scenarios.Info `json:"info"`
-	Traces  []TraceStatus  `json:"traces"`
+	ID     string   `json:"id"`
+	Spec   spec.Run `json:"spec"`
+	Status string   `json:"status"`
+	// Message says why a run was cancelled when the user did not cancel it
+	// (its pause outlived the pause timeout).
+	Message string    `json:"message,omitempty"`
+	Created time.Time `json:"created"`
+	// Records counts the records the server holds, every trace together
+	// (a page that shows fewer is catching up).
+	Records int `json:"records"`
+	// QueuePosition is the run's place in the queue (1: next to start)
+	// while it is queued.
+	QueuePosition int            `json:"queue_position,omitempty"`
+	Info          scenarios.Info `json:"info"`
+	Traces        []TraceStatus  `json:"traces"`
 }
 
 // WithoutPanels returns the status with the traces' Panels left out (their
@@ -146,53 +178,164 @@ func (s Status) WithoutPanels() Status {
 // Status returns a snapshot of the run's status.
 func (r *Run) Status() Status {
 	s := Status{ID: r.ID, Spec: r.spec, Status: r.RunStatus(), Created: r.Created, Info: r.info}
+	r.mu.Lock()
+	s.Message = r.reason
+	r.mu.Unlock()
+	if s.Status == StatusQueued {
+		s.QueuePosition = r.m.QueuePosition(r)
+	}
 	s.Traces = make([]TraceStatus, len(r.traces))
 	for i, t := range r.traces {
 		s.Traces[i] = t.TraceStatus()
+		s.Records += s.Traces[i].Records
 	}
 	return s
 }
 
-// Cancel stops every trace of the run. It does nothing to a finished run.
+// changed marks a change of the run's status (queued, started, paused,
+// resumed, stepped, cancelled, a trace finished): subscribers are told.
+func (r *Run) changed() {
+	r.version.Add(1)
+	r.notify()
+}
+
+// launchLocked starts the traces' goroutines, once (the manager's lock and
+// r.mu held).
+func (r *Run) launchLocked() {
+	if r.started {
+		return
+	}
+	r.started = true
+	r.m.wg.Add(len(r.traces))
+	for i, t := range r.traces {
+		go t.execute(r.methods[i])
+	}
+	r.methods = nil
+}
+
+// armPauseTimerLocked (re)starts the pause timeout (r.mu held).
+func (r *Run) armPauseTimerLocked() {
+	if r.pauseTimer != nil {
+		r.pauseTimer.Stop()
+	}
+	r.pauseEpoch++
+	epoch := r.pauseEpoch
+	d := r.m.opts.PauseTimeout
+	r.pauseTimer = time.AfterFunc(d, func() {
+		r.mu.Lock()
+		expired := r.paused && r.pauseEpoch == epoch && r.running > 0
+		if expired {
+			r.reason = fmt.Sprintf("cancelled: paused for longer than the pause timeout of %v%s", d, r.m.opts.flag("PauseTimeout"))
+		}
+		r.mu.Unlock()
+		if expired {
+			r.Cancel()
+		}
+	})
+}
+
+func (r *Run) stopPauseTimerLocked() {
+	if r.pauseTimer != nil {
+		r.pauseTimer.Stop()
+		r.pauseTimer = nil
+	}
+	r.pauseEpoch++
+}
+
+func (r *Run) stopPauseTimer() {
+	r.mu.Lock()
+	r.stopPauseTimerLocked()
+	r.mu.Unlock()
+}
+
+// releaseRunSlotLocked gives the run slot back (the manager's lock and r.mu
+// held); the caller dispatches the queue.
+func (r *Run) releaseRunSlotLocked() {
+	if r.slot {
+		r.slot = false
+		r.m.running--
+	}
+}
+
+// Cancel stops every trace of the run (a queued run leaves the queue). It
+// does nothing to a finished run.
 func (r *Run) Cancel() {
+	m := r.m
+	m.mu.Lock()
 	r.mu.Lock()
 	if r.running > 0 && !r.cancelled {
 		r.cancelled = true
-		r.version.Add(1)
+		m.dequeueLocked(r)
+		r.stopPauseTimerLocked()
+		r.launchLocked() // a run never started finishes as its traces stop
 	}
 	r.mu.Unlock()
+	m.mu.Unlock()
 	r.cancel()
-	r.notify()
+	r.changed()
 }
 
-// Pause stops every trace of the run at its next record.
+// pauseLocked pauses the run: it leaves the queue or gives its run slot
+// back, its traces stop at their next record, and the pause timeout starts
+// (the manager's lock and r.mu held; the caller dispatches the queue). A
+// queued run never started is launched: its traces stop at their first
+// record.
+func (r *Run) pauseLocked() {
+	r.paused = true
+	r.holdFast.Store(true)
+	r.m.dequeueLocked(r)
+	r.releaseRunSlotLocked()
+	r.launchLocked()
+	r.armPauseTimerLocked()
+}
+
+// Pause stops every trace of the run at its next record and gives the run
+// slot back; a run paused for longer than the pause timeout is cancelled.
 func (r *Run) Pause() {
+	m := r.m
+	m.mu.Lock()
 	r.mu.Lock()
-	if r.running > 0 && !r.paused {
-		r.paused = true
-		r.pausedFast.Store(true)
-		r.version.Add(1)
+	if r.running > 0 && !r.paused && r.ctx.Err() == nil {
+		r.pauseLocked()
 	}
 	r.mu.Unlock()
-	r.notify()
+	m.dispatchLocked()
+	m.mu.Unlock()
+	r.changed()
 }
 
-// Resume lets every trace run freely again.
+// Resume lets every trace run freely again once the run has a run slot: it
+// joins the queue ahead of the runs never started, and runs at once when a
+// slot is free.
 func (r *Run) Resume() {
+	m := r.m
+	m.mu.Lock()
 	r.mu.Lock()
 	if r.paused {
 		r.paused = false
-		r.pausedFast.Store(false)
+		r.stopPauseTimerLocked()
 		for _, t := range r.traces {
 			t.tokens = 0
 			t.waiting = false
 			t.stepping = false
 		}
+		if !r.slot && r.running > 0 && r.ctx.Err() == nil && !r.queued {
+			i := 0
+			for i < len(m.queue) && m.queue[i].started {
+				i++
+			}
+			m.queue = append(m.queue, nil)
+			copy(m.queue[i+1:], m.queue[i:])
+			m.queue[i] = r
+			r.queued = true
+		}
+		r.holdFast.Store(!r.slot)
 		r.openGateLocked()
-		r.version.Add(1)
 	}
 	r.mu.Unlock()
-	r.notify()
+	m.dispatchLocked()
+	m.mu.Unlock()
+	r.changed()
 }
 
 // Step lets each trace stopped at the pause emit exactly one more record,
@@ -201,10 +344,15 @@ func (r *Run) Resume() {
 // the pause came, or is waiting for a worker slot) stops at its next record,
 // so stepping a running run pauses it after one more record from each trace.
 func (r *Run) Step() {
+	m := r.m
+	m.mu.Lock()
 	r.mu.Lock()
-	if r.running > 0 {
-		r.paused = true
-		r.pausedFast.Store(true)
+	if r.running > 0 && r.ctx.Err() == nil {
+		if !r.paused {
+			r.pauseLocked()
+		} else {
+			r.armPauseTimerLocked() // a step is activity: the timeout restarts
+		}
 		for _, t := range r.traces {
 			// Only a trace that has stopped at the pause (or is taking a
 			// step) gets a step; the others stop at their next record.
@@ -214,10 +362,11 @@ func (r *Run) Step() {
 			}
 		}
 		r.openGateLocked()
-		r.version.Add(1)
 	}
 	r.mu.Unlock()
-	r.notify()
+	m.dispatchLocked()
+	m.mu.Unlock()
+	r.changed()
 }
 
 // Parked reports whether the run is paused and every unfinished trace is
@@ -410,8 +559,8 @@ func (t *Trace) execute(meth solver.Method) {
 		t.finish(sum)
 		r.m.wg.Done()
 	}()
-	if !t.acquireSlot(r.ctx) {
-		sum = t.stopped()
+	if r.ctx.Err() != nil || !t.acquireSlot(r.ctx) {
+		sum = t.stopped() // cancelled while queued, or while waiting for a slot
 		return
 	}
 	res, err := meth.Run(r.ctx, solver.RecorderFunc(t.record))
@@ -492,25 +641,42 @@ func (t *Trace) lastSummary() solver.Summary {
 	return s
 }
 
+// finish ends the trace; the run's last trace to finish ends the run: it
+// gives back its run slot, stops its pause timeout and frees its instance
+// (the records stay).
 func (t *Trace) finish(sum solver.Summary) {
+	t.run.mu.Lock()
+	interrupted := t.run.interrupted
+	t.run.mu.Unlock()
+	if interrupted && sum.Status == solver.StatusCancelled {
+		sum.Status = StatusInterrupted
+		sum.Message = "interrupted: the server stopped during the run"
+	}
 	t.mu.Lock()
 	t.status = sum.Status
 	t.summary = &sum
 	t.mu.Unlock()
 	r := t.run
+	m := r.m
+	m.mu.Lock()
 	r.mu.Lock()
 	r.running--
 	last := r.running == 0
 	if last {
 		r.paused = false
-		r.pausedFast.Store(false)
+		r.holdFast.Store(false)
+		r.releaseRunSlotLocked()
+		m.dequeueLocked(r)
+		r.stopPauseTimerLocked()
+		r.inst = nil
 	}
-	r.version.Add(1)
 	r.mu.Unlock()
 	if last {
 		close(r.done)
+		m.dispatchLocked()
 	}
-	r.notify()
+	m.mu.Unlock()
+	r.changed()
 }
 
 // record is the trace's Recorder: it stores the record, notifies the
@@ -520,7 +686,7 @@ func (t *Trace) record(rec solver.Record) {
 	t.store.append(&rec)
 	t.mu.Unlock()
 	t.run.notify()
-	if t.run.pausedFast.Load() {
+	if t.run.holdFast.Load() {
 		t.gate()
 	}
 	t.count++
@@ -531,17 +697,18 @@ func (t *Trace) record(rec solver.Record) {
 	}
 }
 
-// gate blocks while the run is paused and the trace has no step token.
-// Cancellation always wins.
+// gate blocks while the run is paused and the trace has no step token, or
+// while the run is not paused but waits for a run slot. Cancellation always
+// wins.
 func (t *Trace) gate() {
 	r := t.run
 	r.mu.Lock()
 	for {
-		if !r.paused || r.ctx.Err() != nil {
+		if r.ctx.Err() != nil || (!r.paused && r.slot) {
 			r.mu.Unlock()
 			return
 		}
-		if t.tokens > 0 {
+		if r.paused && t.tokens > 0 {
 			t.tokens--
 			t.stepping = true
 			r.mu.Unlock()

@@ -2,23 +2,37 @@
 // spec, builds the problem instance once, starts one goroutine per
 // (algorithm, replication), stores every record of every trace (the
 // complete, authoritative trace of the run) and notifies subscribers of new
-// records without ever blocking a solver. It also implements pause, resume,
-// single step and cancel, and bounds the resources runs may take.
+// records without ever blocking a solver. It also implements a FIFO queue of
+// runs, pause, resume, single step and cancel, and bounds the resources runs
+// may take.
+//
+// A run's life: queued (waiting for a run slot) → running → done, failed or
+// cancelled; a paused run holds no run slot and waits for a resume, a step or
+// its pause timeout; a run that was live when the manager closed is
+// interrupted. Every status change goes through Run.changed, and every
+// record through Trace.record.
 //
 // Limits (all configurable through Options; the defaults are the constants
 // below):
-//   - at most MaxActive runs are running or paused at a time; creating one
-//     more fails with ErrBusy;
+//   - at most MaxActive runs run at once (run slots); the others wait in a
+//     FIFO queue of at most MaxQueued runs (status queued). A paused run gives
+//     its slot back and takes one again (through the queue, ahead of the runs
+//     never started) when resumed; it is cancelled after PauseTimeout;
+//   - one client (its address, as the server names it) may have at most
+//     MaxClientRuns runs queued, running or paused;
 //   - at most MaxStored runs are kept; when a new run would exceed it, the
 //     oldest finished run is evicted (its id then reports as evicted);
 //   - a run's record budget, (iters + 1) × algorithms × replications (every
 //     method also reports its starting point), is at most
 //     MaxRecords, since every record is kept in memory (about 130 bytes, plus
 //     16 per problem-specific Extra value);
-//   - the records held by all stored runs (the budgets of active runs, the
-//     actual counts of finished ones) stay within MaxTotalRecords: older
-//     finished runs are evicted to make room, and a new run that would not
-//     fit beside the active ones fails with ErrBusy;
+//   - the records held by all stored runs (the budgets of unfinished runs,
+//     the actual counts of finished ones) stay within MaxTotalRecords, and
+//     the memory of the unfinished runs' instances plus every run's records
+//     stays within MaxMemory: older finished runs are evicted to make room,
+//     and a new run that would not fit beside the unfinished ones fails with
+//     ErrBusy (ErrTooLarge when it alone exceeds MaxMemory). A finished run
+//     frees its instance and keeps only its records;
 //   - at most Workers solver goroutines execute at once (GOMAXPROCS by
 //     default); the others wait for a slot. A trace takes one slot per
 //     goroutine its method computes on: a block method's pool is the spec's
@@ -50,28 +64,56 @@ import (
 // Default limits.
 const (
 	DefaultMaxActive  = 4
+	DefaultMaxQueued  = 256
 	DefaultMaxStored  = 32
 	DefaultMaxRecords = 4_000_000
 	// DefaultMaxTotalRecords is about 1–2 GB of records.
 	DefaultMaxTotalRecords = 10_000_000
+	DefaultMaxMemory       = 2 << 30
+	DefaultMaxClientRuns   = 20
+	DefaultPauseTimeout    = 30 * time.Minute
 	DefaultTimeSlice       = 20 * time.Millisecond
 )
 
+// RecordBytes is the memory a stored record is counted for (its row plus a
+// share of Extra values) in the MaxMemory budget.
+const RecordBytes = 128
+
 // Run statuses.
 const (
-	StatusRunning   = "running"
-	StatusPaused    = "paused"
-	StatusDone      = "done"
-	StatusCancelled = "cancelled"
-	StatusFailed    = "failed"
+	StatusQueued      = "queued"
+	StatusRunning     = "running"
+	StatusPaused      = "paused"
+	StatusDone        = "done"
+	StatusCancelled   = "cancelled"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
 )
 
-// ErrBusy is returned by Create when MaxActive runs are already active.
-var ErrBusy = errors.New("too many active runs")
+// ErrBusy is returned by Create when a budget shared by all runs is used
+// up (the queue, the records or the memory of the runs held, a client's
+// runs); the message names the budget.
+var ErrBusy = errors.New("too many runs")
+
+// ErrTooLarge is returned by Create when the run alone exceeds the memory
+// budget.
+var ErrTooLarge = errors.New("run too large")
 
 // Options configure a Manager. Zero fields take the defaults.
 type Options struct {
-	MaxActive  int // runs running or paused at once
+	MaxActive int // runs running at once (run slots)
+	MaxQueued int // runs waiting for a run slot
+	// MaxClientRuns bounds the runs one client has queued, running or
+	// paused (runs created without a client name are not counted).
+	MaxClientRuns int
+	// MaxMemory bounds, in bytes, the instances of unfinished runs plus the
+	// records of every stored run (RecordBytes each).
+	MaxMemory int64
+	// PauseTimeout cancels a run paused for longer.
+	PauseTimeout time.Duration
+	// Flags names the command-line flag of each limit (by the Options
+	// field's name, e.g. "MaxMemory": "-mem"), for the error messages.
+	Flags      map[string]string
 	MaxStored  int // runs kept (finished ones are evicted oldest first); at least MaxActive
 	MaxRecords int // iters × algorithms × replications per run
 	// MaxTotalRecords bounds the records of all stored runs (at least MaxRecords).
@@ -79,16 +121,32 @@ type Options struct {
 	Workers         int           // solver goroutines executing at once (0: GOMAXPROCS)
 	TimeSlice       time.Duration // a solver goroutine yields its slot after this long
 	// DataDir, when set, is where relative data-file parameters (kind Path)
-	// are looked up; a path given by the user must stay inside it.
+	// are looked up; a path given by the user must stay inside it or
+	// UploadDir (see resolvePaths).
 	DataDir string
 	// UploadDir, when set, is the directory of uploaded data files: an
 	// absolute path inside it is accepted as well as one inside DataDir.
+	// Without either, a run may read no data file.
 	UploadDir string
+	// MaxFile bounds the size of a data file (default DefaultMaxFile).
+	MaxFile int64
 }
 
 func (o Options) withDefaults() Options {
 	if o.MaxActive <= 0 {
 		o.MaxActive = DefaultMaxActive
+	}
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = DefaultMaxQueued
+	}
+	if o.MaxClientRuns <= 0 {
+		o.MaxClientRuns = DefaultMaxClientRuns
+	}
+	if o.MaxMemory <= 0 {
+		o.MaxMemory = DefaultMaxMemory
+	}
+	if o.PauseTimeout <= 0 {
+		o.PauseTimeout = DefaultPauseTimeout
 	}
 	if o.MaxStored <= 0 {
 		o.MaxStored = DefaultMaxStored
@@ -114,23 +172,37 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// flag names the command-line flag of an Options field, for messages.
+func (o Options) flag(field string) string {
+	if f := o.Flags[field]; f != "" {
+		return " (" + f + ")"
+	}
+	return ""
+}
+
 // Manager owns the runs.
 type Manager struct {
 	opts Options
 	sem  chan struct{} // worker slots
+	// builds bounds the instances built at once (MaxActive): a build may
+	// take as much memory as the instance, before its size is known.
+	builds chan struct{}
 	// multi serialises traces taking several slots (see acquireSlot).
 	multi sync.Mutex
 	wg    sync.WaitGroup
 
-	mu       sync.Mutex
-	runs     map[string]*Run
-	order    []*Run // creation order
-	next     int    // last id number handed out
-	pending  int    // runs being built (they hold an active slot)
-	reserved int    // record budgets of the runs being built
-	closed   bool
-	baseCtx  context.Context
-	shutdown context.CancelFunc
+	mu        sync.Mutex
+	runs      map[string]*Run
+	order     []*Run // creation order
+	queue     []*Run // runs waiting for a run slot, first served first
+	running   int    // runs holding a run slot
+	next      int    // last id number handed out
+	pending   int    // runs being built
+	reserved  int    // record budgets of the runs being built
+	reservedB int64  // their record bytes
+	closed    bool
+	baseCtx   context.Context
+	shutdown  context.CancelFunc
 }
 
 // NewManager returns a manager with the given limits.
@@ -140,6 +212,7 @@ func NewManager(o Options) *Manager {
 	return &Manager{
 		opts:     o,
 		sem:      make(chan struct{}, o.Workers),
+		builds:   make(chan struct{}, o.MaxActive),
 		runs:     map[string]*Run{},
 		baseCtx:  ctx,
 		shutdown: cancel,
@@ -149,11 +222,20 @@ func NewManager(o Options) *Manager {
 // Options returns the manager's effective limits.
 func (m *Manager) Options() Options { return m.opts }
 
-// Create validates sp, builds its instance and every method, and starts the
-// run. Validation failures are *spec.FieldError (the field is named as in the
-// JSON spec, e.g. "params.n" or "algorithms[1].m0"); ErrBusy (wrapped) when
-// too many runs are active.
+// Create is CreateFor without a client name.
 func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
+	return m.CreateFor(ctx, sp, "")
+}
+
+// CreateFor validates sp, builds its instance and every method, and starts
+// the run, or queues it when every run slot is taken (a spec with
+// StartPaused starts paused at its first record instead). client names the
+// client (its address) for the per-client cap; "" counts for none.
+// Validation failures are *spec.FieldError (the field is named as in the
+// JSON spec, e.g. "params.n" or "algorithms[1].m0"); ErrBusy (wrapped) when
+// a shared budget is used up, ErrTooLarge (wrapped) when the run alone
+// exceeds the memory budget.
+func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*Run, error) {
 	sc, vals, err := scenarios.Resolve(&sp)
 	if err != nil {
 		return nil, asFieldError(err, "problem")
@@ -171,33 +253,45 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 			return nil, spec.Errorf(fmt.Sprintf("algorithms[%d].workers", i), "must be at most the server's %d worker slots (each worker of a block method takes one), got %d", m.opts.Workers, a.Workers)
 		}
 	}
+	budget := (sp.Iters + 1) * ntr
+	recBytes := int64(budget) * RecordBytes
+	if recBytes > m.opts.MaxMemory {
+		return nil, fmt.Errorf("%w: its %d records need about %s, over the server's memory budget of %s%s",
+			ErrTooLarge, budget, mib(recBytes), mib(m.opts.MaxMemory), m.opts.flag("MaxMemory"))
+	}
 
-	// Reserve an active slot before the (possibly slow) build.
+	// Reserve the records before the (possibly slow) build.
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return nil, errors.New("session: the manager is closed")
 	}
-	if m.activeLocked()+m.pending >= m.opts.MaxActive {
+	if err := m.admitLocked(client, budget, recBytes); err != nil {
 		m.mu.Unlock()
-		return nil, fmt.Errorf("%w: at most %d runs may run at once; cancel one or wait until one finishes", ErrBusy, m.opts.MaxActive)
-	}
-	budget := (sp.Iters + 1) * ntr
-	if !m.makeRoomLocked(budget) {
-		m.mu.Unlock()
-		return nil, fmt.Errorf("%w: the runs in progress hold too many records (at most %d in all); cancel one or wait until one finishes", ErrBusy, m.opts.MaxTotalRecords)
+		return nil, err
 	}
 	m.pending++
 	m.reserved += budget
+	m.reservedB += recBytes
 	m.mu.Unlock()
 	release := func() {
 		m.mu.Lock()
 		m.pending--
 		m.reserved -= budget
+		m.reservedB -= recBytes
 		m.mu.Unlock()
 	}
 
+	// At most MaxActive builds at once; the others wait (or give up with
+	// the request).
+	select {
+	case m.builds <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return nil, fmt.Errorf("waiting to build %s: %w", sc.Name, ctx.Err())
+	}
 	inst, err := buildSafely(ctx, sc, vals, sp.Seed)
+	<-m.builds
 	if err != nil {
 		release()
 		if ctx.Err() != nil {
@@ -221,19 +315,24 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 		release()
 		return nil, err
 	}
-	q := inst.Info().Blocks
+	info := inst.Info()
+	q := info.Blocks
+	instBytes := InstanceBytes(inst)
 
 	runCtx, cancel := context.WithCancel(m.baseCtx)
 	r := &Run{
-		Created: time.Now().UTC(),
-		spec:    sp,
-		info:    inst.Info(),
-		inst:    inst,
-		ctx:     runCtx,
-		cancel:  cancel,
-		m:       m,
-		wake:    make(chan struct{}),
-		done:    make(chan struct{}),
+		Created:   time.Now().UTC(),
+		spec:      sp,
+		info:      info,
+		inst:      inst,
+		ctx:       runCtx,
+		cancel:    cancel,
+		m:         m,
+		client:    client,
+		budget:    budget,
+		instBytes: instBytes,
+		wake:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}
 	for i, j := range jobs {
 		slots := j.Algo.Workers // at most the blocks an iteration updates
@@ -247,30 +346,145 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 			Index: i, Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed,
 			run: r, status: StatusRunning, slots: max(slots, 1),
 		})
+		r.methods = append(r.methods, j.Method)
 	}
 	r.running = len(r.traces)
+	r.holdFast.Store(true)
 
 	m.mu.Lock()
 	m.pending--
 	m.reserved -= budget
-	r.budget = budget
+	m.reservedB -= recBytes
 	if m.closed {
 		m.mu.Unlock()
 		cancel()
 		return nil, errors.New("session: the manager is closed")
+	}
+	if need := instBytes + recBytes; need > m.opts.MaxMemory {
+		m.mu.Unlock()
+		cancel()
+		return nil, fmt.Errorf("%w: its instance (about %s) and records (about %s) exceed the server's memory budget of %s%s",
+			ErrTooLarge, mib(instBytes), mib(recBytes), mib(m.opts.MaxMemory), m.opts.flag("MaxMemory"))
+	}
+	// Checked again with the instance's size (and the runs created meanwhile).
+	if err := m.admitLocked(client, budget, instBytes+recBytes); err != nil {
+		m.mu.Unlock()
+		cancel()
+		return nil, err
 	}
 	m.next++
 	r.ID = "r" + strconv.Itoa(m.next)
 	m.runs[r.ID] = r
 	m.order = append(m.order, r)
 	m.evictLocked()
-	m.wg.Add(len(jobs))
-	m.mu.Unlock()
-
-	for i, j := range jobs {
-		go r.traces[i].execute(j.Method)
+	r.mu.Lock()
+	if sp.StartPaused {
+		r.paused = true
+		r.launchLocked()
+		r.armPauseTimerLocked()
+	} else {
+		r.queued = true
+		m.queue = append(m.queue, r)
 	}
+	r.mu.Unlock()
+	m.dispatchLocked()
+	m.mu.Unlock()
+	r.changed()
 	return r, nil
+}
+
+// admitLocked checks the shared budgets for one more run of budget records
+// taking bytes of memory, evicting finished runs to make room.
+func (m *Manager) admitLocked(client string, budget int, bytes int64) error {
+	if m.pending+len(m.queue) >= m.opts.MaxQueued {
+		return fmt.Errorf("%w: at most %d runs may wait in the queue%s; cancel one or wait until one finishes",
+			ErrBusy, m.opts.MaxQueued, m.opts.flag("MaxQueued"))
+	}
+	if client != "" {
+		n := 0
+		for _, r := range m.order {
+			if r.client == client && !r.Finished() {
+				n++
+			}
+		}
+		if n >= m.opts.MaxClientRuns {
+			return fmt.Errorf("%w: a client may have at most %d runs queued, running or paused%s; cancel one or wait until one finishes",
+				ErrBusy, m.opts.MaxClientRuns, m.opts.flag("MaxClientRuns"))
+		}
+	}
+	if !m.makeRoomLocked(budget) {
+		return fmt.Errorf("%w: the runs in progress hold too many records (at most %d in all); cancel one or wait until one finishes", ErrBusy, m.opts.MaxTotalRecords)
+	}
+	if !m.makeMemoryLocked(bytes) {
+		return fmt.Errorf("%w: the runs in progress hold %s of the server's memory budget of %s%s and this one needs about %s more; cancel one or wait until one finishes",
+			ErrBusy, mib(m.liveBytesLocked()), mib(m.opts.MaxMemory), m.opts.flag("MaxMemory"), mib(bytes))
+	}
+	return nil
+}
+
+// mib formats a byte count in MiB.
+func mib(b int64) string {
+	return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB"
+}
+
+// InstanceBytes is the memory an instance is counted for: its own figure
+// when it reports one (a MemoryBytes() int64 method), else 16 bytes per
+// entry of a dense samples × dimension matrix (the data and one working
+// copy) plus 64 KiB.
+func InstanceBytes(inst scenarios.Instance) int64 {
+	if s, ok := inst.(interface{ MemoryBytes() int64 }); ok {
+		return s.MemoryBytes()
+	}
+	info := inst.Info()
+	return 16*int64(max(info.Dim, 1))*int64(max(info.Samples, 1)) + 64<<10
+}
+
+// dispatchLocked gives free run slots to the queued runs, first come first
+// served.
+func (m *Manager) dispatchLocked() {
+	for m.running < m.opts.MaxActive && len(m.queue) > 0 {
+		r := m.queue[0]
+		m.queue[0] = nil
+		m.queue = m.queue[1:]
+		r.mu.Lock()
+		r.queued = false
+		if r.ctx.Err() == nil && r.running > 0 {
+			r.slot = true
+			m.running++
+			r.holdFast.Store(r.paused)
+			r.launchLocked()
+			r.openGateLocked()
+		}
+		r.mu.Unlock()
+		r.changed()
+	}
+}
+
+// dequeueLocked removes r from the queue (m.mu and r.mu held).
+func (m *Manager) dequeueLocked(r *Run) {
+	if !r.queued {
+		return
+	}
+	r.queued = false
+	for i, q := range m.queue {
+		if q == r {
+			m.queue = append(m.queue[:i], m.queue[i+1:]...)
+			return
+		}
+	}
+}
+
+// QueuePosition returns r's place in the queue (1: next to start), or 0
+// when it is not queued.
+func (m *Manager) QueuePosition(r *Run) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, q := range m.queue {
+		if q == r {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // buildSafely calls Build, turning a panic into an error.
@@ -295,17 +509,6 @@ func asFieldError(err error, field string) error {
 		return fe
 	}
 	return &spec.FieldError{Field: field, Msg: err.Error()}
-}
-
-// activeLocked counts the runs not yet finished.
-func (m *Manager) activeLocked() int {
-	n := 0
-	for _, r := range m.order {
-		if !r.Finished() {
-			n++
-		}
-	}
-	return n
 }
 
 // evictLocked drops the oldest finished runs beyond MaxStored.
@@ -369,6 +572,49 @@ func (m *Manager) makeRoomLocked(budget int) bool {
 	return true
 }
 
+// liveBytesLocked is the memory the stored runs are counted for: an
+// unfinished run's instance and record budget, a finished run's records.
+func (m *Manager) liveBytesLocked() int64 {
+	n := m.reservedB
+	for _, r := range m.order {
+		if r.Finished() {
+			n += int64(r.stored()) * RecordBytes
+		} else {
+			n += r.instBytes + int64(r.budget)*RecordBytes
+		}
+	}
+	return n
+}
+
+// makeMemoryLocked evicts the oldest finished runs until bytes more fit
+// within MaxMemory; it reports whether they do.
+func (m *Manager) makeMemoryLocked(bytes int64) bool {
+	active := m.reservedB
+	for _, r := range m.order {
+		if !r.Finished() {
+			active += r.instBytes + int64(r.budget)*RecordBytes
+		}
+	}
+	if active+bytes > m.opts.MaxMemory {
+		return false
+	}
+	for m.liveBytesLocked()+bytes > m.opts.MaxMemory {
+		idx := -1
+		for i, r := range m.order {
+			if r.Finished() {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			return false
+		}
+		delete(m.runs, m.order[idx].ID)
+		m.order = append(m.order[:idx], m.order[idx+1:]...)
+	}
+	return true
+}
+
 // Get returns the run with the given id.
 func (m *Manager) Get(id string) (*Run, bool) {
 	m.mu.Lock()
@@ -410,13 +656,30 @@ func (m *Manager) List() []Brief {
 	return out
 }
 
-// Close cancels every run and waits until their goroutines have returned (or
-// ctx ends). No run can be created afterwards.
+// Close cancels every run (a run not finished by then reports
+// interrupted) and waits until their goroutines have returned (or ctx
+// ends). No run can be created afterwards.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	m.closed = true
+	m.queue = nil
+	for _, r := range m.order {
+		r.mu.Lock()
+		if r.running > 0 {
+			r.interrupted = true
+			r.queued = false
+			r.launchLocked() // a run never started finishes as its traces stop
+		}
+		r.mu.Unlock()
+	}
 	m.mu.Unlock()
 	m.shutdown()
+	for _, r := range m.List() {
+		if run, ok := m.Get(r.ID); ok {
+			run.stopPauseTimer()
+			run.changed()
+		}
+	}
 	done := make(chan struct{})
 	go func() { m.wg.Wait(); close(done) }()
 	select {

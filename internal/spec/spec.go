@@ -23,6 +23,9 @@ type Run struct {
 	Passes       float64 `json:"passes"`
 	Gap          float64 `json:"gap"`
 	EvalEvery    int     `json:"eval_every"` // 0: the problem's default cadence
+	// StartPaused starts the run paused at its first record (k = 0), so
+	// that each step advances one iteration (the dashboard; solve ignores it).
+	StartPaused bool `json:"start_paused,omitempty"`
 }
 
 // Algo is one algorithm with its parameters, named as the solve command's flags.

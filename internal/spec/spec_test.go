@@ -307,6 +307,7 @@ func FuzzRunNormalize(f *testing.F) {
 		`{"problem":"p","algorithms":[{"algo":"fw","L":"-1"}],"seed":-1}`,
 		`{"problem":"p","params":{"a":[1]},"algorithms":[]}`,
 		`{"problem":"p","algorithms":[{"algo":"spg","mu":0.1,"eps":1e-3,"no_average":true}],"iters":-5}`,
+		`{"problem":"toy-polygon","algorithms":[{"algo":"afw"}],"iters":50,"start_paused":true}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -1,0 +1,523 @@
+// Package loadtest drives a dashboard server on loopback with many clients
+// at once, as `make loadtest` does: each client starts a small run and
+// subscribes to its stream; some disconnect mid-stream, some cancel their
+// run. It reports the requests made, the errors by kind, the time between
+// records batches seen by the live subscribers (p50 and p99) and the peak
+// memory, and then checks that every run reached a final status, that every
+// trace of a finished run is complete (k = 0, 1, … without gaps) and that
+// the goroutines went back to their idle count. The test is bounded in
+// clients and time and stops by itself.
+package loadtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/fwlab/fwlab/internal/server"
+	"github.com/fwlab/fwlab/internal/session"
+)
+
+// Config sets the load.
+type Config struct {
+	Clients int // clients, each with one run (default 100)
+	// Iters per trace of each run (two traces: two replications of fw on
+	// the toy polygon; default 5000).
+	Iters int
+	// Every DisconnectEvery-th client drops its stream after a few batches
+	// and every CancelEvery-th cancels its run (defaults 5 and 7).
+	DisconnectEvery, CancelEvery int
+	// Timeout bounds the whole test (default 3 minutes).
+	Timeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Clients <= 0 {
+		c.Clients = 100
+	}
+	if c.Iters <= 0 {
+		c.Iters = 5000
+	}
+	if c.DisconnectEvery <= 0 {
+		c.DisconnectEvery = 5
+	}
+	if c.CancelEvery <= 0 {
+		c.CancelEvery = 7
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 3 * time.Minute
+	}
+	return c
+}
+
+// Report is what a load test measured and checked.
+type Report struct {
+	Clients        int
+	Requests       int64
+	Errors         map[string]int // by kind
+	Batches        int            // records messages seen by the live subscribers
+	GapP50, GapP99 time.Duration  // between records batches of a live subscriber
+	PeakRSS        int64          // bytes (the process: server and clients)
+	Statuses       map[string]int // final run statuses
+	TracesChecked  int            // traces of finished runs checked for gaps
+	Problems       []string       // failed checks
+	GoroutinesIdle int            // before the clients
+	GoroutinesEnd  int            // after the clients left and the runs ended
+	Elapsed        time.Duration
+}
+
+// OK reports whether every check held.
+func (r *Report) OK() bool { return len(r.Problems) == 0 }
+
+// String formats the report.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "clients            %d\n", r.Clients)
+	fmt.Fprintf(&b, "requests           %d (HTTP and websocket dials)\n", r.Requests)
+	kinds := make([]string, 0, len(r.Errors))
+	for k := range r.Errors {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	if len(kinds) == 0 {
+		fmt.Fprintf(&b, "errors             none\n")
+	}
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "errors             %-40s %d\n", k, r.Errors[k])
+	}
+	fmt.Fprintf(&b, "batches            %d to live subscribers; time between batches p50 %v, p99 %v\n", r.Batches, r.GapP50.Round(time.Microsecond), r.GapP99.Round(time.Microsecond))
+	fmt.Fprintf(&b, "peak RSS           %.1f MiB (server and clients in one process)\n", float64(r.PeakRSS)/(1<<20))
+	st := make([]string, 0, len(r.Statuses))
+	for k, n := range r.Statuses {
+		st = append(st, k+" "+strconv.Itoa(n))
+	}
+	sort.Strings(st)
+	fmt.Fprintf(&b, "final statuses     %s\n", strings.Join(st, ", "))
+	fmt.Fprintf(&b, "traces checked     %d complete (k without gaps)\n", r.TracesChecked)
+	fmt.Fprintf(&b, "goroutines         %d idle, %d at the end\n", r.GoroutinesIdle, r.GoroutinesEnd)
+	fmt.Fprintf(&b, "elapsed            %v\n", r.Elapsed.Round(time.Millisecond))
+	if r.OK() {
+		fmt.Fprintf(&b, "result             every check held\n")
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "FAILED             %s\n", p)
+	}
+	return b.String()
+}
+
+type tally struct {
+	mu       sync.Mutex
+	requests int64
+	errors   map[string]int
+	gaps     []time.Duration
+}
+
+func (t *tally) req() {
+	t.mu.Lock()
+	t.requests++
+	t.mu.Unlock()
+}
+
+func (t *tally) fail(kind string) {
+	t.mu.Lock()
+	t.errors[kind]++
+	t.mu.Unlock()
+}
+
+// Run starts a server on a loopback port, runs the clients and checks the
+// outcome. The error is for a test that could not be set up; failed checks
+// are in the report.
+func Run(ctx context.Context, c Config) (*Report, error) {
+	c = c.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	start := time.Now()
+	runtime.GC()
+	idle := runtime.NumGoroutine()
+
+	srv, err := server.New(server.Options{
+		ListenAddr:          "127.0.0.1:0",
+		MaxStreamsPerClient: 4 * c.Clients,
+		UploadDir:           os.TempDir(),
+		Session: session.Options{
+			MaxStored: 2 * c.Clients, MaxClientRuns: 2 * c.Clients, MaxQueued: 2 * c.Clients,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: time.Minute}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	base := "http://" + ln.Addr().String()
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+
+	peak := newPeak()
+	t := &tally{errors: map[string]int{}}
+	ids := make([]string, c.Clients)
+	var wg sync.WaitGroup
+	for i := 0; i < c.Clients; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			role := "live"
+			switch {
+			case i%c.CancelEvery == c.CancelEvery-1:
+				role = "cancel"
+			case i%c.DisconnectEvery == c.DisconnectEvery-1:
+				role = "disconnect"
+			}
+			ids[i] = client(ctx, hc, base, c.Iters, role, t)
+		}(i)
+	}
+	wg.Wait()
+	peak.sample()
+
+	rep := &Report{Clients: c.Clients, Statuses: map[string]int{}}
+	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
+	// Every run reaches a final status.
+	final := map[string]bool{session.StatusDone: true, session.StatusFailed: true, session.StatusCancelled: true}
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		var st session.Status
+		for {
+			t.req()
+			if err := getJSON(ctx, hc, base+"/api/runs/"+id, &st); err != nil {
+				problem("status of %s: %v", id, err)
+				break
+			}
+			if final[st.Status] || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		rep.Statuses[st.Status]++
+		if !final[st.Status] {
+			problem("run %s is %s at the end", id, st.Status)
+			continue
+		}
+		if st.Status != session.StatusDone {
+			continue
+		}
+		// A finished run's traces are complete: k = 0, 1, … without gaps.
+		n, err := checkTrace(ctx, hc, base, id, st, t)
+		rep.TracesChecked += n
+		if err != nil {
+			problem("trace of %s: %v", id, err)
+		}
+	}
+	peak.sample()
+
+	// Shut down and count the goroutines left.
+	hc.CloseIdleConnections()
+	_ = srv.Close()
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = hs.Shutdown(sctx)
+	scancel()
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		problem("serve: %v", err)
+	}
+	tr.CloseIdleConnections()
+	peak.sample()
+	peak.stop()
+	rep.GoroutinesIdle = idle
+	rep.GoroutinesEnd = settle(idle)
+	if rep.GoroutinesEnd > idle {
+		buf := make([]byte, 1<<16)
+		buf = buf[:runtime.Stack(buf, true)]
+		problem("%d goroutines left, %d before the server started:\n%s", rep.GoroutinesEnd, idle, buf)
+	}
+
+	t.mu.Lock()
+	rep.Requests, rep.Errors, rep.Batches = t.requests, t.errors, len(t.gaps)
+	gaps := append([]time.Duration(nil), t.gaps...)
+	t.mu.Unlock()
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
+	if len(gaps) > 0 {
+		rep.GapP50 = gaps[len(gaps)/2]
+		rep.GapP99 = gaps[min(len(gaps)-1, len(gaps)*99/100)]
+	}
+	rep.PeakRSS = peak.max()
+	rep.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		problem("the load test ran out of its %v", c.Timeout)
+	}
+	return rep, nil
+}
+
+// client starts one run and follows it as its role says; it returns the
+// run's id ("" when the run could not be created).
+func client(ctx context.Context, hc *http.Client, base string, iters int, role string, t *tally) string {
+	// Two replications of vanilla Frank-Wolfe on the toy polygon: it
+	// zig-zags, so every trace runs its iterations.
+	body := fmt.Sprintf(`{"problem":"toy-polygon","algorithms":[{"algo":"fw"}],"replications":2,"iters":%d,"eval_every":100}`, iters)
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/runs", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	t.req()
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.fail("create: " + errKind(err))
+		return ""
+	}
+	var out struct{ ID, Error string }
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.fail("create: HTTP " + strconv.Itoa(resp.StatusCode))
+		return ""
+	}
+	id := out.ID
+	t.req()
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+	ws, wresp, err := d.DialContext(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws/runs/"+id, nil)
+	if wresp != nil && wresp.Body != nil {
+		wresp.Body.Close()
+	}
+	if err != nil {
+		t.fail("stream dial: " + errKind(err))
+		return id
+	}
+	defer ws.Close()
+	// The test's deadline ends the stream too.
+	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
+	defer stop()
+	var last time.Time
+	batches := 0
+	cursor := map[int]int{}
+	for {
+		_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, msg, err := ws.ReadMessage()
+		if err != nil {
+			if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+				t.fail("stream read: " + errKind(err))
+			}
+			return id
+		}
+		var m struct {
+			Type    string
+			Batches []struct {
+				Trace, From int
+				Records     []struct{ K int }
+			}
+		}
+		if err := json.Unmarshal(msg, &m); err != nil {
+			t.fail("stream message: not JSON")
+			return id
+		}
+		if m.Type != "records" {
+			if m.Type == "done" {
+				_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+			}
+			continue
+		}
+		for _, b := range m.Batches {
+			if b.From != cursor[b.Trace] {
+				t.fail("stream: a batch does not start where the last ended")
+			}
+			for j, r := range b.Records {
+				if r.K != b.From+j {
+					t.fail("stream: records out of order")
+					break
+				}
+			}
+			cursor[b.Trace] = b.From + len(b.Records)
+		}
+		now := time.Now()
+		batches++
+		if role == "live" && !last.IsZero() {
+			t.mu.Lock()
+			t.gaps = append(t.gaps, now.Sub(last))
+			t.mu.Unlock()
+		}
+		last = now
+		switch {
+		case role == "disconnect" && batches == 2:
+			return id // the deferred Close drops the connection without a close frame
+		case role == "cancel" && batches == 1:
+			req, _ := http.NewRequestWithContext(ctx, "DELETE", base+"/api/runs/"+id, nil)
+			t.req()
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.fail("cancel: " + errKind(err))
+				continue
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusAccepted {
+				t.fail("cancel: HTTP " + strconv.Itoa(resp.StatusCode))
+			}
+		}
+	}
+}
+
+func errKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case websocket.IsUnexpectedCloseError(err):
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			return "closed with " + strconv.Itoa(ce.Code)
+		}
+	case errors.Is(err, websocket.ErrBadHandshake):
+		return "refused"
+	}
+	if strings.Contains(err.Error(), "connection reset") {
+		return "connection reset"
+	}
+	return "other"
+}
+
+func getJSON(ctx context.Context, hc *http.Client, url string, v any) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// checkTrace downloads a finished run's trace and checks that each trace's
+// records run k = 0, 1, … without gaps, as many as its status says.
+func checkTrace(ctx context.Context, hc *http.Client, base, id string, st session.Status, t *tally) (int, error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/runs/"+id+"/trace", nil)
+	t.req()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	next := make([]int, len(st.Traces))
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var r struct{ Trace, K int }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return 0, err
+		}
+		if r.Trace < 0 || r.Trace >= len(next) || r.K != next[r.Trace] {
+			return 0, fmt.Errorf("trace %d: k = %d where %d was due", r.Trace, r.K, next[min(max(r.Trace, 0), len(next)-1)])
+		}
+		next[r.Trace]++
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	for i, ts := range st.Traces {
+		if next[i] != ts.Records || ts.Summary == nil || ts.Summary.Iters+1 != ts.Records {
+			return 0, fmt.Errorf("trace %d: %d records downloaded, %d reported", i, next[i], ts.Records)
+		}
+	}
+	return len(st.Traces), nil
+}
+
+// settle waits (up to 5 s) until at most target goroutines run.
+func settle(target int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runtime.GC()
+		n := runtime.NumGoroutine()
+		if n <= target || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// peakRSS samples the process's resident set every 50 ms; the kernel's
+// high-water mark (VmHWM) is used where it is available.
+type peakRSS struct {
+	mu   sync.Mutex
+	best int64
+	quit chan struct{}
+	done chan struct{}
+}
+
+func newPeak() *peakRSS {
+	p := &peakRSS{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-tk.C:
+				p.sample()
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakRSS) sample() {
+	n := statusBytes("VmHWM:")
+	if n == 0 {
+		n = statusBytes("VmRSS:")
+	}
+	if n == 0 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		n = int64(ms.Sys)
+	}
+	p.mu.Lock()
+	p.best = max(p.best, n)
+	p.mu.Unlock()
+}
+
+func (p *peakRSS) stop() {
+	close(p.quit)
+	<-p.done
+}
+
+func (p *peakRSS) max() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.best
+}
+
+// statusBytes reads a "kB" field of /proc/self/status (0 when absent).
+func statusBytes(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if f := strings.Fields(string(line)); len(f) >= 2 && f[0] == field {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,585 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/fwlab/fwlab/internal/session"
+)
+
+// attackReq is one request an attacker sends.
+type attackReq struct {
+	method, path, body string
+	header             map[string]string
+	host               string
+}
+
+func send(t *testing.T, ts *httptest.Server, a attackReq) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(a.method, ts.URL+a.path, strings.NewReader(a.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range a.header {
+		req.Header.Set(k, v)
+	}
+	if a.host != "" {
+		req.Host = a.host
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+func runBody(params map[string]string) string {
+	sp := fakeRun(5, "fw")
+	for k, v := range params {
+		sp.Params[k] = v
+	}
+	b, _ := json.Marshal(sp)
+	return string(b)
+}
+
+var jsonHeader = map[string]string{"Content-Type": "application/json"}
+
+func healthy(t *testing.T, ts *httptest.Server) {
+	t.Helper()
+	if code, _, b := send(t, ts, attackReq{method: "GET", path: "/healthz"}); code != 200 || string(b) != "ok" {
+		t.Fatalf("healthz after the attack: %d %q", code, b)
+	}
+}
+
+// The attacks of a web page (or a local user) on the server: each gets its
+// refusal, names the field or budget at fault, never echoes file contents,
+// keeps every error body within MaxErrorBody, and leaves the server healthy.
+func TestAttacksAreRefused(t *testing.T) {
+	data := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.csv")
+	if err := os.WriteFile(outside, []byte("TOPSECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(data, "link.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(data, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := newTestServer(t, Options{DataDir: data, UploadDir: t.TempDir(), MaxUpload: 32 << 20,
+		Flags:   map[string]string{"MaxMemory": "-mem", "MaxClientRuns": "-max-client-runs"},
+		Session: session.Options{MaxMemory: 64 << 20, MaxClientRuns: 30}})
+	huge := strings.Repeat("\x00", 100_000)
+	cases := []struct {
+		name  string
+		req   attackReq
+		code  int
+		field string
+		has   string // in the body
+	}{
+		{"/etc/passwd", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "/etc/passwd"}), header: jsonHeader}, 400, "params.data", "data folders"},
+		{"/proc/self/environ", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "/proc/self/environ"}), header: jsonHeader}, 400, "params.data", "data folders"},
+		{"/dev/zero", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "/dev/zero"}), header: jsonHeader}, 400, "params.data", "data folders"},
+		{"escape", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "../../../etc/passwd"}), header: jsonHeader}, 400, "params.data", "data folders"},
+		{"symlink out", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "link.csv"}), header: jsonHeader}, 400, "params.data", "symbolic links"},
+		{"fifo", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "fifo"}), header: jsonHeader}, 400, "params.data", "regular file"},
+		{"cross-origin text/plain post", attackReq{method: "POST", path: "/api/runs", body: runBody(nil),
+			header: map[string]string{"Content-Type": "text/plain", "Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}}, 403, "", "cross-origin"},
+		{"cross-origin pause", attackReq{method: "POST", path: "/api/runs/r1/pause",
+			header: map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}}, 403, "", "cross-origin"},
+		{"cross-origin upload", attackReq{method: "POST", path: "/api/uploads", body: "x",
+			header: map[string]string{"Content-Type": "multipart/form-data; boundary=x", "Origin": "http://evil.example"}}, 403, "", "cross-origin"},
+		{"text/plain post", attackReq{method: "POST", path: "/api/runs", body: runBody(nil), header: map[string]string{"Content-Type": "text/plain"}}, 415, "", "application/json"},
+		{"form post", attackReq{method: "POST", path: "/api/preview", body: "problem=x", header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, "", "application/json"},
+		{"foreign host", attackReq{method: "GET", path: "/api/runs", host: "evil.example"}, 403, "", "-allow-host"},
+		{"foreign host page", attackReq{method: "GET", path: "/", host: "rebind.evil.example:8080"}, 403, "", "-allow-host"},
+		{"long field echo", attackReq{method: "POST", path: "/api/runs", body: `{"problem":"` + strings.Repeat("A", 100_000) + `","algorithms":[{"algo":"fw"}]}`, header: jsonHeader}, 400, "problem", "…"},
+		{"NUL field echo", attackReq{method: "POST", path: "/api/runs", body: `{"problem":"test-fake","params":{"n":"` + strings.Repeat(`\u0000`, 50_000) + `"},"algorithms":[{"algo":"fw"}]}`, header: jsonHeader}, 400, "params.n", ""},
+		{"unknown long field", attackReq{method: "POST", path: "/api/runs", body: `{"` + strings.Repeat("z", 100_000) + `":1}`, header: jsonHeader}, 400, strings.Repeat("z", 64) + "…", "unknown field"},
+		{"memory budget", attackReq{method: "POST", path: "/api/runs", body: func() string {
+			sp := fakeRun(1_000_000, "fw")
+			b, _ := json.Marshal(sp)
+			return string(b)
+		}(), header: jsonHeader}, 413, "", "-mem"},
+		{"NUL path", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": huge}), header: jsonHeader}, 400, "params.data", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, hdr, body := send(t, ts, c.req)
+			if code != c.code {
+				t.Fatalf("%d %.300s, want %d", code, body, c.code)
+			}
+			if len(body) > MaxErrorBody {
+				t.Errorf("error body of %d bytes, over %d", len(body), MaxErrorBody)
+			}
+			if bytes.Contains(body, []byte("TOPSECRET")) || bytes.Contains(body, []byte("root:")) {
+				t.Errorf("the error echoes a file: %s", body)
+			}
+			var e apiError
+			if err := json.Unmarshal(body, &e); err != nil || e.Error == "" {
+				t.Fatalf("body %.300s is not an API error: %v", body, err)
+			}
+			if e.Field != c.field || !strings.Contains(e.Error, c.has) {
+				t.Errorf("field %q error %.300q, want field %q and %q", e.Field, e.Error, c.field, c.has)
+			}
+			if hdr.Get("Content-Security-Policy") == "" || hdr.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("refusal without the security headers: %v", hdr)
+			}
+			healthy(t, ts)
+		})
+	}
+
+	// A 20 MB all-NUL upload: a short error, not a 100 MB one.
+	t.Run("NUL upload", func(t *testing.T) {
+		code, out := upload(t, ts, "file", "zeros.csv", make([]byte, 20<<20), nil)
+		b, _ := json.Marshal(out)
+		if code != 400 || out["field"] != "file" || len(b) > MaxErrorBody {
+			t.Fatalf("%d, %d bytes: %.300s", code, len(b), b)
+		}
+		healthy(t, ts)
+	})
+}
+
+// Every page, asset and API answer carries the security headers.
+func TestSecurityHeaders(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	for _, p := range []string{"/", "/static/app.js", "/static/app.css", "/api/scenarios", "/healthz", "/no-such-page", "/api/runs/nope"} {
+		_, hdr, _ := send(t, ts, attackReq{method: "GET", path: p})
+		csp := hdr.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe-eval") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: CSP %q", p, csp)
+		}
+		if hdr.Get("X-Content-Type-Options") != "nosniff" || hdr.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("%s: headers %v", p, hdr)
+		}
+	}
+	// The pages hold no inline script (JSON data blocks are not scripts)
+	// and no inline event handler, which the policy would block.
+	_, _, page := send(t, ts, attackReq{method: "GET", path: "/"})
+	low := strings.ToLower(string(page))
+	for i := 0; ; {
+		j := strings.Index(low[i:], "<script")
+		if j < 0 {
+			break
+		}
+		tag := low[i+j : i+j+strings.Index(low[i+j:], ">")]
+		if !strings.Contains(tag, "src=") && !strings.Contains(tag, `type="application/json"`) {
+			t.Errorf("inline script: %.80s", tag)
+		}
+		i += j + 1
+	}
+	for _, h := range []string{" onclick=", " onload=", " onchange=", " oninput=", " onsubmit=", "javascript:"} {
+		if strings.Contains(low, h) {
+			t.Errorf("the page has an inline handler %q", h)
+		}
+	}
+}
+
+// Hosts: the listen address's host and -allow-host names are served, and
+// loopback addresses and localhost always; others are not.
+func TestHostAllowList(t *testing.T) {
+	srv, err := New(Options{ListenAddr: "lab.internal:8080", AllowHosts: []string{"Fwlab.Example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for host, want := range map[string]bool{
+		"localhost:8080": true, "127.0.0.1:9": true, "[::1]:8080": true, "lab.internal:8080": true, "fwlab.example": true,
+		"app.localhost": true, "evil.example": false, "10.1.2.3:8080": false, "": false, "lab.internal.evil.example": false,
+	} {
+		if got := srv.hostAllowed(host); got != want {
+			t.Errorf("host %q allowed %v, want %v", host, got, want)
+		}
+	}
+	wild, _ := New(Options{ListenAddr: ":8080"})
+	defer wild.Close()
+	if !wild.hostAllowed("10.1.2.3:8080") || wild.hostAllowed("evil.example") {
+		t.Error("a server on every interface serves IP addresses and no foreign names")
+	}
+}
+
+// Paused runs hold no run slot: four paused runs leave room for a fifth,
+// and a run paused too long is cancelled.
+func TestPausedRunsDoNotLockOthersOut(t *testing.T) {
+	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 4, PauseTimeout: 300 * time.Millisecond}})
+	var paused []string
+	for i := 0; i < 4; i++ {
+		sp := fakeRun(100, "fw")
+		sp.StartPaused = true
+		paused = append(paused, create(t, ts, sp))
+	}
+	id := create(t, ts, fakeRun(50, "fw"))
+	waitFinished(t, srv, id)
+	if st := status(t, ts, id); st.Status != "done" {
+		t.Errorf("fifth run %s", st.Status)
+	}
+	// Step one paused run: k = 0 → 1; the records count shows it.
+	if code, _ := do(t, "POST", ts.URL+"/api/runs/"+paused[0]+"/step", nil); code != 202 {
+		t.Fatalf("step: %d", code)
+	}
+	waitFor(t, "one step", func() bool { return status(t, ts, paused[0]).Records == 2 })
+	for _, p := range paused {
+		waitFinished(t, srv, p)
+		if st := status(t, ts, p); st.Status != "cancelled" || !strings.Contains(st.Message, "pause timeout") {
+			t.Errorf("%s: %s %q", p, st.Status, st.Message)
+		}
+	}
+}
+
+// Per-client budgets: runs and websockets.
+func TestPerClientBudgets(t *testing.T) {
+	_, ts := newTestServer(t, Options{MaxStreamsPerClient: 3,
+		Flags:   map[string]string{"MaxClientRuns": "-max-client-runs", "MaxStreamsPerClient": "-max-streams"},
+		Session: session.Options{MaxClientRuns: 2}})
+	slow := fakeRun(1_000_000, "fw")
+	slow.Params["delay_us"] = "1000"
+	a := create(t, ts, slow)
+	create(t, ts, slow)
+	code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, slow))
+	if code != 429 || !strings.Contains(string(body), "-max-client-runs") {
+		t.Errorf("third run: %d %s", code, body)
+	}
+	var conns []*websocket.Conn
+	for i := 0; i < 3; i++ {
+		conns = append(conns, dial(t, ts, a))
+	}
+	_, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws/runs/"+a, nil)
+	if err == nil || resp == nil || resp.StatusCode != 429 {
+		t.Errorf("fourth stream: %v %v", err, resp)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		if !strings.Contains(string(b), "-max-streams") {
+			t.Errorf("fourth stream: %s", b)
+		}
+	}
+	conns[0].Close()
+	waitFor(t, "a stream slot", func() bool {
+		c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws/runs/"+a, nil)
+		if err == nil {
+			conns = append(conns, c)
+		}
+		return err == nil
+	})
+	for _, c := range conns {
+		c.Close()
+	}
+	healthy(t, ts)
+}
+
+// The upload quota bounds what all uploads store together.
+func TestUploadQuota(t *testing.T) {
+	_, ts := newTestServer(t, Options{UploadDir: t.TempDir(), UploadQuota: 3000, Flags: map[string]string{"UploadQuota": "-upload-quota"}})
+	row := []byte(strings.Repeat("1,2,3\n", 200)) // 1200 bytes
+	for i := 0; i < 2; i++ {
+		if code, out := upload(t, ts, "file", "a.csv", row, nil); code != 201 {
+			t.Fatalf("upload %d: %d %v", i, code, out)
+		}
+	}
+	code, out := upload(t, ts, "file", "a.csv", row, nil)
+	if code != 413 || !strings.Contains(fmt.Sprint(out["error"]), "-upload-quota") {
+		t.Fatalf("over the quota: %d %v", code, out)
+	}
+	// A refused upload gives its bytes back: a small one still fits.
+	if code, out := upload(t, ts, "file", "b.csv", []byte("1\n"), nil); code != 201 {
+		t.Fatalf("small upload after a refusal: %d %v", code, out)
+	}
+}
+
+// A client trickling a request body is cut off by the read timeout.
+func TestTrickledBodyIsCutOff(t *testing.T) {
+	srv, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.ReadTimeout = 300 * time.Millisecond
+	ts.Start()
+	defer func() { ts.Close(); _ = srv.Close() }()
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, conn)
+		close(closed)
+	}()
+	for {
+		select {
+		case <-closed:
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("cut off after %v", d)
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+			if time.Since(start) > 5*time.Second {
+				t.Fatal("a trickled body kept its connection for 5 s")
+			}
+			_, _ = conn.Write([]byte(" "))
+		}
+	}
+}
+
+// A hundred never-reading websocket clients on a fast run: the server's
+// heap (after GC) stays within a few hundred KiB per client beside the
+// records, as every records message is bounded in bytes (without the bound,
+// one message could hold 200 000 records, about 27 MB).
+func TestNeverReadingClientsBoundMemory(t *testing.T) {
+	srv, ts := newTestServer(t, Options{MaxStreamsPerClient: 300, MaxMessage: 256 << 10, WriteTimeout: 60 * time.Second})
+	base := heapAfterGC()
+	const n = 150_000
+	id := create(t, ts, fakeRun(n, "fw", "afw"))
+	var conns []*websocket.Conn
+	for i := 0; i < 100; i++ {
+		conns = append(conns, dial(t, ts, id))
+	}
+	run, _ := srv.Manager().Get(id)
+	select {
+	case <-run.Done():
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("run %s did not finish", id)
+	}
+	time.Sleep(300 * time.Millisecond) // writers fill the sockets and block
+	grown := int64(heapAfterGC()) - int64(base)
+	records := int64(2*(n+1)) * session.RecordBytes
+	t.Logf("heap grew by %.1f MiB with 100 idle clients (records: %.1f MiB)", float64(grown)/(1<<20), float64(records)/(1<<20))
+	if limit := records + 100*(2*256<<10+64<<10) + 32<<20; grown > limit {
+		t.Errorf("heap grew by %d MiB, over %d MiB", grown>>20, limit>>20)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	waitFor(t, "streams to end", func() bool { return srv.openStreams() == 0 })
+	healthy(t, ts)
+}
+
+func heapAfterGC() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// A small gzip file that inflates far beyond the upload limit is refused
+// while it is read, not after it filled the memory.
+func TestGzipBombUploadIsRefused(t *testing.T) {
+	_, ts := newTestServer(t, Options{UploadDir: t.TempDir(), MaxUpload: 64 << 10})
+	var plain bytes.Buffer
+	for id := 1; plain.Len() < 2<<20; id++ {
+		fmt.Fprintf(&plain, "%d\ta\t-1\t%d\t1\t0", id, id)
+		for p := 0; p < 128; p++ {
+			plain.WriteString("\t0")
+		}
+		plain.WriteByte('\n')
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(plain.Bytes())
+	_ = zw.Close()
+	if gz.Len() > 64<<10 {
+		t.Fatalf("the compressed file has %d bytes", gz.Len())
+	}
+	code, out := upload(t, ts, "file", "letters.tsv.gz", gz.Bytes(), map[string]string{"format": "ocr"})
+	if code != 400 || !strings.Contains(fmt.Sprint(out["error"]), "decompressed data exceed 65536 bytes (the upload limit)") {
+		t.Fatalf("%d %v", code, out)
+	}
+	// The same letters within the limit are accepted.
+	small := plain.Bytes()[:bytes.IndexByte(plain.Bytes(), '\n')+1]
+	gz.Reset()
+	zw = gzip.NewWriter(&gz)
+	_, _ = zw.Write(small)
+	_ = zw.Close()
+	if code, out := upload(t, ts, "file", "one.tsv.gz", gz.Bytes(), nil); code != 201 {
+		t.Fatalf("one letter: %d %v", code, out)
+	}
+}
+
+// Each records batch says how many records the server holds for its trace,
+// so that a page behind them can show that it is catching up.
+func TestBatchesCarryTheStoredCount(t *testing.T) {
+	srv, ts := newTestServer(t, Options{MaxBatch: 50, MinInterval: 20 * time.Millisecond})
+	id := create(t, ts, fakeRun(3000, "fw"))
+	waitFinished(t, srv, id)
+	c := dial(t, ts, id)
+	defer c.Close()
+	behind, got := false, 0
+	for got < 3001 {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Type    string
+			Batches []struct {
+				From, Stored int
+				Records      []json.RawMessage
+			}
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, bt := range m.Batches {
+			end := bt.From + len(bt.Records)
+			if bt.Stored != 3001 || end > bt.Stored {
+				t.Fatalf("batch from %d with %d records says stored %d", bt.From, len(bt.Records), bt.Stored)
+			}
+			behind = behind || end < bt.Stored
+			got = end
+		}
+	}
+	if !behind {
+		t.Error("no batch showed the client behind the server")
+	}
+}
+
+// The websocket keeps its origin check: a page elsewhere cannot read a
+// run's stream.
+func TestWebsocketRefusesForeignOrigins(t *testing.T) {
+	srv, ts := newTestServer(t, Options{})
+	id := create(t, ts, fakeRun(10, "fw"))
+	waitFinished(t, srv, id)
+	url := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws/runs/" + id
+	_, resp, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {"http://evil.example"}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign origin: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	c, resp, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {ts.URL}})
+	if err != nil {
+		t.Fatalf("own origin: %v", err)
+	}
+	resp.Body.Close()
+	c.Close()
+	healthy(t, ts)
+}
+
+// A long download outlives the server's write timeout as long as it
+// progresses: each write gets its own deadline.
+func TestLongDownloadOutlivesWriteTimeout(t *testing.T) {
+	srv, err := New(Options{WriteTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.WriteTimeout = 300 * time.Millisecond
+	ts.Start()
+	defer func() { ts.Close(); _ = srv.Close() }()
+	const n = 100_000
+	id := create(t, ts, fakeRun(n, "fw"))
+	waitFinished(t, srv, id)
+	req, _ := http.NewRequest("GET", ts.URL+"/api/runs/"+id+"/trace", nil)
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
+	lines, buf := 0, make([]byte, 32<<10)
+	for {
+		k, err := resp.Body.Read(buf)
+		lines += bytes.Count(buf[:k], []byte("\n"))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d lines and %v: %v", lines, time.Since(start), err)
+		}
+		time.Sleep(2 * time.Millisecond) // a slow reader
+	}
+	if lines != n+1 {
+		t.Fatalf("%d lines, want %d", lines, n+1)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Logf("the download took only %v: the write timeout was not put to the test", d)
+	}
+}
+
+// An upload may take longer than the server's read timeout (up to
+// UploadTimeout); a run spec may not.
+func TestSlowUploadOutlivesReadTimeout(t *testing.T) {
+	srv, err := New(Options{UploadDir: t.TempDir(), UploadTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.ReadTimeout = 300 * time.Millisecond
+	ts.Start()
+	defer func() { ts.Close(); _ = srv.Close() }()
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		fw, _ := mw.CreateFormFile("file", "slow.csv")
+		for i := 0; i < 10; i++ {
+			fmt.Fprintf(fw, "%d,1\n", i)
+			time.Sleep(80 * time.Millisecond)
+		}
+		_ = mw.Close()
+		_ = pw.Close()
+	}()
+	req, _ := http.NewRequest("POST", ts.URL+"/api/uploads", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("slow upload: %d %s", resp.StatusCode, b)
+	}
+}
+
+// At most MaxParses uploads are parsed at once: with every parse slot
+// taken, an upload waits, and goes through when one is free.
+func TestUploadsWaitForAParseSlot(t *testing.T) {
+	srv, ts := newTestServer(t, Options{UploadDir: t.TempDir(), MaxParses: 2})
+	srv.parses <- struct{}{}
+	srv.parses <- struct{}{}
+	done := make(chan int, 1)
+	go func() {
+		code, _ := upload(t, ts, "file", "a.csv", []byte("1,2\n"), nil)
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		t.Fatalf("the upload was parsed with every parse slot taken: %d", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-srv.parses
+	select {
+	case code := <-done:
+		if code != 201 {
+			t.Fatalf("upload: %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upload did not go through when a parse slot was freed")
+	}
+	<-srv.parses
+}
