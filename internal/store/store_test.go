@@ -308,10 +308,10 @@ func TestListFiltersAndPages(t *testing.T) {
 		{Filter{Problem: "lasso"}, []int{4, 1, 0}},
 		{Filter{Algorithm: "ssfw-as"}, []int{4, 0}},
 		{Filter{Status: StatusDone}, []int{2, 0}},
-		{Filter{Text: "lasso"}, []int{4, 0}},      // name, case-insensitive
-		{Filter{Text: "L=1"}, []int{1}},           // note
-		{Filter{Text: "%"}, []int{4, 2}},          // a literal percent sign, not a wildcard
-		{Filter{Text: "_"}, []int{2}},             // a literal underscore
+		{Filter{Text: "lasso"}, []int{4, 0}}, // name, case-insensitive
+		{Filter{Text: "L=1"}, []int{1}},      // note
+		{Filter{Text: "%"}, []int{4, 2}},     // a literal percent sign, not a wildcard
+		{Filter{Text: "_"}, []int{2}},        // a literal underscore
 		{Filter{Problem: "lasso", Status: StatusDone}, []int{0}},
 		{Filter{Limit: 2}, []int{4, 3}},
 		{Filter{Limit: 2, Offset: 2}, []int{2, 1}},
