@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -20,15 +21,17 @@ import (
 //	  uvarint  flags (which optional fields follow, see the flag constants)
 //	  varint   k − previous k (the first record: k − 0)
 //	  uvarint  step (index into the strings)
-//	  8 bytes  passes, time_s, gamma (IEEE 754 bits, little endian)
+//	  float    passes, time_s, gamma
 //	  varint   batch, active
 //	  varint   fw_steps, away_steps, drops, cleanups when flagged
-//	  8 bytes  objective, gap, grad_err when flagged
-//	  uvarint  extra count, then (uvarint key index, 8 bytes value) in key order
+//	  float    objective, gap, grad_err when flagged
+//	  uvarint  extra count, then (uvarint key index, float) in key order
 //
-// Integers are zig-zag varints (one byte for the usual small values), floats
-// their exact bits: a decoded record is bit-identical to the appended one,
-// NaN payloads included. The only normalisation: an empty, non-nil Extra map
+// Integers are zig-zag varints (one byte for the usual small values). A
+// float is its IEEE 754 bits, stored either as they are or XORed with the
+// previous value of its column in the batch (each extra key is a column),
+// with zero bytes at either end dropped (appendF64): 1 to 9 bytes. A decoded
+// record is bit-identical to the appended one, NaN payloads included. The only normalisation: an empty, non-nil Extra map
 // decodes as nil (the two mean the same in every encoding fwlab writes).
 const codecVersion = 1
 
@@ -76,6 +79,8 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(recs)))
 	prevK := 0
+	var prev [6]uint64            // passes, time, gamma, objective, gap, grad_err
+	prevExtra := map[int]uint64{} // by key index
 	for i := range recs {
 		r := &recs[i]
 		var flags uint64
@@ -107,9 +112,9 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 		b = binary.AppendVarint(b, int64(r.K)-int64(prevK))
 		prevK = r.K
 		b = binary.AppendUvarint(b, uint64(index[r.Step]))
-		b = appendF64(b, r.Passes)
-		b = appendF64(b, r.Time)
-		b = appendF64(b, r.Gamma)
+		b = appendF64(b, r.Passes, &prev[0])
+		b = appendF64(b, r.Time, &prev[1])
+		b = appendF64(b, r.Gamma, &prev[2])
 		b = binary.AppendVarint(b, int64(r.Batch))
 		b = binary.AppendVarint(b, int64(r.Active))
 		for _, c := range [...]struct {
@@ -120,9 +125,9 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 				b = binary.AppendVarint(b, int64(c.v))
 			}
 		}
-		for _, p := range [...]*float64{r.Objective, r.Gap, r.GradErr} {
+		for j, p := range [...]*float64{r.Objective, r.Gap, r.GradErr} {
 			if p != nil {
-				b = appendF64(b, *p)
+				b = appendF64(b, *p, &prev[3+j])
 			}
 		}
 		if flags&flagExtra != 0 {
@@ -133,16 +138,52 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 			sort.Strings(keys)
 			b = binary.AppendUvarint(b, uint64(len(keys)))
 			for _, k := range keys {
-				b = binary.AppendUvarint(b, uint64(index[k]))
-				b = appendF64(b, r.Extra[k])
+				ki := index[k]
+				b = binary.AppendUvarint(b, uint64(ki))
+				p := prevExtra[ki]
+				b = appendF64(b, r.Extra[k], &p)
+				prevExtra[ki] = p
 			}
 		}
 	}
 	return b
 }
 
-func appendF64(b []byte, f float64) []byte {
-	return binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+// appendF64 appends f's bits, either as they are or XORed with the column's
+// previous value (*prev), whichever has fewer significant bytes: a header
+// byte (bit 7: XORed; bits 4–6: leading zero bytes dropped; bits 0–3:
+// trailing zero bytes dropped) and the bytes between, least significant
+// first. A repeated value takes one byte, a value that changes only in its
+// low mantissa bits a few.
+func appendF64(b []byte, f float64, prev *uint64) []byte {
+	v := math.Float64bits(f)
+	x, mode := v, byte(0)
+	if xr := v ^ *prev; sigBytes(xr) < sigBytes(v) {
+		x, mode = xr, 0x80
+	}
+	*prev = v
+	lead, trail := zeroBytes(x)
+	b = append(b, mode|byte(lead)<<4|byte(trail))
+	x >>= 8 * trail
+	for i := 0; i < 8-lead-trail; i++ {
+		b = append(b, byte(x))
+		x >>= 8
+	}
+	return b
+}
+
+// zeroBytes returns the leading (at most 7) and trailing zero bytes of x;
+// for x = 0, (0, 8).
+func zeroBytes(x uint64) (lead, trail int) {
+	if x == 0 {
+		return 0, 8
+	}
+	return min(7, bits.LeadingZeros64(x)/8), bits.TrailingZeros64(x) / 8
+}
+
+func sigBytes(x uint64) int {
+	lead, trail := zeroBytes(x)
+	return 8 - lead - trail
 }
 
 // errCorrupt is wrapped by every decoding failure.
@@ -195,17 +236,37 @@ func (d *decoder) int(what string) int {
 	return int(v)
 }
 
-func (d *decoder) f64(what string) float64 {
+// f64 reads a float written by appendF64 with the column's previous bits.
+func (d *decoder) f64(what string, prev *uint64) float64 {
 	if d.err != nil {
 		return 0
 	}
-	if len(d.b) < 8 {
+	if len(d.b) < 1 {
 		d.fail(what)
 		return 0
 	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	return v
+	h := d.b[0]
+	lead, trail := int(h>>4&7), int(h&15)
+	n := 8 - lead - trail
+	if trail > 8 || n < 0 || (trail == 8 && lead != 0) {
+		d.fail(what + " header")
+		return 0
+	}
+	if len(d.b) < 1+n {
+		d.fail(what)
+		return 0
+	}
+	var x uint64
+	for i := n - 1; i >= 0; i-- {
+		x = x<<8 | uint64(d.b[1+i])
+	}
+	d.b = d.b[1+n:]
+	x <<= 8 * trail
+	if h&0x80 != 0 {
+		x ^= *prev
+	}
+	*prev = x
+	return math.Float64frombits(x)
 }
 
 // count reads a length that must fit in the rest of the blob (each element
@@ -248,8 +309,10 @@ func decodeBatch(out []solver.Record, blob []byte) ([]solver.Record, error) {
 		}
 		return strs[i]
 	}
-	n := d.count("record count", 29)
+	n := d.count("record count", 8)
 	k := 0
+	var prev [6]uint64
+	prevExtra := map[int]uint64{}
 	for i := 0; i < n && d.err == nil; i++ {
 		var r solver.Record
 		flags := d.uvarint("flags")
@@ -260,9 +323,9 @@ func decodeBatch(out []solver.Record, blob []byte) ([]solver.Record, error) {
 		k += int(dk)
 		r.K = k
 		r.Step = str("step")
-		r.Passes = d.f64("passes")
-		r.Time = d.f64("time_s")
-		r.Gamma = d.f64("gamma")
+		r.Passes = d.f64("passes", &prev[0])
+		r.Time = d.f64("time_s", &prev[1])
+		r.Gamma = d.f64("gamma", &prev[2])
 		r.Batch = d.int("batch")
 		r.Active = d.int("active")
 		for _, c := range [...]struct {
@@ -274,22 +337,30 @@ func decodeBatch(out []solver.Record, blob []byte) ([]solver.Record, error) {
 				*c.dst = d.int(c.name)
 			}
 		}
-		for _, c := range [...]struct {
+		for j, c := range [...]struct {
 			flag uint64
 			dst  **float64
 			name string
 		}{{flagObjective, &r.Objective, "objective"}, {flagGap, &r.Gap, "gap"}, {flagGradErr, &r.GradErr, "grad_err"}} {
 			if flags&c.flag != 0 {
-				v := d.f64(c.name)
+				v := d.f64(c.name, &prev[3+j])
 				*c.dst = &v
 			}
 		}
 		if flags&flagExtra != 0 {
-			m := d.count("extra count", 9)
+			m := d.count("extra count", 2)
 			r.Extra = make(map[string]float64, m)
 			for j := 0; j < m && d.err == nil; j++ {
-				key := str("extra key")
-				r.Extra[key] = d.f64("extra value")
+				ki := int(d.uvarint("extra key"))
+				if d.err == nil && ki >= len(strs) {
+					d.fail("extra key index out of range")
+				}
+				if d.err != nil {
+					break
+				}
+				p := prevExtra[ki]
+				r.Extra[strs[ki]] = d.f64("extra value", &p)
+				prevExtra[ki] = p
 			}
 		}
 		if d.err == nil {

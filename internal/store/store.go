@@ -88,13 +88,15 @@ func Open(path string) (*Store, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
-		q.Set("_auto_vacuum", "INCREMENTAL")
-		q.Set("_journal_mode", "WAL")
-		q.Set("_synchronous", "NORMAL")
 		// the path goes in a file: URI, so escape what a URI would read
 		// (?, #, %) without touching the separators
-		p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-		dsn = "file:" + p + "?" + q.Encode()
+		uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+		if err := initFile(uri, q); err != nil {
+			return nil, fmt.Errorf("store: creating %s: %w", path, err)
+		}
+		q.Set("_journal_mode", "WAL")
+		q.Set("_synchronous", "NORMAL")
+		dsn = uri + "?" + q.Encode()
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -127,6 +129,29 @@ func Open(path string) (*Store, error) {
 		s.recovered = n
 	}
 	return s, nil
+}
+
+// pageSize is the page size of a new database file: record batches are
+// blobs of a few kilobytes, and larger pages waste less of their tails.
+const pageSize = 16384
+
+// initFile sets what can only be set before a database file has content:
+// the page size and incremental auto-vacuum (so that deleted runs give
+// their space back), then WAL mode. On an existing file the first two are
+// no-ops.
+func initFile(uri string, q url.Values) error {
+	db, err := sql.Open("sqlite", uri+"?"+q.Encode())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, p := range []string{fmt.Sprintf("PRAGMA page_size = %d", pageSize), "PRAGMA auto_vacuum = INCREMENTAL", "PRAGMA journal_mode = WAL"} {
+		if _, err := db.Exec(p); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // Close closes the database and releases the file's ownership.

@@ -66,6 +66,12 @@ func TestOpenCreatesFileInWALMode(t *testing.T) {
 	if err := s.db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal mode %q, %v", mode, err)
 	}
+	var ps, av int
+	s.db.QueryRow("PRAGMA page_size").Scan(&ps)
+	s.db.QueryRow("PRAGMA auto_vacuum").Scan(&av)
+	if ps != pageSize || av != 2 {
+		t.Errorf("page size %d, auto_vacuum %d; want %d, 2 (incremental)", ps, av, pageSize)
+	}
 	var fk int
 	if err := s.db.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
 		t.Errorf("foreign keys %d, %v", fk, err)
