@@ -30,7 +30,7 @@ func randFloat(rng *rand.Rand) float64 {
 	case 3:
 		return math.Copysign(0, -1)
 	case 4:
-		return math.Float64frombits(rng.Uint64() &^ (0x7ff << 52) | uint64(rng.IntN(0x7ff))<<52) // any finite
+		return math.Float64frombits(rng.Uint64()&^(0x7ff<<52) | uint64(rng.IntN(0x7ff))<<52) // any finite
 	case 5:
 		return math.SmallestNonzeroFloat64
 	}
