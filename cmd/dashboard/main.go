@@ -24,6 +24,8 @@ func run(args []string) int {
 		return runServe(args, os.Stdout, os.Stderr)
 	case "solve":
 		return runSolve(args, os.Stdout, os.Stderr)
+	case "import":
+		return runImport(args, os.Stdin, os.Stdout, os.Stderr)
 	case "help":
 		usage(os.Stdout)
 		return 0
@@ -38,5 +40,6 @@ func usage(w *os.File) {
   dashboard [serve] [-addr localhost:8080] [-data DIR]   start the web dashboard
   dashboard solve -problem NAME [flags]                   run a solver headless
   dashboard solve -h                                      list the solve flags
+  dashboard import [-db PATH] FILE…                       load run bundles into the run store
 `)
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -28,11 +27,11 @@ func Encode(w io.Writer, b *Bundle) error {
 	}
 	if !b.Created.IsZero() {
 		e.buf = append(e.buf, `,"created":`...)
-		e.str(b.Created.UTC().Format(time.RFC3339Nano))
+		e.str(b.Created.UTC().Format(timeFormat))
 	}
 	if !b.Ended.IsZero() {
 		e.buf = append(e.buf, `,"ended":`...)
-		e.str(b.Ended.UTC().Format(time.RFC3339Nano))
+		e.str(b.Ended.UTC().Format(timeFormat))
 	}
 	if b.Name != "" {
 		e.buf = append(e.buf, `,"name":`...)
@@ -122,6 +121,10 @@ func Encode(w io.Writer, b *Bundle) error {
 	e.flush()
 	return e.err
 }
+
+// timeFormat writes times in RFC 3339 to the microsecond (the store's
+// resolution), so that a stored run exports the bundle it came from.
+const timeFormat = "2006-01-02T15:04:05.999999Z07:00"
 
 type encoder struct {
 	w   io.Writer

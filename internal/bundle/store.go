@@ -30,6 +30,10 @@ func Put(ctx context.Context, st *store.Store, b *Bundle) (string, error) {
 		Created: b.Created,
 	}
 	if r.Created.IsZero() {
+		// a bundle from solve records when it ended
+		r.Created = b.Ended
+	}
+	if r.Created.IsZero() {
 		r.Created = time.Now()
 	}
 	for i, t := range b.Traces {
