@@ -109,8 +109,11 @@ type Filter struct {
 	Algorithm string // runs with at least one trace of this algorithm
 	Status    string
 	Text      string // case-insensitive substring of the name or the note
-	Offset    int
-	Limit     int // 0: DefaultLimit; at most MaxLimit
+	// OldestFirst reverses the order: with Status queued, the queue in
+	// the order the runs came.
+	OldestFirst bool
+	Offset      int
+	Limit       int // 0: DefaultLimit; at most MaxLimit
 }
 
 // Page sizes of List.
@@ -504,8 +507,8 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-// List returns a page of runs, newest first, and the number of runs the
-// filter selects. The runs come without panels.
+// List returns a page of runs, newest first (or oldest first), and the
+// number of runs the filter selects. The runs come without panels.
 func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	if f.Offset < 0 {
 		return nil, 0, spec.Errorf("offset", "must be non-negative, got %d", f.Offset)
@@ -539,7 +542,11 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+runCols+` FROM runs`+cond+` ORDER BY created_us DESC, id DESC LIMIT ? OFFSET ?`,
+	order := ` ORDER BY created_us DESC, id DESC`
+	if f.OldestFirst {
+		order = ` ORDER BY created_us, id`
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runCols+` FROM runs`+cond+order+` LIMIT ? OFFSET ?`,
 		append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)

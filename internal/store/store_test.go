@@ -323,6 +323,8 @@ func TestListFiltersAndPages(t *testing.T) {
 		{Filter{Limit: 2, Offset: 2}, []int{2, 1}},
 		{Filter{Limit: 2, Offset: 4}, []int{0}},
 		{Filter{Problem: "nope"}, nil},
+		{Filter{OldestFirst: true, Limit: 3}, []int{0, 1, 2}},
+		{Filter{Problem: "lasso", OldestFirst: true}, []int{0, 1, 4}},
 	} {
 		got, total, err := s.List(ctx, c.f)
 		if err != nil {
