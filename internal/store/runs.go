@@ -613,8 +613,15 @@ func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, 
 			data  []byte
 		}
 		var bs []batch
-		rows, err := s.db.QueryContext(ctx, `SELECT first_rec, data FROM batches WHERE run_id = ? AND trace = ? AND first_rec + n > ? AND first_rec < ? ORDER BY first_rec LIMIT ?`,
-			id, trace, next, to, page)
+		// the batch holding record next starts at or before it (both
+		// queries are range seeks on the primary key)
+		var start int
+		if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(first_rec), 0) FROM batches WHERE run_id = ? AND trace = ? AND first_rec <= ?`,
+			id, trace, next).Scan(&start); err != nil {
+			return fmt.Errorf("store: reading run %s trace %d: %w", id, trace, err)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT first_rec, data FROM batches WHERE run_id = ? AND trace = ? AND first_rec >= ? AND first_rec < ? ORDER BY first_rec LIMIT ?`,
+			id, trace, start, to, page)
 		if err != nil {
 			return fmt.Errorf("store: reading run %s trace %d: %w", id, trace, err)
 		}
@@ -633,6 +640,7 @@ func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, 
 		if len(bs) == 0 {
 			return fmt.Errorf("store: reading run %s trace %d: records %d to %d are missing", id, trace, next, to)
 		}
+		before := next
 		for _, b := range bs {
 			if b.first > next {
 				return fmt.Errorf("store: reading run %s trace %d: records %d to %d are missing", id, trace, next, b.first)
@@ -650,6 +658,9 @@ func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, 
 			if next < b.first+len(recs) && next < to {
 				return fmt.Errorf("store: reading run %s trace %d: batch at %d is short", id, trace, b.first)
 			}
+		}
+		if next == before {
+			return fmt.Errorf("store: reading run %s trace %d: records %d to %d are missing", id, trace, next, to)
 		}
 	}
 	return nil

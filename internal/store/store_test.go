@@ -535,3 +535,35 @@ func TestSweeps(t *testing.T) {
 		t.Errorf("bad axes: %v", err)
 	}
 }
+
+// A store damaged underneath (a batch gone, a count too high) gives an
+// error naming the missing records, never a hang or a short trace.
+func TestMissingBatchesAreReported(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	id, err := s.PutRun(ctx, testRun("lasso", "afw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for b := 0; b < 5; b++ {
+		if err := s.AppendRecords(ctx, id, 0, randRecords(rng, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.db.Exec(`DELETE FROM batches WHERE first_rec = 20`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Records(ctx, id, 0, 0, -1); err == nil || !strings.Contains(err.Error(), "records 20 to 30 are missing") {
+		t.Errorf("a batch gone: %v", err)
+	}
+	if got, err := s.Records(ctx, id, 0, 30, 45); err != nil || len(got) != 15 {
+		t.Errorf("the records after the gap: %d, %v", len(got), err)
+	}
+	if _, err := s.db.Exec(`UPDATE traces SET records = 70`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Records(ctx, id, 0, 30, -1); err == nil || !strings.Contains(err.Error(), "records 50 to 70 are missing") {
+		t.Errorf("a count too high: %v", err)
+	}
+}
