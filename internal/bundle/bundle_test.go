@@ -158,7 +158,7 @@ func bundleDiff(a, b *Bundle) string {
 	return ""
 }
 
-func encode(t testing.TB, b *Bundle) []byte {
+func encodeT(t testing.TB, b *Bundle) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Encode(&buf, b); err != nil {
@@ -172,7 +172,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	for _, n := range []int{0, 1, 50, 3000} {
 		b := testBundle(rng, n)
 		b.Aggregates = json.RawMessage(`[{"algo": "ssfw-as", "objective": [1, 2]}]`)
-		data := encode(t, b)
+		data := encodeT(t, b)
 		got, err := Decode(bytes.NewReader(data))
 		if err != nil {
 			t.Fatalf("%d records: %v", n, err)
@@ -181,7 +181,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			t.Fatalf("%d records: %s", n, d)
 		}
 		// the encoding is canonical
-		if again := encode(t, got); !bytes.Equal(again, data) {
+		if again := encodeT(t, got); !bytes.Equal(again, data) {
 			t.Fatalf("%d records: re-encoding differs", n)
 		}
 		if !json.Valid(data) {
@@ -247,8 +247,16 @@ func TestStoreRoundTrip(t *testing.T) {
 	if d := bundleDiff(&want, got); d != "" {
 		t.Fatal(d)
 	}
+	// streamed from the store, it is the same document
+	var streamed bytes.Buffer
+	if err := WriteStored(ctx, &streamed, st, id); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(streamed.Bytes(), encodeT(t, got)) {
+		t.Error("WriteStored and Encode(FromStore) differ")
+	}
 	// and the bundle of a stored run encodes, decodes and stores again alike
-	again, err := Decode(bytes.NewReader(encode(t, got)))
+	again, err := Decode(bytes.NewReader(encodeT(t, got)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +300,7 @@ func validDoc(t *testing.T) string {
 			r.Passes, r.Time, r.Gamma, r.Extra = 1, 2, 0.5, nil
 		}
 	}
-	return string(encode(t, b))
+	return string(encodeT(t, b))
 }
 
 func TestDecodeErrorsNameTheField(t *testing.T) {

@@ -14,6 +14,19 @@ import (
 // Encode writes b as a bundle of the current format version, streaming: the
 // records go out as they are encoded, a few tens of kilobytes at a time.
 func Encode(w io.Writer, b *Bundle) error {
+	return encode(w, b, func(i int, emit func(*solver.Record) error) error {
+		for j := range b.Traces[i].Records {
+			if err := emit(&b.Traces[i].Records[j]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// encode writes b with the records of trace i given by records (b's own
+// Records are not read).
+func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record) error) error) error {
 	e := &encoder{w: w}
 	e.buf = append(e.buf, `{"format":`...)
 	e.str(Format)
@@ -100,15 +113,21 @@ func Encode(w io.Writer, b *Bundle) error {
 			e.str(t.PanelsError)
 		}
 		e.buf = append(e.buf, `,"records":[`...)
-		for j := range t.Records {
+		j := 0
+		err := records(i, func(r *solver.Record) error {
 			if j > 0 {
 				e.buf = append(e.buf, ',')
 			}
+			j++
 			e.buf = append(e.buf, '\n')
-			e.record(&t.Records[j])
+			e.record(r)
 			if len(e.buf) > 32<<10 {
 				e.flush()
 			}
+			return e.err
+		})
+		if err != nil {
+			return err
 		}
 		e.buf = append(e.buf, "]}"...)
 	}

@@ -3,9 +3,11 @@ package bundle
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"time"
 
+	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
 )
 
@@ -86,6 +88,31 @@ func FromStore(ctx context.Context, st *store.Store, id string) (*Bundle, error)
 	if err != nil {
 		return nil, err
 	}
+	b := fromRun(r)
+	for i, t := range r.Traces {
+		if b.Traces[i].Records, err = st.Records(ctx, id, t.Index, 0, -1); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// WriteStored writes a stored run as a bundle to w, reading its records
+// from the store as they are written (a few batches at a time), so that
+// exporting a long run does not hold it in memory.
+func WriteStored(ctx context.Context, w io.Writer, st *store.Store, id string) error {
+	r, err := st.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	b := fromRun(r)
+	return encode(w, b, func(i int, emit func(*solver.Record) error) error {
+		return st.EachRecord(ctx, id, r.Traces[i].Index, 0, -1, func(_ int, rec *solver.Record) error { return emit(rec) })
+	})
+}
+
+// fromRun is a stored run as a bundle without its records.
+func fromRun(r *store.Run) *Bundle {
 	b := &Bundle{
 		Version: r.Version,
 		Status:  r.Status,
@@ -97,14 +124,10 @@ func FromStore(ctx context.Context, st *store.Store, id string) (*Bundle, error)
 		Info:    Info{Dim: r.Instance.Dim, Samples: r.Instance.Samples, Blocks: r.Instance.Blocks, FStar: r.Instance.FStar, Panels: r.Instance.Panels},
 	}
 	for _, t := range r.Traces {
-		recs, err := st.Records(ctx, id, t.Index, 0, -1)
-		if err != nil {
-			return nil, err
-		}
 		b.Traces = append(b.Traces, Trace{Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, Status: t.Status,
-			Summary: t.Summary, Panels: t.Panels, PanelsError: t.PanelsError, Records: recs})
+			Summary: t.Summary, Panels: t.Panels, PanelsError: t.PanelsError})
 	}
-	return b, nil
+	return b
 }
 
 // ProgramVersion describes the running fwlab for a bundle's "version": the
