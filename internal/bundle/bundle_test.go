@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -417,4 +419,16 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal(d)
 		}
 	})
+}
+
+// A failure of the reader stays visible behind the bundle.Error (a server
+// tells a body over its size limit from a malformed one).
+func TestReaderFailureIsWrapped(t *testing.T) {
+	doc := validDoc(t)
+	errLimit := errors.New("body too large")
+	_, err := Decode(io.MultiReader(strings.NewReader(doc[:len(doc)/2]), iotest.ErrReader(errLimit)))
+	var be *Error
+	if !errors.Is(err, errLimit) || !errors.As(err, &be) || !strings.HasPrefix(be.Path, "traces[") {
+		t.Fatalf("error %v (path %q)", err, be.Path)
+	}
 }

@@ -25,7 +25,12 @@ import (
 type Error struct {
 	Path string
 	Msg  string
+	Err  error // the reader's own failure, if that is what stopped decoding
 }
+
+// Unwrap returns the reader's failure (so that errors.As finds, say, an
+// *http.MaxBytesError behind a bundle.Error).
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Path == "" {
@@ -71,7 +76,7 @@ func ioError(path string, err error) error {
 	if errors.As(err, &fe) {
 		return err
 	}
-	return errorf(path, "%v", err)
+	return &Error{Path: path, Msg: err.Error(), Err: err}
 }
 
 func (d *decoder) token(path string) (json.Token, error) {
