@@ -108,7 +108,7 @@ type Filter struct {
 	Problem   string
 	Algorithm string // runs with at least one trace of this algorithm
 	Status    string
-	Text      string // case-insensitive substring of the name or the note
+	Text      string // substring of the name or the note, ASCII letters in either case
 	// OldestFirst reverses the order: with Status queued, the queue in
 	// the order the runs came.
 	OldestFirst bool
@@ -531,8 +531,9 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 		where, args = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND t.algo = ?)"), append(args, f.Algorithm)
 	}
 	if f.Text != "" {
-		pat := "%" + likeEscape(strings.ToLower(f.Text)) + "%"
-		where, args = append(where, `(LOWER(name) LIKE ? ESCAPE '\' OR LOWER(note) LIKE ? ESCAPE '\')`), append(args, pat, pat)
+		// both sides folded by the database, so that they fold alike
+		pat := "%" + likeEscape(f.Text) + "%"
+		where, args = append(where, `(LOWER(name) LIKE LOWER(?) ESCAPE '\' OR LOWER(note) LIKE LOWER(?) ESCAPE '\')`), append(args, pat, pat)
 	}
 	cond := ""
 	if len(where) > 0 {
