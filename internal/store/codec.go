@@ -351,13 +351,14 @@ func decodeBatch(out []solver.Record, blob []byte) ([]solver.Record, error) {
 			m := d.count("extra count", 2)
 			r.Extra = make(map[string]float64, m)
 			for j := 0; j < m && d.err == nil; j++ {
-				ki := int(d.uvarint("extra key"))
-				if d.err == nil && ki >= len(strs) {
+				u := d.uvarint("extra key")
+				if d.err == nil && u >= uint64(len(strs)) {
 					d.fail("extra key index out of range")
 				}
 				if d.err != nil {
 					break
 				}
+				ki := int(u)
 				p := prevExtra[ki]
 				r.Extra[strs[ki]] = d.f64("extra value", &p)
 				prevExtra[ki] = p
