@@ -432,3 +432,28 @@ func TestReaderFailureIsWrapped(t *testing.T) {
 		t.Fatalf("error %v (path %q)", err, be.Path)
 	}
 }
+
+func TestPutLiveBundleIsInterrupted(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(store.Memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := testBundle(rand.New(rand.NewPCG(13, 14)), 5)
+	b.Status = store.StatusRunning
+	b.Traces[0].Status = store.StatusRunning
+	b.Traces[1].Status, b.Traces[1].Summary = "", nil
+	id, err := Put(ctx, st, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != store.StatusInterrupted || r.Traces[0].Status != store.StatusInterrupted || r.Traces[1].Status != store.StatusInterrupted ||
+		r.Traces[2].Status != solver.StatusMaxIters {
+		t.Errorf("statuses %s: %s %s %s", r.Status, r.Traces[0].Status, r.Traces[1].Status, r.Traces[2].Status)
+	}
+}

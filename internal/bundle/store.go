@@ -12,13 +12,18 @@ import (
 )
 
 // Put stores a decoded bundle as a new run and returns its id (a new one:
-// ids are never taken from a bundle). A bundle without a status is done. A
+// ids are never taken from a bundle). A bundle without a status is done;
+// one of a run that was live (queued, running, paused) is interrupted. A
 // failure part-way removes what was stored; a process killed part-way
 // leaves a run that the store's next owner marks interrupted.
 func Put(ctx context.Context, st *store.Store, b *Bundle) (string, error) {
 	status := b.Status
-	if status == "" {
+	switch {
+	case status == "":
 		status = store.StatusDone
+	case store.Live(status):
+		// nothing runs it here
+		status = store.StatusInterrupted
 	}
 	r := &store.Run{
 		Spec:     b.Spec,
@@ -71,9 +76,12 @@ func Put(ctx context.Context, st *store.Store, b *Bundle) (string, error) {
 	return id, nil
 }
 
-// traceStatus is a trace's status: its own, its summary's, or the run's.
+// traceStatus is a trace's status: its own, its summary's, or the run's;
+// a live one is interrupted.
 func traceStatus(t *Trace, run string) string {
 	switch {
+	case store.Live(t.Status):
+		return store.StatusInterrupted
 	case t.Status != "":
 		return t.Status
 	case t.Summary != nil && t.Summary.Status != "":
