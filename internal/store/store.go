@@ -119,6 +119,9 @@ func Open(path string) (*Store, error) {
 		db.SetMaxOpenConns(1)
 		s.owner = true
 	} else {
+		// readers run side by side in WAL mode; keep their connections
+		// (each new one repeats the pragmas)
+		db.SetMaxIdleConns(8)
 		lock, owner, err := lockFile(path + ".lock")
 		if err != nil {
 			db.Close()
