@@ -136,7 +136,7 @@ func TestImportErrorsNameFileAndField(t *testing.T) {
 	for _, want := range []string{
 		trunc + ": bundle: traces[0].records[",
 		"the document ends early",
-		old + `: bundle: format: must come first and be "fwlab-bundle"`,
+		old + `: bundle: format: is required: this is not a fwlab bundle`,
 		"missing.json: open",
 	} {
 		if !strings.Contains(stderr, want) {

@@ -27,7 +27,8 @@
 // replications that solve adds) is derived data: it is checked to be JSON,
 // kept by Decode, and not stored.
 //
-// Decode is strict: an unknown field, a missing required one, a value of
+// Fields may come in any order (a bundle rewritten with sorted keys still
+// reads). Decode is strict: an unknown field, a missing required one, a value of
 // the wrong type, records whose k does not increase, or a document that
 // ends early are refused with an error naming the path of the field where
 // reading stopped (for example traces[0].records[12].gap).

@@ -192,6 +192,30 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	}
 }
 
+// Tools that rewrite JSON with sorted keys (jq -S, Python's sort_keys)
+// keep a bundle readable.
+func TestFieldOrderIsFree(t *testing.T) {
+	b := testBundle(rand.New(rand.NewPCG(15, 16)), 20)
+	var doc map[string]any
+	if err := json.Unmarshal(encodeT(t, b), &doc); err != nil {
+		t.Fatal(err)
+	}
+	sorted, err := json.Marshal(doc) // map keys sorted, at every level
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(sorted, []byte(`{"created":`)) {
+		t.Fatalf("not reordered: %.40s", sorted)
+	}
+	got, err := Decode(bytes.NewReader(sorted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := bundleDiff(b, got); d != "" {
+		t.Fatal(d)
+	}
+}
+
 func TestRecordsMatchSolverJSON(t *testing.T) {
 	// finite records read back from encoding/json's own encoding of
 	// solver.Record: the bundle's records are that format
@@ -328,7 +352,7 @@ func TestDecodeErrorsNameTheField(t *testing.T) {
 		{"not an object", `[1]`, "", "must be an object"},
 		{"empty", ``, "", "ends early"},
 		{"other format", rep(`"fwlab-bundle"`, `"other"`, 0), "format", `must be "fwlab-bundle"`},
-		{"format not first", `{"version":"x"}`, "format", "must come first"},
+		{"no format", `{"version":"x"}`, "format", "is required: this is not a fwlab bundle"},
 		{"newer format version", rep(`"format_version":1`, `"format_version":2`, 0), "format_version", "newer fwlab"},
 		{"unknown field", rep(`"version":`, `"colour":1,"version":`, 0), "colour", "unknown field"},
 		{"missing version", rep(`"version":"v1.2.3 abcdef",`, ``, 0), "version", "is required"},

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -280,6 +281,7 @@ func (d *decoder) bundle() (*Bundle, error) {
 	seen := map[string]bool{}
 	version := 0
 	last := ""
+	var specRaw, infoRaw json.RawMessage
 	for {
 		k, ok, err := d.key("")
 		if err != nil {
@@ -297,12 +299,6 @@ func (d *decoder) bundle() (*Bundle, error) {
 			return nil, errorf(k, "appears twice")
 		}
 		seen[k] = true
-		if k != "format" && !seen["format"] {
-			return nil, errorf("format", `must come first and be %q (this is not a fwlab bundle)`, Format)
-		}
-		if k != "format" && k != "format_version" && version == 0 {
-			return nil, errorf("format_version", "must follow format")
-		}
 		switch k {
 		case "format":
 			s, err := d.string(k)
@@ -344,27 +340,19 @@ func (d *decoder) bundle() (*Bundle, error) {
 					return nil, err
 				}
 			}
-		case "spec":
+		case "spec", "info":
+			// checked once the document is known to be a bundle
 			m, err := d.raw(k)
 			if err != nil {
 				return nil, err
 			}
-			if err := strict(k, m, &b.Spec); err != nil {
-				return nil, err
-			}
-		case "info":
-			m, err := d.raw(k)
-			if err != nil {
-				return nil, err
-			}
-			if err := d.info(m, &b.Info); err != nil {
-				return nil, err
+			if k == "spec" {
+				specRaw = m
+			} else {
+				infoRaw = m
 			}
 		case "traces":
-			if !seen["spec"] {
-				return nil, errorf(k, "must follow spec")
-			}
-			if b.Traces, err = d.traces(&b.Spec); err != nil {
+			if b.Traces, err = d.traces(); err != nil {
 				return nil, err
 			}
 		case "aggregates":
@@ -372,13 +360,25 @@ func (d *decoder) bundle() (*Bundle, error) {
 				return nil, err
 			}
 		default:
+			if version == 0 {
+				return nil, errorf(k, "unknown field (is this a fwlab bundle of a newer format version?)")
+			}
 			return nil, errorf(k, "unknown field")
 		}
 	}
-	for _, req := range []string{"version", "spec", "info", "traces"} {
+	if !seen["format"] {
+		return nil, errorf("format", "is required: this is not a fwlab bundle (%q)", Format)
+	}
+	for _, req := range []string{"format_version", "version", "spec", "info", "traces"} {
 		if !seen[req] {
 			return nil, errorf(req, "is required")
 		}
+	}
+	if err := strict("spec", specRaw, &b.Spec); err != nil {
+		return nil, err
+	}
+	if err := d.info(infoRaw, &b.Info); err != nil {
+		return nil, err
 	}
 	if _, err := d.dec.Token(); err != io.EOF {
 		return nil, errorf("", "data after the bundle's closing brace")
@@ -429,7 +429,7 @@ func (d *decoder) info(m json.RawMessage, in *Info) error {
 	return nil
 }
 
-func (d *decoder) traces(sp *spec.Run) ([]Trace, error) {
+func (d *decoder) traces() ([]Trace, error) {
 	if err := d.delim("traces", '['); err != nil {
 		return nil, err
 	}
@@ -449,7 +449,7 @@ func (d *decoder) traces(sp *spec.Run) ([]Trace, error) {
 		if max := spec.MaxAlgorithms * spec.MaxReplications; i >= max {
 			return nil, errorf(path, "a run has at most %d traces", max)
 		}
-		tr, err := d.trace(path, sp)
+		tr, err := d.trace(path)
 		if err != nil {
 			return nil, err
 		}
@@ -457,7 +457,7 @@ func (d *decoder) traces(sp *spec.Run) ([]Trace, error) {
 	}
 }
 
-func (d *decoder) trace(path string, sp *spec.Run) (Trace, error) {
+func (d *decoder) trace(path string) (Trace, error) {
 	var t Trace
 	seen := map[string]bool{}
 	for {
@@ -519,7 +519,7 @@ func (d *decoder) trace(path string, sp *spec.Run) (Trace, error) {
 				t.Panels = m
 			}
 		case "records":
-			if t.Records, err = d.records(fp, sp); err != nil {
+			if t.Records, err = d.records(fp); err != nil {
 				return t, err
 			}
 		default:
@@ -588,13 +588,9 @@ func summary(path string, m json.RawMessage) (*solver.Summary, error) {
 	return s, nil
 }
 
-func (d *decoder) records(path string, sp *spec.Run) ([]solver.Record, error) {
+func (d *decoder) records(path string) ([]solver.Record, error) {
 	if err := d.delim(path, '['); err != nil {
 		return nil, err
-	}
-	maxK := sp.Iters
-	if maxK == 0 {
-		maxK = spec.DefaultIters
 	}
 	var out []solver.Record
 	var raw map[string]json.RawMessage
@@ -623,9 +619,6 @@ func (d *decoder) records(path string, sp *spec.Run) ([]solver.Record, error) {
 		}
 		if len(out) > 0 && r.K <= out[len(out)-1].K {
 			return nil, errorf(rp+".k", "must be greater than the previous record's k (%d), got %d", out[len(out)-1].K, r.K)
-		}
-		if r.K > maxK {
-			return nil, errorf(rp+".k", "must be at most the spec's iters (%d), got %d", maxK, r.K)
 		}
 		out = append(out, r)
 	}
@@ -783,6 +776,11 @@ func check(b *Bundle) error {
 		}
 		if t.Replication < 0 || t.Replication >= sp.Replications {
 			return errorf(p+".replication", "must be between 0 and %d (the spec's replications − 1), got %d", sp.Replications-1, t.Replication)
+		}
+		// k increases, so the first record beyond the limit is found by
+		// bisection
+		if j := sort.Search(len(t.Records), func(j int) bool { return t.Records[j].K > sp.Iters }); j < len(t.Records) {
+			return errorf(fmt.Sprintf("%s.records[%d].k", p, j), "must be at most the spec's iters (%d), got %d", sp.Iters, t.Records[j].K)
 		}
 	}
 	return nil
