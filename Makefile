@@ -17,7 +17,7 @@ build:
 test: check-format check-generated
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
-	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/...
+	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/...
 
 check-format:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './web/node_modules/*')); \
