@@ -19,7 +19,7 @@ test: check-format check-generated
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	@if [ -z "$$CI" ] && { [ "$$FWLAB_CHROMIUM" = none ] || { [ -z "$$FWLAB_CHROMIUM" ] && [ ! -x /usr/bin/chromium ] && [ ! -x /usr/bin/chromium-browser ] && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; }; }; then \
 		echo "*** make test: no Chromium found, so the browser tests in internal/e2e were SKIPPED (install Debian's chromium or set FWLAB_CHROMIUM; with CI set they fail instead) ***"; fi
-	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/...
+	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
 	$(MAKE) --no-print-directory fuzz
 
 # The fuzz targets of everything a user or a web page can send: the run
@@ -32,7 +32,9 @@ FUZZ_TARGETS := \
 	./internal/ssvm:FuzzReadOCR \
 	./internal/ssvm:FuzzParseLetter \
 	./internal/server:FuzzCreateRun \
-	./internal/server:FuzzUpload
+	./internal/server:FuzzUpload \
+	./internal/store:FuzzDecodeBatch \
+	./internal/bundle:FuzzDecode
 
 ## fuzz: run each input fuzz target for FUZZTIME (default 3s)
 fuzz:

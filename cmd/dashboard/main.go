@@ -24,6 +24,8 @@ func run(args []string) int {
 		return runServe(args, os.Stdout, os.Stderr)
 	case "solve":
 		return runSolve(args, os.Stdout, os.Stderr)
+	case "import":
+		return runImport(args, os.Stdin, os.Stdout, os.Stderr)
 	case "help":
 		usage(os.Stdout)
 		return 0
@@ -39,5 +41,6 @@ func usage(w *os.File) {
   dashboard serve -h                                      list the serve flags (budgets, timeouts, -allow-host)
   dashboard solve -problem NAME [flags]                   run a solver headless
   dashboard solve -h                                      list the solve flags
+  dashboard import [-db PATH] FILE…                       load run bundles into the run store
 `)
 }

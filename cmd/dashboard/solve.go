@@ -356,13 +356,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if o.format == "json" {
-		doc := map[string]any{"spec": run, "info": inst.Info(), "traces": traces}
-		if aggs != nil {
-			doc["aggregates"] = aggs
-		}
-		e := json.NewEncoder(bw)
-		e.SetIndent("", " ")
-		if err := e.Encode(sanitize(doc)); err != nil {
+		if err := writeBundle(bw, run, inst, traces, aggs, ctx.Err() != nil); err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
 			return 1
 		}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// runImport loads bundles (the output of `solve -format json`, or a run
+// exported from a dashboard) into the run store.
+func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dashboard import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	def, defErr := store.DefaultPath()
+	db := fs.String("db", def, "the run store's file")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: dashboard import [-db PATH] FILE…
+
+Loads run bundles (written by "dashboard solve -format json" or exported from
+the dashboard) into the run store, where the dashboard lists and compares
+them. FILE "-" reads standard input. Each run gets a new id.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "dashboard import: no bundle files given")
+		fs.Usage()
+		return 2
+	}
+	if *db == "" {
+		fmt.Fprintf(stderr, "dashboard import: -db: is required (%v)\n", defErr)
+		return 2
+	}
+	st, err := store.Open(*db)
+	if err != nil {
+		fmt.Fprintf(stderr, "dashboard import: -db: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	failed := 0
+	for _, name := range fs.Args() {
+		id, b, err := importFile(ctx, st, name, stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "dashboard import: %s: %v\n", name, err)
+			failed++
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		records := 0
+		for _, t := range b.Traces {
+			records += len(t.Records)
+		}
+		fmt.Fprintf(stdout, "%s: run %s (%s, %d traces, %d records)\n", name, id, b.Spec.Problem, len(b.Traces), records)
+	}
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+func importFile(ctx context.Context, st *store.Store, name string, stdin io.Reader) (string, *bundle.Bundle, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := bundle.Decode(bufio.NewReaderSize(r, 1<<16))
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := bundle.Put(ctx, st, b)
+	if err != nil {
+		return "", nil, err
+	}
+	return id, b, nil
+}

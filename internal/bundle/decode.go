@@ -1,0 +1,796 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// Error is a decoding failure: Path names the field where reading stopped
+// (in the style of the spec's field errors: traces[0].records[12].gap; ""
+// for the document as a whole) and Msg the rule broken.
+type Error struct {
+	Path string
+	Msg  string
+	Err  error // the reader's own failure, if that is what stopped decoding
+}
+
+// Unwrap returns the reader's failure (so that errors.As finds, say, an
+// *http.MaxBytesError behind a bundle.Error).
+func (e *Error) Unwrap() error { return e.Err }
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return "bundle: " + e.Msg
+	}
+	return "bundle: " + e.Path + ": " + e.Msg
+}
+
+func errorf(path, format string, args ...any) *Error {
+	return &Error{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Limits on what a bundle may hold (beyond the spec's own).
+const (
+	MaxTextLen = 10_000 // characters of a name, note, status, step, message or extra key
+)
+
+// Decode reads one bundle from r and validates it (see the package
+// documentation). Nothing may follow the bundle but white space.
+func Decode(r io.Reader) (*Bundle, error) {
+	d := &decoder{dec: json.NewDecoder(r)}
+	b, err := d.bundle()
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+type decoder struct {
+	dec *json.Decoder
+}
+
+// ioError turns a reading failure at path into an Error.
+func ioError(path string, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errorf(path, "the document ends early (truncated?)")
+	case errors.As(err, &se):
+		return errorf(path, "invalid JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
+	}
+	var fe *Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return &Error{Path: path, Msg: err.Error(), Err: err}
+}
+
+func (d *decoder) token(path string) (json.Token, error) {
+	t, err := d.dec.Token()
+	if err != nil {
+		return nil, ioError(path, err)
+	}
+	return t, nil
+}
+
+func (d *decoder) delim(path string, want json.Delim) error {
+	t, err := d.token(path)
+	if err != nil {
+		return err
+	}
+	if got, ok := t.(json.Delim); !ok || got != want {
+		return errorf(path, "must be %s, got %s", delimName(want), describe(t))
+	}
+	return nil
+}
+
+func delimName(d json.Delim) string {
+	if d == '{' {
+		return "an object"
+	}
+	return "an array"
+}
+
+// describe names a token's kind for an error, quoting at most a few
+// characters of input.
+func describe(t json.Token) string {
+	switch v := t.(type) {
+	case json.Delim:
+		switch v {
+		case '{':
+			return "an object"
+		case '[':
+			return "an array"
+		}
+		return fmt.Sprintf("%q", string(v))
+	case string:
+		return "the string " + quoteShort(v)
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", t)
+}
+
+func quoteShort(s string) string {
+	if utf8.RuneCountInString(s) > 32 {
+		r := []rune(s)
+		s = string(r[:32]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// key reads the next object key, or reports the object's end.
+func (d *decoder) key(path string) (string, bool, error) {
+	t, err := d.token(path)
+	if err != nil {
+		return "", false, err
+	}
+	if t == json.Delim('}') {
+		return "", false, nil
+	}
+	k, ok := t.(string)
+	if !ok {
+		return "", false, errorf(path, "expected a field name, got %s", describe(t))
+	}
+	return k, true, nil
+}
+
+func join(path, field string) string {
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+// raw reads the next value whole.
+func (d *decoder) raw(path string) (json.RawMessage, error) {
+	var m json.RawMessage
+	if err := d.dec.Decode(&m); err != nil {
+		return nil, ioError(path, err)
+	}
+	return m, nil
+}
+
+func (d *decoder) string(path string) (string, error) {
+	t, err := d.token(path)
+	if err != nil {
+		return "", err
+	}
+	s, ok := t.(string)
+	if !ok {
+		return "", errorf(path, "must be a string, got %s", describe(t))
+	}
+	if utf8.RuneCountInString(s) > MaxTextLen {
+		return "", errorf(path, "must be at most %d characters", MaxTextLen)
+	}
+	return s, nil
+}
+
+func (d *decoder) int(path string) (int64, error) {
+	m, err := d.raw(path)
+	if err != nil {
+		return 0, err
+	}
+	return parseInt(path, m)
+}
+
+func parseInt(path string, m json.RawMessage) (int64, error) {
+	v, err := strconv.ParseInt(string(m), 10, 64)
+	if err != nil || int64(int(v)) != v {
+		return 0, errorf(path, "must be an integer, got %s", rawShort(m))
+	}
+	return v, nil
+}
+
+// rawShort quotes a few characters of a raw value for an error.
+func rawShort(m json.RawMessage) string {
+	s := string(m)
+	if s == "null" {
+		return "null"
+	}
+	return quoteShort(s)
+}
+
+// parseFloat reads a number or one of the strings "NaN", "Inf", "-Inf".
+func parseFloat(path string, m json.RawMessage) (float64, error) {
+	switch string(m) {
+	case `"NaN"`:
+		return math.NaN(), nil
+	case `"Inf"`:
+		return math.Inf(1), nil
+	case `"-Inf"`:
+		return math.Inf(-1), nil
+	}
+	if len(m) > 0 && (m[0] == '-' || '0' <= m[0] && m[0] <= '9') {
+		if v, err := strconv.ParseFloat(string(m), 64); err == nil {
+			return v, nil
+		}
+	}
+	return 0, errorf(path, `must be a number, "NaN", "Inf" or "-Inf", got %s`, rawShort(m))
+}
+
+func parseTime(path, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, errorf(path, "must be a time in RFC 3339 form (2006-01-02T15:04:05Z), got %s", quoteShort(s))
+	}
+	return t, nil
+}
+
+// strict decodes a raw object into v, refusing unknown fields, and names
+// the path on failure.
+func strict(path string, m json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(m))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		var fe *spec.FieldError
+		switch {
+		case errors.As(err, &fe):
+			return errorf(join(path, fe.Field), "%s", fe.Msg)
+		case errors.As(err, &te):
+			return errorf(join(path, te.Field), "must be %s, got %s", typeName(te.Type.String()), te.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return errorf(join(path, strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)), "unknown field")
+		}
+		return ioError(path, err)
+	}
+	return nil
+}
+
+func typeName(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "a boolean"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	}
+	return "an object"
+}
+
+func (d *decoder) bundle() (*Bundle, error) {
+	if err := d.delim("", '{'); err != nil {
+		return nil, err
+	}
+	b := &Bundle{}
+	seen := map[string]bool{}
+	version := 0
+	last := ""
+	var specRaw, infoRaw json.RawMessage
+	for {
+		k, ok, err := d.key("")
+		if err != nil {
+			var be *Error
+			if last != "" && errors.As(err, &be) && be.Path == "" {
+				be.Msg += fmt.Sprintf(" (after the field %s)", last)
+			}
+			return nil, err
+		}
+		last = k
+		if !ok {
+			break
+		}
+		if seen[k] {
+			return nil, errorf(k, "appears twice")
+		}
+		seen[k] = true
+		switch k {
+		case "format":
+			s, err := d.string(k)
+			if err != nil {
+				return nil, err
+			}
+			if s != Format {
+				return nil, errorf(k, "must be %q, got %s", Format, quoteShort(s))
+			}
+		case "format_version":
+			v, err := d.int(k)
+			if err != nil {
+				return nil, err
+			}
+			if v < 1 || v > FormatVersion {
+				return nil, errorf(k, "must be between 1 and %d (this fwlab's), got %d: a newer fwlab wrote it", FormatVersion, v)
+			}
+			version = int(v)
+		case "version", "status", "name", "note", "created", "ended":
+			s, err := d.string(k)
+			if err != nil {
+				return nil, err
+			}
+			switch k {
+			case "version":
+				b.Version = s
+			case "status":
+				b.Status = s
+			case "name":
+				b.Name = s
+			case "note":
+				b.Note = s
+			case "created":
+				if b.Created, err = parseTime(k, s); err != nil {
+					return nil, err
+				}
+			case "ended":
+				if b.Ended, err = parseTime(k, s); err != nil {
+					return nil, err
+				}
+			}
+		case "spec", "info":
+			// checked once the document is known to be a bundle
+			m, err := d.raw(k)
+			if err != nil {
+				return nil, err
+			}
+			if k == "spec" {
+				specRaw = m
+			} else {
+				infoRaw = m
+			}
+		case "traces":
+			if b.Traces, err = d.traces(); err != nil {
+				return nil, err
+			}
+		case "aggregates":
+			if b.Aggregates, err = d.raw(k); err != nil {
+				return nil, err
+			}
+		default:
+			if version == 0 {
+				return nil, errorf(k, "unknown field (is this a fwlab bundle of a newer format version?)")
+			}
+			return nil, errorf(k, "unknown field")
+		}
+	}
+	if !seen["format"] {
+		return nil, errorf("format", "is required: this is not a fwlab bundle (%q)", Format)
+	}
+	for _, req := range []string{"format_version", "version", "spec", "info", "traces"} {
+		if !seen[req] {
+			return nil, errorf(req, "is required")
+		}
+	}
+	if err := strict("spec", specRaw, &b.Spec); err != nil {
+		return nil, err
+	}
+	if err := d.info(infoRaw, &b.Info); err != nil {
+		return nil, err
+	}
+	if _, err := d.dec.Token(); err != io.EOF {
+		return nil, errorf("", "data after the bundle's closing brace")
+	}
+	if err := check(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (d *decoder) info(m json.RawMessage, in *Info) error {
+	var raw struct {
+		Dim     *int            `json:"dim"`
+		Samples *int            `json:"samples"`
+		Blocks  *int            `json:"blocks"`
+		FStar   json.RawMessage `json:"fstar"`
+		Panels  json.RawMessage `json:"panels"`
+	}
+	if err := strict("info", m, &raw); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		dst  *int
+	}{{"dim", raw.Dim, &in.Dim}, {"samples", raw.Samples, &in.Samples}, {"blocks", raw.Blocks, &in.Blocks}} {
+		if f.v == nil {
+			return errorf("info."+f.name, "is required")
+		}
+		if *f.v < 0 {
+			return errorf("info."+f.name, "must be non-negative, got %d", *f.v)
+		}
+		*f.dst = *f.v
+	}
+	if raw.FStar != nil && string(raw.FStar) != "null" {
+		v, err := parseFloat("info.fstar", raw.FStar)
+		if err != nil {
+			return err
+		}
+		in.FStar = &v
+	}
+	if raw.Panels != nil && string(raw.Panels) != "null" {
+		if raw.Panels[0] != '{' {
+			return errorf("info.panels", "must be an object")
+		}
+		in.Panels = raw.Panels
+	}
+	return nil
+}
+
+func (d *decoder) traces() ([]Trace, error) {
+	if err := d.delim("traces", '['); err != nil {
+		return nil, err
+	}
+	var out []Trace
+	for i := 0; ; i++ {
+		path := fmt.Sprintf("traces[%d]", i)
+		t, err := d.token(path)
+		if err != nil {
+			return nil, err
+		}
+		if t == json.Delim(']') {
+			return out, nil
+		}
+		if t != json.Delim('{') {
+			return nil, errorf(path, "must be an object, got %s", describe(t))
+		}
+		if max := spec.MaxAlgorithms * spec.MaxReplications; i >= max {
+			return nil, errorf(path, "a run has at most %d traces", max)
+		}
+		tr, err := d.trace(path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tr)
+	}
+}
+
+func (d *decoder) trace(path string) (Trace, error) {
+	var t Trace
+	seen := map[string]bool{}
+	for {
+		k, ok, err := d.key(path)
+		if err != nil {
+			return t, err
+		}
+		if !ok {
+			break
+		}
+		fp := join(path, k)
+		if seen[k] {
+			return t, errorf(fp, "appears twice")
+		}
+		seen[k] = true
+		switch k {
+		case "algo", "status", "panels_error":
+			s, err := d.string(fp)
+			if err != nil {
+				return t, err
+			}
+			switch k {
+			case "algo":
+				t.Algo = s
+			case "status":
+				t.Status = s
+			case "panels_error":
+				t.PanelsError = s
+			}
+		case "replication", "seed":
+			v, err := d.int(fp)
+			if err != nil {
+				return t, err
+			}
+			if k == "seed" {
+				t.Seed = v
+			} else {
+				t.Replication = int(v)
+			}
+		case "summary":
+			m, err := d.raw(fp)
+			if err != nil {
+				return t, err
+			}
+			if string(m) != "null" {
+				if t.Summary, err = summary(fp, m); err != nil {
+					return t, err
+				}
+			}
+		case "panels":
+			m, err := d.raw(fp)
+			if err != nil {
+				return t, err
+			}
+			if string(m) != "null" {
+				if m[0] != '{' {
+					return t, errorf(fp, "must be an object")
+				}
+				t.Panels = m
+			}
+		case "records":
+			if t.Records, err = d.records(fp); err != nil {
+				return t, err
+			}
+		default:
+			return t, errorf(fp, "unknown field")
+		}
+	}
+	for _, req := range []string{"algo", "replication", "seed", "records"} {
+		if !seen[req] {
+			return t, errorf(join(path, req), "is required")
+		}
+	}
+	return t, nil
+}
+
+func summary(path string, m json.RawMessage) (*solver.Summary, error) {
+	var raw map[string]json.RawMessage
+	if err := strict(path, m, &raw); err != nil {
+		return nil, err
+	}
+	s := &solver.Summary{}
+	fields := []string{"objective", "gap", "iters", "passes", "time_s", "status", "message"}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if !slices.Contains(fields, k) {
+			return nil, errorf(join(path, k), "unknown field")
+		}
+	}
+	for _, k := range fields {
+		v, ok := raw[k]
+		if !ok {
+			continue
+		}
+		fp := join(path, k)
+		var err error
+		switch k {
+		case "objective":
+			s.Objective, err = parseFloat(fp, v)
+		case "gap":
+			s.Gap, err = parseFloat(fp, v)
+		case "passes":
+			s.Passes, err = parseFloat(fp, v)
+		case "time_s":
+			s.Time, err = parseFloat(fp, v)
+		case "iters":
+			var n int64
+			n, err = parseInt(fp, v)
+			s.Iters = int(n)
+		case "status", "message":
+			var str string
+			if err = json.Unmarshal(v, &str); err != nil {
+				err = errorf(fp, "must be a string, got %s", rawShort(v))
+			} else if k == "status" {
+				s.Status = str
+			} else {
+				s.Message = str
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, req := range []string{"objective", "gap", "iters", "passes", "time_s", "status"} {
+		if _, ok := raw[req]; !ok {
+			return nil, errorf(join(path, req), "is required")
+		}
+	}
+	return s, nil
+}
+
+func (d *decoder) records(path string) ([]solver.Record, error) {
+	if err := d.delim(path, '['); err != nil {
+		return nil, err
+	}
+	var out []solver.Record
+	var raw map[string]json.RawMessage
+	for i := 0; ; i++ {
+		rp := fmt.Sprintf("%s[%d]", path, i)
+		if !d.dec.More() {
+			if _, err := d.token(rp); err != nil { // the closing bracket
+				return nil, err
+			}
+			return out, nil
+		}
+		clear(raw)
+		if err := d.dec.Decode(&raw); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return nil, errorf(rp, "must be an object, got %s", te.Value)
+			}
+			return nil, ioError(rp, err)
+		}
+		if raw == nil {
+			return nil, errorf(rp, "must be an object, got null")
+		}
+		r, err := record(rp, raw)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > 0 && r.K <= out[len(out)-1].K {
+			return nil, errorf(rp+".k", "must be greater than the previous record's k (%d), got %d", out[len(out)-1].K, r.K)
+		}
+		out = append(out, r)
+	}
+}
+
+// recordFields are a record's fields in the order they are checked (and
+// written).
+var recordFields = []string{"k", "passes", "time_s", "step", "gamma", "batch", "active", "fw_steps", "away_steps", "drops", "cleanups", "objective", "gap", "grad_err", "extra"}
+
+func record(path string, raw map[string]json.RawMessage) (solver.Record, error) {
+	var r solver.Record
+	for _, req := range recordFields[:7] {
+		if _, ok := raw[req]; !ok {
+			return r, errorf(join(path, req), "is required")
+		}
+	}
+	if len(raw) > len(recordFields) || !allKnown(raw, recordFields) {
+		keys := make([]string, 0, len(raw))
+		for k := range raw {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if !slices.Contains(recordFields, k) {
+				return r, errorf(join(path, k), "unknown field")
+			}
+		}
+	}
+	for _, k := range recordFields {
+		v, ok := raw[k]
+		if !ok {
+			continue
+		}
+		fp := join(path, k)
+		var err error
+		nonNeg := func(dst *int) {
+			var n int64
+			if n, err = parseInt(fp, v); err == nil {
+				if n < 0 {
+					err = errorf(fp, "must be non-negative, got %d", n)
+				}
+				*dst = int(n)
+			}
+		}
+		opt := func(dst **float64) {
+			if string(v) == "null" {
+				return
+			}
+			var f float64
+			if f, err = parseFloat(fp, v); err == nil {
+				*dst = &f
+			}
+		}
+		switch k {
+		case "k":
+			nonNeg(&r.K)
+		case "passes":
+			r.Passes, err = parseFloat(fp, v)
+		case "time_s":
+			r.Time, err = parseFloat(fp, v)
+		case "gamma":
+			r.Gamma, err = parseFloat(fp, v)
+		case "step":
+			if err = json.Unmarshal(v, &r.Step); err != nil {
+				err = errorf(fp, "must be a string, got %s", rawShort(v))
+			} else if r.Step == "" || utf8.RuneCountInString(r.Step) > 64 {
+				err = errorf(fp, "must be a step kind (fw, away, drop, …) of 1 to 64 characters")
+			}
+		case "batch":
+			nonNeg(&r.Batch)
+		case "active":
+			nonNeg(&r.Active)
+		case "fw_steps":
+			nonNeg(&r.FWSteps)
+		case "away_steps":
+			nonNeg(&r.AwaySteps)
+		case "drops":
+			nonNeg(&r.Drops)
+		case "cleanups":
+			nonNeg(&r.Cleanups)
+		case "objective":
+			opt(&r.Objective)
+		case "gap":
+			opt(&r.Gap)
+		case "grad_err":
+			opt(&r.GradErr)
+		case "extra":
+			r.Extra, err = extra(fp, v)
+		}
+		if err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+func allKnown(raw map[string]json.RawMessage, known []string) bool {
+	for k := range raw {
+		if !slices.Contains(known, k) {
+			return false
+		}
+	}
+	return true
+}
+
+func extra(path string, v json.RawMessage) (map[string]float64, error) {
+	if string(v) == "null" {
+		return nil, nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(v, &raw); err != nil {
+		return nil, errorf(path, "must be an object of numbers")
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]float64, len(raw))
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		x := raw[k]
+		if k == "" || utf8.RuneCountInString(k) > 256 {
+			return nil, errorf(path, "keys must be 1 to 256 characters")
+		}
+		f, err := parseFloat(path+"."+k, x)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = f
+	}
+	return out, nil
+}
+
+// check applies the rules that span fields: the spec is valid, every trace
+// belongs to one of its algorithms and replications, statuses are known.
+func check(b *Bundle) error {
+	sp := b.Spec
+	sp.Algorithms = append([]spec.Algo(nil), b.Spec.Algorithms...)
+	if err := sp.Normalize(); err != nil {
+		var fe *spec.FieldError
+		if errors.As(err, &fe) {
+			return errorf(join("spec", fe.Field), "%s", fe.Msg)
+		}
+		return errorf("spec", "%v", err)
+	}
+	if b.Status != "" && !slices.Contains(store.Statuses, b.Status) {
+		return errorf("status", "must be one of %s, got %s", strings.Join(store.Statuses, ", "), quoteShort(b.Status))
+	}
+	algos := map[string]bool{}
+	for _, a := range sp.Algorithms {
+		algos[a.Algo] = true
+	}
+	for i, t := range b.Traces {
+		p := fmt.Sprintf("traces[%d]", i)
+		if !algos[t.Algo] {
+			return errorf(p+".algo", "must be one of the spec's algorithms, got %s", quoteShort(t.Algo))
+		}
+		if t.Replication < 0 || t.Replication >= sp.Replications {
+			return errorf(p+".replication", "must be between 0 and %d (the spec's replications − 1), got %d", sp.Replications-1, t.Replication)
+		}
+		// k increases, so the first record beyond the limit is found by
+		// bisection
+		if j := sort.Search(len(t.Records), func(j int) bool { return t.Records[j].K > sp.Iters }); j < len(t.Records) {
+			return errorf(fmt.Sprintf("%s.records[%d].k", p, j), "must be at most the spec's iters (%d), got %d", sp.Iters, t.Records[j].K)
+		}
+	}
+	return nil
+}
+
+// appendCompact appends m without insignificant white space.
+func appendCompact(b []byte, m json.RawMessage) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, m); err != nil {
+		return b, err
+	}
+	return append(b, buf.Bytes()...), nil
+}

@@ -1,0 +1,264 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/fwlab/fwlab/internal/solver"
+)
+
+// Encode writes b as a bundle of the current format version, streaming: the
+// records go out as they are encoded, a few tens of kilobytes at a time.
+func Encode(w io.Writer, b *Bundle) error {
+	return encode(w, b, func(i int, emit func(*solver.Record) error) error {
+		for j := range b.Traces[i].Records {
+			if err := emit(&b.Traces[i].Records[j]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// encode writes b with the records of trace i given by records (b's own
+// Records are not read).
+func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record) error) error) error {
+	e := &encoder{w: w}
+	e.buf = append(e.buf, `{"format":`...)
+	e.str(Format)
+	e.buf = append(e.buf, `,"format_version":`...)
+	e.buf = strconv.AppendInt(e.buf, FormatVersion, 10)
+	e.buf = append(e.buf, `,"version":`...)
+	e.str(b.Version)
+	if b.Status != "" {
+		e.buf = append(e.buf, `,"status":`...)
+		e.str(b.Status)
+	}
+	if !b.Created.IsZero() {
+		e.buf = append(e.buf, `,"created":`...)
+		e.str(b.Created.UTC().Format(timeFormat))
+	}
+	if !b.Ended.IsZero() {
+		e.buf = append(e.buf, `,"ended":`...)
+		e.str(b.Ended.UTC().Format(timeFormat))
+	}
+	if b.Name != "" {
+		e.buf = append(e.buf, `,"name":`...)
+		e.str(b.Name)
+	}
+	if b.Note != "" {
+		e.buf = append(e.buf, `,"note":`...)
+		e.str(b.Note)
+	}
+	e.buf = append(e.buf, `,"spec":`...)
+	e.json("spec", b.Spec)
+	e.buf = append(e.buf, `,"info":{"dim":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(b.Info.Dim), 10)
+	e.buf = append(e.buf, `,"samples":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(b.Info.Samples), 10)
+	e.buf = append(e.buf, `,"blocks":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(b.Info.Blocks), 10)
+	if b.Info.FStar != nil {
+		e.buf = append(e.buf, `,"fstar":`...)
+		e.float(*b.Info.FStar)
+	}
+	if len(b.Info.Panels) > 0 {
+		e.buf = append(e.buf, `,"panels":`...)
+		e.raw("info.panels", b.Info.Panels)
+	}
+	e.buf = append(e.buf, `},"traces":[`...)
+	for i := range b.Traces {
+		t := &b.Traces[i]
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = append(e.buf, "\n{\"algo\":"...)
+		e.str(t.Algo)
+		e.buf = append(e.buf, `,"replication":`...)
+		e.buf = strconv.AppendInt(e.buf, int64(t.Replication), 10)
+		e.buf = append(e.buf, `,"seed":`...)
+		e.buf = strconv.AppendInt(e.buf, t.Seed, 10)
+		if t.Status != "" {
+			e.buf = append(e.buf, `,"status":`...)
+			e.str(t.Status)
+		}
+		if t.Summary != nil {
+			s := t.Summary
+			e.buf = append(e.buf, `,"summary":{"objective":`...)
+			e.float(s.Objective)
+			e.buf = append(e.buf, `,"gap":`...)
+			e.float(s.Gap)
+			e.buf = append(e.buf, `,"iters":`...)
+			e.buf = strconv.AppendInt(e.buf, int64(s.Iters), 10)
+			e.buf = append(e.buf, `,"passes":`...)
+			e.float(s.Passes)
+			e.buf = append(e.buf, `,"time_s":`...)
+			e.float(s.Time)
+			e.buf = append(e.buf, `,"status":`...)
+			e.str(s.Status)
+			e.buf = append(e.buf, `,"message":`...)
+			e.str(s.Message)
+			e.buf = append(e.buf, '}')
+		}
+		if len(t.Panels) > 0 {
+			e.buf = append(e.buf, `,"panels":`...)
+			e.raw(fmt.Sprintf("traces[%d].panels", i), t.Panels)
+		}
+		if t.PanelsError != "" {
+			e.buf = append(e.buf, `,"panels_error":`...)
+			e.str(t.PanelsError)
+		}
+		e.buf = append(e.buf, `,"records":[`...)
+		j := 0
+		err := records(i, func(r *solver.Record) error {
+			if j > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			j++
+			e.buf = append(e.buf, '\n')
+			e.record(r)
+			if len(e.buf) > 32<<10 {
+				e.flush()
+			}
+			return e.err
+		})
+		if err != nil {
+			return err
+		}
+		e.buf = append(e.buf, "]}"...)
+	}
+	e.buf = append(e.buf, "]"...)
+	if len(b.Aggregates) > 0 {
+		e.buf = append(e.buf, ",\n\"aggregates\":"...)
+		e.raw("aggregates", b.Aggregates)
+	}
+	e.buf = append(e.buf, "}\n"...)
+	e.flush()
+	return e.err
+}
+
+// timeFormat writes times in RFC 3339 to the microsecond (the store's
+// resolution), so that a stored run exports the bundle it came from.
+const timeFormat = "2006-01-02T15:04:05.999999Z07:00"
+
+type encoder struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+func (e *encoder) flush() {
+	if e.err == nil && len(e.buf) > 0 {
+		_, e.err = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
+}
+
+func (e *encoder) str(s string) {
+	b, _ := json.Marshal(s) // a string always encodes
+	e.buf = append(e.buf, b...)
+}
+
+func (e *encoder) json(field string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("bundle: encoding %s: %w", field, err)
+	}
+	e.buf = append(e.buf, b...)
+}
+
+// raw appends a JSON value kept as text, compacted (and checked).
+func (e *encoder) raw(field string, m json.RawMessage) {
+	n := len(e.buf)
+	var err error
+	if e.buf, err = appendCompact(e.buf, m); err != nil && e.err == nil {
+		e.err = fmt.Errorf("bundle: %s: not valid JSON: %w", field, err)
+		e.buf = e.buf[:n]
+	}
+}
+
+// float appends f in the shortest form that reads back exactly, or as
+// "NaN", "Inf", "-Inf".
+func (e *encoder) float(f float64) { e.buf = appendFloat(e.buf, f) }
+
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(b, `"Inf"`...)
+	case math.IsInf(f, -1):
+		return append(b, `"-Inf"`...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+func appendOmitInt(b []byte, key string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	b = append(b, key...)
+	return strconv.AppendInt(b, int64(v), 10)
+}
+
+// record appends r with the field names and omissions of solver.Record's
+// JSON (objective and gap always, as null when not evaluated).
+func (e *encoder) record(r *solver.Record) {
+	b := e.buf
+	b = append(b, `{"k":`...)
+	b = strconv.AppendInt(b, int64(r.K), 10)
+	b = append(b, `,"passes":`...)
+	b = appendFloat(b, r.Passes)
+	b = append(b, `,"time_s":`...)
+	b = appendFloat(b, r.Time)
+	e.buf = append(b, `,"step":`...)
+	e.str(r.Step)
+	b = e.buf
+	b = append(b, `,"gamma":`...)
+	b = appendFloat(b, r.Gamma)
+	b = append(b, `,"batch":`...)
+	b = strconv.AppendInt(b, int64(r.Batch), 10)
+	b = append(b, `,"active":`...)
+	b = strconv.AppendInt(b, int64(r.Active), 10)
+	b = appendOmitInt(b, `,"fw_steps":`, r.FWSteps)
+	b = appendOmitInt(b, `,"away_steps":`, r.AwaySteps)
+	b = appendOmitInt(b, `,"drops":`, r.Drops)
+	b = appendOmitInt(b, `,"cleanups":`, r.Cleanups)
+	for _, f := range [...]struct {
+		key  string
+		v    *float64
+		omit bool
+	}{{`,"objective":`, r.Objective, false}, {`,"gap":`, r.Gap, false}, {`,"grad_err":`, r.GradErr, true}} {
+		switch {
+		case f.v != nil:
+			b = append(b, f.key...)
+			b = appendFloat(b, *f.v)
+		case !f.omit:
+			b = append(b, f.key...)
+			b = append(b, "null"...)
+		}
+	}
+	e.buf = b
+	if len(r.Extra) > 0 {
+		keys := make([]string, 0, len(r.Extra))
+		for k := range r.Extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		e.buf = append(e.buf, `,"extra":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.str(k)
+			e.buf = append(e.buf, ':')
+			e.buf = appendFloat(e.buf, r.Extra[k])
+		}
+		e.buf = append(e.buf, '}')
+	}
+	e.buf = append(e.buf, '}')
+}

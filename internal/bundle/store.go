@@ -1,0 +1,173 @@
+package bundle
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// Put stores a decoded bundle as a new run and returns its id (a new one:
+// ids are never taken from a bundle). A bundle without a status is done;
+// one of a run that was live (queued, running, paused) is interrupted. A
+// failure part-way removes what was stored; a process killed part-way
+// leaves a run that the store's next owner marks interrupted.
+func Put(ctx context.Context, st *store.Store, b *Bundle) (string, error) {
+	status := b.Status
+	switch {
+	case status == "":
+		status = store.StatusDone
+	case store.Live(status):
+		// nothing runs it here
+		status = store.StatusInterrupted
+	}
+	r := &store.Run{
+		Spec:     b.Spec,
+		Instance: store.Instance{Dim: b.Info.Dim, Samples: b.Info.Samples, Blocks: b.Info.Blocks, FStar: b.Info.FStar, Panels: b.Info.Panels},
+		Version:  b.Version,
+		Name:     b.Name,
+		Note:     b.Note,
+		// running while the records go in: an import cut short is
+		// marked interrupted, not taken for a whole run
+		Status:  store.StatusRunning,
+		Created: b.Created,
+	}
+	if r.Created.IsZero() {
+		// a bundle from solve records when it ended
+		r.Created = b.Ended
+	}
+	if r.Created.IsZero() {
+		r.Created = time.Now()
+	}
+	for i, t := range b.Traces {
+		r.Traces = append(r.Traces, store.Trace{Index: i, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed})
+	}
+	id, err := st.PutRun(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	fail := func(err error) (string, error) {
+		if _, derr := st.Delete(context.WithoutCancel(ctx), id); derr != nil {
+			return "", fmt.Errorf("%w (and removing the partial run %s: %v)", err, id, derr)
+		}
+		return "", err
+	}
+	const chunk = 4096
+	for i, t := range b.Traces {
+		for lo := 0; lo < len(t.Records); lo += chunk {
+			if err := st.AppendRecords(ctx, id, i, t.Records[lo:min(lo+chunk, len(t.Records))]); err != nil {
+				return fail(err)
+			}
+		}
+		if t.Summary != nil || t.Panels != nil || t.PanelsError != "" || t.Status != "" {
+			res := store.TraceResult{Status: traceStatus(&t, status), Summary: t.Summary, Panels: t.Panels, PanelsError: t.PanelsError}
+			if err := st.SetTrace(ctx, id, i, res); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := st.SetStatus(ctx, id, status, b.Ended); err != nil {
+		return fail(err)
+	}
+	return id, nil
+}
+
+// traceStatus is a trace's status: its own, its summary's, or the run's;
+// a live one is interrupted.
+func traceStatus(t *Trace, run string) string {
+	switch {
+	case store.Live(t.Status):
+		return store.StatusInterrupted
+	case t.Status != "":
+		return t.Status
+	case t.Summary != nil && t.Summary.Status != "":
+		return t.Summary.Status
+	}
+	return run
+}
+
+// FromStore returns a stored run as a bundle, every record included.
+func FromStore(ctx context.Context, st *store.Store, id string) (*Bundle, error) {
+	r, err := st.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	b := fromRun(r)
+	for i, t := range r.Traces {
+		if b.Traces[i].Records, err = st.Records(ctx, id, t.Index, 0, -1); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// WriteStored writes a stored run as a bundle to w, reading its records
+// from the store as they are written (a few batches at a time), so that
+// exporting a long run does not hold it in memory.
+func WriteStored(ctx context.Context, w io.Writer, st *store.Store, id string) error {
+	r, err := st.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	b := fromRun(r)
+	return encode(w, b, func(i int, emit func(*solver.Record) error) error {
+		return st.EachRecord(ctx, id, r.Traces[i].Index, 0, -1, func(_ int, rec *solver.Record) error { return emit(rec) })
+	})
+}
+
+// fromRun is a stored run as a bundle without its records.
+func fromRun(r *store.Run) *Bundle {
+	b := &Bundle{
+		Version: r.Version,
+		Status:  r.Status,
+		Created: r.Created,
+		Ended:   r.Ended,
+		Name:    r.Name,
+		Note:    r.Note,
+		Spec:    r.Spec,
+		Info:    Info{Dim: r.Instance.Dim, Samples: r.Instance.Samples, Blocks: r.Instance.Blocks, FStar: r.Instance.FStar, Panels: r.Instance.Panels},
+	}
+	for _, t := range r.Traces {
+		b.Traces = append(b.Traces, Trace{Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, Status: t.Status,
+			Summary: t.Summary, Panels: t.Panels, PanelsError: t.PanelsError})
+	}
+	return b
+}
+
+// ProgramVersion describes the running fwlab for a bundle's "version": the
+// module version (or "(devel)") and, when the build knows it, the commit,
+// marked "+dirty" for a modified work tree.
+func ProgramVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " " + rev
+		if dirty {
+			v += "+dirty"
+		}
+	}
+	return v
+}

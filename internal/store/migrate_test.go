@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/fwlab/fwlab/internal/solver"
+)
+
+// oldVersions fills a database at an earlier schema version, written with
+// that version's SQL, and returns a check of what the current code must
+// read from it. A new schema version adds an entry for the version before
+// it (the test fails until it does).
+var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	1: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		recs := randRecords(rand.New(rand.NewPCG(11, 12)), 30)
+		stmts := []struct {
+			q    string
+			args []any
+		}{
+			{`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)
+				VALUES ('aaaaaaaaaaaa', 1767225600000000, NULL, 'running', 'lasso', '{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}',
+				'v0.1', 'old run', 'kept', 1, 5, 10, 1, 0.5, '{"p":1}')`, nil},
+			{`INSERT INTO traces (run_id, idx, algo, replication, seed, status, records, summary, panels, panels_error)
+				VALUES ('aaaaaaaaaaaa', 0, 'afw', 0, 3, 'running', 30, NULL, NULL, '')`, nil},
+			{`INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES ('aaaaaaaaaaaa', 0, 0, 10, ?)`, []any{encodeBatch(nil, recs[:10])}},
+			{`INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES ('aaaaaaaaaaaa', 0, 10, 20, ?)`, []any{encodeBatch(nil, recs[10:])}},
+		}
+		for _, st := range stmts {
+			if _, err := db.Exec(st.q, st.args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			r, err := s.Get(ctx, "aaaaaaaaaaaa")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != StatusInterrupted || r.Name != "old run" || !r.Starred || r.Spec.Iters != 50 ||
+				r.Instance.Samples != 10 || *r.Instance.FStar != 0.5 || r.Traces[0].Status != StatusInterrupted || r.Traces[0].Records != 30 {
+				t.Errorf("old run read as %+v", r)
+			}
+			got, err := s.Records(ctx, "aaaaaaaaaaaa", 0, 0, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRecords(t, got, recs)
+			// and the new parts work beside it
+			if _, err := s.PutSweep(ctx, &Sweep{Axes: []byte(`[]`)}); err != nil {
+				t.Error(err)
+			}
+			if err := s.AppendRecords(ctx, "aaaaaaaaaaaa", 0, []solver.Record{{K: 99, Step: "fw"}}); err != nil {
+				t.Error(err)
+			}
+		}
+	},
+}
+
+func TestOpensEveryEarlierVersion(t *testing.T) {
+	for v := 1; v < SchemaVersion; v++ {
+		fill, ok := oldVersions[v]
+		if !ok {
+			t.Errorf("no test database for schema version %d: add it to oldVersions", v)
+			continue
+		}
+		t.Run("v"+string(rune('0'+v)), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "old.db")
+			db, err := sql.Open("sqlite", "file:"+path+"?_foreign_keys=1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := migrateTo(context.Background(), db, v); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := schemaVersion(context.Background(), db); got != v {
+				t.Fatalf("built version %d, want %d", got, v)
+			}
+			check := fill(t, db)
+			db.Close()
+
+			s, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got, _ := schemaVersion(context.Background(), s.db); got != SchemaVersion {
+				t.Fatalf("opened at version %d, want %d", got, SchemaVersion)
+			}
+			check(t, s)
+			if err := s.IntegrityCheck(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,789 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// Run statuses (DESIGN §11).
+const (
+	StatusQueued      = "queued"
+	StatusRunning     = "running"
+	StatusPaused      = "paused"
+	StatusDone        = "done"
+	StatusFailed      = "failed"
+	StatusCancelled   = "cancelled"
+	StatusInterrupted = "interrupted"
+)
+
+// Statuses lists every run status.
+var Statuses = []string{StatusQueued, StatusRunning, StatusPaused, StatusDone, StatusFailed, StatusCancelled, StatusInterrupted}
+
+// Live reports whether a run with this status may still change.
+func Live(status string) bool {
+	return status == StatusQueued || status == StatusRunning || status == StatusPaused
+}
+
+func knownStatus(s string) bool {
+	for _, t := range Statuses {
+		if s == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Limits on what a user writes.
+const (
+	MaxName = 200    // characters of a run's name
+	MaxNote = 10_000 // characters of a run's note
+)
+
+// Run is a stored run. List fills everything but the panels (Instance.Panels
+// and Trace.Panels), which Get adds.
+type Run struct {
+	ID       string
+	Spec     spec.Run
+	Instance Instance
+	Version  string // the fwlab version that made the run
+	Name     string
+	Note     string
+	Starred  bool
+	Status   string
+	Created  time.Time
+	Ended    time.Time // zero until the run ends
+	Traces   []Trace   // in index order
+}
+
+// Instance summarises the problem instance of a run (scenarios.Info).
+type Instance struct {
+	Dim     int
+	Samples int
+	Blocks  int
+	FStar   *float64        // the optimal value where known
+	Panels  json.RawMessage // the instance's panels as a JSON object, or nil
+}
+
+// Trace is one (algorithm, replication) of a run.
+type Trace struct {
+	Index       int
+	Algo        string
+	Replication int
+	Seed        int64
+	Status      string          // a run status while live, then the solver's (converged, max_iters, …)
+	Records     int             // records appended so far
+	Summary     *solver.Summary // set when the trace has ended
+	Panels      json.RawMessage // the final estimate's panels (a JSON object), or nil
+	PanelsError string          // why a finished trace has no panels
+}
+
+// TraceResult is what SetTrace records when a trace ends.
+type TraceResult struct {
+	Status      string
+	Summary     *solver.Summary
+	Panels      json.RawMessage
+	PanelsError string
+}
+
+// Edit changes a run's user fields; nil fields stay as they are.
+type Edit struct {
+	Name    *string
+	Note    *string
+	Starred *bool
+}
+
+// Filter selects runs for List. Empty fields do not filter.
+type Filter struct {
+	Problem   string
+	Algorithm string // runs with at least one trace of this algorithm
+	Status    string
+	Text      string // substring of the name or the note, ASCII letters in either case
+	// OldestFirst reverses the order: with Status queued, the queue in
+	// the order the runs came.
+	OldestFirst bool
+	Offset      int
+	Limit       int // 0: DefaultLimit; at most MaxLimit
+}
+
+// Page sizes of List.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 1000
+)
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func checkText(field, s string, max int) error {
+	if !utf8.ValidString(s) {
+		return spec.Errorf(field, "must be valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		return spec.Errorf(field, "must be at most %d characters, got %d", max, n)
+	}
+	return nil
+}
+
+func checkJSON(field string, m json.RawMessage) error {
+	if m != nil && !json.Valid(m) {
+		return spec.Errorf(field, "must be valid JSON")
+	}
+	return nil
+}
+
+// nullJSON stores nil (or JSON null) as SQL NULL.
+func nullJSON(m json.RawMessage) any {
+	if m == nil || string(m) == "null" {
+		return nil
+	}
+	return string(m)
+}
+
+// PutRun stores a new run with its traces (their Records, Summary and
+// Panels are ignored: records come with AppendRecords, results with
+// SetTrace). An empty r.ID gets a NewID; the id used is returned. An id the
+// store already holds is refused. Created defaults to now, Status to queued.
+func (s *Store) PutRun(ctx context.Context, r *Run) (string, error) {
+	if r.Status == "" {
+		r.Status = StatusQueued
+	}
+	if !knownStatus(r.Status) {
+		return "", spec.Errorf("status", "must be one of %s, got %q", strings.Join(Statuses, ", "), r.Status)
+	}
+	if r.Created.IsZero() {
+		r.Created = time.Now()
+	}
+	for _, c := range []struct {
+		field, v string
+		max      int
+	}{{"name", r.Name, MaxName}, {"note", r.Note, MaxNote}, {"version", r.Version, MaxName}} {
+		if err := checkText(c.field, c.v, c.max); err != nil {
+			return "", err
+		}
+	}
+	if err := checkJSON("instance.panels", r.Instance.Panels); err != nil {
+		return "", err
+	}
+	sp, err := json.Marshal(r.Spec)
+	if err != nil {
+		return "", fmt.Errorf("store: encoding the spec: %w", err)
+	}
+	for i, t := range r.Traces {
+		if t.Index != i {
+			return "", spec.Errorf(fmt.Sprintf("traces[%d].index", i), "must be %d (traces in index order), got %d", i, t.Index)
+		}
+	}
+	given := r.ID != ""
+	if given && !ValidID(r.ID) {
+		return "", spec.Errorf("id", "must be %d characters of a-z and 2-7, got %q", IDLen, r.ID)
+	}
+	for attempt := 0; ; attempt++ {
+		id := r.ID
+		if !given {
+			id = NewID()
+		}
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			var one int
+			switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, id).Scan(&one); {
+			case err == nil:
+				return errExists
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+			var ended any
+			if !r.Ended.IsZero() {
+				ended = micros(r.Ended)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				id, micros(r.Created), ended, r.Status, r.Spec.Problem, string(sp), r.Version, r.Name, r.Note, boolInt(r.Starred),
+				r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, optFloat(r.Instance.FStar), nullJSON(r.Instance.Panels)); err != nil {
+				return err
+			}
+			for _, t := range r.Traces {
+				st := t.Status
+				if st == "" {
+					st = r.Status
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES (?, ?, ?, ?, ?, ?)`,
+					id, t.Index, t.Algo, t.Replication, t.Seed, st); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+			r.ID = id
+			return id, nil
+		case errors.Is(err, errExists) && !given && attempt < 3:
+			continue
+		case errors.Is(err, errExists):
+			return "", fmt.Errorf("store: run %s: %w", id, errExists)
+		default:
+			return "", fmt.Errorf("store: putting run %s: %w", id, err)
+		}
+	}
+}
+
+// errExists refuses an id already taken.
+var errExists = errors.New("id already in use")
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func optFloat(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// tx runs fn in a transaction (BEGIN IMMEDIATE: writers queue on the busy
+// timeout instead of failing on a lock upgrade).
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// AppendRecords appends recs to the end of a trace, in one transaction: a
+// batch is on disk whole or not at all.
+func (s *Store) AppendRecords(ctx context.Context, id string, trace int, recs []solver.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	blob := encodeBatch(nil, recs)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT records FROM traces WHERE run_id = ? AND idx = ?`, id, trace).Scan(&n)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run %s trace %d: %w", id, trace, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES (?, ?, ?, ?, ?)`,
+			id, trace, n, len(recs), blob); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE traces SET records = ? WHERE run_id = ? AND idx = ?`, n+len(recs), id, trace)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, err)
+	}
+	return nil
+}
+
+// SetStatus sets a run's status and its end time (zero: none). The run's
+// traces that are still live (queued, running, paused: not yet given a
+// result by SetTrace) take the status too.
+func (s *Store) SetStatus(ctx context.Context, id, status string, ended time.Time) error {
+	if !knownStatus(status) {
+		return spec.Errorf("status", "must be one of %s, got %q", strings.Join(Statuses, ", "), status)
+	}
+	var end any
+	if !ended.IsZero() {
+		end = micros(ended)
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, ended_us = ? WHERE id = ?`, status, end, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE traces SET status = ? WHERE run_id = ? AND status IN (?, ?, ?)`,
+			status, id, StatusQueued, StatusRunning, StatusPaused)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: setting the status of run %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetTrace records a trace's end: its status, summary and panels.
+func (s *Store) SetTrace(ctx context.Context, id string, trace int, r TraceResult) error {
+	if r.Status == "" {
+		return spec.Errorf("status", "is required")
+	}
+	if err := checkJSON("panels", r.Panels); err != nil {
+		return err
+	}
+	var sum any
+	if r.Summary != nil {
+		b, err := marshalSummary(r.Summary)
+		if err != nil {
+			return fmt.Errorf("store: run %s trace %d: %w", id, trace, err)
+		}
+		sum = string(b)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE traces SET status = ?, summary = ?, panels = ?, panels_error = ? WHERE run_id = ? AND idx = ?`,
+		r.Status, sum, nullJSON(r.Panels), r.PanelsError, id, trace)
+	if err != nil {
+		return fmt.Errorf("store: setting run %s trace %d: %w", id, trace, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: run %s trace %d: %w", id, trace, ErrNotFound)
+	}
+	return nil
+}
+
+// SetInstance records the instance summary of a run (known once the
+// instance is built, after the run was put while queued).
+func (s *Store) SetInstance(ctx context.Context, id string, in Instance) error {
+	if err := checkJSON("instance.panels", in.Panels); err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET dim = ?, samples = ?, blocks = ?, fstar = ?, info_panels = ? WHERE id = ?`,
+		in.Dim, in.Samples, in.Blocks, optFloat(in.FStar), nullJSON(in.Panels), id)
+	if err != nil {
+		return fmt.Errorf("store: setting the instance of run %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// Update applies a user's edit to a run.
+func (s *Store) Update(ctx context.Context, id string, e Edit) error {
+	var sets []string
+	var args []any
+	if e.Name != nil {
+		if err := checkText("name", *e.Name, MaxName); err != nil {
+			return err
+		}
+		sets, args = append(sets, "name = ?"), append(args, *e.Name)
+	}
+	if e.Note != nil {
+		if err := checkText("note", *e.Note, MaxNote); err != nil {
+			return err
+		}
+		sets, args = append(sets, "note = ?"), append(args, *e.Note)
+	}
+	if e.Starred != nil {
+		sets, args = append(sets, "starred = ?"), append(args, boolInt(*e.Starred))
+	}
+	q := `UPDATE runs SET ` + strings.Join(sets, ", ") + ` WHERE id = ?`
+	if len(sets) == 0 {
+		q = `UPDATE runs SET id = id WHERE id = ?` // only checks that the run exists
+	}
+	res, err := s.db.ExecContext(ctx, q, append(args, id)...)
+	if err != nil {
+		return fmt.Errorf("store: updating run %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar`
+
+type scanner interface{ Scan(...any) error }
+
+func scanRun(sc scanner) (*Run, error) {
+	var r Run
+	var ended sql.NullInt64
+	var created int64
+	var sp string
+	var starred int
+	var fstar sql.NullFloat64
+	if err := sc.Scan(&r.ID, &created, &ended, &r.Status, &sp, &r.Version, &r.Name, &r.Note, &starred,
+		&r.Instance.Dim, &r.Instance.Samples, &r.Instance.Blocks, &fstar); err != nil {
+		return nil, err
+	}
+	r.Created = fromMicros(created)
+	if ended.Valid {
+		r.Ended = fromMicros(ended.Int64)
+	}
+	r.Starred = starred != 0
+	if fstar.Valid {
+		v := fstar.Float64
+		r.Instance.FStar = &v
+	}
+	if err := json.Unmarshal([]byte(sp), &r.Spec); err != nil {
+		return nil, fmt.Errorf("run %s: decoding the stored spec: %w", r.ID, err)
+	}
+	return &r, nil
+}
+
+// Get returns a run with its traces and panels (not its records).
+func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	var panels sql.NullString
+	if err := s.db.QueryRowContext(ctx, `SELECT info_panels FROM runs WHERE id = ?`, id).Scan(&panels); err != nil {
+		return nil, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	if panels.Valid {
+		r.Instance.Panels = json.RawMessage(panels.String)
+	}
+	if err := s.loadTraces(ctx, []*Run{r}, true); err != nil {
+		return nil, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// loadTraces fills the runs' traces (with their panels when asked).
+func (s *Store) loadTraces(ctx context.Context, runs []*Run, panels bool) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	byID := make(map[string]*Run, len(runs))
+	args := make([]any, len(runs))
+	for i, r := range runs {
+		byID[r.ID] = r
+		args[i] = r.ID
+		r.Traces = nil
+	}
+	cols := `run_id, idx, algo, replication, seed, status, records, summary, panels_error`
+	if panels {
+		cols += `, panels`
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+cols+` FROM traces WHERE run_id IN (`+placeholders(len(runs))+`) ORDER BY run_id, idx`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t Trace
+		var runID string
+		var sum, pan sql.NullString
+		dst := []any{&runID, &t.Index, &t.Algo, &t.Replication, &t.Seed, &t.Status, &t.Records, &sum, &t.PanelsError}
+		if panels {
+			dst = append(dst, &pan)
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return err
+		}
+		if sum.Valid {
+			t.Summary, err = unmarshalSummary([]byte(sum.String))
+			if err != nil {
+				return fmt.Errorf("trace %d: %w", t.Index, err)
+			}
+		}
+		if pan.Valid {
+			t.Panels = json.RawMessage(pan.String)
+		}
+		r := byID[runID]
+		r.Traces = append(r.Traces, t)
+	}
+	return rows.Err()
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// List returns a page of runs, newest first (or oldest first), and the
+// number of runs the filter selects. The runs come without panels.
+func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
+	if f.Offset < 0 {
+		return nil, 0, spec.Errorf("offset", "must be non-negative, got %d", f.Offset)
+	}
+	if f.Limit < 0 || f.Limit > MaxLimit {
+		return nil, 0, spec.Errorf("limit", "must be between 0 and %d, got %d", MaxLimit, f.Limit)
+	}
+	if f.Limit == 0 {
+		f.Limit = DefaultLimit
+	}
+	var where []string
+	var args []any
+	if f.Problem != "" {
+		where, args = append(where, "problem = ?"), append(args, f.Problem)
+	}
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, f.Status)
+	}
+	if f.Algorithm != "" {
+		where, args = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND t.algo = ?)"), append(args, f.Algorithm)
+	}
+	if f.Text != "" {
+		// both sides folded by the database, so that they fold alike
+		pat := "%" + likeEscape(f.Text) + "%"
+		where, args = append(where, `(LOWER(name) LIKE LOWER(?) ESCAPE '\' OR LOWER(note) LIKE LOWER(?) ESCAPE '\')`), append(args, pat, pat)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	order := ` ORDER BY created_us DESC, id DESC`
+	if f.OldestFirst {
+		order = ` ORDER BY created_us, id`
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runCols+` FROM runs`+cond+order+` LIMIT ? OFFSET ?`,
+		append(args, f.Limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	var runs []*Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		}
+		runs = append(runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	if err := s.loadTraces(ctx, runs, false); err != nil {
+		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	return runs, total, nil
+}
+
+// likeEscape escapes LIKE's wildcards with a backslash.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// Records returns the records of a trace with indices in [from, to); to < 0
+// means to the end. Indices count records from 0 in append order.
+func (s *Store) Records(ctx context.Context, id string, trace, from, to int) ([]solver.Record, error) {
+	var out []solver.Record
+	err := s.EachRecord(ctx, id, trace, from, to, func(_ int, r *solver.Record) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
+}
+
+// EachRecord calls fn for every record of a trace with index in [from, to)
+// (to < 0: to the end), in order, reading a few batches at a time; fn may
+// use the store. An error from fn stops the walk and is returned.
+func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, fn func(i int, r *solver.Record) error) error {
+	if from < 0 {
+		return spec.Errorf("from", "must be non-negative, got %d", from)
+	}
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT records FROM traces WHERE run_id = ? AND idx = ?`, id, trace).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: run %s trace %d: %w", id, trace, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("store: reading run %s trace %d: %w", id, trace, err)
+	}
+	if to < 0 || to > n {
+		to = n
+	}
+	const page = 16
+	next := from // first record index not yet delivered
+	var recs []solver.Record
+	for next < to {
+		type batch struct {
+			first int
+			data  []byte
+		}
+		var bs []batch
+		// the batch holding record next starts at or before it (both
+		// queries are range seeks on the primary key)
+		var start int
+		if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(first_rec), 0) FROM batches WHERE run_id = ? AND trace = ? AND first_rec <= ?`,
+			id, trace, next).Scan(&start); err != nil {
+			return fmt.Errorf("store: reading run %s trace %d: %w", id, trace, err)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT first_rec, data FROM batches WHERE run_id = ? AND trace = ? AND first_rec >= ? AND first_rec < ? ORDER BY first_rec LIMIT ?`,
+			id, trace, start, to, page)
+		if err != nil {
+			return fmt.Errorf("store: reading run %s trace %d: %w", id, trace, err)
+		}
+		for rows.Next() {
+			var b batch
+			if err := rows.Scan(&b.first, &b.data); err != nil {
+				rows.Close()
+				return fmt.Errorf("store: reading run %s trace %d: %w", id, trace, err)
+			}
+			bs = append(bs, b)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: reading run %s trace %d: %w", id, trace, err)
+		}
+		if len(bs) == 0 {
+			return fmt.Errorf("store: reading run %s trace %d: records %d to %d are missing", id, trace, next, to)
+		}
+		before := next
+		for _, b := range bs {
+			if b.first > next {
+				return fmt.Errorf("store: reading run %s trace %d: records %d to %d are missing", id, trace, next, b.first)
+			}
+			recs, err = decodeBatch(recs[:0], b.data)
+			if err != nil {
+				return fmt.Errorf("store: reading run %s trace %d batch at %d: %w", id, trace, b.first, err)
+			}
+			for j := next - b.first; j < len(recs) && b.first+j < to; j++ {
+				if err := fn(b.first+j, &recs[j]); err != nil {
+					return err
+				}
+				next = b.first + j + 1
+			}
+			if next < b.first+len(recs) && next < to {
+				return fmt.Errorf("store: reading run %s trace %d: batch at %d is short", id, trace, b.first)
+			}
+		}
+		if next == before {
+			return fmt.Errorf("store: reading run %s trace %d: records %d to %d are missing", id, trace, next, to)
+		}
+	}
+	return nil
+}
+
+// Delete deletes runs with their traces and records; unknown ids are
+// skipped. It returns the number deleted.
+func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	total := 0
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		res, err := s.db.ExecContext(ctx, `DELETE FROM runs WHERE id IN (`+placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return total, fmt.Errorf("store: deleting runs: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += int(n)
+	}
+	if total > 0 {
+		// give the freed pages back to the file system
+		if _, err := s.db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+			return total, fmt.Errorf("store: vacuum after delete: %w", err)
+		}
+	}
+	return total, nil
+}
+
+// Trim deletes the unstarred runs that are older than the keep newest
+// unstarred runs and no longer live; starred runs are never trimmed. It
+// returns the number deleted.
+func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
+	if keep < 0 {
+		return 0, spec.Errorf("keep", "must be non-negative, got %d", keep)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, status FROM runs WHERE starred = 0 ORDER BY created_us DESC, id DESC`)
+	if err != nil {
+		return 0, fmt.Errorf("store: trimming: %w", err)
+	}
+	var del []string
+	i := 0
+	for rows.Next() {
+		var id, st string
+		if err := rows.Scan(&id, &st); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("store: trimming: %w", err)
+		}
+		if i >= keep && !Live(st) {
+			del = append(del, id)
+		}
+		i++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("store: trimming: %w", err)
+	}
+	return s.Delete(ctx, del...)
+}
+
+// summaryJSON stores a solver.Summary with its floats exact, non-finite
+// ones included (see jsonFloat).
+type summaryJSON struct {
+	Objective jsonFloat `json:"objective"`
+	Gap       jsonFloat `json:"gap"`
+	Iters     int       `json:"iters"`
+	Passes    jsonFloat `json:"passes"`
+	Time      jsonFloat `json:"time_s"`
+	Status    string    `json:"status"`
+	Message   string    `json:"message"`
+}
+
+func marshalSummary(s *solver.Summary) ([]byte, error) {
+	return json.Marshal(summaryJSON{jsonFloat(s.Objective), jsonFloat(s.Gap), s.Iters, jsonFloat(s.Passes), jsonFloat(s.Time), s.Status, s.Message})
+}
+
+func unmarshalSummary(b []byte) (*solver.Summary, error) {
+	var j summaryJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("decoding the stored summary: %w", err)
+	}
+	return &solver.Summary{Objective: float64(j.Objective), Gap: float64(j.Gap), Iters: j.Iters, Passes: float64(j.Passes),
+		Time: float64(j.Time), Status: j.Status, Message: j.Message}, nil
+}
+
+// jsonFloat is a float64 in JSON as a number, or as the string "NaN", "Inf"
+// or "-Inf" (the convention of fwlab's bundles).
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsNaN(v):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(v, 1):
+		return []byte(`"Inf"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"NaN"`:
+		*f = jsonFloat(math.NaN())
+	case `"Inf"`:
+		*f = jsonFloat(math.Inf(1))
+	case `"-Inf"`:
+		*f = jsonFloat(math.Inf(-1))
+	default:
+		v, err := strconv.ParseFloat(string(b), 64)
+		if err != nil {
+			return fmt.Errorf("not a number: %.20s", b)
+		}
+		*f = jsonFloat(v)
+	}
+	return nil
+}
