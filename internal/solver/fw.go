@@ -327,6 +327,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 				}
 			}
 			c := st.apply(bs)
+			st.reshape(bs)
 			if c > 0 {
 				r.Cleanups += c
 				reset = true

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/fwlab/fwlab/internal/solver"
+	"gonum.org/v1/gonum/mat"
 )
 
 // model keeps z_C = X B_C (N×|C|, row-major) for every component. With
@@ -23,8 +24,12 @@ type model struct {
 }
 
 type compState struct {
-	mu     sync.RWMutex
-	z      []float64 // X B_C, N×|C|
+	mu sync.RWMutex
+	z  []float64 // X B_C, N×|C|
+	// h is XᵀX B_C (J×|C|), component blocks of an instance that keeps the
+	// Gram matrix: the exact gradient is h − XᵀY_C, and a step updates h at
+	// O(J) per coordinate it moves.
+	h      []float64
 	cur    []float64 // row mode: current B_C (J×|C|), per-row owned by the row's block
 	synced []float64 // row mode: the B_C that z reflects
 	dirty  []bool    // row mode: rows changed since z was last brought up to date
@@ -46,6 +51,9 @@ func (p *Problem) NewModel(x []float64) solver.Model {
 	for ci, c := range p.comps {
 		kc := len(c.tasks)
 		st := &compState{z: make([]float64, p.N*kc)}
+		if p.gram != nil && p.opt.Blocks != "row" {
+			st.h = make([]float64, p.J*kc)
+		}
 		if p.opt.Blocks == "row" {
 			st.cur = make([]float64, p.J*kc)
 			st.synced = make([]float64, p.J*kc)
@@ -83,21 +91,9 @@ func (m *model) Reset(x []float64) {
 			}
 			copy(bc[bi.r0*kc:bi.r1*kc], x[bi.off:bi.off+bi.size-1])
 		}
-		for i := range st.z {
-			st.z[i] = 0
-		}
-		for i := 0; i < p.N; i++ {
-			zi := st.z[i*kc : (i+1)*kc]
-			for j := 0; j < p.J; j++ {
-				v := p.x[i*p.J+j]
-				if v == 0 {
-					continue
-				}
-				row := bc[j*kc : (j+1)*kc]
-				for a, b := range row {
-					zi[a] += v * b
-				}
-			}
+		mat.NewDense(p.N, kc, st.z).Mul(mat.NewDense(p.N, p.J, p.x), mat.NewDense(p.J, kc, bc))
+		if st.h != nil {
+			mat.NewDense(p.J, kc, st.h).Mul(mat.NewDense(p.J, p.J, p.gram), mat.NewDense(p.J, kc, bc))
 		}
 		if st.cur != nil {
 			copy(st.cur, bc)
@@ -205,6 +201,9 @@ func (m *model) Scale(b int, s float64) {
 		for i := range st.z {
 			st.z[i] *= s
 		}
+		for i := range st.h {
+			st.h[i] *= s
+		}
 		return
 	}
 	kc := len(m.p.comps[bi.comp].tasks)
@@ -235,6 +234,11 @@ func (m *model) Add(b int, c float64, v solver.Vertex) {
 			for i, xv := range col {
 				st.z[i*kc+a] += cv * xv
 			}
+			if st.h != nil {
+				for i, gv := range p.gram[j*p.J : (j+1)*p.J] {
+					st.h[i*kc+a] += cv * gv
+				}
+			}
 		}
 		return
 	}
@@ -264,6 +268,17 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 	st.lockRead(m, bi.comp, batch == nil)
 	if st.cur != nil && batch == nil {
 		copy(g[:bi.size-1], m.rowGrad(bi.comp, bi.r0))
+		st.mu.RUnlock()
+		g[bi.size-1] = 1
+		return
+	}
+	if st.h != nil && batch == nil {
+		for j := 0; j < p.J; j++ {
+			xy := p.xty[j*p.K : (j+1)*p.K]
+			for a, t := range c.tasks {
+				g[j*kc+a] = st.h[j*kc+a] - xy[t]
+			}
+		}
 		st.mu.RUnlock()
 		g[bi.size-1] = 1
 		return
@@ -376,14 +391,95 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 		st.mu.RUnlock()
 		return quadLine{lin: lin + dt, quad: quad}
 	}
+	if st.h != nil && batch == nil {
+		// Component block with the Gram matrix: the exact line costs
+		// O(J·|C|).
+		lin, quad := m.gramLine(bi.comp, xb, d, dt)
+		st.mu.RUnlock()
+		return quadLine{lin: lin, quad: quad}
+	}
+	lin, quad := m.batchLineQuad(bi.comp, whole, bi.r0, bi.r1, d.XCoef, dB, rows, batch)
+	st.mu.RUnlock()
+	return quadLine{lin: lin + dt, quad: quad}
+}
+
+// gramLine returns the exact slope <∇, d> (dt included) and curvature
+// ‖X d_B‖² along a component block's direction d from the kept XᵀX B_C and
+// the Gram matrix; the caller holds the component's read lock.
+func (m *model) gramLine(ci int, xb []float64, d solver.Direction, dt float64) (lin, quad float64) {
+	p := m.p
+	c := p.comps[ci]
+	kc := len(c.tasks)
+	st := m.comps[ci]
+	nb := len(xb) - 1
+	// <v, H> and <v, XᵀY_C> for a vertex, over its B coordinates.
+	vh := func(v solver.Vertex) (vh, vy float64) {
+		for q, idx := range v.Idx {
+			if idx >= nb {
+				continue
+			}
+			vh += v.Val[q] * st.h[idx]
+			vy += v.Val[q] * p.xty[(idx/kc)*p.K+c.tasks[idx%kc]]
+		}
+		return vh, vy
+	}
+	lin = dt
+	if d.XCoef != 0 {
+		bh, by := 0.0, 0.0
+		for j := 0; j < p.J; j++ {
+			xy := p.xty[j*p.K : (j+1)*p.K]
+			for a, t := range c.tasks {
+				bv := xb[j*kc+a]
+				bh += bv * st.h[j*kc+a]
+				by += bv * xy[t]
+			}
+		}
+		quad += d.XCoef * d.XCoef * bh
+		lin += d.XCoef * (bh - by)
+	}
+	for _, t := range d.Terms {
+		th, ty := vh(t.V)
+		lin += t.Coef * (th - ty)
+		quad += 2 * d.XCoef * t.Coef * th
+		for si := range d.Terms {
+			s := d.Terms[si]
+			w := 0.0
+			for q, iq := range t.V.Idx {
+				if iq >= nb {
+					continue
+				}
+				gq := p.gram[(iq/kc)*p.J:]
+				for r, ir := range s.V.Idx {
+					if ir < nb && ir%kc == iq%kc {
+						w += t.V.Val[q] * s.V.Val[r] * gq[ir/kc]
+					}
+				}
+			}
+			quad += t.Coef * s.Coef * w
+		}
+	}
+	if quad < 0 {
+		quad = 0 // rounding of a direction with (nearly) no curvature
+	}
+	return lin, quad
+}
+
+// batchLineQuad returns the slope and curvature of the summed loss along
+// d on the batch (nil: all samples), scaled by N/m; the caller holds the
+// component's read lock.
+func (m *model) batchLineQuad(ci int, whole bool, r0, r1 int, xcoef float64, dB []float64, rows, batch []int) (float64, float64) {
+	p := m.p
+	c := p.comps[ci]
+	kc := len(c.tasks)
+	st := m.comps[ci]
 	ad := make([]float64, kc)
 	var lin, quad float64
 	each := func(i int) {
 		zi := st.z[i*kc : (i+1)*kc]
-		xi := p.x[i*p.J+bi.r0 : i*p.J+bi.r1]
-		if whole && d.XCoef != 0 {
+		xi := p.x[i*p.J+r0 : i*p.J+r1]
+		if whole && xcoef != 0 {
 			for a, z := range zi {
-				ad[a] = d.XCoef * z
+				ad[a] = xcoef * z
 			}
 		} else {
 			for a := range ad {
@@ -416,6 +512,5 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 			each(i)
 		}
 	}
-	st.mu.RUnlock()
-	return quadLine{lin: lin*scale + dt, quad: quad * scale}
+	return lin * scale, quad * scale
 }

@@ -43,6 +43,12 @@ type component struct {
 	// pos and neg are the masks of the atom's members with sign +1 and −1,
 	// for the subset-sum evaluation of bestAtom.
 	pos, neg []uint32
+	// The oracle's row bound (bound.go): the switching (nil when the signed
+	// graph is unbalanced), the smallest edge weight and the minimum cut;
+	// bScratch > 0 once they are computed.
+	bTau         []float64
+	bWmin, bCmin float64
+	bScratch     int
 }
 
 // omega evaluates ω_C(z).

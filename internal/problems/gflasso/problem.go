@@ -27,6 +27,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -61,6 +62,9 @@ type Options struct {
 	// ForceLP makes every component that is not enumerated use the LP
 	// oracle (for tests and comparisons).
 	ForceLP bool
+	// KeepSlack turns off the slack collapse of the Frank-Wolfe methods
+	// (see Reshape): t_b then only moves by the methods' own steps.
+	KeepSlack bool
 }
 
 // OptionError is an invalid option; Option is its name in the scenario's
@@ -101,7 +105,17 @@ type Problem struct {
 	dim     int
 	lip     float64
 	hatRank bool // rank X = J (T from the hat matrix available)
+	// gram is XᵀX (J×J row-major, both triangles) and xty XᵀY (J×K
+	// row-major), kept when J ≤ N and J² ≤ maxGramEntries: a component
+	// block's exact gradient XᵀX B_C − XᵀY_C is then kept up to date at
+	// O(J·|C|) per vertex coordinate a step moves, instead of O(N·J·|C|)
+	// from scratch.
+	gram []float64
+	xty  []float64
 }
+
+// maxGramEntries bounds the J×J Gram matrix that an instance keeps (32 MB).
+const maxGramEntries = 1 << 22
 
 // maxLPEntries bounds the dense constraint matrix of the LP oracle
 // ((edges + 1) × (2·tasks + 2·edges + 1) numbers, 8 MB): a component that
@@ -217,6 +231,9 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 			if err := c.enumerate(); err != nil && err != errTooMany {
 				return nil, err
 			}
+			if c.enumerated() {
+				c.prepareBound()
+			}
 		}
 		if !c.enumerated() && !opt.ForceLP {
 			c.tau = c.switching()
@@ -268,7 +285,11 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 	for _, b := range p.info {
 		p.blocks = append(p.blocks, solver.Block{Offset: b.off, Size: b.size})
 	}
-	p.lip = lambdaMax(p.x, p.xt, n, j)
+	p.lip, p.gram = lambdaMax(p.x, p.xt, n, j)
+	if p.gram != nil {
+		p.xty = make([]float64, j*k)
+		mat.NewDense(j, k, p.xty).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, k, p.y))
+	}
 	return p, nil
 }
 
@@ -334,11 +355,23 @@ func (p *Problem) bounds(X *mat.Dense) ([]float64, bool) {
 
 // lambdaMax returns the largest eigenvalue of XᵀX, from the smaller of the
 // Gram matrices XᵀX (J×J) and XXᵀ (N×N), which share their nonzero
-// eigenvalues. x is X row-major, xt is Xᵀ row-major.
-func lambdaMax(x, xt []float64, n, j int) float64 {
+// eigenvalues, and XᵀX itself (J×J row-major) when J ≤ N and J² ≤
+// maxGramEntries (else nil). x is X row-major, xt is Xᵀ row-major.
+func lambdaMax(x, xt []float64, n, j int) (float64, []float64) {
 	var g mat.SymDense
+	var gram []float64
 	if j <= n {
 		g.SymOuterK(1, mat.NewDense(j, n, xt)) // XᵀX = (Xᵀ)(Xᵀ)ᵀ
+		if j*j <= maxGramEntries {
+			gram = make([]float64, j*j)
+			raw := g.RawSymmetric() // upper triangle
+			for a := 0; a < j; a++ {
+				for b := a; b < j; b++ {
+					v := raw.Data[a*raw.Stride+b]
+					gram[a*j+b], gram[b*j+a] = v, v
+				}
+			}
+		}
 	} else {
 		g.SymOuterK(1, mat.NewDense(n, j, x)) // XXᵀ
 	}
@@ -349,10 +382,10 @@ func lambdaMax(x, xt []float64, n, j int) float64 {
 		for a := 0; a < g.SymmetricDim(); a++ {
 			tr += g.At(a, a)
 		}
-		return tr
+		return tr, gram
 	}
 	vals := eig.Values(nil)
-	return vals[len(vals)-1]
+	return vals[len(vals)-1], gram
 }
 
 // Graph returns the task graph.
@@ -426,16 +459,35 @@ func (p *Problem) LMO(b int, g []float64) solver.Vertex {
 	if c.enumerated() {
 		bestAtom, bestSign := -1, 0.0
 		sums := make([]float64, 1<<kc)
-		for r := bi.r0; r < bi.r1; r++ {
-			row := g[(r-bi.r0)*kc : (r-bi.r0+1)*kc]
-			// ω_C ≥ λ‖·‖₁, so ω_C*(row) ≤ ‖row‖∞/λ: a row whose bound
-			// (inflated against rounding) cannot beat the best score so
-			// far is skipped (ties keep the earlier choice anyway).
-			if bestRow >= 0 && maxAbs(row)/c.lambda*(1+1e-12) <= bestScore {
-				continue
+		// Rows in decreasing order of an upper bound on their score
+		// (bound.go), stopping at the first that cannot beat the best so
+		// far; exact ties keep the lowest row, as a plain scan would.
+		nr := bi.r1 - bi.r0
+		bound := make([]float64, nr)
+		order := make([]int32, nr)
+		for r := range nr {
+			bound[r] = c.dualBound(g[r*kc:(r+1)*kc], pat)
+			order[r] = int32(r)
+		}
+		if nr > 1 {
+			slices.SortFunc(order, func(a, b int32) int {
+				switch {
+				case bound[a] > bound[b]:
+					return -1
+				case bound[a] < bound[b]:
+					return 1
+				}
+				return int(a - b)
+			})
+		}
+		for _, o := range order {
+			if bestRow >= 0 && bound[o] < bestScore {
+				break
 			}
+			r := bi.r0 + int(o)
+			row := g[int(o)*kc : (int(o)+1)*kc]
 			s, a, sg := c.bestAtom(row, sums)
-			if a >= 0 && s > bestScore {
+			if a >= 0 && (s > bestScore || (s == bestScore && bestRow >= 0 && r < bestRow)) {
 				bestScore, bestRow, bestAtom, bestSign = s, r, a, sg
 			}
 		}
