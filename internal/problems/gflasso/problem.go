@@ -606,33 +606,13 @@ func (p *Problem) Lift(x []float64, B *mat.Dense) bool {
 
 // Terms of F at B: the loss ½‖Y − XB‖², λ‖B‖₁ and the fusion penalty.
 func (p *Problem) Terms(B *mat.Dense) (loss, l1, fusion float64) {
-	xb := make([]float64, p.K)
-	bd := make([]float64, p.J*p.K)
-	for a := 0; a < p.J; a++ {
-		for c := 0; c < p.K; c++ {
-			bd[a*p.K+c] = B.At(a, c)
-		}
-	}
-	for i := 0; i < p.N; i++ {
-		for c := range xb {
-			xb[c] = 0
-		}
-		xi := p.x[i*p.J : (i+1)*p.J]
-		for a, v := range xi {
-			if v == 0 {
-				continue
-			}
-			row := bd[a*p.K : (a+1)*p.K]
-			for c, bv := range row {
-				xb[c] += v * bv
-			}
-		}
-		for c := 0; c < p.K; c++ {
-			d := p.y[i*p.K+c] - xb[c]
-			loss += d * d
-		}
+	res := p.residual(B)
+	for _, d := range res {
+		loss += d * d
 	}
 	loss /= 2
+	bd := make([]float64, p.J*p.K)
+	mat.NewDense(p.J, p.K, bd).Copy(B)
 	for _, v := range bd {
 		l1 += math.Abs(v)
 	}
@@ -672,21 +652,19 @@ func (p *Problem) Extra(x []float64) map[string]float64 {
 }
 
 // FullGradient writes the exact gradient of the P1 objective at x (all
-// blocks) into g, computed from scratch.
+// blocks) into g, computed from scratch: Xᵀ(XB − Y) by two matrix products.
 func (p *Problem) FullGradient(x, g []float64) {
 	B := p.BOf(x)
 	res := p.residual(B) // XB − Y, N×K
+	var G mat.Dense
+	G.Mul(mat.NewDense(p.J, p.N, p.xt), mat.NewDense(p.N, p.K, res))
+	gd := G.RawMatrix().Data
 	for _, bi := range p.info {
 		c := p.comps[bi.comp]
 		kc := len(c.tasks)
 		for r := bi.r0; r < bi.r1; r++ {
-			col := p.xt[r*p.N : (r+1)*p.N]
 			for a, t := range c.tasks {
-				s := 0.0
-				for i, v := range col {
-					s += v * res[i*p.K+t]
-				}
-				g[bi.off+(r-bi.r0)*kc+a] = s
+				g[bi.off+(r-bi.r0)*kc+a] = gd[r*p.K+t]
 			}
 		}
 		g[bi.off+bi.size-1] = 1
@@ -696,20 +674,9 @@ func (p *Problem) FullGradient(x, g []float64) {
 // residual returns XB − Y (N×K row-major).
 func (p *Problem) residual(B *mat.Dense) []float64 {
 	res := make([]float64, p.N*p.K)
-	for i := 0; i < p.N; i++ {
-		for a := 0; a < p.J; a++ {
-			v := p.x[i*p.J+a]
-			if v == 0 {
-				continue
-			}
-			for c := 0; c < p.K; c++ {
-				res[i*p.K+c] += v * B.At(a, c)
-			}
-		}
-		for c := 0; c < p.K; c++ {
-			res[i*p.K+c] -= p.y[i*p.K+c]
-		}
-	}
+	r := mat.NewDense(p.N, p.K, res)
+	r.Mul(mat.NewDense(p.N, p.J, p.x), B)
+	r.Sub(r, mat.NewDense(p.N, p.K, p.y))
 	return res
 }
 
