@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/fwlab/fwlab/internal/solver"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -44,7 +46,7 @@ type SPG struct {
 	eps    float64
 	limits solver.Limits
 	xtx    []float64 // J×J when J ≤ N (nil otherwise)
-	xty    []float64 // J×K
+	xty    []float64 // J×K when J ≤ N
 	res    []float64 // N×K scratch for XW − Y when J > N
 }
 
@@ -91,20 +93,18 @@ func NewSPG(p *Problem, cfg SPGConfig) (*SPG, error) {
 	// The loss gradient is XᵀX W − XᵀY with the J×J Gram matrix when J ≤ N
 	// (J²K a step), else Xᵀ(XW − Y) (2NJK a step, no J×J matrix).
 	if j <= n {
-		s.xtx = make([]float64, j*j)
-		mat.NewDense(j, j, s.xtx).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, j, p.x))
+		s.xtx = p.gram
+		if s.xtx == nil {
+			s.xtx = make([]float64, j*j)
+			mat.NewDense(j, j, s.xtx).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, j, p.x))
+		}
+		s.xty = p.xty
+		if s.xty == nil {
+			s.xty = make([]float64, j*k)
+			mat.NewDense(j, k, s.xty).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, k, p.y))
+		}
 	} else {
 		s.res = make([]float64, n*k)
-	}
-	s.xty = make([]float64, j*k)
-	for a := 0; a < j && s.xtx != nil; a++ {
-		ca := p.xt[a*n : (a+1)*n]
-		for i, v := range ca {
-			yi := p.y[i*k : (i+1)*k]
-			for c, yv := range yi {
-				s.xty[a*k+c] += v * yv
-			}
-		}
 	}
 	return s, nil
 }
@@ -126,23 +126,14 @@ func (s *SPG) smoothGrad(W, g []float64) {
 		r.Sub(r, mat.NewDense(p.N, k, p.y))
 		mat.NewDense(j, k, g).Mul(mat.NewDense(j, p.N, p.xt), r)
 	} else {
-		for a := 0; a < j; a++ {
-			ga := g[a*k : (a+1)*k]
-			copy(ga, s.xty[a*k:(a+1)*k])
-			for c := range ga {
-				ga[c] = -ga[c]
-			}
-			row := s.xtx[a*j : (a+1)*j]
-			for b, v := range row {
-				if v == 0 {
-					continue
-				}
-				wb := W[b*k : (b+1)*k]
-				for c, w := range wb {
-					ga[c] += v * w
-				}
-			}
+		// g = XᵀX W − XᵀY: one J×J by J×K product (blas64 Gemm).
+		for i, v := range s.xty {
+			g[i] = -v
 		}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+			blas64.General{Rows: j, Cols: j, Stride: j, Data: s.xtx},
+			blas64.General{Rows: j, Cols: k, Stride: k, Data: W},
+			1, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
 	}
 	gam := p.opt.Gamma
 	if gam == 0 {
