@@ -65,6 +65,10 @@ func (c *component) omega(z []float64) float64 {
 	return s + c.gamma*f
 }
 
+// simplex is the LP solver of the oracle (a variable so that tests can make
+// it fail).
+var simplex = lp.Simplex
+
 // maxEnumAtoms bounds the candidate list of one component; beyond it the LP
 // oracle is used.
 const maxEnumAtoms = 1 << 18
@@ -295,7 +299,7 @@ func (c *component) lpDual(g []float64) (val float64, z []float64, err error) {
 			err = fmt.Errorf("gflasso: simplex failed: %v", r)
 		}
 	}()
-	opt, x, err := lp.Simplex(cost, A, b, 1e-12, basic)
+	opt, x, err := simplex(cost, A, b, 1e-12, basic)
 	if err != nil {
 		return 0, nil, fmt.Errorf("gflasso: simplex: %w", err)
 	}

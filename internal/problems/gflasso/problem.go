@@ -451,6 +451,22 @@ func (p *Problem) Start(b int) solver.Vertex { return solver.Vertex{Key: "0"} }
 // T_b(e_j ⊗ v, 1) of the best row. Ties: the first row, then the first atom
 // in enumeration order, and 0 when the atom does not strictly improve on it.
 func (p *Problem) LMO(b int, g []float64) solver.Vertex {
+	v, _ := p.lmo(b, g, false)
+	return v
+}
+
+// CheckedLMO implements solver.CheckedOracle: the oracle of LMO, except that
+// a linear program that fails fails the call with its message (naming the
+// block and the row) instead of leaving the row out. A gap evaluation needs
+// every row: without one the gap is no certificate.
+func (p *Problem) CheckedLMO(b int, g []float64) (solver.Vertex, error) {
+	return p.lmo(b, g, true)
+}
+
+// lmo is the oracle; with strict, a failed linear program is an error, else
+// its row is left out (the zero vertex and the other rows remain feasible
+// answers, which is all a step needs).
+func (p *Problem) lmo(b int, g []float64, strict bool) (solver.Vertex, error) {
 	bi := p.info[b]
 	c := p.comps[bi.comp]
 	kc := len(c.tasks)
@@ -508,6 +524,9 @@ func (p *Problem) LMO(b int, g []float64) solver.Vertex {
 			} else {
 				s, maximiser, err = c.lpAtom(row)
 			}
+			if err != nil && strict {
+				return solver.Vertex{}, fmt.Errorf("gflasso: the oracle of block %d failed on row %d: %w", b, r+1, err)
+			}
 			if err != nil || maximiser == nil {
 				// A failed LP leaves this row out; the zero vertex and the
 				// other rows remain valid (the oracle stays feasible).
@@ -523,9 +542,9 @@ func (p *Problem) LMO(b int, g []float64) solver.Vertex {
 	}
 	gt := g[bi.size-1]
 	if bestRow < 0 || !(gt-bestScore < 0) {
-		return solver.Vertex{Key: "0"}
+		return solver.Vertex{Key: "0"}, nil
 	}
-	return p.atomVertex(b, bestRow, pat)
+	return p.atomVertex(b, bestRow, pat), nil
 }
 
 func maxAbs(x []float64) float64 {
@@ -682,27 +701,32 @@ func (p *Problem) residual(B *mat.Dense) []float64 {
 
 // Gap returns the Frank-Wolfe duality gap <∇(x), x − s> of the P1 form at a
 // feasible x, summed over blocks, with s the oracle's vertex per block: a
-// certificate P1(x) − P1* ≤ Gap(x), and F(B) ≤ P1(x), P1* = F*.
-func (p *Problem) Gap(x []float64) float64 {
+// certificate P1(x) − P1* ≤ Gap(x), and F(B) ≤ P1(x), P1* = F*. An oracle
+// that fails (a linear program) fails the gap with its message.
+func (p *Problem) Gap(x []float64) (float64, error) {
 	g := make([]float64, p.dim)
 	p.FullGradient(x, g)
 	gap := 0.0
 	for b, bi := range p.info {
 		gb := g[bi.off : bi.off+bi.size]
 		xb := x[bi.off : bi.off+bi.size]
-		s := p.LMO(b, gb)
+		s, err := p.CheckedLMO(b, gb)
+		if err != nil {
+			return math.NaN(), fmt.Errorf("the duality gap: %w", err)
+		}
 		for i, v := range gb {
 			gap += v * xb[i]
 		}
 		gap -= s.Dot(gb)
 	}
-	return gap
+	return gap, nil
 }
 
 var (
 	_ solver.Problem          = (*Problem)(nil)
 	_ solver.LipschitzBounder = (*Problem)(nil)
 	_ solver.Evaluator        = (*Problem)(nil)
+	_ solver.CheckedOracle    = (*Problem)(nil)
 )
 
 // BlocksCoupled reports whether two blocks share a component (row blocks):

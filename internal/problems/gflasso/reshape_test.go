@@ -218,7 +218,7 @@ func TestCollapseCertifiesSimulatedOptimum(t *testing.T) {
 				if keep {
 					return res
 				}
-				if g := p.Gap(res.X); !(g <= 1e-6*res.Summary.Objective) {
+				if g, err := p.Gap(res.X); err != nil || !(g <= 1e-6*res.Summary.Objective) {
 					t.Fatalf("%s: gap from scratch %v, summary %+v", algo, g, res.Summary)
 				}
 				return res

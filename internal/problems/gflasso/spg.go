@@ -183,7 +183,11 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 			return solver.StatusFailed
 		}
 		if feasible {
-			gap := p.Gap(x)
+			gap, err := p.Gap(x)
+			if err != nil {
+				sum.Message = err.Error()
+				return solver.StatusFailed
+			}
 			r.Gap = solver.F(gap)
 			lastGap = gap
 			if s.limits.GapTol > 0 && gap <= s.limits.GapTol {
