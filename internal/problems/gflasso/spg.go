@@ -48,6 +48,10 @@ type SPG struct {
 	xtx    []float64 // J×J when J ≤ N (nil otherwise)
 	xty    []float64 // J×K when J ≤ N
 	res    []float64 // N×K scratch for XW − Y when J > N
+	// Scratch of the sparse product (J ≤ N): W's nonzero rows, the rows of
+	// XᵀX and of W there.
+	rows   []int
+	gr, wr []float64
 }
 
 // NewSPG configures SPG on p.
@@ -98,6 +102,9 @@ func NewSPG(p *Problem, cfg SPGConfig) (*SPG, error) {
 			s.xtx = make([]float64, j*j)
 			mat.NewDense(j, j, s.xtx).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, j, p.x))
 		}
+		s.rows = make([]int, 0, j)
+		s.gr = make([]float64, (j/2)*j)
+		s.wr = make([]float64, (j/2)*k)
 		s.xty = p.xty
 		if s.xty == nil {
 			s.xty = make([]float64, j*k)
@@ -126,14 +133,42 @@ func (s *SPG) smoothGrad(W, g []float64) {
 		r.Sub(r, mat.NewDense(p.N, k, p.y))
 		mat.NewDense(j, k, g).Mul(mat.NewDense(j, p.N, p.xt), r)
 	} else {
-		// g = XᵀX W − XᵀY: one J×J by J×K product (blas64 Gemm).
+		// g = XᵀX W − XᵀY. W is B plus momentum, and soft-thresholding
+		// leaves most rows of B zero: only the columns of XᵀX at W's
+		// nonzero rows count. With few of them they are gathered (XᵀX is
+		// symmetric, so its rows serve) for one J×r by r×K product, else
+		// one J×J by J×K product (blas64 Gemm).
 		for i, v := range s.xty {
 			g[i] = -v
 		}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-			blas64.General{Rows: j, Cols: j, Stride: j, Data: s.xtx},
-			blas64.General{Rows: j, Cols: k, Stride: k, Data: W},
-			1, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
+		rows := s.rows[:0]
+		for b := 0; b < j; b++ {
+			for _, w := range W[b*k : (b+1)*k] {
+				if w != 0 {
+					rows = append(rows, b)
+					break
+				}
+			}
+		}
+		s.rows = rows
+		switch r := len(rows); {
+		case r == 0:
+		case 2*r <= j:
+			gr, wr := s.gr[:r*j], s.wr[:r*k]
+			for i, b := range rows {
+				copy(gr[i*j:(i+1)*j], s.xtx[b*j:(b+1)*j])
+				copy(wr[i*k:(i+1)*k], W[b*k:(b+1)*k])
+			}
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+				blas64.General{Rows: r, Cols: j, Stride: j, Data: gr},
+				blas64.General{Rows: r, Cols: k, Stride: k, Data: wr},
+				1, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
+		default:
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+				blas64.General{Rows: j, Cols: j, Stride: j, Data: s.xtx},
+				blas64.General{Rows: j, Cols: k, Stride: k, Data: W},
+				1, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
+		}
 	}
 	gam := p.opt.Gamma
 	if gam == 0 {
