@@ -45,7 +45,7 @@ func gflassoParams() []Param {
 		{Name: "blocks", Kind: Choice, Default: "component", Choices: []string{"component", "row"},
 			Help: "blocks of Algorithm 3: one per connected component of the task graph, or one per (row, component) pair (bcfw, which has no away steps, converges far faster on row blocks)"},
 		{Name: "slack", Kind: Choice, Default: "collapse", Choices: []string{"collapse", "keep"},
-			Help: "Frank-Wolfe methods: collapse lowers each stepped block's epigraph variable t_C to Ω_C(B_C) (exactly the slack off the objective, B unchanged); keep leaves t_C to the steps (the slack then drains slowly)"},
+			Help: "bc-ssfw-as: collapse lowers each stepped block's epigraph variable t_C to Ω_C(B_C) after its step (exactly the slack off the objective, B unchanged); keep leaves t_C to the steps (the slack then drains slowly). bcfw always keeps"},
 		num("enum_max", Int, "12", 1, 16, false, "components with more tasks than this are not enumerated: their oracle uses minimum cuts (balanced sign patterns) or linear programs"),
 		{Name: "x", Kind: Path, Format: "csv", Default: "", Help: "CSV file of X (N×J numbers, no header); replaces the simulated data, needs y"},
 		{Name: "y", Kind: Path, Format: "csv", Default: "", Help: "CSV file of Y (N×K, one column per task), with x"},

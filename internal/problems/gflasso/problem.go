@@ -62,8 +62,9 @@ type Options struct {
 	// ForceLP makes every component that is not enumerated use the LP
 	// oracle (for tests and comparisons).
 	ForceLP bool
-	// KeepSlack turns off the slack collapse of the Frank-Wolfe methods
-	// (see Reshape): t_b then only moves by the methods' own steps.
+	// KeepSlack turns off the slack collapse (see Reshape) that the
+	// Frank-Wolfe methods with away steps apply after a block's step: t_b
+	// then only moves by the methods' own steps.
 	KeepSlack bool
 }
 
