@@ -1,5 +1,7 @@
 package solver
 
+import "sync"
+
 // Reshaper is an optional extension of Problem for epigraph forms such as
 // the GFLASSO's, where a block's polytope is {(B, t) : Ω(B) ≤ t ≤ T} and its
 // iterate can hold slack t − Ω(B) > 0 that Frank-Wolfe steps only drain
@@ -8,17 +10,35 @@ package solver
 // the problem returns the new point's vertex representation, read off B.
 type Reshaper interface {
 	// Reshape is called after block b took a step, with its block-local
-	// point xb and active set (read-only). It returns ok = false to keep
-	// both, or the new representation (vertices with weights ≥ 0 summing to
-	// one, its point within rounding of xb + delta) and the change delta of
-	// xb, which the solver applies to x and reports to the Model with
-	// Add(b, 1, delta). The new point's objective must not exceed the old.
-	Reshape(b int, xb []float64, set *ActiveSet) (verts []Vertex, w []float64, delta Vertex, ok bool)
+	// point xb, the run's model and the block's active set (read-only). To
+	// move, it writes the new point into xb, reports the change to m (Scale,
+	// Add), fills dst (empty on entry) with the new representation by Put
+	// (weights ≥ 0 summing to one, its point within rounding of the new xb)
+	// and returns true; else it returns false and changes nothing. The new
+	// point's objective must not exceed the old.
+	Reshape(b int, xb []float64, m Model, set, dst *ActiveSet) bool
 }
 
-// Find returns the active vertex with the given key and its weight.
-func (a *ActiveSet) Find(key string) (Vertex, float64, bool) {
-	if i, ok := a.index[key]; ok {
+// Put adds v with weight w to the set (to w's weight if v is in it); for
+// Reshaper implementations filling a new representation.
+func (a *ActiveSet) Put(v Vertex, w float64) {
+	if a.index == nil {
+		a.index = map[string]int{}
+	}
+	if i, ok := a.index[v.Key]; ok {
+		a.w[i] += w
+		return
+	}
+	a.add(v, w)
+}
+
+// spareSets recycles the active sets that a reshape replaces.
+var spareSets = sync.Pool{New: func() any { return &ActiveSet{index: map[string]int{}} }}
+
+// Find returns the active vertex with the given key (as bytes, so that a
+// caller can look it up without building a string) and its weight.
+func (a *ActiveSet) Find(key []byte) (Vertex, float64, bool) {
+	if i, ok := a.index[string(key)]; ok {
 		return a.verts[i], a.w[i], true
 	}
 	return Vertex{}, 0, false
@@ -38,15 +58,23 @@ func (st *fwRun) reshape(bs *blockState) {
 		return
 	}
 	xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
-	verts, w, delta, ok := rs.Reshape(bs.idx, xb, bs.set)
-	if !ok || len(verts) == 0 {
+	dst := spareSets.Get().(*ActiveSet)
+	dst.verts, dst.w = dst.verts[:0], dst.w[:0]
+	clear(dst.index)
+	if !rs.Reshape(bs.idx, xb, st.model, bs.set, dst) || dst.Len() == 0 {
+		spareSets.Put(dst)
 		return
 	}
-	set := &ActiveSet{verts: verts, w: w, index: make(map[string]int, len(verts))}
-	for i, v := range verts {
-		set.index[v.Key] = i
+	old := bs.set
+	bs.set = dst
+	clear(old.verts) // drop the references to vertices
+	spareSets.Put(old)
+}
+
+// Normalize rescales the weights to sum to one.
+func (a *ActiveSet) Normalize() {
+	s := a.Sum()
+	for i := range a.w {
+		a.w[i] /= s
 	}
-	bs.set = set
-	delta.AddTo(xb, 1)
-	st.model.Add(bs.idx, 1, delta)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -253,4 +254,39 @@ func againstSPG(b *testing.B, p *Problem) {
 	b.ReportMetric(sp4.t, "spg-1e-4-s")
 	b.ReportMetric(bc4.t/sp4.t, "x-spg-time")
 	b.ReportMetric(bc6.t/sp4.t, "gap6/spg-1e-4")
+}
+
+// BenchmarkBCSSFWASAllocs counts the heap allocations per iteration of
+// bc-ssfw-as (defaults, one worker, no evaluations in the window) on the
+// ten-times instance in steady state: iterations 300 to 500, after the
+// paper schedule has reached the full batch. Target: 0 allocs/iter.
+func BenchmarkBCSSFWASAllocs(b *testing.B) {
+	p := tenX(b)
+	const from, to = 300, 500
+	for i := 0; i < b.N; i++ {
+		cfg := fwConfig("bc-ssfw-as", solver.Limits{MaxIters: to + 1, EvalEvery: 1 << 30}, 1)
+		cfg.Workers = 1
+		m, err := solver.New(p, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ms runtime.MemStats
+		var m0, by0 uint64
+		var perIter, bytesPerIter float64
+		if _, err := m.Run(context.Background(), solver.RecorderFunc(func(r solver.Record) {
+			switch r.K {
+			case from:
+				runtime.ReadMemStats(&ms)
+				m0, by0 = ms.Mallocs, ms.TotalAlloc
+			case to:
+				runtime.ReadMemStats(&ms)
+				perIter = float64(ms.Mallocs-m0) / (to - from)
+				bytesPerIter = float64(ms.TotalAlloc-by0) / (to - from)
+			}
+		})); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(perIter, "allocs/iter")
+		b.ReportMetric(bytesPerIter, "B/iter")
+	}
 }

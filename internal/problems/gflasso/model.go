@@ -21,6 +21,38 @@ type model struct {
 	p     *Problem
 	comps []*compState
 	colSq []float64 // row mode: ‖X_{:,j}‖² per row j of B
+	// lines: per block, the scratch of Line (a block's calls never overlap)
+	lines []lineBuf
+}
+
+type lineBuf struct {
+	ql      quadLine // the line Line returns (a pointer to it: no allocation)
+	dB      []float64
+	touched []bool
+	rows    []int
+	ad      []float64
+}
+
+// line returns block b's line φ(γ) − φ(0) = lin·γ + ½·quad·γ², valid until
+// the block's next Line call.
+func (m *model) line(b int, lin, quad float64) solver.Line {
+	ql := &m.lines[b].ql
+	*ql = quadLine{lin: lin, quad: quad}
+	return ql
+}
+
+// lineScratch returns block b's Line buffers, for n coordinates of B.
+func (m *model) lineScratch(b, n int) *lineBuf {
+	ls := &m.lines[b]
+	if ls.dB == nil {
+		bi := m.p.info[b]
+		nr := bi.r1 - bi.r0
+		ls.dB = make([]float64, n)
+		ls.touched = make([]bool, nr)
+		ls.rows = make([]int, 0, nr)
+		ls.ad = make([]float64, len(m.p.comps[bi.comp].tasks))
+	}
+	return ls
 }
 
 type compState struct {
@@ -47,7 +79,7 @@ type compState struct {
 
 // NewModel implements solver.Problem.
 func (p *Problem) NewModel(x []float64) solver.Model {
-	m := &model{p: p, comps: make([]*compState, len(p.comps))}
+	m := &model{p: p, comps: make([]*compState, len(p.comps)), lines: make([]lineBuf, len(p.info))}
 	for ci, c := range p.comps {
 		kc := len(c.tasks)
 		st := &compState{z: make([]float64, p.N*kc)}
@@ -345,9 +377,30 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 	xb := x[bi.off : bi.off+bi.size]
 	whole := bi.r0 == 0 && bi.r1 == p.J // z_C is X B_b itself
 	nr := bi.r1 - bi.r0
-	dB := make([]float64, nr*kc)
-	touched := make([]bool, nr)
 	dt := d.XCoef * xb[bi.size-1]
+	if st.h != nil && batch == nil {
+		// Component block with the Gram matrix: the exact line costs
+		// O(J·|C|).
+		for _, t := range d.Terms {
+			for q, idx := range t.V.Idx {
+				if idx == bi.size-1 {
+					dt += t.Coef * t.V.Val[q]
+				}
+			}
+		}
+		st.mu.RLock()
+		lin, quad := m.gramLine(bi.comp, xb, d, dt)
+		st.mu.RUnlock()
+		return m.line(b, lin, quad)
+	}
+	ls := m.lineScratch(b, nr*kc)
+	dB, touched := ls.dB, ls.touched
+	for i := range dB {
+		dB[i] = 0
+	}
+	for i := range touched {
+		touched[i] = false
+	}
 	if d.XCoef != 0 && !whole {
 		for i, v := range xb[:bi.size-1] {
 			dB[i] = d.XCoef * v
@@ -366,7 +419,7 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 			touched[idx/kc] = true
 		}
 	}
-	rows := make([]int, 0, nr)
+	rows := ls.rows[:0]
 	for r, ok := range touched {
 		if ok {
 			rows = append(rows, r)
@@ -389,18 +442,11 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 			quad += m.colSq[bi.r0+r] * sq
 		}
 		st.mu.RUnlock()
-		return quadLine{lin: lin + dt, quad: quad}
-	}
-	if st.h != nil && batch == nil {
-		// Component block with the Gram matrix: the exact line costs
-		// O(J·|C|).
-		lin, quad := m.gramLine(bi.comp, xb, d, dt)
-		st.mu.RUnlock()
-		return quadLine{lin: lin, quad: quad}
+		return m.line(b, lin+dt, quad)
 	}
 	lin, quad := m.batchLineQuad(bi.comp, whole, bi.r0, bi.r1, d.XCoef, dB, rows, batch)
 	st.mu.RUnlock()
-	return quadLine{lin: lin + dt, quad: quad}
+	return m.line(b, lin+dt, quad)
 }
 
 // gramLine returns the exact slope <∇, d> (dt included) and curvature

@@ -29,6 +29,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/fwlab/fwlab/internal/solver"
 	"gonum.org/v1/gonum/blas"
@@ -113,6 +114,11 @@ type Problem struct {
 	// from scratch.
 	gram []float64
 	xty  []float64
+	// pool and vcache (scratch.go): working memory and vertices, shared
+	// by the runs on the instance.
+	pool   sync.Pool
+	vcache []vertexCache
+	tvert  []solver.Vertex // per block: e_t, the epigraph coordinate
 }
 
 // maxGramEntries bounds the J×J Gram matrix that an instance keeps (32 MB).
@@ -285,7 +291,9 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 	p.dim = off
 	for _, b := range p.info {
 		p.blocks = append(p.blocks, solver.Block{Offset: b.off, Size: b.size})
+		p.tvert = append(p.tvert, solver.Vertex{Key: "t", Idx: []int{b.size - 1}, Val: []float64{1}})
 	}
+	p.vcache = make([]vertexCache, len(p.info))
 	p.lip, p.gram = lambdaMax(p.x, p.xt, n, j)
 	if p.gram != nil {
 		p.xty = make([]float64, j*k)
@@ -471,17 +479,22 @@ func (p *Problem) lmo(b int, g []float64, strict bool) (solver.Vertex, error) {
 	bi := p.info[b]
 	c := p.comps[bi.comp]
 	kc := len(c.tasks)
-	pat := make([]float64, kc)
+	sc := p.getScratch()
+	defer p.putScratch(sc)
+	pat := sc.pat[:kc]
+	for a := range pat {
+		pat[a] = 0
+	}
 	bestScore, bestRow := 0.0, -1
 	if c.enumerated() {
 		bestAtom, bestSign := -1, 0.0
-		sums := make([]float64, 1<<kc)
+		sums := sc.sums[:1<<kc]
 		// Rows in decreasing order of an upper bound on their score
 		// (bound.go), stopping at the first that cannot beat the best so
 		// far; exact ties keep the lowest row, as a plain scan would.
 		nr := bi.r1 - bi.r0
-		bound := make([]float64, nr)
-		order := make([]int32, nr)
+		bound := sc.bound[:nr]
+		order := sc.order[:nr]
 		for r := range nr {
 			bound[r] = c.dualBound(g[r*kc:(r+1)*kc], pat)
 			order[r] = int32(r)
@@ -545,7 +558,7 @@ func (p *Problem) lmo(b int, g []float64, strict bool) (solver.Vertex, error) {
 	if bestRow < 0 || !(gt-bestScore < 0) {
 		return solver.Vertex{Key: "0"}, nil
 	}
-	return p.atomVertex(b, bestRow, pat), nil
+	return p.cachedAtom(b, bestRow, pat, sc.key), nil
 }
 
 func maxAbs(x []float64) float64 {

@@ -33,9 +33,9 @@ import (
 // and its atoms carry the oracle's keys, so later steps recognise them.
 
 // Reshape implements solver.Reshaper.
-func (p *Problem) Reshape(b int, xb []float64, set *solver.ActiveSet) ([]solver.Vertex, []float64, solver.Vertex, bool) {
+func (p *Problem) Reshape(b int, xb []float64, m solver.Model, set, dst *solver.ActiveSet) bool {
 	if p.opt.KeepSlack {
-		return nil, nil, solver.Vertex{}, false
+		return false
 	}
 	bi := p.info[b]
 	c := p.comps[bi.comp]
@@ -47,19 +47,15 @@ func (p *Problem) Reshape(b int, xb []float64, set *solver.ActiveSet) ([]solver.
 	}
 	// Nothing to gain (or rounding only).
 	if !(t-om > 1e-12*bi.T) {
-		return nil, nil, solver.Vertex{}, false
+		return false
 	}
-	var verts []solver.Vertex
-	var w []float64
-	mags := make([]float64, 0, kc)
-	pat := make([]float64, kc)
-	piece := make([]float64, kc)
-	comp := make([]int, kc)
-	stack := make([]int, 0, kc)
+	sc := p.getScratch()
+	defer p.putScratch(sc)
+	pat, piece, comp := sc.pat[:kc], sc.piece[:kc], sc.comp[:kc]
 	total := 0.0
 	for r := 0; r < bi.r1-bi.r0; r++ {
 		z := xb[r*kc : (r+1)*kc]
-		mags = mags[:0]
+		mags := sc.mags[:0]
 		for _, v := range z {
 			if v != 0 {
 				mags = append(mags, math.Abs(v))
@@ -93,7 +89,7 @@ func (p *Problem) Reshape(b int, xb []float64, set *solver.ActiveSet) ([]solver.
 					continue
 				}
 				comp[a] = n
-				stack = append(stack[:0], a)
+				stack := append(sc.stack[:0], a)
 				for len(stack) > 0 {
 					u := stack[len(stack)-1]
 					stack = stack[:len(stack)-1]
@@ -112,6 +108,7 @@ func (p *Problem) Reshape(b int, xb []float64, set *solver.ActiveSet) ([]solver.
 						stack = append(stack, v)
 					}
 				}
+				sc.stack = stack
 				n++
 			}
 			for q := 0; q < n; q++ {
@@ -121,27 +118,27 @@ func (p *Problem) Reshape(b int, xb []float64, set *solver.ActiveSet) ([]solver.
 						piece[a] = pat[a]
 					}
 				}
-				v := p.atomVertex(b, bi.r0+r, piece)
-				wt := dt * c.omega(piece) / bi.T
-				if old, _, ok := set.Find(v.Key); ok {
-					v = old // same key, same coordinates: share them
+				key := atomKey(sc.key, bi.r0+r, piece)
+				sc.key = key
+				v, _, ok := set.Find(key)
+				if !ok {
+					v = p.cachedAtom(b, bi.r0+r, piece, sc.key)
 				}
-				verts = append(verts, v)
-				w = append(w, wt)
+				wt := dt * c.omega(piece) / bi.T
+				dst.Put(v, wt)
 				total += wt
 			}
 		}
+		sc.mags = mags
 	}
 	if zero := 1 - total; zero > 0 {
-		verts = append(verts, solver.Vertex{Key: "0"})
-		w = append(w, zero)
+		dst.Put(solver.Vertex{Key: "0"}, zero)
 	} else if total > 0 {
-		for i := range w {
-			w[i] /= total
-		}
+		dst.Normalize()
 	}
-	delta := solver.Vertex{Idx: []int{bi.size - 1}, Val: []float64{om - t}}
-	return verts, w, delta, true
+	xb[bi.size-1] = om
+	m.Add(b, om-t, p.tvert[b])
+	return true
 }
 
 var _ solver.Reshaper = (*Problem)(nil)

@@ -29,7 +29,15 @@ func TestReshapeCollapsesSlack(t *testing.T) {
 				bi := p.info[b]
 				xb := x[bl.Offset : bl.Offset+bl.Size]
 				om := lift[bl.Offset+bl.Size-1]
-				verts, w, delta, ok := p.Reshape(b, xb, solver.NewActiveSet(solver.Vertex{Key: "0"}))
+				nb := append([]float64(nil), xb...)
+				dst := &solver.ActiveSet{}
+				ok := p.Reshape(b, nb, m, solver.NewActiveSet(solver.Vertex{Key: "0"}), dst)
+				var verts []solver.Vertex
+				var w []float64
+				for i := 0; i < dst.Len(); i++ {
+					v, wi := dst.Vertex(i)
+					verts, w = append(verts, v), append(w, wi)
+				}
 				if !ok {
 					if xb[bl.Size-1]-om > 1e-12*bi.T {
 						t.Fatalf("block %d: slack %v left", b, xb[bl.Size-1]-om)
@@ -38,8 +46,6 @@ func TestReshapeCollapsesSlack(t *testing.T) {
 				}
 				collapsed++
 				// The new point is (B_b, Ω_b(B_b)).
-				nb := append([]float64(nil), xb...)
-				delta.AddTo(nb, 1)
 				if d := math.Abs(nb[bl.Size-1] - om); d > 1e-12*bi.T {
 					t.Fatalf("block %d: t = %v after the collapse, Ω = %v", b, nb[bl.Size-1], om)
 				}
