@@ -496,7 +496,10 @@ func (p *Problem) lmo(b int, g []float64, strict bool) (solver.Vertex, error) {
 		bound := sc.bound[:nr]
 		order := sc.order[:nr]
 		for r := range nr {
-			bound[r] = c.dualBound(g[r*kc:(r+1)*kc], pat)
+			bound[r] = math.Inf(1) // one row: nothing to prune
+			if nr > 1 {
+				bound[r] = c.dualBound(g[r*kc:(r+1)*kc], pat)
+			}
 			order[r] = int32(r)
 		}
 		if nr > 1 {
