@@ -2,8 +2,10 @@ package gflasso
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -242,5 +244,55 @@ func TestCollapseCertifiesSimulatedOptimum(t *testing.T) {
 				t.Errorf("without the collapse F = %v, below the certified lower bound %v", keep.Summary.Objective, lower)
 			}
 		})
+	}
+}
+
+// Runs side by side on one instance share its scratch pool and vertex
+// cache; each run's trace is the trace it has alone, bit for bit.
+func TestConcurrentRunsShareTheInstance(t *testing.T) {
+	X, Y := mixedData(6, 60, 12)
+	for _, c := range []struct {
+		blocks  string
+		enumMax int
+	}{{"component", 0}, {"row", 0}, {"component", 4}} {
+		blocks := c.blocks
+		p, err := New(X, Y, Options{Lambda: 1.5, Gamma: 2, Threshold: 0.5, Blocks: blocks, EnumMax: c.enumMax})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(seed int64) string {
+			cfg := fwConfig("bc-ssfw-as", solver.Limits{MaxIters: 120, EvalEvery: 5}, seed)
+			cfg.Workers = 2
+			m, err := solver.New(p, cfg)
+			if err != nil {
+				t.Error(err)
+				return ""
+			}
+			var out []byte
+			if _, err := m.Run(context.Background(), solver.RecorderFunc(func(rec solver.Record) {
+				rec.Time = 0
+				b, _ := json.Marshal(rec)
+				out = append(out, b...)
+			})); err != nil {
+				t.Error(err)
+			}
+			return string(out)
+		}
+		alone := []string{run(1), run(2), run(3)}
+		got := make([]string, 3)
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got[i] = run(int64(i + 1))
+			}()
+		}
+		wg.Wait()
+		for i := range got {
+			if got[i] != alone[i] {
+				t.Errorf("%s, seed %d: the trace side by side differs from the trace alone", blocks, i+1)
+			}
+		}
 	}
 }
