@@ -92,7 +92,9 @@ type blockInfo struct {
 }
 
 // Problem is one GFLASSO instance. It implements solver.Problem,
-// solver.LipschitzBounder and solver.Evaluator. It is immutable after New.
+// solver.LipschitzBounder, solver.Evaluator, solver.CheckedOracle and
+// solver.Reshaper. It is immutable after New, apart from a scratch pool and a
+// vertex cache that are safe for concurrent use by several runs.
 type Problem struct {
 	N, J, K int
 	x       []float64 // X row-major, N×J
