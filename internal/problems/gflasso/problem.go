@@ -709,12 +709,43 @@ func (p *Problem) FullGradient(x, g []float64) {
 	}
 }
 
-// residual returns XB − Y (N×K row-major).
+// residual returns XB − Y (N×K row-major). Only the nonzero rows of B
+// count: with at most half of them nonzero (the usual case: the l1 penalty
+// zeroes most rows) the product gathers those columns of X.
 func (p *Problem) residual(B *mat.Dense) []float64 {
-	res := make([]float64, p.N*p.K)
-	r := mat.NewDense(p.N, p.K, res)
-	r.Mul(mat.NewDense(p.N, p.J, p.x), B)
-	r.Sub(r, mat.NewDense(p.N, p.K, p.y))
+	n, j, k := p.N, p.J, p.K
+	res := make([]float64, n*k)
+	for i, v := range p.y {
+		res[i] = -v
+	}
+	bd := mat.DenseCopyOf(B).RawMatrix().Data
+	var rows []int
+	for a := 0; a < j; a++ {
+		for _, v := range bd[a*k : (a+1)*k] {
+			if v != 0 {
+				rows = append(rows, a)
+				break
+			}
+		}
+	}
+	out := blas64.General{Rows: n, Cols: k, Stride: k, Data: res}
+	switch r := len(rows); {
+	case r == 0:
+	case 2*r <= j:
+		xr := make([]float64, r*n) // (X's columns at rows)ᵀ, r×N
+		br := make([]float64, r*k)
+		for q, a := range rows {
+			copy(xr[q*n:(q+1)*n], p.xt[a*n:(a+1)*n])
+			copy(br[q*k:(q+1)*k], bd[a*k:(a+1)*k])
+		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+			blas64.General{Rows: r, Cols: n, Stride: n, Data: xr},
+			blas64.General{Rows: r, Cols: k, Stride: k, Data: br}, 1, out)
+	default:
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+			blas64.General{Rows: n, Cols: j, Stride: j, Data: p.x},
+			blas64.General{Rows: j, Cols: k, Stride: k, Data: bd}, 1, out)
+	}
 	return res
 }
 
