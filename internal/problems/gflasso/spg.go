@@ -190,16 +190,52 @@ func (s *SPG) smoothGrad(W, g []float64) {
 	}
 }
 
+// spgState is the iterate of SPG: B_t, B_{t−1}, the momentum point W, the
+// gradient buffer, θ_t and t.
+type spgState struct {
+	B, Bprev, W, g []float64
+	theta          float64
+	it             int
+}
+
+func (s *SPG) newState() *spgState {
+	n := s.p.J * s.p.K
+	return &spgState{B: make([]float64, n), Bprev: make([]float64, n), W: make([]float64, n), g: make([]float64, n), theta: 1}
+}
+
+// step is one SPG iteration: the gradient at W, the proximal step for
+// λ‖·‖₁ (soft-thresholding) and the momentum update.
+func (s *SPG) step(st *spgState) {
+	st.it++
+	B, W, g := st.B, st.W, st.g
+	s.smoothGrad(W, g)
+	copy(st.Bprev, B)
+	thr := s.p.opt.Lambda / s.L
+	for i := range B {
+		v := W[i] - g[i]/s.L
+		switch {
+		case v > thr:
+			B[i] = v - thr
+		case v < -thr:
+			B[i] = v + thr
+		default:
+			B[i] = 0
+		}
+	}
+	thetaNext := 2 / float64(st.it+2)
+	coef := (1 - st.theta) / st.theta * thetaNext
+	for i := range W {
+		W[i] = B[i] + coef*(B[i]-st.Bprev[i])
+	}
+	st.theta = thetaNext
+}
+
 // Run implements solver.Method.
 func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, error) {
 	p := s.p
 	j, k := p.J, p.K
-	B := make([]float64, j*k)
-	Bprev := make([]float64, j*k)
-	W := make([]float64, j*k)
-	g := make([]float64, j*k)
-	thr := p.opt.Lambda / s.L
-	theta := 1.0
+	st := s.newState()
+	B := st.B
 	x := make([]float64, p.Dim())
 	sum := solver.Summary{Status: solver.StatusMaxIters}
 	lastObj, lastGap := math.NaN(), math.NaN()
@@ -242,26 +278,8 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 	rec.Record(r0)
 	for it := 1; ; it++ {
 		t0 := time.Now()
-		s.smoothGrad(W, g)
+		s.step(st)
 		passes++
-		copy(Bprev, B)
-		for i := range B {
-			v := W[i] - g[i]/s.L
-			switch {
-			case v > thr:
-				B[i] = v - thr
-			case v < -thr:
-				B[i] = v + thr
-			default:
-				B[i] = 0
-			}
-		}
-		thetaNext := 2 / float64(it+2)
-		coef := (1 - theta) / theta * thetaNext
-		for i := range W {
-			W[i] = B[i] + coef*(B[i]-Bprev[i])
-		}
-		theta = thetaNext
 		work += time.Since(t0)
 		r := solver.Record{K: it, Passes: passes, Step: solver.StepProx, Gamma: 1 / s.L, Batch: p.N}
 		status := ""
