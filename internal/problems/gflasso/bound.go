@@ -1,9 +1,6 @@
 package gflasso
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // A cheap upper bound on ω_C*(g) = max over atoms σ_S of |<g, σ_S>|/ω_C(σ_S),
 // so that the enumerated oracle can visit the rows of a block in decreasing
@@ -16,7 +13,7 @@ import (
 //
 //   - S a proper subset: ω(σ_S) ≥ λ|S| + γ·c_min, c_min the weight of the
 //     component's minimum cut, and |<g, σ_S>| ≤ the sum of the |S| largest
-//     |g_a|;
+//     |g_a| ≤ min(|S|·‖g‖∞, ‖g‖₁);
 //   - S = C: with a switching τ (s_e = τ_a τ_b, a balanced component) the
 //     patterns ±τ satisfy every edge, |<g, ±τ>|/(λ|C|); any other σ leaves
 //     an edge unsatisfied: ‖g‖₁/(λ|C| + 2γ·w_min).
@@ -80,12 +77,21 @@ func (c *component) dualBound(g, abs []float64) float64 {
 	} else {
 		best = l1 / (lk + 2*c.gamma*c.bWmin)
 	}
-	if k > 1 {
-		slices.Sort(abs)
-		top := 0.0
-		for m := 1; m < k; m++ {
-			top += abs[k-m]
-			best = math.Max(best, top/(c.lambda*float64(m)+c.gamma*c.bCmin))
+	if k > 1 && l1 > 0 {
+		// The m largest |g_a| sum to at most min(m‖g‖∞, ‖g‖₁); over real
+		// m ∈ [1, k−1] the largest min(m‖g‖∞, ‖g‖₁)/(λm + γc_min) is at
+		// m* = ‖g‖₁/‖g‖∞ (the first term grows, the second falls), or at
+		// k−1 when m* lies beyond.
+		linf := 0.0
+		for _, v := range abs[:k] {
+			linf = math.Max(linf, v)
+		}
+		gc := c.gamma * c.bCmin
+		if m := l1 / linf; m < float64(k-1) {
+			best = math.Max(best, l1/(c.lambda*m+gc))
+		} else {
+			m := float64(k - 1)
+			best = math.Max(best, m*linf/(c.lambda*m+gc))
 		}
 	}
 	return best * (1 + 1e-12)

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/fwlab/fwlab/internal/solver"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -23,6 +25,7 @@ type model struct {
 	colSq []float64 // row mode: ‖X_{:,j}‖² per row j of B
 	// lines: per block, the scratch of Line (a block's calls never overlap)
 	lines []lineBuf
+	grads []gradBuf
 }
 
 type lineBuf struct {
@@ -31,6 +34,28 @@ type lineBuf struct {
 	touched []bool
 	rows    []int
 	ad      []float64
+}
+
+// gemmRows: blocks with at least this many rows of B take their sampled
+// gradients by Gemm over chunks of gradChunk samples.
+const (
+	gemmRows  = 8
+	gradChunk = 128
+)
+
+// gradBuf is a block's scratch for its sampled gradient: gathered rows of X
+// and residuals of a chunk of samples.
+type gradBuf struct{ x, r []float64 }
+
+// gradScratch returns block b's gradient scratch for nr rows of B (0: the
+// residual of one sample only).
+func (m *model) gradScratch(b, nr, kc int) *gradBuf {
+	gb := &m.grads[b]
+	if len(gb.x) < gradChunk*nr || len(gb.r) < gradChunk*kc {
+		gb.x = make([]float64, gradChunk*nr)
+		gb.r = make([]float64, gradChunk*kc)
+	}
+	return gb
 }
 
 // line returns block b's line φ(γ) − φ(0) = lin·γ + ½·quad·γ², valid until
@@ -79,7 +104,7 @@ type compState struct {
 
 // NewModel implements solver.Problem.
 func (p *Problem) NewModel(x []float64) solver.Model {
-	m := &model{p: p, comps: make([]*compState, len(p.comps)), lines: make([]lineBuf, len(p.info))}
+	m := &model{p: p, comps: make([]*compState, len(p.comps)), lines: make([]lineBuf, len(p.info)), grads: make([]gradBuf, len(p.info))}
 	for ci, c := range p.comps {
 		kc := len(c.tasks)
 		st := &compState{z: make([]float64, p.N*kc)}
@@ -322,31 +347,62 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 	} else {
 		scale = float64(p.N) / float64(len(batch))
 	}
-	res := make([]float64, kc)
-	each := func(i int) {
-		zi := st.z[i*kc : (i+1)*kc]
-		for a, t := range c.tasks {
-			res[a] = zi[a] - p.y[i*p.K+t]
+	nr := bi.r1 - bi.r0
+	if nr >= gemmRows {
+		// Many rows: G = X_Bᵀ R_B by Gemm over chunks of the samples
+		// (their rows of X gathered, and their residuals).
+		gb := m.gradScratch(b, nr, kc)
+		out := blas64.General{Rows: nr, Cols: kc, Stride: kc, Data: g[:nr*kc]}
+		n := len(rows)
+		if rows == nil {
+			n = p.N
 		}
-		xi := p.x[i*p.J : (i+1)*p.J]
-		for j := bi.r0; j < bi.r1; j++ {
-			v := xi[j]
-			if v == 0 {
-				continue
+		for lo := 0; lo < n; lo += gradChunk {
+			hi := min(lo+gradChunk, n)
+			for q := lo; q < hi; q++ {
+				i := q
+				if rows != nil {
+					i = rows[q]
+				}
+				copy(gb.x[(q-lo)*nr:(q-lo+1)*nr], p.x[i*p.J+bi.r0:i*p.J+bi.r1])
+				zi := st.z[i*kc : (i+1)*kc]
+				ri := gb.r[(q-lo)*kc : (q-lo+1)*kc]
+				for a, t := range c.tasks {
+					ri[a] = zi[a] - p.y[i*p.K+t]
+				}
 			}
-			gj := g[(j-bi.r0)*kc : (j-bi.r0+1)*kc]
-			for a, r := range res {
-				gj[a] += v * r
-			}
-		}
-	}
-	if rows == nil {
-		for i := 0; i < p.N; i++ {
-			each(i)
+			cn := hi - lo
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+				blas64.General{Rows: cn, Cols: nr, Stride: nr, Data: gb.x[:cn*nr]},
+				blas64.General{Rows: cn, Cols: kc, Stride: kc, Data: gb.r[:cn*kc]}, 1, out)
 		}
 	} else {
-		for _, i := range rows {
-			each(i)
+		res := m.gradScratch(b, 0, kc).r[:kc]
+		each := func(i int) {
+			zi := st.z[i*kc : (i+1)*kc]
+			for a, t := range c.tasks {
+				res[a] = zi[a] - p.y[i*p.K+t]
+			}
+			xi := p.x[i*p.J : (i+1)*p.J]
+			for j := bi.r0; j < bi.r1; j++ {
+				v := xi[j]
+				if v == 0 {
+					continue
+				}
+				gj := g[(j-bi.r0)*kc : (j-bi.r0+1)*kc]
+				for a, r := range res {
+					gj[a] += v * r
+				}
+			}
+		}
+		if rows == nil {
+			for i := 0; i < p.N; i++ {
+				each(i)
+			}
+		} else {
+			for _, i := range rows {
+				each(i)
+			}
 		}
 	}
 	st.mu.RUnlock()
