@@ -45,7 +45,11 @@ const (
 
 // gradBuf is a block's scratch for its sampled gradient: gathered rows of X
 // and residuals of a chunk of samples.
-type gradBuf struct{ x, r []float64 }
+type gradBuf struct {
+	x, r []float64
+	mark []bool // complementOf's scratch
+	rest []int
+}
 
 // gradScratch returns block b's gradient scratch for nr rows of B (0: the
 // residual of one sample only).
@@ -347,6 +351,12 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 	} else {
 		scale = float64(p.N) / float64(len(batch))
 	}
+	// A batch of more than half the samples, with the exact gradient at hand
+	// (XᵀX B_C): its sum is the full sum less the samples outside it.
+	complement := st.h != nil && batch != nil && 2*len(batch) > p.N
+	if complement {
+		rows = m.complementOf(b, batch)
+	}
 	nr := bi.r1 - bi.r0
 	if nr >= gemmRows {
 		// Many rows: G = X_Bᵀ R_B by Gemm over chunks of the samples
@@ -405,6 +415,14 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 			}
 		}
 	}
+	if complement {
+		for j := 0; j < p.J; j++ {
+			xy := p.xty[j*p.K : (j+1)*p.K]
+			for a, t := range c.tasks {
+				g[j*kc+a] = (st.h[j*kc+a] - xy[t]) - g[j*kc+a]
+			}
+		}
+	}
 	st.mu.RUnlock()
 	if scale != 1 {
 		for i := range g[:bi.size-1] {
@@ -412,6 +430,29 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 		}
 	}
 	g[bi.size-1] = 1
+}
+
+// complementOf returns the samples outside batch (distinct indices), in
+// increasing order, in block b's scratch.
+func (m *model) complementOf(b int, batch []int) []int {
+	gb := &m.grads[b]
+	if gb.mark == nil {
+		gb.mark = make([]bool, m.p.N)
+		gb.rest = make([]int, 0, m.p.N)
+	}
+	for _, i := range batch {
+		gb.mark[i] = true
+	}
+	rest := gb.rest[:0]
+	for i, in := range gb.mark {
+		if in {
+			gb.mark[i] = false
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	gb.rest = rest
+	return rest
 }
 
 // quadLine is φ(γ) − φ(0) = lin·γ + ½·quad·γ², exact for the squared loss.

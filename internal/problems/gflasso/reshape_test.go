@@ -296,3 +296,39 @@ func TestConcurrentRunsShareTheInstance(t *testing.T) {
 		}
 	}
 }
+
+// A batch of more than half the samples takes its gradient as the exact one
+// less the samples outside it; it must equal the direct sum over the batch.
+func TestLargeBatchGradient(t *testing.T) {
+	X, Y := mixedData(2, 40, 7)
+	p, err := New(X, Y, Options{Lambda: 1.5, Gamma: 2, Threshold: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	m := p.NewModel(make([]float64, p.Dim()))
+	x := randomWalk(t, p, m, rng, 40)
+	res := p.residual(p.BOf(x)) // XB − Y
+	for _, size := range []int{5, 20, 21, 39} {
+		batch := rng.Perm(p.N)[:size]
+		for b, bl := range p.blocks {
+			bi := p.info[b]
+			c := p.comps[bi.comp]
+			kc := len(c.tasks)
+			g := make([]float64, bl.Size)
+			m.Gradient(b, g, x, batch)
+			for j := 0; j < p.J; j++ {
+				for a, task := range c.tasks {
+					want := 0.0
+					for _, i := range batch {
+						want += p.x[i*p.J+j] * res[i*p.K+task]
+					}
+					want *= float64(p.N) / float64(size)
+					if got := g[j*kc+a]; math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
+						t.Fatalf("batch of %d, block %d, row %d, task %d: %v, direct %v", size, b, j, task, got, want)
+					}
+				}
+			}
+		}
+	}
+}
