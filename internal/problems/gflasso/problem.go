@@ -93,8 +93,9 @@ type blockInfo struct {
 
 // Problem is one GFLASSO instance. It implements solver.Problem,
 // solver.LipschitzBounder, solver.Evaluator, solver.CheckedOracle and
-// solver.Reshaper. It is immutable after New, apart from a scratch pool and a
-// vertex cache that are safe for concurrent use by several runs.
+// solver.Reshaper. It is immutable after New, apart from a scratch pool, a
+// vertex cache and a one-entry cache of the objective's terms, all safe for
+// concurrent use by several runs.
 type Problem struct {
 	N, J, K int
 	x       []float64 // X row-major, N×J
@@ -121,6 +122,12 @@ type Problem struct {
 	pool   sync.Pool
 	vcache []vertexCache
 	tvert  []solver.Vertex // per block: e_t, the epigraph coordinate
+	terms  struct {        // termsOf's cache
+		mu               sync.Mutex
+		x                []float64
+		loss, l1, fusion float64
+		ok               bool
+	}
 }
 
 // maxGramEntries bounds the J×J Gram matrix that an instance keeps (32 MB).
@@ -674,12 +681,35 @@ func (p *Problem) F(B *mat.Dense) float64 {
 
 // Objective implements solver.Problem: F(B) at the B part of x (never the
 // P1 upper bound loss + Σ t_b).
-func (p *Problem) Objective(x []float64) float64 { return p.F(p.BOf(x)) }
+func (p *Problem) Objective(x []float64) float64 {
+	loss, l1, fusion := p.termsOf(x)
+	return loss + l1 + fusion
+}
+
+// termsOf returns Terms at the B part of x, from a one-entry cache of the
+// last x (an evaluation asks for Objective and then Extra at the same
+// point; the product XB is the costly part).
+func (p *Problem) termsOf(x []float64) (loss, l1, fusion float64) {
+	tc := &p.terms
+	tc.mu.Lock()
+	if tc.ok && slices.Equal(tc.x, x) {
+		loss, l1, fusion = tc.loss, tc.l1, tc.fusion
+		tc.mu.Unlock()
+		return loss, l1, fusion
+	}
+	tc.mu.Unlock()
+	loss, l1, fusion = p.Terms(p.BOf(x))
+	tc.mu.Lock()
+	tc.x = append(tc.x[:0], x...)
+	tc.loss, tc.l1, tc.fusion, tc.ok = loss, l1, fusion, true
+	tc.mu.Unlock()
+	return loss, l1, fusion
+}
 
 // Extra implements solver.Evaluator: the loss, the two penalties, the P1
 // objective (loss + Σ t_b) and the largest t_b/T_b.
 func (p *Problem) Extra(x []float64) map[string]float64 {
-	loss, l1, fusion := p.Terms(p.BOf(x))
+	loss, l1, fusion := p.termsOf(x)
 	st, fill := 0.0, 0.0
 	for _, bi := range p.info {
 		t := x[bi.off+bi.size-1]
