@@ -44,6 +44,8 @@ func gflassoParams() []Param {
 			Help: "epigraph bound T_C: hat = ½‖P_X Y_C‖² (rank X = J, else as norm), norm = ½‖Y_C‖²"},
 		{Name: "blocks", Kind: Choice, Default: "component", Choices: []string{"component", "row"},
 			Help: "blocks of Algorithm 3: one per connected component of the task graph, or one per (row, component) pair (bcfw, which has no away steps, converges far faster on row blocks)"},
+		{Name: "slack", Kind: Choice, Default: "collapse", Choices: []string{"collapse", "keep"},
+			Help: "bc-ssfw-as: collapse lowers each stepped block's epigraph variable t_C to Ω_C(B_C) after its step (exactly the slack off the objective, B unchanged); keep leaves t_C to the steps (the slack then drains slowly). bcfw always keeps"},
 		num("enum_max", Int, "12", 1, 16, false, "components with more tasks than this are not enumerated: their oracle uses minimum cuts (balanced sign patterns) or linear programs"),
 		{Name: "x", Kind: Path, Format: "csv", Default: "", Help: "CSV file of X (N×J numbers, no header); replaces the simulated data, needs y"},
 		{Name: "y", Kind: Path, Format: "csv", Default: "", Help: "CSV file of Y (N×K, one column per task), with x"},
@@ -172,7 +174,8 @@ func BuildGFLASSO(ctx context.Context, v Values, seed int64) (*GFLASSOInstance, 
 		return nil, err
 	}
 	p, err := gflasso.NewContext(ctx, X, Y, gflasso.Options{Lambda: v.Float("lambda"), Gamma: v.Float("gamma"),
-		Threshold: v.Float("threshold"), Bound: v.Str("bound"), Blocks: v.Str("blocks"), EnumMax: v.Int("enum_max")})
+		Threshold: v.Float("threshold"), Bound: v.Str("bound"), Blocks: v.Str("blocks"), EnumMax: v.Int("enum_max"),
+		KeepSlack: v.Str("slack") == "keep"})
 	var oe *gflasso.OptionError
 	if errors.As(err, &oe) {
 		return nil, spec.Errorf("params."+oe.Option, "%s", oe.Msg)

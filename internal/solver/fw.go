@@ -191,6 +191,8 @@ type fwRun struct {
 	chosen []int
 	perm   []int // scratch of chooseBlocks
 	work   time.Duration
+	// evalErr is an oracle failure in a gap evaluation (CheckedOracle).
+	evalErr error
 }
 
 // Run executes the method.
@@ -218,6 +220,10 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	// k = 0: the starting point.
 	r0 := Record{K: 0, Step: StepNone, Batch: 0, Active: st.activeSize()}
 	obj, gap := st.evaluate()
+	if st.evalErr != nil {
+		rec.Record(r0)
+		return st.result(Summary{Status: StatusFailed, Message: st.evalErr.Error(), Objective: obj, Gap: gap}), nil
+	}
 	r0.Objective, r0.Gap = F(obj), F(gap)
 	if ev, ok := m.p.(Evaluator); ok {
 		r0.Extra = ev.Extra(st.x)
@@ -327,6 +333,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 				}
 			}
 			c := st.apply(bs)
+			st.reshape(bs)
 			if c > 0 {
 				r.Cleanups += c
 				reset = true
@@ -358,6 +365,12 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		stuck := moved == 0 && deterministic
 		if eval || stuck {
 			obj, gap := st.evaluate()
+			if st.evalErr != nil {
+				sum.Status, sum.Message = StatusFailed, st.evalErr.Error()
+				sum.Iters, sum.Passes, sum.Time = k, passes.value(), r.Time
+				rec.Record(r)
+				break
+			}
 			r.Objective, r.Gap = F(obj), F(gap)
 			sum.Objective, sum.Gap = obj, gap
 			lastEval = k
@@ -448,7 +461,11 @@ func (st *fwRun) evaluate() (float64, float64) {
 	for _, bs := range st.bs {
 		xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
 		st.model.Gradient(bs.idx, bs.gfull, st.x, nil)
-		s := st.m.p.LMO(bs.idx, bs.gfull)
+		s, err := evalOracle(st.m.p, bs.idx, bs.gfull)
+		if err != nil {
+			st.evalErr = err
+			return math.NaN(), math.NaN()
+		}
 		gap += dot(bs.gfull, xb) - s.Dot(bs.gfull)
 	}
 	return st.m.p.Objective(st.x), gap

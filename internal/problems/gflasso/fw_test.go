@@ -57,7 +57,7 @@ func TestBlockFWReachesReferenceOptimum(t *testing.T) {
 			if s.Objective-fs > s.Gap+1e-9*fs {
 				t.Errorf("F − F* = %v exceeds the gap %v", s.Objective-fs, s.Gap)
 			}
-			if g := p.Gap(res.X); math.Abs(g-s.Gap) > 1e-6*fs {
+			if g, err := p.Gap(res.X); err != nil || math.Abs(g-s.Gap) > 1e-6*fs {
 				t.Errorf("problem gap at the result %v, summary %v", g, s.Gap)
 			}
 		})

@@ -4,6 +4,9 @@ import (
 	"sync"
 
 	"github.com/fwlab/fwlab/internal/solver"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
 )
 
 // model keeps z_C = X B_C (N×|C|, row-major) for every component. With
@@ -20,11 +23,74 @@ type model struct {
 	p     *Problem
 	comps []*compState
 	colSq []float64 // row mode: ‖X_{:,j}‖² per row j of B
+	// lines: per block, the scratch of Line (a block's calls never overlap)
+	lines []lineBuf
+	grads []gradBuf
+}
+
+type lineBuf struct {
+	ql      quadLine // the line Line returns (a pointer to it: no allocation)
+	dB      []float64
+	touched []bool
+	rows    []int
+	ad      []float64
+}
+
+// gemmRows: blocks with at least this many rows of B take their sampled
+// gradients by Gemm over chunks of gradChunk samples.
+const (
+	gemmRows  = 8
+	gradChunk = 128
+)
+
+// gradBuf is a block's scratch for its sampled gradient: gathered rows of X
+// and residuals of a chunk of samples.
+type gradBuf struct {
+	x, r []float64
+	mark []bool // complementOf's scratch
+	rest []int
+}
+
+// gradScratch returns block b's gradient scratch for nr rows of B (0: the
+// residual of one sample only).
+func (m *model) gradScratch(b, nr, kc int) *gradBuf {
+	gb := &m.grads[b]
+	if len(gb.x) < gradChunk*nr || len(gb.r) < gradChunk*kc {
+		gb.x = make([]float64, gradChunk*nr)
+		gb.r = make([]float64, gradChunk*kc)
+	}
+	return gb
+}
+
+// line returns block b's line φ(γ) − φ(0) = lin·γ + ½·quad·γ², valid until
+// the block's next Line call.
+func (m *model) line(b int, lin, quad float64) solver.Line {
+	ql := &m.lines[b].ql
+	*ql = quadLine{lin: lin, quad: quad}
+	return ql
+}
+
+// lineScratch returns block b's Line buffers, for n coordinates of B.
+func (m *model) lineScratch(b, n int) *lineBuf {
+	ls := &m.lines[b]
+	if ls.dB == nil {
+		bi := m.p.info[b]
+		nr := bi.r1 - bi.r0
+		ls.dB = make([]float64, n)
+		ls.touched = make([]bool, nr)
+		ls.rows = make([]int, 0, nr)
+		ls.ad = make([]float64, len(m.p.comps[bi.comp].tasks))
+	}
+	return ls
 }
 
 type compState struct {
-	mu     sync.RWMutex
-	z      []float64 // X B_C, N×|C|
+	mu sync.RWMutex
+	z  []float64 // X B_C, N×|C|
+	// h is XᵀX B_C (J×|C|), component blocks of an instance that keeps the
+	// Gram matrix: the exact gradient is h − XᵀY_C, and a step updates h at
+	// O(J) per coordinate it moves.
+	h      []float64
 	cur    []float64 // row mode: current B_C (J×|C|), per-row owned by the row's block
 	synced []float64 // row mode: the B_C that z reflects
 	dirty  []bool    // row mode: rows changed since z was last brought up to date
@@ -42,10 +108,13 @@ type compState struct {
 
 // NewModel implements solver.Problem.
 func (p *Problem) NewModel(x []float64) solver.Model {
-	m := &model{p: p, comps: make([]*compState, len(p.comps))}
+	m := &model{p: p, comps: make([]*compState, len(p.comps)), lines: make([]lineBuf, len(p.info)), grads: make([]gradBuf, len(p.info))}
 	for ci, c := range p.comps {
 		kc := len(c.tasks)
 		st := &compState{z: make([]float64, p.N*kc)}
+		if p.gram != nil && p.opt.Blocks != "row" {
+			st.h = make([]float64, p.J*kc)
+		}
 		if p.opt.Blocks == "row" {
 			st.cur = make([]float64, p.J*kc)
 			st.synced = make([]float64, p.J*kc)
@@ -83,21 +152,9 @@ func (m *model) Reset(x []float64) {
 			}
 			copy(bc[bi.r0*kc:bi.r1*kc], x[bi.off:bi.off+bi.size-1])
 		}
-		for i := range st.z {
-			st.z[i] = 0
-		}
-		for i := 0; i < p.N; i++ {
-			zi := st.z[i*kc : (i+1)*kc]
-			for j := 0; j < p.J; j++ {
-				v := p.x[i*p.J+j]
-				if v == 0 {
-					continue
-				}
-				row := bc[j*kc : (j+1)*kc]
-				for a, b := range row {
-					zi[a] += v * b
-				}
-			}
+		mat.NewDense(p.N, kc, st.z).Mul(mat.NewDense(p.N, p.J, p.x), mat.NewDense(p.J, kc, bc))
+		if st.h != nil {
+			mat.NewDense(p.J, kc, st.h).Mul(mat.NewDense(p.J, p.J, p.gram), mat.NewDense(p.J, kc, bc))
 		}
 		if st.cur != nil {
 			copy(st.cur, bc)
@@ -205,6 +262,9 @@ func (m *model) Scale(b int, s float64) {
 		for i := range st.z {
 			st.z[i] *= s
 		}
+		for i := range st.h {
+			st.h[i] *= s
+		}
 		return
 	}
 	kc := len(m.p.comps[bi.comp].tasks)
@@ -234,6 +294,11 @@ func (m *model) Add(b int, c float64, v solver.Vertex) {
 			col := p.xt[j*p.N : (j+1)*p.N]
 			for i, xv := range col {
 				st.z[i*kc+a] += cv * xv
+			}
+			if st.h != nil {
+				for i, gv := range p.gram[j*p.J : (j+1)*p.J] {
+					st.h[i*kc+a] += cv * gv
+				}
 			}
 		}
 		return
@@ -268,6 +333,17 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 		g[bi.size-1] = 1
 		return
 	}
+	if st.h != nil && batch == nil {
+		for j := 0; j < p.J; j++ {
+			xy := p.xty[j*p.K : (j+1)*p.K]
+			for a, t := range c.tasks {
+				g[j*kc+a] = st.h[j*kc+a] - xy[t]
+			}
+		}
+		st.mu.RUnlock()
+		g[bi.size-1] = 1
+		return
+	}
 	scale := 1.0
 	rows := batch
 	if batch == nil {
@@ -275,31 +351,76 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 	} else {
 		scale = float64(p.N) / float64(len(batch))
 	}
-	res := make([]float64, kc)
-	each := func(i int) {
-		zi := st.z[i*kc : (i+1)*kc]
-		for a, t := range c.tasks {
-			res[a] = zi[a] - p.y[i*p.K+t]
+	// A batch of more than half the samples, with the exact gradient at hand
+	// (XᵀX B_C): its sum is the full sum less the samples outside it.
+	complement := st.h != nil && batch != nil && 2*len(batch) > p.N
+	if complement {
+		rows = m.complementOf(b, batch)
+	}
+	nr := bi.r1 - bi.r0
+	if nr >= gemmRows {
+		// Many rows: G = X_Bᵀ R_B by Gemm over chunks of the samples
+		// (their rows of X gathered, and their residuals).
+		gb := m.gradScratch(b, nr, kc)
+		out := blas64.General{Rows: nr, Cols: kc, Stride: kc, Data: g[:nr*kc]}
+		n := len(rows)
+		if rows == nil {
+			n = p.N
 		}
-		xi := p.x[i*p.J : (i+1)*p.J]
-		for j := bi.r0; j < bi.r1; j++ {
-			v := xi[j]
-			if v == 0 {
-				continue
+		for lo := 0; lo < n; lo += gradChunk {
+			hi := min(lo+gradChunk, n)
+			for q := lo; q < hi; q++ {
+				i := q
+				if rows != nil {
+					i = rows[q]
+				}
+				copy(gb.x[(q-lo)*nr:(q-lo+1)*nr], p.x[i*p.J+bi.r0:i*p.J+bi.r1])
+				zi := st.z[i*kc : (i+1)*kc]
+				ri := gb.r[(q-lo)*kc : (q-lo+1)*kc]
+				for a, t := range c.tasks {
+					ri[a] = zi[a] - p.y[i*p.K+t]
+				}
 			}
-			gj := g[(j-bi.r0)*kc : (j-bi.r0+1)*kc]
-			for a, r := range res {
-				gj[a] += v * r
+			cn := hi - lo
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+				blas64.General{Rows: cn, Cols: nr, Stride: nr, Data: gb.x[:cn*nr]},
+				blas64.General{Rows: cn, Cols: kc, Stride: kc, Data: gb.r[:cn*kc]}, 1, out)
+		}
+	} else {
+		res := m.gradScratch(b, 0, kc).r[:kc]
+		each := func(i int) {
+			zi := st.z[i*kc : (i+1)*kc]
+			for a, t := range c.tasks {
+				res[a] = zi[a] - p.y[i*p.K+t]
+			}
+			xi := p.x[i*p.J : (i+1)*p.J]
+			for j := bi.r0; j < bi.r1; j++ {
+				v := xi[j]
+				if v == 0 {
+					continue
+				}
+				gj := g[(j-bi.r0)*kc : (j-bi.r0+1)*kc]
+				for a, r := range res {
+					gj[a] += v * r
+				}
+			}
+		}
+		if rows == nil {
+			for i := 0; i < p.N; i++ {
+				each(i)
+			}
+		} else {
+			for _, i := range rows {
+				each(i)
 			}
 		}
 	}
-	if rows == nil {
-		for i := 0; i < p.N; i++ {
-			each(i)
-		}
-	} else {
-		for _, i := range rows {
-			each(i)
+	if complement {
+		for j := 0; j < p.J; j++ {
+			xy := p.xty[j*p.K : (j+1)*p.K]
+			for a, t := range c.tasks {
+				g[j*kc+a] = (st.h[j*kc+a] - xy[t]) - g[j*kc+a]
+			}
 		}
 	}
 	st.mu.RUnlock()
@@ -309,6 +430,29 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 		}
 	}
 	g[bi.size-1] = 1
+}
+
+// complementOf returns the samples outside batch (distinct indices), in
+// increasing order, in block b's scratch.
+func (m *model) complementOf(b int, batch []int) []int {
+	gb := &m.grads[b]
+	if gb.mark == nil {
+		gb.mark = make([]bool, m.p.N)
+		gb.rest = make([]int, 0, m.p.N)
+	}
+	for _, i := range batch {
+		gb.mark[i] = true
+	}
+	rest := gb.rest[:0]
+	for i, in := range gb.mark {
+		if in {
+			gb.mark[i] = false
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	gb.rest = rest
+	return rest
 }
 
 // quadLine is φ(γ) − φ(0) = lin·γ + ½·quad·γ², exact for the squared loss.
@@ -330,9 +474,30 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 	xb := x[bi.off : bi.off+bi.size]
 	whole := bi.r0 == 0 && bi.r1 == p.J // z_C is X B_b itself
 	nr := bi.r1 - bi.r0
-	dB := make([]float64, nr*kc)
-	touched := make([]bool, nr)
 	dt := d.XCoef * xb[bi.size-1]
+	if st.h != nil && batch == nil {
+		// Component block with the Gram matrix: the exact line costs
+		// O(J·|C|).
+		for _, t := range d.Terms {
+			for q, idx := range t.V.Idx {
+				if idx == bi.size-1 {
+					dt += t.Coef * t.V.Val[q]
+				}
+			}
+		}
+		st.mu.RLock()
+		lin, quad := m.gramLine(bi.comp, xb, d, dt)
+		st.mu.RUnlock()
+		return m.line(b, lin, quad)
+	}
+	ls := m.lineScratch(b, nr*kc)
+	dB, touched := ls.dB, ls.touched
+	for i := range dB {
+		dB[i] = 0
+	}
+	for i := range touched {
+		touched[i] = false
+	}
 	if d.XCoef != 0 && !whole {
 		for i, v := range xb[:bi.size-1] {
 			dB[i] = d.XCoef * v
@@ -351,7 +516,7 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 			touched[idx/kc] = true
 		}
 	}
-	rows := make([]int, 0, nr)
+	rows := ls.rows[:0]
 	for r, ok := range touched {
 		if ok {
 			rows = append(rows, r)
@@ -374,16 +539,90 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 			quad += m.colSq[bi.r0+r] * sq
 		}
 		st.mu.RUnlock()
-		return quadLine{lin: lin + dt, quad: quad}
+		return m.line(b, lin+dt, quad)
 	}
+	lin, quad := m.batchLineQuad(bi.comp, whole, bi.r0, bi.r1, d.XCoef, dB, rows, batch)
+	st.mu.RUnlock()
+	return m.line(b, lin+dt, quad)
+}
+
+// gramLine returns the exact slope <∇, d> (dt included) and curvature
+// ‖X d_B‖² along a component block's direction d from the kept XᵀX B_C and
+// the Gram matrix; the caller holds the component's read lock.
+func (m *model) gramLine(ci int, xb []float64, d solver.Direction, dt float64) (lin, quad float64) {
+	p := m.p
+	c := p.comps[ci]
+	kc := len(c.tasks)
+	st := m.comps[ci]
+	nb := len(xb) - 1
+	// <v, H> and <v, XᵀY_C> for a vertex, over its B coordinates.
+	vh := func(v solver.Vertex) (vh, vy float64) {
+		for q, idx := range v.Idx {
+			if idx >= nb {
+				continue
+			}
+			vh += v.Val[q] * st.h[idx]
+			vy += v.Val[q] * p.xty[(idx/kc)*p.K+c.tasks[idx%kc]]
+		}
+		return vh, vy
+	}
+	lin = dt
+	if d.XCoef != 0 {
+		bh, by := 0.0, 0.0
+		for j := 0; j < p.J; j++ {
+			xy := p.xty[j*p.K : (j+1)*p.K]
+			for a, t := range c.tasks {
+				bv := xb[j*kc+a]
+				bh += bv * st.h[j*kc+a]
+				by += bv * xy[t]
+			}
+		}
+		quad += d.XCoef * d.XCoef * bh
+		lin += d.XCoef * (bh - by)
+	}
+	for _, t := range d.Terms {
+		th, ty := vh(t.V)
+		lin += t.Coef * (th - ty)
+		quad += 2 * d.XCoef * t.Coef * th
+		for si := range d.Terms {
+			s := d.Terms[si]
+			w := 0.0
+			for q, iq := range t.V.Idx {
+				if iq >= nb {
+					continue
+				}
+				gq := p.gram[(iq/kc)*p.J:]
+				for r, ir := range s.V.Idx {
+					if ir < nb && ir%kc == iq%kc {
+						w += t.V.Val[q] * s.V.Val[r] * gq[ir/kc]
+					}
+				}
+			}
+			quad += t.Coef * s.Coef * w
+		}
+	}
+	if quad < 0 {
+		quad = 0 // rounding of a direction with (nearly) no curvature
+	}
+	return lin, quad
+}
+
+// batchLineQuad returns the slope and curvature of the summed loss along
+// d on the batch (nil: all samples), scaled by N/m; the caller holds the
+// component's read lock.
+func (m *model) batchLineQuad(ci int, whole bool, r0, r1 int, xcoef float64, dB []float64, rows, batch []int) (float64, float64) {
+	p := m.p
+	c := p.comps[ci]
+	kc := len(c.tasks)
+	st := m.comps[ci]
 	ad := make([]float64, kc)
 	var lin, quad float64
 	each := func(i int) {
 		zi := st.z[i*kc : (i+1)*kc]
-		xi := p.x[i*p.J+bi.r0 : i*p.J+bi.r1]
-		if whole && d.XCoef != 0 {
+		xi := p.x[i*p.J+r0 : i*p.J+r1]
+		if whole && xcoef != 0 {
 			for a, z := range zi {
-				ad[a] = d.XCoef * z
+				ad[a] = xcoef * z
 			}
 		} else {
 			for a := range ad {
@@ -416,6 +655,5 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 			each(i)
 		}
 	}
-	st.mu.RUnlock()
-	return quadLine{lin: lin*scale + dt, quad: quad * scale}
+	return lin * scale, quad * scale
 }

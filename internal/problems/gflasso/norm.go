@@ -43,6 +43,12 @@ type component struct {
 	// pos and neg are the masks of the atom's members with sign +1 and −1,
 	// for the subset-sum evaluation of bestAtom.
 	pos, neg []uint32
+	// The oracle's row bound (bound.go): the switching (nil when the signed
+	// graph is unbalanced), the smallest edge weight and the minimum cut;
+	// bScratch > 0 once they are computed.
+	bTau         []float64
+	bWmin, bCmin float64
+	bScratch     int
 }
 
 // omega evaluates ω_C(z).
@@ -58,6 +64,10 @@ func (c *component) omega(z []float64) float64 {
 	}
 	return s + c.gamma*f
 }
+
+// simplex is the LP solver of the oracle (a variable so that tests can make
+// it fail).
+var simplex = lp.Simplex
 
 // maxEnumAtoms bounds the candidate list of one component; beyond it the LP
 // oracle is used.
@@ -289,7 +299,7 @@ func (c *component) lpDual(g []float64) (val float64, z []float64, err error) {
 			err = fmt.Errorf("gflasso: simplex failed: %v", r)
 		}
 	}()
-	opt, x, err := lp.Simplex(cost, A, b, 1e-12, basic)
+	opt, x, err := simplex(cost, A, b, 1e-12, basic)
 	if err != nil {
 		return 0, nil, fmt.Errorf("gflasso: simplex: %w", err)
 	}

@@ -27,7 +27,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/fwlab/fwlab/internal/solver"
 	"gonum.org/v1/gonum/blas"
@@ -61,6 +63,10 @@ type Options struct {
 	// ForceLP makes every component that is not enumerated use the LP
 	// oracle (for tests and comparisons).
 	ForceLP bool
+	// KeepSlack turns off the slack collapse (see Reshape) that the
+	// Frank-Wolfe methods with away steps apply after a block's step: t_b
+	// then only moves by the methods' own steps.
+	KeepSlack bool
 }
 
 // OptionError is an invalid option; Option is its name in the scenario's
@@ -86,7 +92,10 @@ type blockInfo struct {
 }
 
 // Problem is one GFLASSO instance. It implements solver.Problem,
-// solver.LipschitzBounder and solver.Evaluator. It is immutable after New.
+// solver.LipschitzBounder, solver.Evaluator, solver.CheckedOracle and
+// solver.Reshaper. It is immutable after New, apart from a scratch pool, a
+// vertex cache and a one-entry cache of the objective's terms, all safe for
+// concurrent use by several runs.
 type Problem struct {
 	N, J, K int
 	x       []float64 // X row-major, N×J
@@ -101,7 +110,28 @@ type Problem struct {
 	dim     int
 	lip     float64
 	hatRank bool // rank X = J (T from the hat matrix available)
+	// gram is XᵀX (J×J row-major, both triangles) and xty XᵀY (J×K
+	// row-major), kept when J ≤ N and J² ≤ maxGramEntries: a component
+	// block's exact gradient XᵀX B_C − XᵀY_C is then kept up to date at
+	// O(J·|C|) per vertex coordinate a step moves, instead of O(N·J·|C|)
+	// from scratch.
+	gram []float64
+	xty  []float64
+	// pool and vcache (scratch.go): working memory and vertices, shared
+	// by the runs on the instance.
+	pool   sync.Pool
+	vcache []vertexCache
+	tvert  []solver.Vertex // per block: e_t, the epigraph coordinate
+	terms  struct {        // termsOf's cache
+		mu               sync.Mutex
+		x                []float64
+		loss, l1, fusion float64
+		ok               bool
+	}
 }
+
+// maxGramEntries bounds the J×J Gram matrix that an instance keeps (32 MB).
+const maxGramEntries = 1 << 22
 
 // maxLPEntries bounds the dense constraint matrix of the LP oracle
 // ((edges + 1) × (2·tasks + 2·edges + 1) numbers, 8 MB): a component that
@@ -217,6 +247,9 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 			if err := c.enumerate(); err != nil && err != errTooMany {
 				return nil, err
 			}
+			if c.enumerated() {
+				c.prepareBound()
+			}
 		}
 		if !c.enumerated() && !opt.ForceLP {
 			c.tau = c.switching()
@@ -267,8 +300,14 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 	p.dim = off
 	for _, b := range p.info {
 		p.blocks = append(p.blocks, solver.Block{Offset: b.off, Size: b.size})
+		p.tvert = append(p.tvert, solver.Vertex{Key: "t", Idx: []int{b.size - 1}, Val: []float64{1}})
 	}
-	p.lip = lambdaMax(p.x, p.xt, n, j)
+	p.vcache = make([]vertexCache, len(p.info))
+	p.lip, p.gram = lambdaMax(p.x, p.xt, n, j)
+	if p.gram != nil {
+		p.xty = make([]float64, j*k)
+		mat.NewDense(j, k, p.xty).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, k, p.y))
+	}
 	return p, nil
 }
 
@@ -334,11 +373,23 @@ func (p *Problem) bounds(X *mat.Dense) ([]float64, bool) {
 
 // lambdaMax returns the largest eigenvalue of XᵀX, from the smaller of the
 // Gram matrices XᵀX (J×J) and XXᵀ (N×N), which share their nonzero
-// eigenvalues. x is X row-major, xt is Xᵀ row-major.
-func lambdaMax(x, xt []float64, n, j int) float64 {
+// eigenvalues, and XᵀX itself (J×J row-major) when J ≤ N and J² ≤
+// maxGramEntries (else nil). x is X row-major, xt is Xᵀ row-major.
+func lambdaMax(x, xt []float64, n, j int) (float64, []float64) {
 	var g mat.SymDense
+	var gram []float64
 	if j <= n {
 		g.SymOuterK(1, mat.NewDense(j, n, xt)) // XᵀX = (Xᵀ)(Xᵀ)ᵀ
+		if j*j <= maxGramEntries {
+			gram = make([]float64, j*j)
+			raw := g.RawSymmetric() // upper triangle
+			for a := 0; a < j; a++ {
+				for b := a; b < j; b++ {
+					v := raw.Data[a*raw.Stride+b]
+					gram[a*j+b], gram[b*j+a] = v, v
+				}
+			}
+		}
 	} else {
 		g.SymOuterK(1, mat.NewDense(n, j, x)) // XXᵀ
 	}
@@ -349,10 +400,10 @@ func lambdaMax(x, xt []float64, n, j int) float64 {
 		for a := 0; a < g.SymmetricDim(); a++ {
 			tr += g.At(a, a)
 		}
-		return tr
+		return tr, gram
 	}
 	vals := eig.Values(nil)
-	return vals[len(vals)-1]
+	return vals[len(vals)-1], gram
 }
 
 // Graph returns the task graph.
@@ -418,24 +469,67 @@ func (p *Problem) Start(b int) solver.Vertex { return solver.Vertex{Key: "0"} }
 // T_b(e_j ⊗ v, 1) of the best row. Ties: the first row, then the first atom
 // in enumeration order, and 0 when the atom does not strictly improve on it.
 func (p *Problem) LMO(b int, g []float64) solver.Vertex {
+	v, _ := p.lmo(b, g, false)
+	return v
+}
+
+// CheckedLMO implements solver.CheckedOracle: the oracle of LMO, except that
+// a linear program that fails fails the call with its message (naming the
+// block and the row) instead of leaving the row out. A gap evaluation needs
+// every row: without one the gap is no certificate.
+func (p *Problem) CheckedLMO(b int, g []float64) (solver.Vertex, error) {
+	return p.lmo(b, g, true)
+}
+
+// lmo is the oracle; with strict, a failed linear program is an error, else
+// its row is left out (the zero vertex and the other rows remain feasible
+// answers, which is all a step needs).
+func (p *Problem) lmo(b int, g []float64, strict bool) (solver.Vertex, error) {
 	bi := p.info[b]
 	c := p.comps[bi.comp]
 	kc := len(c.tasks)
-	pat := make([]float64, kc)
+	sc := p.getScratch()
+	defer p.putScratch(sc)
+	pat := sc.pat[:kc]
+	for a := range pat {
+		pat[a] = 0
+	}
 	bestScore, bestRow := 0.0, -1
 	if c.enumerated() {
 		bestAtom, bestSign := -1, 0.0
-		sums := make([]float64, 1<<kc)
-		for r := bi.r0; r < bi.r1; r++ {
-			row := g[(r-bi.r0)*kc : (r-bi.r0+1)*kc]
-			// ω_C ≥ λ‖·‖₁, so ω_C*(row) ≤ ‖row‖∞/λ: a row whose bound
-			// (inflated against rounding) cannot beat the best score so
-			// far is skipped (ties keep the earlier choice anyway).
-			if bestRow >= 0 && maxAbs(row)/c.lambda*(1+1e-12) <= bestScore {
-				continue
+		sums := sc.sums[:1<<kc]
+		// Rows in decreasing order of an upper bound on their score
+		// (bound.go), stopping at the first that cannot beat the best so
+		// far; exact ties keep the lowest row, as a plain scan would.
+		nr := bi.r1 - bi.r0
+		bound := sc.bound[:nr]
+		order := sc.order[:nr]
+		for r := range nr {
+			bound[r] = math.Inf(1) // one row: nothing to prune
+			if nr > 1 {
+				bound[r] = c.dualBound(g[r*kc:(r+1)*kc], pat)
 			}
+			order[r] = int32(r)
+		}
+		if nr > 1 {
+			slices.SortFunc(order, func(a, b int32) int {
+				switch {
+				case bound[a] > bound[b]:
+					return -1
+				case bound[a] < bound[b]:
+					return 1
+				}
+				return int(a - b)
+			})
+		}
+		for _, o := range order {
+			if bestRow >= 0 && bound[o] < bestScore {
+				break
+			}
+			r := bi.r0 + int(o)
+			row := g[int(o)*kc : (int(o)+1)*kc]
 			s, a, sg := c.bestAtom(row, sums)
-			if a >= 0 && s > bestScore {
+			if a >= 0 && (s > bestScore || (s == bestScore && bestRow >= 0 && r < bestRow)) {
 				bestScore, bestRow, bestAtom, bestSign = s, r, a, sg
 			}
 		}
@@ -456,6 +550,9 @@ func (p *Problem) LMO(b int, g []float64) solver.Vertex {
 			} else {
 				s, maximiser, err = c.lpAtom(row)
 			}
+			if err != nil && strict {
+				return solver.Vertex{}, fmt.Errorf("gflasso: the oracle of block %d failed on row %d: %w", b, r+1, err)
+			}
 			if err != nil || maximiser == nil {
 				// A failed LP leaves this row out; the zero vertex and the
 				// other rows remain valid (the oracle stays feasible).
@@ -471,9 +568,9 @@ func (p *Problem) LMO(b int, g []float64) solver.Vertex {
 	}
 	gt := g[bi.size-1]
 	if bestRow < 0 || !(gt-bestScore < 0) {
-		return solver.Vertex{Key: "0"}
+		return solver.Vertex{Key: "0"}, nil
 	}
-	return p.atomVertex(b, bestRow, pat)
+	return p.cachedAtom(b, bestRow, pat, sc.key), nil
 }
 
 func maxAbs(x []float64) float64 {
@@ -554,33 +651,13 @@ func (p *Problem) Lift(x []float64, B *mat.Dense) bool {
 
 // Terms of F at B: the loss ½‖Y − XB‖², λ‖B‖₁ and the fusion penalty.
 func (p *Problem) Terms(B *mat.Dense) (loss, l1, fusion float64) {
-	xb := make([]float64, p.K)
-	bd := make([]float64, p.J*p.K)
-	for a := 0; a < p.J; a++ {
-		for c := 0; c < p.K; c++ {
-			bd[a*p.K+c] = B.At(a, c)
-		}
-	}
-	for i := 0; i < p.N; i++ {
-		for c := range xb {
-			xb[c] = 0
-		}
-		xi := p.x[i*p.J : (i+1)*p.J]
-		for a, v := range xi {
-			if v == 0 {
-				continue
-			}
-			row := bd[a*p.K : (a+1)*p.K]
-			for c, bv := range row {
-				xb[c] += v * bv
-			}
-		}
-		for c := 0; c < p.K; c++ {
-			d := p.y[i*p.K+c] - xb[c]
-			loss += d * d
-		}
+	res := p.residual(B)
+	for _, d := range res {
+		loss += d * d
 	}
 	loss /= 2
+	bd := make([]float64, p.J*p.K)
+	mat.NewDense(p.J, p.K, bd).Copy(B)
 	for _, v := range bd {
 		l1 += math.Abs(v)
 	}
@@ -604,12 +681,35 @@ func (p *Problem) F(B *mat.Dense) float64 {
 
 // Objective implements solver.Problem: F(B) at the B part of x (never the
 // P1 upper bound loss + Σ t_b).
-func (p *Problem) Objective(x []float64) float64 { return p.F(p.BOf(x)) }
+func (p *Problem) Objective(x []float64) float64 {
+	loss, l1, fusion := p.termsOf(x)
+	return loss + l1 + fusion
+}
+
+// termsOf returns Terms at the B part of x, from a one-entry cache of the
+// last x (an evaluation asks for Objective and then Extra at the same
+// point; the product XB is the costly part).
+func (p *Problem) termsOf(x []float64) (loss, l1, fusion float64) {
+	tc := &p.terms
+	tc.mu.Lock()
+	if tc.ok && slices.Equal(tc.x, x) {
+		loss, l1, fusion = tc.loss, tc.l1, tc.fusion
+		tc.mu.Unlock()
+		return loss, l1, fusion
+	}
+	tc.mu.Unlock()
+	loss, l1, fusion = p.Terms(p.BOf(x))
+	tc.mu.Lock()
+	tc.x = append(tc.x[:0], x...)
+	tc.loss, tc.l1, tc.fusion, tc.ok = loss, l1, fusion, true
+	tc.mu.Unlock()
+	return loss, l1, fusion
+}
 
 // Extra implements solver.Evaluator: the loss, the two penalties, the P1
 // objective (loss + Σ t_b) and the largest t_b/T_b.
 func (p *Problem) Extra(x []float64) map[string]float64 {
-	loss, l1, fusion := p.Terms(p.BOf(x))
+	loss, l1, fusion := p.termsOf(x)
 	st, fill := 0.0, 0.0
 	for _, bi := range p.info {
 		t := x[bi.off+bi.size-1]
@@ -620,70 +720,93 @@ func (p *Problem) Extra(x []float64) map[string]float64 {
 }
 
 // FullGradient writes the exact gradient of the P1 objective at x (all
-// blocks) into g, computed from scratch.
+// blocks) into g, computed from scratch: Xᵀ(XB − Y) by two matrix products.
 func (p *Problem) FullGradient(x, g []float64) {
 	B := p.BOf(x)
 	res := p.residual(B) // XB − Y, N×K
+	var G mat.Dense
+	G.Mul(mat.NewDense(p.J, p.N, p.xt), mat.NewDense(p.N, p.K, res))
+	gd := G.RawMatrix().Data
 	for _, bi := range p.info {
 		c := p.comps[bi.comp]
 		kc := len(c.tasks)
 		for r := bi.r0; r < bi.r1; r++ {
-			col := p.xt[r*p.N : (r+1)*p.N]
 			for a, t := range c.tasks {
-				s := 0.0
-				for i, v := range col {
-					s += v * res[i*p.K+t]
-				}
-				g[bi.off+(r-bi.r0)*kc+a] = s
+				g[bi.off+(r-bi.r0)*kc+a] = gd[r*p.K+t]
 			}
 		}
 		g[bi.off+bi.size-1] = 1
 	}
 }
 
-// residual returns XB − Y (N×K row-major).
+// residual returns XB − Y (N×K row-major). Only the nonzero rows of B
+// count: with at most half of them nonzero (the usual case: the l1 penalty
+// zeroes most rows) the product gathers those columns of X.
 func (p *Problem) residual(B *mat.Dense) []float64 {
-	res := make([]float64, p.N*p.K)
-	for i := 0; i < p.N; i++ {
-		for a := 0; a < p.J; a++ {
-			v := p.x[i*p.J+a]
-			if v == 0 {
-				continue
-			}
-			for c := 0; c < p.K; c++ {
-				res[i*p.K+c] += v * B.At(a, c)
+	n, j, k := p.N, p.J, p.K
+	res := make([]float64, n*k)
+	for i, v := range p.y {
+		res[i] = -v
+	}
+	bd := mat.DenseCopyOf(B).RawMatrix().Data
+	var rows []int
+	for a := 0; a < j; a++ {
+		for _, v := range bd[a*k : (a+1)*k] {
+			if v != 0 {
+				rows = append(rows, a)
+				break
 			}
 		}
-		for c := 0; c < p.K; c++ {
-			res[i*p.K+c] -= p.y[i*p.K+c]
+	}
+	out := blas64.General{Rows: n, Cols: k, Stride: k, Data: res}
+	switch r := len(rows); {
+	case r == 0:
+	case 2*r <= j:
+		xr := make([]float64, r*n) // (X's columns at rows)ᵀ, r×N
+		br := make([]float64, r*k)
+		for q, a := range rows {
+			copy(xr[q*n:(q+1)*n], p.xt[a*n:(a+1)*n])
+			copy(br[q*k:(q+1)*k], bd[a*k:(a+1)*k])
 		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+			blas64.General{Rows: r, Cols: n, Stride: n, Data: xr},
+			blas64.General{Rows: r, Cols: k, Stride: k, Data: br}, 1, out)
+	default:
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+			blas64.General{Rows: n, Cols: j, Stride: j, Data: p.x},
+			blas64.General{Rows: j, Cols: k, Stride: k, Data: bd}, 1, out)
 	}
 	return res
 }
 
 // Gap returns the Frank-Wolfe duality gap <∇(x), x − s> of the P1 form at a
 // feasible x, summed over blocks, with s the oracle's vertex per block: a
-// certificate P1(x) − P1* ≤ Gap(x), and F(B) ≤ P1(x), P1* = F*.
-func (p *Problem) Gap(x []float64) float64 {
+// certificate P1(x) − P1* ≤ Gap(x), and F(B) ≤ P1(x), P1* = F*. An oracle
+// that fails (a linear program) fails the gap with its message.
+func (p *Problem) Gap(x []float64) (float64, error) {
 	g := make([]float64, p.dim)
 	p.FullGradient(x, g)
 	gap := 0.0
 	for b, bi := range p.info {
 		gb := g[bi.off : bi.off+bi.size]
 		xb := x[bi.off : bi.off+bi.size]
-		s := p.LMO(b, gb)
+		s, err := p.CheckedLMO(b, gb)
+		if err != nil {
+			return math.NaN(), fmt.Errorf("the duality gap: %w", err)
+		}
 		for i, v := range gb {
 			gap += v * xb[i]
 		}
 		gap -= s.Dot(gb)
 	}
-	return gap
+	return gap, nil
 }
 
 var (
 	_ solver.Problem          = (*Problem)(nil)
 	_ solver.LipschitzBounder = (*Problem)(nil)
 	_ solver.Evaluator        = (*Problem)(nil)
+	_ solver.CheckedOracle    = (*Problem)(nil)
 )
 
 // BlocksCoupled reports whether two blocks share a component (row blocks):

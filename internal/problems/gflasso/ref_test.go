@@ -145,7 +145,7 @@ func TestReferenceInstance(t *testing.T) {
 	if obj := p.Objective(x); math.Abs(obj-r.FStar.FStar) > 1e-9*r.FStar.FStar {
 		t.Errorf("Objective(lift(B*)) = %v", obj)
 	}
-	if gap := p.Gap(x); gap < -1e-9 || gap > 1e-6*r.FStar.FStar {
+	if gap, err := p.Gap(x); err != nil || gap < -1e-9 || gap > 1e-6*r.FStar.FStar {
 		t.Errorf("gap at lifted B* = %v", gap)
 	}
 }

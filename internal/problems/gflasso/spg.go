@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/fwlab/fwlab/internal/solver"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -44,8 +46,12 @@ type SPG struct {
 	eps    float64
 	limits solver.Limits
 	xtx    []float64 // J×J when J ≤ N (nil otherwise)
-	xty    []float64 // J×K
+	xty    []float64 // J×K when J ≤ N
 	res    []float64 // N×K scratch for XW − Y when J > N
+	// Scratch of the sparse product (J ≤ N): W's nonzero rows, the rows of
+	// XᵀX and of W there.
+	rows   []int
+	gr, wr []float64
 }
 
 // NewSPG configures SPG on p.
@@ -91,20 +97,21 @@ func NewSPG(p *Problem, cfg SPGConfig) (*SPG, error) {
 	// The loss gradient is XᵀX W − XᵀY with the J×J Gram matrix when J ≤ N
 	// (J²K a step), else Xᵀ(XW − Y) (2NJK a step, no J×J matrix).
 	if j <= n {
-		s.xtx = make([]float64, j*j)
-		mat.NewDense(j, j, s.xtx).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, j, p.x))
+		s.xtx = p.gram
+		if s.xtx == nil {
+			s.xtx = make([]float64, j*j)
+			mat.NewDense(j, j, s.xtx).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, j, p.x))
+		}
+		s.rows = make([]int, 0, j)
+		s.gr = make([]float64, (j/2)*j)
+		s.wr = make([]float64, (j/2)*k)
+		s.xty = p.xty
+		if s.xty == nil {
+			s.xty = make([]float64, j*k)
+			mat.NewDense(j, k, s.xty).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, k, p.y))
+		}
 	} else {
 		s.res = make([]float64, n*k)
-	}
-	s.xty = make([]float64, j*k)
-	for a := 0; a < j && s.xtx != nil; a++ {
-		ca := p.xt[a*n : (a+1)*n]
-		for i, v := range ca {
-			yi := p.y[i*k : (i+1)*k]
-			for c, yv := range yi {
-				s.xty[a*k+c] += v * yv
-			}
-		}
 	}
 	return s, nil
 }
@@ -126,22 +133,41 @@ func (s *SPG) smoothGrad(W, g []float64) {
 		r.Sub(r, mat.NewDense(p.N, k, p.y))
 		mat.NewDense(j, k, g).Mul(mat.NewDense(j, p.N, p.xt), r)
 	} else {
-		for a := 0; a < j; a++ {
-			ga := g[a*k : (a+1)*k]
-			copy(ga, s.xty[a*k:(a+1)*k])
-			for c := range ga {
-				ga[c] = -ga[c]
-			}
-			row := s.xtx[a*j : (a+1)*j]
-			for b, v := range row {
-				if v == 0 {
-					continue
+		// g = XᵀX W − XᵀY. W is B plus momentum, and soft-thresholding
+		// leaves most rows of B zero: only the columns of XᵀX at W's
+		// nonzero rows count. With few of them they are gathered (XᵀX is
+		// symmetric, so its rows serve) for one J×r by r×K product, else
+		// one J×J by J×K product (blas64 Gemm).
+		for i, v := range s.xty {
+			g[i] = -v
+		}
+		rows := s.rows[:0]
+		for b := 0; b < j; b++ {
+			for _, w := range W[b*k : (b+1)*k] {
+				if w != 0 {
+					rows = append(rows, b)
+					break
 				}
-				wb := W[b*k : (b+1)*k]
-				for c, w := range wb {
-					ga[c] += v * w
-				}
 			}
+		}
+		s.rows = rows
+		switch r := len(rows); {
+		case r == 0:
+		case 2*r <= j:
+			gr, wr := s.gr[:r*j], s.wr[:r*k]
+			for i, b := range rows {
+				copy(gr[i*j:(i+1)*j], s.xtx[b*j:(b+1)*j])
+				copy(wr[i*k:(i+1)*k], W[b*k:(b+1)*k])
+			}
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+				blas64.General{Rows: r, Cols: j, Stride: j, Data: gr},
+				blas64.General{Rows: r, Cols: k, Stride: k, Data: wr},
+				1, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
+		default:
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+				blas64.General{Rows: j, Cols: j, Stride: j, Data: s.xtx},
+				blas64.General{Rows: j, Cols: k, Stride: k, Data: W},
+				1, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
 		}
 	}
 	gam := p.opt.Gamma
@@ -164,16 +190,52 @@ func (s *SPG) smoothGrad(W, g []float64) {
 	}
 }
 
+// spgState is the iterate of SPG: B_t, B_{t−1}, the momentum point W, the
+// gradient buffer, θ_t and t.
+type spgState struct {
+	B, Bprev, W, g []float64
+	theta          float64
+	it             int
+}
+
+func (s *SPG) newState() *spgState {
+	n := s.p.J * s.p.K
+	return &spgState{B: make([]float64, n), Bprev: make([]float64, n), W: make([]float64, n), g: make([]float64, n), theta: 1}
+}
+
+// step is one SPG iteration: the gradient at W, the proximal step for
+// λ‖·‖₁ (soft-thresholding) and the momentum update.
+func (s *SPG) step(st *spgState) {
+	st.it++
+	B, W, g := st.B, st.W, st.g
+	s.smoothGrad(W, g)
+	copy(st.Bprev, B)
+	thr := s.p.opt.Lambda / s.L
+	for i := range B {
+		v := W[i] - g[i]/s.L
+		switch {
+		case v > thr:
+			B[i] = v - thr
+		case v < -thr:
+			B[i] = v + thr
+		default:
+			B[i] = 0
+		}
+	}
+	thetaNext := 2 / float64(st.it+2)
+	coef := (1 - st.theta) / st.theta * thetaNext
+	for i := range W {
+		W[i] = B[i] + coef*(B[i]-st.Bprev[i])
+	}
+	st.theta = thetaNext
+}
+
 // Run implements solver.Method.
 func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, error) {
 	p := s.p
 	j, k := p.J, p.K
-	B := make([]float64, j*k)
-	Bprev := make([]float64, j*k)
-	W := make([]float64, j*k)
-	g := make([]float64, j*k)
-	thr := p.opt.Lambda / s.L
-	theta := 1.0
+	st := s.newState()
+	B := st.B
 	x := make([]float64, p.Dim())
 	sum := solver.Summary{Status: solver.StatusMaxIters}
 	lastObj, lastGap := math.NaN(), math.NaN()
@@ -192,7 +254,11 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 			return solver.StatusFailed
 		}
 		if feasible {
-			gap := p.Gap(x)
+			gap, err := p.Gap(x)
+			if err != nil {
+				sum.Message = err.Error()
+				return solver.StatusFailed
+			}
 			r.Gap = solver.F(gap)
 			lastGap = gap
 			if s.limits.GapTol > 0 && gap <= s.limits.GapTol {
@@ -212,26 +278,8 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 	rec.Record(r0)
 	for it := 1; ; it++ {
 		t0 := time.Now()
-		s.smoothGrad(W, g)
+		s.step(st)
 		passes++
-		copy(Bprev, B)
-		for i := range B {
-			v := W[i] - g[i]/s.L
-			switch {
-			case v > thr:
-				B[i] = v - thr
-			case v < -thr:
-				B[i] = v + thr
-			default:
-				B[i] = 0
-			}
-		}
-		thetaNext := 2 / float64(it+2)
-		coef := (1 - theta) / theta * thetaNext
-		for i := range W {
-			W[i] = B[i] + coef*(B[i]-Bprev[i])
-		}
-		theta = thetaNext
 		work += time.Since(t0)
 		r := solver.Record{K: it, Passes: passes, Step: solver.StepProx, Gamma: 1 / s.L, Batch: p.N}
 		status := ""
