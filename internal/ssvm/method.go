@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -215,13 +214,12 @@ func (m *Method) applyDelta(i int, du, dt []float64) {
 	wd := p.Train.Words[i]
 	c := -1 / (p.Lambda * float64(p.N()))
 	for t := 0; t < wd.Len; t++ {
-		x := p.Train.X[(wd.Start+t)*F : (wd.Start+t+1)*F]
 		for k := 0; k < K; k++ {
 			a := c * du[t*K+k]
 			if a == 0 {
 				continue
 			}
-			floats.AddScaled(m.w[k*F:(k+1)*F], a, x)
+			p.sx.axpy(wd.Start+t, a, m.w[k*F:(k+1)*F])
 		}
 	}
 	first, last, trans := p.parts(m.w)
@@ -268,7 +266,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	L := wd.Len
 	truth := ds.Y[wd.Start : wd.Start+L]
 	E := m.E[:L*K]
-	p.wordEmissions(ds, wd, m.w, E)
+	p.sx.emissions(wd, K, m.w, E)
 	first, last, trans := p.parts(m.w)
 	Eo, fo, lo, to := E, first, last, trans
 	info := stepInfo{batch: D}
@@ -278,7 +276,7 @@ func (m *Method) blockStep(k int) stepInfo {
 		if mk < D {
 			m.sampleFeatures(mk)
 			Eo = m.EJ[:L*K]
-			p.wordEmissions(ds, wd, m.wJ, Eo)
+			p.sx.emissions(wd, K, m.wJ, Eo)
 			fo, lo, to = p.parts(m.wJ)
 		}
 	}
@@ -479,7 +477,7 @@ func (m *Method) ssgStep(k int) stepInfo {
 	L := wd.Len
 	truth := ds.Y[wd.Start : wd.Start+L]
 	E := m.E[:L*K]
-	p.wordEmissions(ds, wd, m.w, E)
+	p.sx.emissions(wd, K, m.w, E)
 	first, last, trans := p.parts(m.w)
 	s := m.ys[:L]
 	m.dec.Viterbi(E, first, last, trans, truth, s)
@@ -493,28 +491,36 @@ func (m *Method) ssgStep(k int) stepInfo {
 }
 
 // recomputeW recomputes w = Σ_i (φ(x_i, y_i) − φ(x_i, M_i))/(λn) and ℓ from
-// the block marginals, from scratch (one matrix product for the emissions).
+// the block marginals, from scratch. The emission blocks are accumulated
+// letter by letter over the nonzero features, in the order (and so with the
+// rounding) of the matrix product Rᵀ·X with R = onehot(y) − μ, without
+// forming R.
 func (m *Method) recomputeW(dst []float64) float64 {
 	p := m.p
 	K, F := p.K, p.F
 	ds := p.Train
-	N := ds.Letters()
 	c := 1 / (p.Lambda * float64(p.N()))
-	R := make([]float64, N*K) // onehot(y) − μ
-	for j := 0; j < N; j++ {
-		for k := 0; k < K; k++ {
-			R[j*K+k] = -m.mu[j*K+k]
-		}
-		R[j*K+ds.Y[j]]++
-	}
 	zero(dst)
-	We := mat.NewDense(K, F, dst[:K*F])
-	We.Mul(mat.NewDense(N, K, R).T(), mat.NewDense(N, F, ds.X))
 	first, last, trans := p.parts(dst)
 	for i, wd := range ds.Words {
-		for k := 0; k < K; k++ {
-			first[k] += R[wd.Start*K+k]
-			last[k] += R[(wd.Start+wd.Len-1)*K+k]
+		for t := 0; t < wd.Len; t++ {
+			j := wd.Start + t
+			mu := m.mu[j*K : (j+1)*K]
+			for k, v := range mu {
+				r := -v
+				if k == ds.Y[j] {
+					r++
+				}
+				if r != 0 {
+					p.sx.axpy(j, r, dst[k*F:(k+1)*F])
+				}
+				if t == 0 {
+					first[k] += r
+				}
+				if t == wd.Len-1 {
+					last[k] += r
+				}
+			}
 		}
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		mt := m.mt[i*K*K : (i+1)*K*K]
@@ -550,10 +556,11 @@ func (m *Method) iterate() stepInfo {
 		}
 	}
 	if m.o.Average {
+		// w̄ ← (1−ρ)w̄ + ρw as two vector operations, each product rounded
+		// before the sum exactly as in the elementwise expression.
 		rho := 2 / float64(k+1)
-		for j, v := range m.w {
-			m.wavg[j] = (1-rho)*m.wavg[j] + rho*v
-		}
+		floats.Scale(1-rho, m.wavg)
+		floats.AddScaled(m.wavg, rho, m.w)
 		m.lavg = (1-rho)*m.lavg + rho*m.ell
 	}
 	return info

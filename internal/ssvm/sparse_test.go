@@ -1,0 +1,285 @@
+package ssvm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// viterbiFull is the plain Viterbi recursion scanning every predecessor,
+// the reference for the pruned decoder.
+func viterbiFull(E, first, last, trans []float64, K int, truth []int, out []int) float64 {
+	L := len(out)
+	u := func(t int) []float64 {
+		v := append([]float64(nil), E[t*K:(t+1)*K]...)
+		for k := range v {
+			if t == 0 {
+				v[k] += first[k]
+			}
+		}
+		for k := range v {
+			if t == L-1 {
+				v[k] += last[k]
+			}
+		}
+		for k := range v {
+			if truth != nil && k != truth[t] {
+				v[k] += 1 / float64(L)
+			}
+		}
+		return v
+	}
+	prev := u(0)
+	back := make([]int, L*K)
+	for t := 1; t < L; t++ {
+		ut := u(t)
+		cur := make([]float64, K)
+		for k := 0; k < K; k++ {
+			best, arg := prev[0]+trans[K*k], 0
+			for j := 1; j < K; j++ {
+				if s := prev[j] + trans[j+K*k]; s > best {
+					best, arg = s, j
+				}
+			}
+			cur[k] = best + ut[k]
+			back[t*K+k] = arg
+		}
+		prev = cur
+	}
+	best, arg := prev[0], 0
+	for k := 1; k < K; k++ {
+		if prev[k] > best {
+			best, arg = prev[k], k
+		}
+	}
+	out[L-1] = arg
+	for t := L - 1; t > 0; t-- {
+		out[t-1] = back[t*K+out[t]]
+	}
+	return best
+}
+
+// TestViterbiPruningIsExact compares the pruned decoder with the full scan
+// bit for bit: labelling and score, with and without the loss term, on
+// continuous scores, on small integers (many ties, which must go to the
+// lowest label), on scores of very different scales, and with non-finite
+// values (where no pruning is done).
+func TestViterbiPruningIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 11))
+	gens := map[string]func() float64{
+		"normal":   rng.NormFloat64,
+		"integers": func() float64 { return float64(rng.IntN(3)) },
+		"scales":   func() float64 { return rng.NormFloat64() * math.Pow(10, float64(rng.IntN(7)-3)) },
+		"nonfinite": func() float64 {
+			switch rng.IntN(40) {
+			case 0:
+				return math.NaN()
+			case 1:
+				return math.Inf(1 - 2*rng.IntN(2))
+			}
+			return rng.NormFloat64()
+		},
+	}
+	for name, gen := range gens {
+		for trial := 0; trial < 300; trial++ {
+			K := 1 + rng.IntN(26)
+			L := 1 + rng.IntN(10)
+			E := make([]float64, L*K)
+			first, last, trans := make([]float64, K), make([]float64, K), make([]float64, K*K)
+			for _, v := range [][]float64{E, first, last, trans} {
+				for j := range v {
+					v[j] = gen()
+				}
+			}
+			// Emission scores dominate on real data: scale them up at times.
+			if trial%2 == 0 {
+				for j := range E {
+					E[j] *= 10
+				}
+			}
+			truth := make([]int, L)
+			for j := range truth {
+				truth[j] = rng.IntN(K)
+			}
+			dec := newDecoder(K, L)
+			for _, tr := range [][]int{nil, truth} {
+				got, want := make([]int, L), make([]int, L)
+				gs := dec.Viterbi(E, first, last, trans, tr, got)
+				ws := viterbiFull(E, first, last, trans, K, tr, want)
+				if math.Float64bits(gs) != math.Float64bits(ws) && !(math.IsNaN(gs) && math.IsNaN(ws)) {
+					t.Fatalf("%s trial %d (K=%d L=%d): score %v, full scan %v", name, trial, K, L, gs, ws)
+				}
+				for j := range got {
+					if got[j] != want[j] {
+						t.Fatalf("%s trial %d (K=%d L=%d): labelling %v, full scan %v", name, trial, K, L, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// randomRows builds a data set of N letters with F features, a fraction of
+// them zero, the others 1 (binary) or random.
+func randomRows(rng *rand.Rand, N, F int, density float64, binary bool) *Dataset {
+	ds := &Dataset{Name: "rows", Labels: 1, Feat: F, X: make([]float64, N*F), Y: make([]int, N), Words: []Word{{0, N}}}
+	for j := range ds.X {
+		if rng.Float64() < density {
+			ds.X[j] = 1
+			if !binary {
+				ds.X[j] = rng.NormFloat64()
+			}
+		}
+	}
+	return ds
+}
+
+// TestSparseRowsMatchDense checks the sparse dot product and update against
+// gonum's dense kernels bit for bit, for every feature count from 1 to 140
+// (every split into four lanes and a tail), binary and real features, at
+// several densities, with weights that include zeros, negative zeros and
+// values of very different sizes.
+func TestSparseRowsMatchDense(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for F := 1; F <= 140; F++ {
+		for _, binary := range []bool{true, false} {
+			for _, density := range []float64{0, 0.2, 0.7, 1} {
+				ds := randomRows(rng, 6, F, density, binary)
+				sx, err := newSparseRows(ds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sx.binary != (binary || density == 0) {
+					t.Fatalf("F=%d density %v: binary %v, want %v", F, density, sx.binary, binary)
+				}
+				w := make([]float64, F)
+				for f := range w {
+					switch rng.IntN(5) {
+					case 0:
+						w[f] = 0
+					case 1:
+						w[f] = math.Copysign(0, -1)
+					default:
+						w[f] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(17)-8))
+					}
+				}
+				for j := 0; j < 6; j++ {
+					x := ds.X[j*F : (j+1)*F]
+					if got, want := sx.dot(j, w), floats.Dot(w, x); math.Float64bits(got) != math.Float64bits(want) {
+						t.Fatalf("F=%d binary %v density %v letter %d: sparse dot %v, dense %v", F, binary, density, j, got, want)
+					}
+					a := rng.NormFloat64()
+					got := make([]float64, F)
+					for f := range got {
+						got[f] = rng.NormFloat64() // no −0: the documented precondition
+					}
+					want := append([]float64(nil), got...)
+					sx.axpy(j, a, got)
+					floats.AddScaled(want, a, x)
+					for f := range got {
+						if math.Float64bits(got[f]) != math.Float64bits(want[f]) {
+							t.Fatalf("F=%d binary %v letter %d: sparse update differs at %d: %v, dense %v", F, binary, j, f, got[f], want[f])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSparseEmissionsOCR checks the emission scores of every OCR training
+// letter for every label against the dense dot products, bit for bit, and
+// that OCR's features are all binary (the pixels and the constant 1).
+func TestSparseEmissionsOCR(t *testing.T) {
+	p := ocrProblem(t, 0.01)
+	if !p.sx.binary {
+		t.Fatal("OCR features are not all 0 or 1")
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	w := make([]float64, p.D)
+	for j := range w {
+		w[j] = rng.NormFloat64()
+	}
+	K := p.K
+	var got, want []float64
+	for _, wd := range p.Train.Words {
+		got = append(got[:0], make([]float64, wd.Len*K)...)
+		want = append(want[:0], make([]float64, wd.Len*K)...)
+		p.sx.emissions(wd, K, w, got)
+		p.wordEmissions(p.Train, wd, w, want)
+		for j := range got {
+			if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+				t.Fatalf("word at %d: emission %d is %v, dense %v", wd.Start, j, got[j], want[j])
+			}
+		}
+	}
+}
+
+// recomputeWDense is w's recomputation from the block marginals as one
+// gonum product Rᵀ·X with R = onehot(y) − μ, the reference for the sparse
+// accumulation.
+func recomputeWDense(m *Method, dst []float64) {
+	p := m.p
+	K, F := p.K, p.F
+	ds := p.Train
+	N := ds.Letters()
+	c := 1 / (p.Lambda * float64(p.N()))
+	R := make([]float64, N*K)
+	for j := 0; j < N; j++ {
+		for k := 0; k < K; k++ {
+			R[j*K+k] = -m.mu[j*K+k]
+		}
+		R[j*K+ds.Y[j]]++
+	}
+	zero(dst)
+	We := mat.NewDense(K, F, dst[:K*F])
+	We.Mul(mat.NewDense(N, K, R).T(), mat.NewDense(N, F, ds.X))
+	first, last, trans := p.parts(dst)
+	for i, wd := range ds.Words {
+		for k := 0; k < K; k++ {
+			first[k] += R[wd.Start*K+k]
+			last[k] += R[(wd.Start+wd.Len-1)*K+k]
+		}
+		truth := ds.Y[wd.Start : wd.Start+wd.Len]
+		for j, v := range m.mt[i*K*K : (i+1)*K*K] {
+			trans[j] -= v
+		}
+		for t := 0; t+1 < len(truth); t++ {
+			trans[truth[t]+K*truth[t+1]]++
+		}
+	}
+	for j := range dst {
+		dst[j] *= c
+	}
+}
+
+// TestRecomputeWMatchesProduct checks the sparse recomputation of w against
+// the dense matrix product bit for bit, on the synthetic chain (real
+// features) and on OCR (binary), after some passes of bcfw.
+func TestRecomputeWMatchesProduct(t *testing.T) {
+	probs := map[string]*Problem{"chain": smallChain(t, 40, 5, 0.05)}
+	if !testing.Short() {
+		probs["ocr"] = ocrProblem(t, 0.01)
+	}
+	for name, p := range probs {
+		n := p.N()
+		m, err := p.NewMethod(Options{Algo: AlgoBCFW, Limits: defaultLimits(n), Seed: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 2*n+n/3; k++ {
+			m.iterate()
+		}
+		got, want := make([]float64, p.D), make([]float64, p.D)
+		m.recomputeW(got)
+		recomputeWDense(m, want)
+		for j := range got {
+			if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+				t.Fatalf("%s: w[%d] = %v, dense product %v", name, j, got[j], want[j])
+			}
+		}
+	}
+}
