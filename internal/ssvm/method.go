@@ -56,6 +56,7 @@ type Method struct {
 	rng *rand.Rand
 
 	w, wavg   []float64
+	wt        []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's
 	ell, lavg float64
 	mu        []float64 // letters × K: unary marginals Σ_y α_i(y)[y_t = k]
 	mt        []float64 // n × K²: transition marginals
@@ -65,7 +66,8 @@ type Method struct {
 	// scratch
 	dec                  *decoder
 	E, EJ                []float64
-	wJ                   []float64
+	acc                  []float64 // 4K partial sums of the emission scores
+	wJ, wJt              []float64
 	perm                 []int
 	ys, yb               []int
 	du, dtr, duA, dtA    []float64
@@ -115,11 +117,13 @@ func (m *Method) reset() {
 	m.rng = rand.New(rand.NewPCG(uint64(m.o.Seed), 0x55f3a11))
 	m.w = make([]float64, D)
 	m.wavg = make([]float64, D)
+	m.wt = make([]float64, K*p.F)
 	m.ell, m.lavg = 0, 0
 	m.k = 0
 	ml := maxLen(ds)
 	m.dec = newDecoder(K, ml)
 	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
+	m.acc = make([]float64, 4*K)
 	m.ys, m.yb = make([]int, ml), make([]int, ml)
 	m.du, m.duA, m.muOld = make([]float64, ml*K), make([]float64, ml*K), make([]float64, ml*K)
 	m.dtr, m.dtA, m.mtOld = make([]float64, K*K), make([]float64, K*K), make([]float64, K*K)
@@ -141,6 +145,7 @@ func (m *Method) reset() {
 			m.act[i] = []atom{{key: labelKey(truth), y: truth, loss: 0, weight: 1}}
 		}
 		m.wJ = make([]float64, D)
+		m.wJt = make([]float64, K*p.F)
 		m.perm = make([]int, D)
 		for j := range m.perm {
 			m.perm[j] = j
@@ -220,6 +225,7 @@ func (m *Method) applyDelta(i int, du, dt []float64) {
 				continue
 			}
 			p.sx.axpy(wd.Start+t, a, m.w[k*F:(k+1)*F])
+			p.sx.axpyStrided(wd.Start+t, a, m.wt[k:], K)
 		}
 	}
 	first, last, trans := p.parts(m.w)
@@ -241,8 +247,13 @@ func (m *Method) sampleFeatures(mk int) {
 		m.perm[j], m.perm[r] = m.perm[r], m.perm[j]
 	}
 	zero(m.wJ)
+	zero(m.wJt)
+	K, F := m.p.K, m.p.F
 	for _, j := range m.perm[:mk] {
 		m.wJ[j] = m.w[j]
+		if j < K*F {
+			m.wJt[j%F*K+j/F] = m.w[j]
+		}
 	}
 }
 
@@ -266,7 +277,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	L := wd.Len
 	truth := ds.Y[wd.Start : wd.Start+L]
 	E := m.E[:L*K]
-	p.sx.emissions(wd, K, m.w, E)
+	p.sx.emissions(wd, K, m.wt, E, m.acc)
 	first, last, trans := p.parts(m.w)
 	Eo, fo, lo, to := E, first, last, trans
 	info := stepInfo{batch: D}
@@ -276,7 +287,7 @@ func (m *Method) blockStep(k int) stepInfo {
 		if mk < D {
 			m.sampleFeatures(mk)
 			Eo = m.EJ[:L*K]
-			p.sx.emissions(wd, K, m.wJ, Eo)
+			p.sx.emissions(wd, K, m.wJt, Eo, m.acc)
 			fo, lo, to = p.parts(m.wJ)
 		}
 	}
@@ -477,7 +488,7 @@ func (m *Method) ssgStep(k int) stepInfo {
 	L := wd.Len
 	truth := ds.Y[wd.Start : wd.Start+L]
 	E := m.E[:L*K]
-	p.sx.emissions(wd, K, m.w, E)
+	p.sx.emissionsGather(wd, K, m.w, E)
 	first, last, trans := p.parts(m.w)
 	s := m.ys[:L]
 	m.dec.Viterbi(E, first, last, trans, truth, s)
@@ -553,6 +564,7 @@ func (m *Method) iterate() stepInfo {
 		info = m.blockStep(k)
 		if k%m.p.N() == 0 { // refresh w and ℓ from the blocks once per pass
 			m.ell = m.recomputeW(m.w)
+			transposeEmissions(m.w, m.wt, m.p.K, m.p.F)
 		}
 	}
 	if m.o.Average {

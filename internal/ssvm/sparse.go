@@ -1,6 +1,10 @@
 package ssvm
 
-import "fmt"
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // sparseRows holds the nonzero features of every letter of a data set so
 // that a letter's emission score for one label, <w_k, x_t>, is a sum over
@@ -119,9 +123,53 @@ func (s *sparseRows) dot(j int, w []float64) float64 {
 	return (a1 + a3) + (a0 + a2)
 }
 
-// emissions writes E[t·K+k] = <w_k, x_t> for the letters of word wd, where
-// w holds the K emission blocks of length F.
-func (s *sparseRows) emissions(wd Word, K int, w, E []float64) {
+// emissions writes E[t·K+k] = <w_k, x_t> for the letters of word wd from
+// the emission weights in feature-major order, wt[f·K+k] = w_k[f] (see
+// transposeEmissions); acc is scratch of length 4K. Each of a letter's
+// nonzero features adds its row of K weights to the K labels' partial sums
+// at once, each sum receiving its terms in the order of dot, so the scores
+// are the same bit for bit.
+func (s *sparseRows) emissions(wd Word, K int, wt, E, acc []float64) {
+	wt = wt[:K*s.F]
+	acc = acc[:4*K]
+	lanes := [sparseLanes][]float64{acc[:K], acc[K : 2*K], acc[2*K : 3*K], acc[3*K : 4*K], acc[:K]}
+	a0, a1, a2, a3 := lanes[0], lanes[1], lanes[2], lanes[3]
+	for t := 0; t < wd.Len; t++ {
+		j := wd.Start + t
+		o := s.off[sparseLanes*j : sparseLanes*j+sparseLanes+1]
+		zero(acc)
+		for r, ar := range lanes {
+			if s.binary {
+				for _, f := range s.idx[o[r]:o[r+1]] {
+					floats.Add(ar, wt[int(f)*K:int(f)*K+K]) // ar[k] += w_k[f]
+				}
+				continue
+			}
+			for q := o[r]; q < o[r+1]; q++ {
+				f := int(s.idx[q])
+				floats.AddScaled(ar, s.val[q], wt[f*K:f*K+K]) // ar[k] += x_f·w_k[f]
+			}
+		}
+		e := E[t*K : (t+1)*K]
+		for k := range e {
+			e[k] = (a1[k] + a3[k]) + (a0[k] + a2[k])
+		}
+	}
+}
+
+// transposeEmissions writes the K emission blocks of w (w_k[f] at k·F+f) in
+// feature-major order to wt (at f·K+k).
+func transposeEmissions(w, wt []float64, K, F int) {
+	for k := 0; k < K; k++ {
+		for f, v := range w[k*F : (k+1)*F] {
+			wt[f*K+k] = v
+		}
+	}
+}
+
+// emissionsGather is emissions from w in its own layout (label-major), one
+// sparse dot product per label; for callers that change w densely.
+func (s *sparseRows) emissionsGather(wd Word, K int, w, E []float64) {
 	F := s.F
 	for t := 0; t < wd.Len; t++ {
 		e := E[t*K : (t+1)*K]
@@ -145,5 +193,21 @@ func (s *sparseRows) axpy(j int, a float64, dst []float64) {
 	}
 	for q := lo; q < hi; q++ {
 		dst[s.idx[q]] += a * s.val[q]
+	}
+}
+
+// axpyStrided performs dst[f·stride] += a·x_j[f], the update of axpy on a
+// block stored with a stride (a label's column of the feature-major
+// weights).
+func (s *sparseRows) axpyStrided(j int, a float64, dst []float64, stride int) {
+	lo, hi := s.off[sparseLanes*j], s.off[sparseLanes*j+sparseLanes]
+	if s.binary {
+		for _, f := range s.idx[lo:hi] {
+			dst[int(f)*stride] += a
+		}
+		return
+	}
+	for q := lo; q < hi; q++ {
+		dst[int(s.idx[q])*stride] += a * s.val[q]
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/fwlab/fwlab/internal/solver"
 )
 
 // viterbiFull is the plain Viterbi recursion scanning every predecessor,
@@ -204,15 +206,43 @@ func TestSparseEmissionsOCR(t *testing.T) {
 		w[j] = rng.NormFloat64()
 	}
 	K := p.K
-	var got, want []float64
+	wt := make([]float64, K*p.F)
+	transposeEmissions(w, wt, K, p.F)
+	acc := make([]float64, 4*K)
 	for _, wd := range p.Train.Words {
-		got = append(got[:0], make([]float64, wd.Len*K)...)
-		want = append(want[:0], make([]float64, wd.Len*K)...)
-		p.sx.emissions(wd, K, w, got)
+		want := make([]float64, wd.Len*K)
 		p.wordEmissions(p.Train, wd, w, want)
+		got, gather := make([]float64, wd.Len*K), make([]float64, wd.Len*K)
+		p.sx.emissions(wd, K, wt, got, acc)
+		p.sx.emissionsGather(wd, K, w, gather)
 		for j := range got {
-			if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
-				t.Fatalf("word at %d: emission %d is %v, dense %v", wd.Start, j, got[j], want[j])
+			if math.Float64bits(got[j]) != math.Float64bits(want[j]) || math.Float64bits(gather[j]) != math.Float64bits(want[j]) {
+				t.Fatalf("word at %d: emission %d is %v (gathered %v), dense %v", wd.Start, j, got[j], gather[j], want[j])
+			}
+		}
+	}
+}
+
+// TestTransposedWeightsFollowW checks that the feature-major copy of the
+// emission weights that bcfw and bcfw-as score with stays equal to w bit
+// for bit through block steps and the once-per-pass recomputation.
+func TestTransposedWeightsFollowW(t *testing.T) {
+	p := smallChain(t, 30, 5, 0.05)
+	n := p.N()
+	for _, algo := range []string{AlgoBCFW, AlgoBCFWAS} {
+		m, err := p.NewMethod(Options{Algo: algo, Limits: defaultLimits(n), Seed: 5,
+			Schedule: solver.Schedule{Kind: "geometric", M0: 5, Growth: 1.01}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wt := make([]float64, p.K*p.F)
+		for k := 1; k <= 3*n+7; k++ {
+			m.iterate()
+			transposeEmissions(m.w, wt, p.K, p.F)
+			for j := range wt {
+				if math.Float64bits(wt[j]) != math.Float64bits(m.wt[j]) {
+					t.Fatalf("%s iteration %d: feature-major weight %d is %v, w has %v", algo, k, j, m.wt[j], wt[j])
+				}
 			}
 		}
 	}
