@@ -135,10 +135,11 @@ type decoder struct {
 	back []int
 	cand []int
 	rmax []float64
+	tt   []float64 // transition weights by predecessor
 }
 
 func newDecoder(K, maxLen int) *decoder {
-	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K), cand: make([]int, K), rmax: make([]float64, K)}
+	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K), cand: make([]int, K), rmax: make([]float64, K), tt: make([]float64, K*K)}
 }
 
 // Viterbi returns in out the labelling maximising
@@ -189,28 +190,27 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 		}
 	}
 	trans = trans[:K*K]
-	// rmax[j] = max_k trans[j + K·k], the most predecessor j can gain.
-	rmax, finite := dc.rmax[:K], true
-	copy(rmax, trans[:K])
-	for k := 1; k < K; k++ {
+	// tt[j·K+k] = trans[j + K·k]: predecessor j's row of weights, and
+	// rmax[j] its largest, the most predecessor j can gain.
+	tt, rmax := dc.tt[:K*K], dc.rmax[:K]
+	finite := true
+	for k := 0; k < K; k++ {
 		for j, v := range trans[K*k : K*k+K] {
-			if v > rmax[j] {
-				rmax[j] = v
-			}
-		}
-	}
-	for _, v := range rmax {
-		if v-v != 0 { // ±Inf or NaN (a NaN weight is never the maximum: check all)
-			finite = false
-		}
-	}
-	if finite {
-		for _, v := range trans {
-			if v-v != 0 {
+			tt[j*K+k] = v
+			if v-v != 0 { // ±Inf or NaN
 				finite = false
-				break
 			}
 		}
+	}
+	for j := range rmax {
+		row := tt[j*K : j*K+K]
+		m := row[0]
+		for _, v := range row[1:] {
+			if v > m {
+				m = v
+			}
+		}
+		rmax[j] = m
 	}
 	unary(0, prev)
 	u := dc.u[:K]
@@ -223,31 +223,31 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 			nc = pruneCandidates(prev, trans, rmax, cand)
 		}
 		if nc == K {
-			for k := 0; k < K; k++ {
-				col := trans[K*k : K*k+K] // trans[j + K·k] for j = 0..K−1
-				best, arg := prev[0]+col[0], 0
-				for j := 1; j < K; j++ {
-					if s := prev[j] + col[j]; s > best {
-						best, arg = s, j
-					}
-				}
-				cur[k] = best + u[k]
-				bk[k] = arg
+			for j := range cand {
+				cand[j] = j
 			}
-		} else {
-			c := cand[:nc]
-			for k := 0; k < K; k++ {
-				col := trans[K*k : K*k+K]
-				j0 := c[0]
-				best, arg := prev[j0]+col[j0], j0
-				for _, j := range c[1:] {
-					if s := prev[j] + col[j]; s > best {
-						best, arg = s, j
-					}
+		}
+		// For every label k at once, scan the candidates j in increasing
+		// order: the first sets the maximum, a later one replaces it only
+		// when strictly larger (ties to the lowest j).
+		c := cand[:nc]
+		j0 := c[0]
+		p0 := prev[j0]
+		for k, v := range tt[j0*K : j0*K+K] {
+			cur[k] = p0 + v
+			bk[k] = j0
+		}
+		for _, j := range c[1:] {
+			pj := prev[j]
+			for k, v := range tt[j*K : j*K+K] {
+				if s := pj + v; s > cur[k] {
+					cur[k] = s
+					bk[k] = j
 				}
-				cur[k] = best + u[k]
-				bk[k] = arg
 			}
+		}
+		for k := range cur {
+			cur[k] += u[k]
 		}
 		prev, cur = cur, prev
 	}
