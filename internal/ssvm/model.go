@@ -135,11 +135,11 @@ type decoder struct {
 	back []int
 	cand []int
 	rmax []float64
-	tt   []float64 // transition weights by predecessor
+	rsum []float64
 }
 
 func newDecoder(K, maxLen int) *decoder {
-	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K), cand: make([]int, K), rmax: make([]float64, K), tt: make([]float64, K*K)}
+	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K), cand: make([]int, K), rmax: make([]float64, K), rsum: make([]float64, K)}
 }
 
 // Viterbi returns in out the labelling maximising
@@ -154,10 +154,11 @@ func newDecoder(K, maxLen int) *decoder {
 // prev[j] + trans[j + K·k]. Only the predecessors j with
 // prev[j] + max_k trans[j + K·k] ≥ min_k (prev[j*] + trans[j* + K·k]),
 // j* = argmax prev, can reach that maximum for any k (rounding is
-// monotone), so the others are skipped (on OCR about 5 of 26 remain); the
-// survivors are scanned in increasing order with the same sums and
-// comparisons as a full scan, which gives the same labelling and score bit
-// for bit. With a non-finite score or weight every predecessor is scanned.
+// monotone), so the others are skipped (on OCR about 5 of 26 remain). The
+// survivors' sums are the full scan's, and the maximum with the lowest j
+// attaining it is the full scan's choice, so the labelling and the score
+// are the same bit for bit. With a non-finite score or weight every
+// predecessor is scanned in order, as before.
 func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []int) float64 {
 	K := dc.K
 	L := len(out)
@@ -190,27 +191,24 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 		}
 	}
 	trans = trans[:K*K]
-	// tt[j·K+k] = trans[j + K·k]: predecessor j's row of weights, and
-	// rmax[j] its largest, the most predecessor j can gain.
-	tt, rmax := dc.tt[:K*K], dc.rmax[:K]
-	finite := true
-	for k := 0; k < K; k++ {
+	// rmax[j] = max_k trans[j + K·k], the most predecessor j can gain; the
+	// row sums are finite only if every weight is.
+	rmax, rsum := dc.rmax[:K], dc.rsum[:K]
+	copy(rmax, trans[:K])
+	copy(rsum, trans[:K])
+	for k := 1; k < K; k++ {
 		for j, v := range trans[K*k : K*k+K] {
-			tt[j*K+k] = v
-			if v-v != 0 { // ±Inf or NaN
-				finite = false
+			if v > rmax[j] {
+				rmax[j] = v
 			}
+			rsum[j] += v
 		}
 	}
-	for j := range rmax {
-		row := tt[j*K : j*K+K]
-		m := row[0]
-		for _, v := range row[1:] {
-			if v > m {
-				m = v
-			}
+	finite := true
+	for _, v := range rsum {
+		if v-v != 0 { // ±Inf or NaN
+			finite = false
 		}
-		rmax[j] = m
 	}
 	unary(0, prev)
 	u := dc.u[:K]
@@ -218,32 +216,44 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 	for t := 1; t < L; t++ {
 		unary(t, u)
 		bk := dc.back[t*K : (t+1)*K]
-		nc := K
+		js, nc := 0, 0
 		if finite {
-			nc = pruneCandidates(prev, trans, rmax, cand)
+			js, nc = pruneCandidates(prev, trans, rmax, cand)
 		}
-		if nc == K {
-			for j := range cand {
-				cand[j] = j
+		if nc > 0 {
+			// Start every label k from j* (usually its best predecessor),
+			// then let the other candidates replace it when strictly larger,
+			// or equal with a lower index: the maximum and the lowest j
+			// attaining it, as the full scan finds them.
+			pj := prev[js]
+			for k := range cur {
+				cur[k] = pj + trans[js+K*k]
+				bk[k] = js
 			}
-		}
-		// For every label k at once, scan the candidates j in increasing
-		// order: the first sets the maximum, a later one replaces it only
-		// when strictly larger (ties to the lowest j).
-		c := cand[:nc]
-		j0 := c[0]
-		p0 := prev[j0]
-		for k, v := range tt[j0*K : j0*K+K] {
-			cur[k] = p0 + v
-			bk[k] = j0
-		}
-		for _, j := range c[1:] {
-			pj := prev[j]
-			for k, v := range tt[j*K : j*K+K] {
-				if s := pj + v; s > cur[k] {
-					cur[k] = s
-					bk[k] = j
+			for _, j := range cand[:nc] {
+				if j == js {
+					continue
 				}
+				pj := prev[j]
+				for k := range cur {
+					if s := pj + trans[j+K*k]; s > cur[k] || (s == cur[k] && j < bk[k]) {
+						cur[k] = s
+						bk[k] = j
+					}
+				}
+			}
+		} else {
+			// Non-finite values: the full scan, in increasing j.
+			for k := 0; k < K; k++ {
+				col := trans[K*k : K*k+K] // trans[j + K·k] for j = 0..K−1
+				best, arg := prev[0]+col[0], 0
+				for j := 1; j < K; j++ {
+					if s := prev[j] + col[j]; s > best {
+						best, arg = s, j
+					}
+				}
+				cur[k] = best
+				bk[k] = arg
 			}
 		}
 		for k := range cur {
@@ -266,13 +276,14 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 
 // pruneCandidates writes to cand, in increasing order, the predecessors j
 // that can attain max_j' prev[j'] + trans[j' + K·k] for some label k, and
-// returns their number (K when prev is not finite: no pruning).
-func pruneCandidates(prev, trans, rmax []float64, cand []int) int {
+// returns j* = argmax prev (lowest on ties) and their number (0 when prev
+// is not finite: no pruning is safe).
+func pruneCandidates(prev, trans, rmax []float64, cand []int) (js, n int) {
 	K := len(prev)
-	js, pmax := 0, prev[0]
+	pmax := prev[0]
 	for j, v := range prev {
 		if v-v != 0 {
-			return K
+			return 0, 0
 		}
 		if v > pmax {
 			js, pmax = j, v
@@ -285,14 +296,13 @@ func pruneCandidates(prev, trans, rmax []float64, cand []int) int {
 			floor = s
 		}
 	}
-	n := 0
 	for j, v := range prev {
 		if v+rmax[j] >= floor {
 			cand[n] = j
 			n++
 		}
 	}
-	return n
+	return js, n
 }
 
 // Score returns <w, φ(x, y)> for a word with emission scores E.
