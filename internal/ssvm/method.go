@@ -72,6 +72,9 @@ type Method struct {
 	ys, yb               []int
 	du, dtr, duA, dtA    []float64
 	muOld, mtOld         []float64
+	sup                  []uint16 // n × K²: block i's first supN[i] entries list supp(mt_i), increasing
+	supN                 []int32
+	tS, tA, uFW, uA      []int // transition index lists (scratch)
 	ev                   *evaluator
 	k                    int
 	last                 *Eval
@@ -133,10 +136,15 @@ func (m *Method) reset() {
 	}
 	m.mu = make([]float64, ds.Letters()*K)
 	m.mt = make([]float64, n*K*K)
+	m.sup = make([]uint16, n*K*K)
+	m.supN = make([]int32, n)
+	m.tS, m.tA = make([]int, 0, K*K), make([]int, 0, K*K)
+	m.uFW, m.uA = make([]int, 0, K*K), make([]int, 0, K*K)
 	m.elli = make([]float64, n)
 	for i, wd := range ds.Words {
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		m.setMarginals(i, truth, 1)
+		m.setSupport(i, transitions(truth, K, m.tS))
 	}
 	if m.o.Algo == AlgoBCFWAS {
 		m.act = make([][]atom, n)
@@ -181,6 +189,78 @@ func (m *Method) setMarginals(i int, y []int, c float64) {
 	}
 }
 
+// support returns block i's list of transition indices where its
+// marginals may be nonzero (they are zero elsewhere), increasing.
+func (m *Method) support(i int) []uint16 {
+	KK := m.p.K * m.p.K
+	return m.sup[i*KK : i*KK+int(m.supN[i])]
+}
+
+// setSupport records as block i's support the entries of idx (increasing,
+// a superset of the nonzero transition marginals) where they are nonzero.
+func (m *Method) setSupport(i int, idx []int) {
+	KK := m.p.K * m.p.K
+	mt := m.mt[i*KK : (i+1)*KK]
+	dst := m.sup[i*KK : (i+1)*KK]
+	n := 0
+	for _, j := range idx {
+		if mt[j] != 0 {
+			dst[n] = uint16(j)
+			n++
+		}
+	}
+	m.supN[i] = int32(n)
+}
+
+// transitions writes the distinct transition indices y_t + K·y_{t+1} of y
+// to dst, increasing.
+func transitions(y []int, K int, dst []int) []int {
+	dst = dst[:0]
+	for t := 0; t+1 < len(y); t++ {
+		v := y[t] + K*y[t+1]
+		q := len(dst)
+		dst = append(dst, v)
+		for q > 0 && dst[q-1] > v {
+			dst[q] = dst[q-1]
+			q--
+		}
+		dst[q] = v
+	}
+	n := 0
+	for q, v := range dst {
+		if q == 0 || v != dst[n-1] {
+			dst[n] = v
+			n++
+		}
+	}
+	return dst[:n]
+}
+
+// union writes the increasing union of the increasing lists a and b to dst.
+func union(a []uint16, b []int, dst []int) []int {
+	dst = dst[:0]
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		x, y := int(a[i]), b[j]
+		switch {
+		case x < y:
+			dst = append(dst, x)
+			i++
+		case x > y:
+			dst = append(dst, y)
+			j++
+		default:
+			dst = append(dst, x)
+			i++
+			j++
+		}
+	}
+	for ; i < len(a); i++ {
+		dst = append(dst, int(a[i]))
+	}
+	return append(dst, b[j:]...)
+}
+
 func zero(x []float64) {
 	for i := range x {
 		x[i] = 0
@@ -188,16 +268,29 @@ func zero(x []float64) {
 }
 
 // lin returns Σ E⊙du + first·du_0 + last·du_{L−1} + trans·dt, i.e.
-// <w, φ(ΔM)> for a marginal-space direction (du, dt) of a word of length L.
-func (m *Method) lin(E, first, last, trans, du, dt []float64, L int) float64 {
+// <w, φ(ΔM)> for a marginal-space direction (du, dt) of a word of length L
+// whose transition part dt is zero outside dsup.
+func (m *Method) lin(E, first, last, trans, du, dt []float64, dsup []int, L int) float64 {
 	K := m.p.K
 	s := dot(E[:L*K], du[:L*K])
 	s += dot(first, du[:K]) + dot(last, du[(L-1)*K:L*K])
-	return s + dot(trans, dt)
+	return s + dotOn(trans, dt, dsup)
+}
+
+// dotOn returns Σ_{j ∈ idx} a[j]·b[j] in the order of idx, which equals the
+// full sequential dot product when idx is increasing and holds every j
+// where b[j] ≠ 0 (the other terms are exact zeros, and a sum started at +0
+// never becomes −0).
+func dotOn(a, b []float64, idx []int) float64 {
+	s := 0.0
+	for _, j := range idx {
+		s += a[j] * b[j]
+	}
+	return s
 }
 
 // sqnorm returns ‖φ(ΔM)‖² using the word's Gram matrix.
-func (m *Method) sqnorm(i int, du, dt []float64, L int) float64 {
+func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, L int) float64 {
 	K := m.p.K
 	G := m.p.gram[m.p.gramOff[i]:m.p.gramOff[i+1]]
 	s := 0.0
@@ -209,11 +302,12 @@ func (m *Method) sqnorm(i int, du, dt []float64, L int) float64 {
 		}
 	}
 	s += dot(du[:K], du[:K]) + dot(du[(L-1)*K:L*K], du[(L-1)*K:L*K])
-	return s + dot(dt, dt)
+	return s + dotOn(dt, dt, dsup)
 }
 
-// applyDelta performs w −= φ(ΔM)/(λn) for block i's marginal change.
-func (m *Method) applyDelta(i int, du, dt []float64) {
+// applyDelta performs w −= φ(ΔM)/(λn) for block i's marginal change, whose
+// transition part dt is zero outside dsup.
+func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
 	p := m.p
 	K, F := p.K, p.F
 	wd := p.Train.Words[i]
@@ -233,8 +327,8 @@ func (m *Method) applyDelta(i int, du, dt []float64) {
 		first[k] += c * du[k]
 		last[k] += c * du[(wd.Len-1)*K+k]
 	}
-	for j, v := range dt {
-		trans[j] += c * v
+	for _, j := range dsup {
+		trans[j] += c * dt[j]
 	}
 }
 
@@ -296,12 +390,18 @@ func (m *Method) blockStep(k int) stepInfo {
 	lossS := Loss(truth, s)
 	mu, mt := m.blockMarg(i)
 
-	// FW direction in marginal space: ΔM = e(s) − M_i.
+	// FW direction in marginal space: ΔM = e(s) − M_i. Its transition
+	// part lives on sup = supp(M_i) ∪ transitions(s) (kept sorted): entries
+	// of dt elsewhere are zero and never read, and every sum over dt skips
+	// them (adding an exact zero is a no-op, so the sums are those of the
+	// full K² loops).
+	sup := m.support(i)
+	usup := union(sup, transitions(s, K, m.tS), m.uFW)
 	du, dt := m.du[:L*K], m.dtr
 	for j := range du {
 		du[j] = -mu[j]
 	}
-	for j := range dt {
+	for _, j := range usup {
 		dt[j] = -mt[j]
 	}
 	for t, kk := range s {
@@ -310,6 +410,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	for t := 0; t+1 < L; t++ {
 		dt[s[t]+K*s[t+1]]++
 	}
+	dsup := usup
 	e := lossS/nf - m.elli[i]
 	gmax := 1.0
 	away := false
@@ -325,8 +426,11 @@ func (m *Method) blockStep(k int) stepInfo {
 		}
 		at := m.act[i][u]
 		duA, dtA := m.duA[:L*K], m.dtA
+		asup := union(sup, transitions(at.y, K, m.tA), m.uA)
 		copy(duA, mu)
-		copy(dtA, mt)
+		for _, j := range asup {
+			dtA[j] = mt[j]
+		}
 		for t, kk := range at.y {
 			duA[t*K+kk]--
 		}
@@ -337,18 +441,18 @@ func (m *Method) blockStep(k int) stepInfo {
 		// Directional derivatives of the dual λ/2‖w‖² − ℓ along each
 		// direction, with the sampled weights: λ<I_J w, d_w> − e where
 		// d_w = −φ(ΔM)/(λn).
-		gFW := -m.lin(Eo, fo, lo, to, du, dt, L)/nf - e
-		gA := -m.lin(Eo, fo, lo, to, duA, dtA, L)/nf - eA
+		gFW := -m.lin(Eo, fo, lo, to, du, dt, usup, L)/nf - e
+		gA := -m.lin(Eo, fo, lo, to, duA, dtA, asup, L)/nf - eA
 		if gA < gFW {
 			away = true
-			du, dt, e = duA, dtA, eA
+			du, dt, dsup, e = duA, dtA, asup, eA
 			gmax = at.weight / (1 - at.weight)
 		}
 	}
 	// Exact line search on the dual with the full w, clipped to [0, γ̄].
 	ln := p.Lambda * nf
-	wd_ := -m.lin(E, first, last, trans, du, dt, L) / ln
-	dd := m.sqnorm(i, du, dt, L) / (ln * ln)
+	wd_ := -m.lin(E, first, last, trans, du, dt, dsup, L) / ln
+	dd := m.sqnorm(i, du, dt, dsup, L) / (ln * ln)
 	gamma := 0.0
 	if dd > 0 {
 		gamma = (e - p.Lambda*wd_) / (p.Lambda * dd)
@@ -378,22 +482,29 @@ func (m *Method) blockStep(k int) stepInfo {
 		info.kind = solver.StepFW
 	}
 
-	// New marginals of block i.
+	// New marginals of block i. The transition marginals change only on
+	// usup, which holds the old support and every new active labelling's
+	// transitions (new labellings are old ones or s). mtOld is zero outside
+	// the entries set here and is cleared again after use.
 	muOld, mtOld := m.muOld[:L*K], m.mtOld
 	copy(muOld, mu)
-	copy(mtOld, mt)
+	for _, j := range sup {
+		mtOld[j] = mt[j]
+	}
 	ellOld := m.elli[i]
 	if m.o.Algo == AlgoBCFW {
 		if gamma == 1 {
 			zero(mu)
-			zero(mt)
+			for _, j := range sup {
+				mt[j] = 0
+			}
 			m.setMarginals(i, s, 1)
 			m.elli[i] = lossS / nf
 		} else {
 			for j := range mu {
 				mu[j] *= 1 - gamma
 			}
-			for j := range mt {
+			for _, j := range sup {
 				mt[j] *= 1 - gamma
 			}
 			m.setMarginals(i, s, gamma)
@@ -403,7 +514,9 @@ func (m *Method) blockStep(k int) stepInfo {
 		info.cleanups = m.updateActive(i, s, lossS, u, away, drop, gamma)
 		m.statClean += info.cleanups
 		zero(mu)
-		zero(mt)
+		for _, j := range sup {
+			mt[j] = 0
+		}
 		ell := 0.0
 		for _, at := range m.act[i] {
 			m.setMarginals(i, at.y, at.weight)
@@ -418,10 +531,14 @@ func (m *Method) blockStep(k int) stepInfo {
 	for j := range muOld {
 		muOld[j] = mu[j] - muOld[j]
 	}
-	for j := range mtOld {
+	for _, j := range usup {
 		mtOld[j] = mt[j] - mtOld[j]
 	}
-	m.applyDelta(i, muOld, mtOld)
+	m.applyDelta(i, muOld, mtOld, usup)
+	for _, j := range usup {
+		mtOld[j] = 0
+	}
+	m.setSupport(i, usup)
 	m.ell += m.elli[i] - ellOld
 	return info
 }
@@ -535,8 +652,8 @@ func (m *Method) recomputeW(dst []float64) float64 {
 		}
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		mt := m.mt[i*K*K : (i+1)*K*K]
-		for j, v := range mt {
-			trans[j] -= v
+		for _, j := range m.support(i) { // mt is zero elsewhere
+			trans[j] -= mt[j]
 		}
 		for t := 0; t+1 < len(truth); t++ {
 			trans[truth[t]+K*truth[t+1]]++

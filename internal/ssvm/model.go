@@ -52,6 +52,9 @@ func NewProblem(train, test *Dataset, lambda float64) (*Problem, error) {
 		}
 	}
 	K, F := train.Labels, train.Feat
+	if K > 256 {
+		return nil, fmt.Errorf("training set: at most 256 labels, got %d", K)
+	}
 	p := &Problem{Train: train, Test: test, Lambda: lambda, K: K, F: F, D: train.Dim(),
 		offFirst: K * F, offLast: K*F + K, offTrans: K*F + 2*K}
 	p.gramOff = make([]int, len(train.Words)+1)

@@ -3,6 +3,7 @@ package ssvm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -310,6 +311,87 @@ func TestRecomputeWMatchesProduct(t *testing.T) {
 			if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
 				t.Fatalf("%s: w[%d] = %v, dense product %v", name, j, got[j], want[j])
 			}
+		}
+	}
+}
+
+// TestTransitionSupport checks that every block's recorded support lists,
+// in increasing order, every nonzero transition marginal (and only
+// nonzero ones) through runs of bcfw and bcfw-as, with and without feature
+// sampling.
+func TestTransitionSupport(t *testing.T) {
+	p := smallChain(t, 30, 5, 0.05)
+	n, K := p.N(), p.K
+	for _, o := range []Options{
+		{Algo: AlgoBCFW},
+		{Algo: AlgoBCFWAS, Schedule: solver.Schedule{Kind: "geometric", M0: 5, Growth: 1.01}},
+		{Algo: AlgoBCFWAS, Schedule: solver.Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}},
+	} {
+		o.Limits, o.Seed = defaultLimits(n), 6
+		m, err := p.NewMethod(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 1; k <= 10*n; k++ {
+			m.iterate()
+			if k%7 != 0 && k < 10*n {
+				continue
+			}
+			for i := 0; i < n; i++ {
+				_, mt := m.blockMarg(i)
+				in := make([]bool, K*K)
+				prev := -1
+				for _, j := range m.support(i) {
+					if int(j) <= prev {
+						t.Fatalf("%s iteration %d block %d: support %v not increasing", o.Algo, k, i, m.support(i))
+					}
+					prev = int(j)
+					in[j] = true
+					if mt[j] == 0 {
+						t.Fatalf("%s iteration %d block %d: support lists %d where the marginal is zero", o.Algo, k, i, j)
+					}
+				}
+				for j, v := range mt {
+					if v != 0 && !in[j] {
+						t.Fatalf("%s iteration %d block %d: marginal %d = %v missing from the support", o.Algo, k, i, j, v)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestTransitionsAndUnion(t *testing.T) {
+	for _, c := range []struct {
+		y    []int
+		K    int
+		want []int
+	}{
+		{[]int{0}, 3, []int{}},
+		{[]int{2, 1}, 3, []int{5}},
+		{[]int{1, 1, 1, 1}, 3, []int{4}},
+		{[]int{2, 0, 2, 0, 1}, 3, []int{2, 3, 6}},
+		{[]int{0, 1, 0, 1, 2, 2}, 3, []int{1, 3, 7, 8}},
+	} {
+		got := transitions(c.y, c.K, nil)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("transitions(%v, %d) = %v, want %v", c.y, c.K, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		a    []uint16
+		b    []int
+		want []int
+	}{
+		{nil, nil, []int{}},
+		{[]uint16{1, 5}, nil, []int{1, 5}},
+		{nil, []int{0, 9}, []int{0, 9}},
+		{[]uint16{1, 4, 9}, []int{0, 4, 10}, []int{0, 1, 4, 9, 10}},
+		{[]uint16{2, 3}, []int{2, 3}, []int{2, 3}},
+	} {
+		got := union(c.a, c.b, nil)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("union(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }
