@@ -57,6 +57,9 @@ type Method struct {
 
 	w, wavg   []float64
 	wt        []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's
+	tT, ub    []float64 // w's transitions by predecessor, and bounds on their rows' maxima
+	transOK   bool      // every transition weight is finite
+	tJT, ubJ  []float64 // the same for I_J w (bcfw-as)
 	ell, lavg float64
 	mu        []float64 // letters × K: unary marginals Σ_y α_i(y)[y_t = k]
 	mt        []float64 // n × K²: transition marginals
@@ -121,6 +124,7 @@ func (m *Method) reset() {
 	m.w = make([]float64, D)
 	m.wavg = make([]float64, D)
 	m.wt = make([]float64, K*p.F)
+	m.tT, m.ub, m.transOK = make([]float64, K*K), make([]float64, K), true
 	m.ell, m.lavg = 0, 0
 	m.k = 0
 	ml := maxLen(ds)
@@ -154,6 +158,7 @@ func (m *Method) reset() {
 		}
 		m.wJ = make([]float64, D)
 		m.wJt = make([]float64, K*p.F)
+		m.tJT, m.ubJ = make([]float64, K*K), make([]float64, K)
 		m.perm = make([]int, D)
 		for j := range m.perm {
 			m.perm[j] = j
@@ -328,7 +333,16 @@ func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
 		last[k] += c * du[(wd.Len-1)*K+k]
 	}
 	for _, j := range dsup {
-		trans[j] += c * dt[j]
+		v := trans[j] + c*dt[j]
+		trans[j] = v
+		r := j % K // predecessor
+		m.tT[r*K+j/K] = v
+		if v > m.ub[r] {
+			m.ub[r] = v
+		}
+		if v-v != 0 {
+			m.transOK = false
+		}
 	}
 }
 
@@ -342,12 +356,21 @@ func (m *Method) sampleFeatures(mk int) {
 	}
 	zero(m.wJ)
 	zero(m.wJt)
+	zero(m.tJT)
 	K, F := m.p.K, m.p.F
+	offTrans := m.p.offTrans
 	for _, j := range m.perm[:mk] {
 		m.wJ[j] = m.w[j]
 		if j < K*F {
 			m.wJt[j%F*K+j/F] = m.w[j]
+		} else if j >= offTrans {
+			q := j - offTrans
+			m.tJT[q%K*K+q/K] = m.w[j]
 		}
+	}
+	// A row of I_J w's transitions holds w's values or zeros.
+	for r, v := range m.ub {
+		m.ubJ[r] = max(v, 0)
 	}
 }
 
@@ -374,6 +397,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	p.sx.emissions(wd, K, m.wt, E, m.acc)
 	first, last, trans := p.parts(m.w)
 	Eo, fo, lo, to := E, first, last, trans
+	tTo, ubo := m.tT, m.ub
 	info := stepInfo{batch: D}
 	if m.o.Algo == AlgoBCFWAS {
 		mk := m.o.Schedule.Size(k, D)
@@ -383,10 +407,11 @@ func (m *Method) blockStep(k int) stepInfo {
 			Eo = m.EJ[:L*K]
 			p.sx.emissions(wd, K, m.wJt, Eo, m.acc)
 			fo, lo, to = p.parts(m.wJ)
+			tTo, ubo = m.tJT, m.ubJ
 		}
 	}
 	s := m.ys[:L]
-	m.dec.Viterbi(Eo, fo, lo, to, truth, s)
+	m.dec.viterbi(Eo, fo, lo, to, tTo, ubo, m.transOK, truth, s)
 	lossS := Loss(truth, s)
 	mu, mt := m.blockMarg(i)
 
@@ -543,6 +568,15 @@ func (m *Method) blockStep(k int) stepInfo {
 	return info
 }
 
+// refreshCopies rebuilds the feature-major emission weights, the
+// predecessor-major transitions and their exact row maxima from w.
+func (m *Method) refreshCopies() {
+	p := m.p
+	transposeEmissions(m.w, m.wt, p.K, p.F)
+	_, _, trans := p.parts(m.w)
+	m.transOK = transposeTrans(trans, m.tT, m.ub, p.K)
+}
+
 // updateActive applies the vertex-representation update (Algorithm 2) to
 // block i's active set and returns the number of weights cleaned up.
 func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop bool, gamma float64) int {
@@ -681,7 +715,7 @@ func (m *Method) iterate() stepInfo {
 		info = m.blockStep(k)
 		if k%m.p.N() == 0 { // refresh w and ℓ from the blocks once per pass
 			m.ell = m.recomputeW(m.w)
-			transposeEmissions(m.w, m.wt, m.p.K, m.p.F)
+			m.refreshCopies()
 		}
 	}
 	if m.o.Average {

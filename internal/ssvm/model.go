@@ -137,12 +137,13 @@ type decoder struct {
 	v, u []float64
 	back []int
 	cand []int
-	rmax []float64
-	rsum []float64
+	ub   []float64 // row bounds (per call of Viterbi)
+	tT   []float64 // transposed transitions (per call of Viterbi)
 }
 
 func newDecoder(K, maxLen int) *decoder {
-	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K), cand: make([]int, K), rmax: make([]float64, K), rsum: make([]float64, K)}
+	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K),
+		cand: make([]int, K), ub: make([]float64, K), tT: make([]float64, K*K)}
 }
 
 // Viterbi returns in out the labelling maximising
@@ -152,17 +153,52 @@ func newDecoder(K, maxLen int) *decoder {
 // the loss term adding 1/L to the score of every label that differs from
 // truth at its position. Ties go to the lowest label (both in the best
 // predecessor and in the final choice). It returns the maximal score.
+func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []int) float64 {
+	K := dc.K
+	tT, ub := dc.tT[:K*K], dc.ub[:K]
+	finite := transposeTrans(trans[:K*K], tT, ub, K)
+	return dc.viterbi(E, first, last, trans, tT, ub, finite, truth, out)
+}
+
+// transposeTrans writes tT[j·K+k] = trans[j + K·k] (predecessor j's row of
+// transition weights) and ub[j] = max_k tT[j·K+k], and reports whether
+// every weight is finite.
+func transposeTrans(trans, tT, ub []float64, K int) bool {
+	finite := true
+	for k := 0; k < K; k++ {
+		for j, v := range trans[K*k : K*k+K] {
+			tT[j*K+k] = v
+			if v-v != 0 { // ±Inf or NaN
+				finite = false
+			}
+		}
+	}
+	for j := range ub {
+		row := tT[j*K : j*K+K]
+		m := row[0]
+		for _, v := range row[1:] {
+			if v > m {
+				m = v
+			}
+		}
+		ub[j] = m
+	}
+	return finite
+}
+
+// viterbi is Viterbi given the transitions also in predecessor-major order
+// (tT[j·K+k] = trans[j + K·k]), upper bounds ub[j] ≥ max_k tT[j·K+k], and
+// whether every transition weight is finite.
 //
 // The best predecessor of label k at position t is the lowest j maximising
 // prev[j] + trans[j + K·k]. Only the predecessors j with
-// prev[j] + max_k trans[j + K·k] ≥ min_k (prev[j*] + trans[j* + K·k]),
-// j* = argmax prev, can reach that maximum for any k (rounding is
-// monotone), so the others are skipped (on OCR about 5 of 26 remain). The
-// survivors' sums are the full scan's, and the maximum with the lowest j
-// attaining it is the full scan's choice, so the labelling and the score
-// are the same bit for bit. With a non-finite score or weight every
-// predecessor is scanned in order, as before.
-func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []int) float64 {
+// prev[j] + ub[j] ≥ min_k (prev[j*] + trans[j* + K·k]), j* = argmax prev,
+// can reach that maximum for any k (rounding is monotone), so the others
+// are skipped (on OCR about 5 of 26 remain). The survivors' sums are the
+// full scan's, and the maximum with the lowest j attaining it is the full
+// scan's choice, so the labelling and the score are the same bit for bit.
+// With a non-finite score or weight every predecessor is scanned in order.
+func (dc *decoder) viterbi(E, first, last, trans, tT, ub []float64, finite bool, truth []int, out []int) float64 {
 	K := dc.K
 	L := len(out)
 	if cap(dc.back) < L*K {
@@ -193,26 +229,7 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 			}
 		}
 	}
-	trans = trans[:K*K]
-	// rmax[j] = max_k trans[j + K·k], the most predecessor j can gain; the
-	// row sums are finite only if every weight is.
-	rmax, rsum := dc.rmax[:K], dc.rsum[:K]
-	copy(rmax, trans[:K])
-	copy(rsum, trans[:K])
-	for k := 1; k < K; k++ {
-		for j, v := range trans[K*k : K*k+K] {
-			if v > rmax[j] {
-				rmax[j] = v
-			}
-			rsum[j] += v
-		}
-	}
-	finite := true
-	for _, v := range rsum {
-		if v-v != 0 { // ±Inf or NaN
-			finite = false
-		}
-	}
+	trans, tT, ub = trans[:K*K], tT[:K*K], ub[:K]
 	unary(0, prev)
 	u := dc.u[:K]
 	cand := dc.cand[:K]
@@ -221,7 +238,7 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 		bk := dc.back[t*K : (t+1)*K]
 		js, nc := 0, 0
 		if finite {
-			js, nc = pruneCandidates(prev, trans, rmax, cand)
+			js, nc = pruneCandidates(prev, tT[:], ub, cand)
 		}
 		if nc > 0 {
 			// Start every label k from j* (usually its best predecessor),
@@ -229,20 +246,13 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 			// or equal with a lower index: the maximum and the lowest j
 			// attaining it, as the full scan finds them.
 			pj := prev[js]
-			for k := range cur {
-				cur[k] = pj + trans[js+K*k]
+			for k, v := range tT[js*K : js*K+K] {
+				cur[k] = pj + v
 				bk[k] = js
 			}
 			for _, j := range cand[:nc] {
-				if j == js {
-					continue
-				}
-				pj := prev[j]
-				for k := range cur {
-					if s := pj + trans[j+K*k]; s > cur[k] || (s == cur[k] && j < bk[k]) {
-						cur[k] = s
-						bk[k] = j
-					}
+				if j != js {
+					relax(cur, bk, tT[j*K:j*K+K], prev[j], j)
 				}
 			}
 		} else {
@@ -277,31 +287,45 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 	return best
 }
 
+// relax lets predecessor j (score pj, transition row row) replace the best
+// predecessor bk[k] of every label k when pj + row[k] is larger than cur[k],
+// or equal with j lower.
+func relax(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	for k, c := range cur {
+		if s := pj + row[k]; s > c || (s == c && j < bk[k]) {
+			cur[k] = s
+			bk[k] = j
+		}
+	}
+}
+
 // pruneCandidates writes to cand, in increasing order, the predecessors j
 // that can attain max_j' prev[j'] + trans[j' + K·k] for some label k, and
 // returns j* = argmax prev (lowest on ties) and their number (0 when prev
 // is not finite: no pruning is safe).
-func pruneCandidates(prev, trans, rmax []float64, cand []int) (js, n int) {
+func pruneCandidates(prev, tT, ub []float64, cand []int) (js, n int) {
 	K := len(prev)
 	pmax := prev[0]
+	bad := false
 	for j, v := range prev {
-		if v-v != 0 {
-			return 0, 0
-		}
+		bad = bad || v-v != 0
 		if v > pmax {
 			js, pmax = j, v
 		}
 	}
+	if bad {
+		return 0, 0
+	}
 	// floor = min over k of a score label k certainly reaches (from j*).
 	floor := math.Inf(1)
-	for k := 0; k < K; k++ {
-		if s := pmax + trans[js+K*k]; s < floor {
-			floor = s
-		}
+	for _, v := range tT[js*K : js*K+K] {
+		floor = min(floor, pmax+v)
 	}
+	ub = ub[:K]
 	for j, v := range prev {
-		if v+rmax[j] >= floor {
-			cand[n] = j
+		cand[n] = j
+		if v+ub[j] >= floor {
 			n++
 		}
 	}

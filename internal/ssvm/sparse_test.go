@@ -224,9 +224,33 @@ func TestSparseEmissionsOCR(t *testing.T) {
 	}
 }
 
-// TestTransposedWeightsFollowW checks that the feature-major copy of the
-// emission weights that bcfw and bcfw-as score with stays equal to w bit
-// for bit through block steps and the once-per-pass recomputation.
+// checkTrans checks a predecessor-major copy of w's transitions bit for
+// bit, and that ub bounds its rows' maxima.
+func checkTrans(t *testing.T, p *Problem, w, tT, ub []float64, ok bool) {
+	t.Helper()
+	K := p.K
+	_, _, trans := p.parts(w)
+	if !ok {
+		t.Fatal("finite transitions reported as non-finite")
+	}
+	for j := 0; j < K; j++ {
+		for k := 0; k < K; k++ {
+			v := trans[j+K*k]
+			if math.Float64bits(tT[j*K+k]) != math.Float64bits(v) {
+				t.Fatalf("transition (%d, %d): copy %v, w has %v", j, k, tT[j*K+k], v)
+			}
+			if v > ub[j] {
+				t.Fatalf("transition (%d, %d) = %v above its row's bound %v", j, k, v, ub[j])
+			}
+		}
+	}
+}
+
+// TestTransposedWeightsFollowW checks that the copies of w that bcfw and
+// bcfw-as score with (emission weights by feature, transitions by
+// predecessor with bounds on their rows, and the same for the sampled
+// I_J w) stay equal to w bit for bit through block steps and the
+// once-per-pass recomputation.
 func TestTransposedWeightsFollowW(t *testing.T) {
 	p := smallChain(t, 30, 5, 0.05)
 	n := p.N()
@@ -244,6 +268,10 @@ func TestTransposedWeightsFollowW(t *testing.T) {
 				if math.Float64bits(wt[j]) != math.Float64bits(m.wt[j]) {
 					t.Fatalf("%s iteration %d: feature-major weight %d is %v, w has %v", algo, k, j, m.wt[j], wt[j])
 				}
+			}
+			checkTrans(t, p, m.w, m.tT, m.ub, m.transOK)
+			if algo == AlgoBCFWAS && m.o.Schedule.Size(k, p.D) < p.D {
+				checkTrans(t, p, m.wJ, m.tJT, m.ubJ, true)
 			}
 		}
 	}
