@@ -55,16 +55,16 @@ type Method struct {
 	o   Options
 	rng *rand.Rand
 
-	w, wavg   []float64
-	wt        []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's
-	tT, ub    []float64 // w's transitions by predecessor, and bounds on their rows' maxima
-	transOK   bool      // every transition weight is finite
-	tJT, ubJ  []float64 // the same for I_J w (bcfw-as)
-	ell, lavg float64
-	mu        []float64 // letters × K: unary marginals Σ_y α_i(y)[y_t = k]
-	mt        []float64 // n × K²: transition marginals
-	elli      []float64 // ℓ_i = Σ_y α_i(y) L_i(y)/n
-	act       [][]atom  // bcfw-as active sets
+	w, wavg       []float64
+	wt            []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's
+	tT, ub, lb    []float64 // w's transitions by predecessor, bounds on their rows (ub ≥ max, lb ≤ min)
+	transOK       bool      // every transition weight is finite
+	tJT, ubJ, lbJ []float64 // the same for I_J w (bcfw-as)
+	ell, lavg     float64
+	mu            []float64 // letters × K: unary marginals Σ_y α_i(y)[y_t = k]
+	mt            []float64 // n × K²: transition marginals
+	elli          []float64 // ℓ_i = Σ_y α_i(y) L_i(y)/n
+	act           [][]atom  // bcfw-as active sets
 
 	// scratch
 	dec                  *decoder
@@ -124,7 +124,7 @@ func (m *Method) reset() {
 	m.w = make([]float64, D)
 	m.wavg = make([]float64, D)
 	m.wt = make([]float64, K*p.F)
-	m.tT, m.ub, m.transOK = make([]float64, K*K), make([]float64, K), true
+	m.tT, m.ub, m.lb, m.transOK = make([]float64, K*K), make([]float64, K), make([]float64, K), true
 	m.ell, m.lavg = 0, 0
 	m.k = 0
 	ml := maxLen(ds)
@@ -158,7 +158,7 @@ func (m *Method) reset() {
 		}
 		m.wJ = make([]float64, D)
 		m.wJt = make([]float64, K*p.F)
-		m.tJT, m.ubJ = make([]float64, K*K), make([]float64, K)
+		m.tJT, m.ubJ, m.lbJ = make([]float64, K*K), make([]float64, K), make([]float64, K)
 		m.perm = make([]int, D)
 		for j := range m.perm {
 			m.perm[j] = j
@@ -340,6 +340,9 @@ func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
 		if v > m.ub[r] {
 			m.ub[r] = v
 		}
+		if v < m.lb[r] {
+			m.lb[r] = v
+		}
 		if v-v != 0 {
 			m.transOK = false
 		}
@@ -371,6 +374,7 @@ func (m *Method) sampleFeatures(mk int) {
 	// A row of I_J w's transitions holds w's values or zeros.
 	for r, v := range m.ub {
 		m.ubJ[r] = max(v, 0)
+		m.lbJ[r] = min(m.lb[r], 0)
 	}
 }
 
@@ -397,7 +401,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	p.sx.emissions(wd, K, m.wt, E, m.acc)
 	first, last, trans := p.parts(m.w)
 	Eo, fo, lo, to := E, first, last, trans
-	tTo, ubo := m.tT, m.ub
+	tTo, ubo, lbo := m.tT, m.ub, m.lb
 	info := stepInfo{batch: D}
 	if m.o.Algo == AlgoBCFWAS {
 		mk := m.o.Schedule.Size(k, D)
@@ -407,11 +411,11 @@ func (m *Method) blockStep(k int) stepInfo {
 			Eo = m.EJ[:L*K]
 			p.sx.emissions(wd, K, m.wJt, Eo, m.acc)
 			fo, lo, to = p.parts(m.wJ)
-			tTo, ubo = m.tJT, m.ubJ
+			tTo, ubo, lbo = m.tJT, m.ubJ, m.lbJ
 		}
 	}
 	s := m.ys[:L]
-	m.dec.viterbi(Eo, fo, lo, to, tTo, ubo, m.transOK, truth, s)
+	m.dec.viterbi(Eo, fo, lo, to, tTo, ubo, lbo, m.transOK, truth, s)
 	lossS := Loss(truth, s)
 	mu, mt := m.blockMarg(i)
 
@@ -574,7 +578,7 @@ func (m *Method) refreshCopies() {
 	p := m.p
 	transposeEmissions(m.w, m.wt, p.K, p.F)
 	_, _, trans := p.parts(m.w)
-	m.transOK = transposeTrans(trans, m.tT, m.ub, p.K)
+	m.transOK = transposeTrans(trans, m.tT, m.ub, m.lb, p.K)
 }
 
 // updateActive applies the vertex-representation update (Algorithm 2) to

@@ -138,12 +138,13 @@ type decoder struct {
 	back []int
 	cand []int
 	ub   []float64 // row bounds (per call of Viterbi)
+	lb   []float64
 	tT   []float64 // transposed transitions (per call of Viterbi)
 }
 
 func newDecoder(K, maxLen int) *decoder {
 	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K),
-		cand: make([]int, K), ub: make([]float64, K), tT: make([]float64, K*K)}
+		cand: make([]int, K), ub: make([]float64, K), lb: make([]float64, K), tT: make([]float64, K*K)}
 }
 
 // Viterbi returns in out the labelling maximising
@@ -155,15 +156,15 @@ func newDecoder(K, maxLen int) *decoder {
 // predecessor and in the final choice). It returns the maximal score.
 func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []int) float64 {
 	K := dc.K
-	tT, ub := dc.tT[:K*K], dc.ub[:K]
-	finite := transposeTrans(trans[:K*K], tT, ub, K)
-	return dc.viterbi(E, first, last, trans, tT, ub, finite, truth, out)
+	tT, ub, lb := dc.tT[:K*K], dc.ub[:K], dc.lb[:K]
+	finite := transposeTrans(trans[:K*K], tT, ub, lb, K)
+	return dc.viterbi(E, first, last, trans, tT, ub, lb, finite, truth, out)
 }
 
 // transposeTrans writes tT[j·K+k] = trans[j + K·k] (predecessor j's row of
-// transition weights) and ub[j] = max_k tT[j·K+k], and reports whether
-// every weight is finite.
-func transposeTrans(trans, tT, ub []float64, K int) bool {
+// transition weights), ub[j] = max_k tT[j·K+k] and lb[j] = min_k tT[j·K+k],
+// and reports whether every weight is finite.
+func transposeTrans(trans, tT, ub, lb []float64, K int) bool {
 	finite := true
 	for k := 0; k < K; k++ {
 		for j, v := range trans[K*k : K*k+K] {
@@ -175,30 +176,34 @@ func transposeTrans(trans, tT, ub []float64, K int) bool {
 	}
 	for j := range ub {
 		row := tT[j*K : j*K+K]
-		m := row[0]
+		hi, lo := row[0], row[0]
 		for _, v := range row[1:] {
-			if v > m {
-				m = v
+			if v > hi {
+				hi = v
+			}
+			if v < lo {
+				lo = v
 			}
 		}
-		ub[j] = m
+		ub[j], lb[j] = hi, lo
 	}
 	return finite
 }
 
 // viterbi is Viterbi given the transitions also in predecessor-major order
-// (tT[j·K+k] = trans[j + K·k]), upper bounds ub[j] ≥ max_k tT[j·K+k], and
-// whether every transition weight is finite.
+// (tT[j·K+k] = trans[j + K·k]), bounds lb[j] ≤ tT[j·K+k] ≤ ub[j] on each
+// row, and whether every transition weight is finite.
 //
 // The best predecessor of label k at position t is the lowest j maximising
-// prev[j] + trans[j + K·k]. Only the predecessors j with
-// prev[j] + ub[j] ≥ min_k (prev[j*] + trans[j* + K·k]), j* = argmax prev,
-// can reach that maximum for any k (rounding is monotone), so the others
-// are skipped (on OCR about 5 of 26 remain). The survivors' sums are the
-// full scan's, and the maximum with the lowest j attaining it is the full
-// scan's choice, so the labelling and the score are the same bit for bit.
-// With a non-finite score or weight every predecessor is scanned in order.
-func (dc *decoder) viterbi(E, first, last, trans, tT, ub []float64, finite bool, truth []int, out []int) float64 {
+// prev[j] + trans[j + K·k]. Every label reaches at least
+// floor = prev[j*] + lb[j*], j* = argmax prev, and only the predecessors
+// with prev[j] + ub[j] ≥ floor can reach that for any k (rounding is
+// monotone), so the others are skipped (on OCR about 5 of 26 remain). The
+// survivors' sums are the full scan's, and the maximum with the lowest j
+// attaining it is the full scan's choice, so the labelling and the score
+// are the same bit for bit. With a non-finite score or weight every
+// predecessor is scanned in order.
+func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite bool, truth []int, out []int) float64 {
 	K := dc.K
 	L := len(out)
 	if cap(dc.back) < L*K {
@@ -229,7 +234,7 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub []float64, finite bool,
 			}
 		}
 	}
-	trans, tT, ub = trans[:K*K], tT[:K*K], ub[:K]
+	trans, tT, ub, lb = trans[:K*K], tT[:K*K], ub[:K], lb[:K]
 	unary(0, prev)
 	u := dc.u[:K]
 	cand := dc.cand[:K]
@@ -238,22 +243,33 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub []float64, finite bool,
 		bk := dc.back[t*K : (t+1)*K]
 		js, nc := 0, 0
 		if finite {
-			js, nc = pruneCandidates(prev, tT[:], ub, cand)
+			js, nc = pruneCandidates(prev, ub, lb, cand)
 		}
 		if nc > 0 {
-			// Start every label k from j* (usually its best predecessor),
-			// then let the other candidates replace it when strictly larger,
-			// or equal with a lower index: the maximum and the lowest j
-			// attaining it, as the full scan finds them.
+			// Start every label k from j* (usually its best predecessor).
+			// The candidates above j* replace the best when strictly larger
+			// (in increasing order: ties keep the lower), then those below
+			// j* when at least as large (in decreasing order: each is lower
+			// than any holder so far), which leaves the maximum and the
+			// lowest j attaining it, as the full scan finds them.
 			pj := prev[js]
 			for k, v := range tT[js*K : js*K+K] {
 				cur[k] = pj + v
 				bk[k] = js
 			}
-			for _, j := range cand[:nc] {
+			c := cand[:nc]
+			q := 0
+			for q < len(c) && c[q] < js {
+				q++
+			}
+			for _, j := range c[q:] {
 				if j != js {
-					relax(cur, bk, tT[j*K:j*K+K], prev[j], j)
+					relaxAbove(cur, bk, tT[j*K:j*K+K], prev[j], j)
 				}
+			}
+			for q--; q >= 0; q-- {
+				j := c[q]
+				relaxBelow(cur, bk, tT[j*K:j*K+K], prev[j], j)
 			}
 		} else {
 			// Non-finite values: the full scan, in increasing j.
@@ -287,13 +303,23 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub []float64, finite bool,
 	return best
 }
 
-// relax lets predecessor j (score pj, transition row row) replace the best
-// predecessor bk[k] of every label k when pj + row[k] is larger than cur[k],
-// or equal with j lower.
-func relax(cur []float64, bk []int, row []float64, pj float64, j int) {
+// relaxAbove lets predecessor j (score pj, transition row row) replace the
+// best predecessor bk[k] of every label k when pj + row[k] > cur[k].
+func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
 	bk, row = bk[:len(cur)], row[:len(cur)]
 	for k, c := range cur {
-		if s := pj + row[k]; s > c || (s == c && j < bk[k]) {
+		if s := pj + row[k]; s > c {
+			cur[k] = s
+			bk[k] = j
+		}
+	}
+}
+
+// relaxBelow is relaxAbove replacing on ties too.
+func relaxBelow(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	for k, c := range cur {
+		if s := pj + row[k]; s >= c {
 			cur[k] = s
 			bk[k] = j
 		}
@@ -304,25 +330,21 @@ func relax(cur []float64, bk []int, row []float64, pj float64, j int) {
 // that can attain max_j' prev[j'] + trans[j' + K·k] for some label k, and
 // returns j* = argmax prev (lowest on ties) and their number (0 when prev
 // is not finite: no pruning is safe).
-func pruneCandidates(prev, tT, ub []float64, cand []int) (js, n int) {
-	K := len(prev)
+func pruneCandidates(prev, ub, lb []float64, cand []int) (js, n int) {
 	pmax := prev[0]
-	bad := false
+	bad := 0.0
 	for j, v := range prev {
-		bad = bad || v-v != 0
+		bad += v - v // 0, or NaN once a value is ±Inf or NaN
 		if v > pmax {
 			js, pmax = j, v
 		}
 	}
-	if bad {
+	if bad != 0 {
 		return 0, 0
 	}
-	// floor = min over k of a score label k certainly reaches (from j*).
-	floor := math.Inf(1)
-	for _, v := range tT[js*K : js*K+K] {
-		floor = min(floor, pmax+v)
-	}
-	ub = ub[:K]
+	// Every label reaches at least pmax + lb[j*] from j*.
+	floor := pmax + lb[js]
+	ub = ub[:len(prev)]
 	for j, v := range prev {
 		cand[n] = j
 		if v+ub[j] >= floor {

@@ -225,8 +225,8 @@ func TestSparseEmissionsOCR(t *testing.T) {
 }
 
 // checkTrans checks a predecessor-major copy of w's transitions bit for
-// bit, and that ub bounds its rows' maxima.
-func checkTrans(t *testing.T, p *Problem, w, tT, ub []float64, ok bool) {
+// bit, and that lb and ub bound its rows.
+func checkTrans(t *testing.T, p *Problem, w, tT, ub, lb []float64, ok bool) {
 	t.Helper()
 	K := p.K
 	_, _, trans := p.parts(w)
@@ -239,8 +239,8 @@ func checkTrans(t *testing.T, p *Problem, w, tT, ub []float64, ok bool) {
 			if math.Float64bits(tT[j*K+k]) != math.Float64bits(v) {
 				t.Fatalf("transition (%d, %d): copy %v, w has %v", j, k, tT[j*K+k], v)
 			}
-			if v > ub[j] {
-				t.Fatalf("transition (%d, %d) = %v above its row's bound %v", j, k, v, ub[j])
+			if v > ub[j] || v < lb[j] {
+				t.Fatalf("transition (%d, %d) = %v outside its row's bounds [%v, %v]", j, k, v, lb[j], ub[j])
 			}
 		}
 	}
@@ -269,9 +269,9 @@ func TestTransposedWeightsFollowW(t *testing.T) {
 					t.Fatalf("%s iteration %d: feature-major weight %d is %v, w has %v", algo, k, j, m.wt[j], wt[j])
 				}
 			}
-			checkTrans(t, p, m.w, m.tT, m.ub, m.transOK)
+			checkTrans(t, p, m.w, m.tT, m.ub, m.lb, m.transOK)
 			if algo == AlgoBCFWAS && m.o.Schedule.Size(k, p.D) < p.D {
-				checkTrans(t, p, m.wJ, m.tJT, m.ubJ, true)
+				checkTrans(t, p, m.wJ, m.tJT, m.ubJ, m.lbJ, true)
 			}
 		}
 	}
