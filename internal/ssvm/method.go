@@ -702,22 +702,48 @@ func (m *Method) recomputeW(dst []float64) float64 {
 	c := 1 / (p.Lambda * float64(p.N()))
 	zero(dst)
 	first, last, trans := p.parts(dst)
+	sx := p.sx
 	for i, wd := range ds.Words {
 		for t := 0; t < wd.Len; t++ {
 			j := wd.Start + t
 			mu := m.mu[j*K : (j+1)*K]
+			y := ds.Y[j]
+			lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
+			idx := sx.idx[lo:hi]
 			for k, v := range mu {
 				r := -v
-				if k == ds.Y[j] {
+				if k == y {
 					r++
 				}
-				if r != 0 {
-					p.sx.axpy(j, r, dst[k*F:(k+1)*F])
+				if r == 0 {
+					continue
 				}
-				if t == 0 {
+				row := dst[k*F : (k+1)*F]
+				if sx.binary {
+					for _, f := range idx {
+						row[f] += r
+					}
+				} else {
+					for q, f := range idx {
+						row[f] += r * sx.val[int(lo)+q]
+					}
+				}
+			}
+			if t == 0 {
+				for k, v := range mu {
+					r := -v
+					if k == y {
+						r++
+					}
 					first[k] += r
 				}
-				if t == wd.Len-1 {
+			}
+			if t == wd.Len-1 {
+				for k, v := range mu {
+					r := -v
+					if k == y {
+						r++
+					}
 					last[k] += r
 				}
 			}
