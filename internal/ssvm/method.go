@@ -62,7 +62,8 @@ type Method struct {
 	tJT, ubJ, lbJ []float64 // the same for I_J w (bcfw-as)
 	ell, lavg     float64
 	mu            []float64 // letters × K: unary marginals Σ_y α_i(y)[y_t = k]
-	mt            []float64 // n × K²: transition marginals
+	mtv           []float64 // n × K²: block i's nonzero transition marginals first, at the indices its support lists
+	mtd           []float64 // K²: the transition marginals of the block being stepped, dense (zero between steps)
 	elli          []float64 // ℓ_i = Σ_y α_i(y) L_i(y)/n
 	act           [][]atom  // bcfw-as active sets
 
@@ -141,7 +142,8 @@ func (m *Method) reset() {
 		return
 	}
 	m.mu = make([]float64, ds.Letters()*K)
-	m.mt = make([]float64, n*K*K)
+	m.mtv = make([]float64, n*K*K)
+	m.mtd = make([]float64, K*K)
 	m.sup = make([]uint16, n*K*K)
 	m.supN = make([]int32, n)
 	m.tS, m.tA = make([]int, 0, K*K), make([]int, 0, K*K)
@@ -150,7 +152,7 @@ func (m *Method) reset() {
 	for i, wd := range ds.Words {
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		m.setMarginals(i, truth, 1)
-		m.setSupport(i, transitions(truth, K, m.tS))
+		m.storeTrans(i, transitions(truth, K, m.tS))
 	}
 	if m.o.Algo == AlgoBCFWAS {
 		m.act = make([][]atom, n)
@@ -176,17 +178,45 @@ func labelKey(y []int) string {
 	return string(b)
 }
 
-// blockMarg returns block i's unary (L×K) and transition (K×K) marginals.
-func (m *Method) blockMarg(i int) (mu, mt []float64) {
+// blockMarg returns block i's unary (L×K) marginals.
+func (m *Method) blockMarg(i int) []float64 {
 	K := m.p.K
 	wd := m.p.Train.Words[i]
-	return m.mu[wd.Start*K : (wd.Start+wd.Len)*K], m.mt[i*K*K : (i+1)*K*K]
+	return m.mu[wd.Start*K : (wd.Start+wd.Len)*K]
 }
 
-// setMarginals adds c·(indicators of y) to block i's marginals, after
-// zeroing them when c == 1 and the caller asks for a fresh start.
+// transMarg returns a dense copy of block i's transition marginals (K×K).
+func (m *Method) transMarg(i int) []float64 {
+	KK := m.p.K * m.p.K
+	out := make([]float64, KK)
+	for q, j := range m.support(i) {
+		out[j] = m.mtv[i*KK+q]
+	}
+	return out
+}
+
+// loadTrans expands block i's stored transition marginals into the dense
+// scratch mtd (zero elsewhere) and returns it.
+func (m *Method) loadTrans(i int) []float64 {
+	KK := m.p.K * m.p.K
+	v := m.mtv[i*KK:]
+	for q, j := range m.support(i) {
+		m.mtd[j] = v[q]
+	}
+	return m.mtd
+}
+
+// clearTrans zeroes the dense scratch mtd on idx, which covers its nonzeros.
+func (m *Method) clearTrans(idx []int) {
+	for _, j := range idx {
+		m.mtd[j] = 0
+	}
+}
+
+// setMarginals adds c·(indicators of y) to block i's unary marginals and
+// to the dense transition marginals mtd of the block being stepped.
 func (m *Method) setMarginals(i int, y []int, c float64) {
-	mu, mt := m.blockMarg(i)
+	mu, mt := m.blockMarg(i), m.mtd
 	K := m.p.K
 	for t, k := range y {
 		mu[t*K+k] += c
@@ -203,20 +233,22 @@ func (m *Method) support(i int) []uint16 {
 	return m.sup[i*KK : i*KK+int(m.supN[i])]
 }
 
-// setSupport records as block i's support the entries of idx (increasing,
-// a superset of the nonzero transition marginals) where they are nonzero.
-func (m *Method) setSupport(i int, idx []int) {
+// storeTrans stores the dense transition marginals mtd as block i's: the
+// entries of idx (increasing, covering every nonzero) where they are
+// nonzero, with their values. It then clears mtd on idx.
+func (m *Method) storeTrans(i int, idx []int) {
 	KK := m.p.K * m.p.K
-	mt := m.mt[i*KK : (i+1)*KK]
-	dst := m.sup[i*KK : (i+1)*KK]
+	mt := m.mtd
+	dst, val := m.sup[i*KK:(i+1)*KK], m.mtv[i*KK:(i+1)*KK]
 	n := 0
 	for _, j := range idx {
-		if mt[j] != 0 {
-			dst[n] = uint16(j)
+		if v := mt[j]; v != 0 {
+			dst[n], val[n] = uint16(j), v
 			n++
 		}
 	}
 	m.supN[i] = int32(n)
+	m.clearTrans(idx)
 }
 
 // transitions writes the distinct transition indices y_t + K·y_{t+1} of y
@@ -451,7 +483,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	s := m.ys[:L]
 	m.dec.viterbi(Eo, fo, lo, to, tTo, ubo, lbo, m.transOK, truth, s)
 	lossS := Loss(truth, s)
-	mu, mt := m.blockMarg(i)
+	mu := m.blockMarg(i)
 
 	// FW direction in marginal space: ΔM = e(s) − M_i. Its transition
 	// part lives on sup = supp(M_i) ∪ transitions(s) (kept sorted): entries
@@ -459,6 +491,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	// them (adding an exact zero is a no-op, so the sums are those of the
 	// full K² loops).
 	sup := m.support(i)
+	mt := m.loadTrans(i)
 	usup := union(sup, transitions(s, K, m.tS), m.uFW)
 	du, dt := m.du[:L*K], m.dtr
 	for j := range du {
@@ -533,6 +566,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	switch {
 	case gamma == 0:
 		info.kind = solver.StepNone
+		m.clearTrans(usup)
 		return info
 	case drop:
 		info.kind = solver.StepDrop
@@ -601,7 +635,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	for _, j := range usup {
 		mtOld[j] = 0
 	}
-	m.setSupport(i, usup)
+	m.storeTrans(i, usup)
 	m.ell += m.elli[i] - ellOld
 	return info
 }
@@ -749,9 +783,9 @@ func (m *Method) recomputeW(dst []float64) float64 {
 			}
 		}
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
-		mt := m.mt[i*K*K : (i+1)*K*K]
-		for _, j := range m.support(i) { // mt is zero elsewhere
-			trans[j] -= mt[j]
+		mtv := m.mtv[i*K*K:]
+		for q, j := range m.support(i) { // the marginals are zero elsewhere
+			trans[j] -= mtv[q]
 		}
 		for t := 0; t+1 < len(truth); t++ {
 			trans[truth[t]+K*truth[t+1]]++

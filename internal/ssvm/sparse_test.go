@@ -303,7 +303,7 @@ func recomputeWDense(m *Method, dst []float64) {
 			last[k] += R[(wd.Start+wd.Len-1)*K+k]
 		}
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
-		for j, v := range m.mt[i*K*K : (i+1)*K*K] {
+		for j, v := range m.transMarg(i) {
 			trans[j] -= v
 		}
 		for t := 0; t+1 < len(truth); t++ {
@@ -366,7 +366,7 @@ func TestTransitionSupport(t *testing.T) {
 				continue
 			}
 			for i := 0; i < n; i++ {
-				_, mt := m.blockMarg(i)
+				mt := m.transMarg(i)
 				in := make([]bool, K*K)
 				prev := -1
 				for _, j := range m.support(i) {

@@ -295,7 +295,7 @@ func TestBCFWIncrementalW(t *testing.T) {
 	// Each block's marginals are a distribution at every position.
 	K := p.K
 	for i, wd := range p.Train.Words {
-		mu, mt := m.blockMarg(i)
+		mu, mt := m.blockMarg(i), m.transMarg(i)
 		for t0 := 0; t0 < wd.Len; t0++ {
 			sum := 0.0
 			for k := 0; k < K; k++ {
