@@ -383,14 +383,30 @@ func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
 	K, F := p.K, p.F
 	wd := p.Train.Words[i]
 	c := -1 / (p.Lambda * float64(p.N()))
+	sx := p.sx
+	w, wt := m.w[:K*F], m.wt[:K*F]
 	for t := 0; t < wd.Len; t++ {
-		for k := 0; k < K; k++ {
-			a := c * du[t*K+k]
+		j := wd.Start + t
+		lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
+		idx := sx.idx[lo:hi]
+		for k, d := range du[t*K : (t+1)*K] {
+			a := c * d
 			if a == 0 {
 				continue
 			}
-			p.sx.axpy(wd.Start+t, a, m.w[k*F:(k+1)*F])
-			p.sx.axpyStrided(wd.Start+t, a, m.wt[k:], K)
+			// w_k += a·x_j in both layouts (the same update as floats.AddScaled).
+			if sx.binary {
+				for _, f := range idx {
+					w[k*F+int(f)] += a
+					wt[int(f)*K+k] += a
+				}
+				continue
+			}
+			for q, f := range idx {
+				v := a * sx.val[int(lo)+q]
+				w[k*F+int(f)] += v
+				wt[int(f)*K+k] += v
+			}
 		}
 	}
 	first, last, trans := p.parts(m.w)

@@ -239,7 +239,6 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 	u := dc.u[:K]
 	cand := dc.cand[:K]
 	for t := 1; t < L; t++ {
-		unary(t, u)
 		bk := dc.back[t*K : (t+1)*K]
 		js, nc := 0, 0
 		if finite {
@@ -285,8 +284,30 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 				bk[k] = arg
 			}
 		}
-		for k := range cur {
-			cur[k] += u[k]
+		if t < L-1 {
+			// A middle position's unary score is E[t,k] (+ 1/L off the
+			// truth), added here without the copy unary makes.
+			e := E[t*K : (t+1)*K]
+			e = e[:len(cur)]
+			if truth == nil {
+				for k := range cur {
+					cur[k] += e[k]
+				}
+			} else {
+				tr := truth[t]
+				for k := range cur {
+					v := e[k]
+					if k != tr {
+						v += aug
+					}
+					cur[k] += v
+				}
+			}
+		} else {
+			unary(t, u)
+			for k := range cur {
+				cur[k] += u[k]
+			}
 		}
 		prev, cur = cur, prev
 	}

@@ -219,19 +219,3 @@ func (s *sparseRows) axpy(j int, a float64, dst []float64) {
 		dst[s.idx[q]] += a * s.val[q]
 	}
 }
-
-// axpyStrided performs dst[f·stride] += a·x_j[f], the update of axpy on a
-// block stored with a stride (a label's column of the feature-major
-// weights).
-func (s *sparseRows) axpyStrided(j int, a float64, dst []float64, stride int) {
-	lo, hi := s.off[sparseLanes*j], s.off[sparseLanes*j+sparseLanes]
-	if s.binary {
-		for _, f := range s.idx[lo:hi] {
-			dst[int(f)*stride] += a
-		}
-		return
-	}
-	for q := lo; q < hi; q++ {
-		dst[int(s.idx[q])*stride] += a * s.val[q]
-	}
-}
