@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/floats"
@@ -42,7 +43,6 @@ type Options struct {
 
 // atom is one active labelling of a block with its weight α_i(y).
 type atom struct {
-	key    string
 	y      []int
 	loss   float64 // L_i(y)
 	weight float64
@@ -79,7 +79,8 @@ type Method struct {
 	muOld, mtOld         []float64
 	sup                  []uint16 // n × K²: block i's first supN[i] entries list supp(mt_i), increasing
 	supN                 []int32
-	tS, tA, uFW, uA      []int // transition index lists (scratch)
+	tS, tA, uFW, uA      []int     // transition index lists (scratch)
+	pool                 [][][]int // labellings of atoms that left, by length, for reuse
 	ev                   *evaluator
 	k                    int
 	last                 *Eval
@@ -158,9 +159,10 @@ func (m *Method) reset() {
 		m.act = make([][]atom, n)
 		for i, wd := range ds.Words {
 			truth := append([]int(nil), ds.Y[wd.Start:wd.Start+wd.Len]...)
-			m.act[i] = []atom{{key: labelKey(truth), y: truth, loss: 0, weight: 1}}
+			m.act[i] = []atom{{y: truth, loss: 0, weight: 1}}
 		}
 		m.wJ = make([]float64, D)
+		m.pool = make([][][]int, ml+1)
 		m.wJt = make([]float64, K*p.F)
 		m.tJT, m.ubJ, m.lbJ = make([]float64, K*K), make([]float64, K), make([]float64, K)
 		m.perm = make([]int, D)
@@ -170,12 +172,26 @@ func (m *Method) reset() {
 	}
 }
 
-func labelKey(y []int) string {
-	b := make([]byte, len(y))
-	for t, v := range y {
-		b[t] = byte(v)
+// newLabels returns a copy of y, in a slice left by an atom that has
+// left an active set when there is one.
+func (m *Method) newLabels(y []int) []int {
+	if n := len(y); n < len(m.pool) {
+		if q := len(m.pool[n]); q > 0 {
+			out := m.pool[n][q-1]
+			m.pool[n] = m.pool[n][:q-1]
+			copy(out, y)
+			return out
+		}
 	}
-	return string(b)
+	return append([]int(nil), y...)
+}
+
+// freeLabels keeps the labelling of an atom that left its active set for
+// reuse.
+func (m *Method) freeLabels(y []int) {
+	if n := len(y); n < len(m.pool) {
+		m.pool[n] = append(m.pool[n], y)
+	}
 }
 
 // blockMarg returns block i's unary (L×K) marginals.
@@ -314,6 +330,22 @@ func (m *Method) lin(E, first, last, trans, du, dt []float64, dsup []int, L int)
 	s := dot(E[:L*K], du[:L*K])
 	s += dot(first, du[:K]) + dot(last, du[(L-1)*K:L*K])
 	return s + dotOn(trans, dt, dsup)
+}
+
+// lin2 returns lin for two directions at once (the two long sums formed
+// side by side, each in lin's order).
+func (m *Method) lin2(E, first, last, trans, du, dt []float64, dsup []int, du2, dt2 []float64, dsup2 []int, L int) (float64, float64) {
+	K := m.p.K
+	n := L * K
+	E, du, du2 = E[:n], du[:n], du2[:n]
+	s, s2 := 0.0, 0.0
+	for j, x := range E {
+		s += x * du[j]
+		s2 += x * du2[j]
+	}
+	s += dot(first, du[:K]) + dot(last, du[(L-1)*K:L*K])
+	s2 += dot(first, du2[:K]) + dot(last, du2[(L-1)*K:L*K])
+	return s + dotOn(trans, dt, dsup), s2 + dotOn(trans, dt2, dsup2)
 }
 
 // dotOn returns Σ_{j ∈ idx} a[j]·b[j] in the order of idx, which equals the
@@ -527,6 +559,9 @@ func (m *Method) blockStep(k int) stepInfo {
 	gmax := 1.0
 	away := false
 	var u int
+	// <w, φ(ΔM)> of the chosen direction at the full w, when already known
+	// (the directions were compared at I_J w = w).
+	linW, haveLin := 0.0, false
 	if m.o.Algo == AlgoBCFWAS && len(m.act[i]) > 1 {
 		// Away vertex: the active labelling minimising H_i(v; I_J w), i.e.
 		// maximising <I_J w, ψ_i(v)> − L_i(v) (first in the list on ties).
@@ -553,17 +588,23 @@ func (m *Method) blockStep(k int) stepInfo {
 		// Directional derivatives of the dual λ/2‖w‖² − ℓ along each
 		// direction, with the sampled weights: λ<I_J w, d_w> − e where
 		// d_w = −φ(ΔM)/(λn).
-		gFW := -m.lin(Eo, fo, lo, to, du, dt, usup, L)/nf - e
-		gA := -m.lin(Eo, fo, lo, to, duA, dtA, asup, L)/nf - eA
+		lFW, lA := m.lin2(Eo, fo, lo, to, du, dt, usup, duA, dtA, asup, L)
+		gFW := -lFW/nf - e
+		gA := -lA/nf - eA
+		linW, haveLin = lFW, info.batch == D
 		if gA < gFW {
 			away = true
 			du, dt, dsup, e = duA, dtA, asup, eA
 			gmax = at.weight / (1 - at.weight)
+			linW = lA
 		}
 	}
 	// Exact line search on the dual with the full w, clipped to [0, γ̄].
 	ln := p.Lambda * nf
-	wd_ := -m.lin(E, first, last, trans, du, dt, dsup, L) / ln
+	if !haveLin {
+		linW = m.lin(E, first, last, trans, du, dt, dsup, L)
+	}
+	wd_ := -linW / ln
 	dd := m.sqnorm(i, du, dt, dsup, L) / (ln * ln)
 	gamma := 0.0
 	if dd > 0 {
@@ -675,22 +716,25 @@ func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop b
 		}
 		as[u].weight -= gamma
 		if drop {
+			m.freeLabels(as[u].y)
 			as = append(as[:u], as[u+1:]...)
 		}
 	} else if gamma == 1 {
-		as = append(as[:0], atom{key: labelKey(s), y: append([]int(nil), s...), loss: lossS, weight: 1})
+		for _, at := range as {
+			m.freeLabels(at.y)
+		}
+		as = append(as[:0], atom{y: m.newLabels(s), loss: lossS, weight: 1})
 	} else {
-		key := labelKey(s)
 		found := false
 		for a := range as {
 			as[a].weight *= 1 - gamma
-			if as[a].key == key {
+			if slices.Equal(as[a].y, s) {
 				as[a].weight += gamma
 				found = true
 			}
 		}
 		if !found {
-			as = append(as, atom{key: key, y: append([]int(nil), s...), loss: lossS, weight: gamma})
+			as = append(as, atom{y: m.newLabels(s), loss: lossS, weight: gamma})
 		}
 	}
 	// Clean-up: weights below δ are zeroed (the atom leaves), then the
@@ -700,6 +744,7 @@ func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop b
 	for _, at := range as {
 		if at.weight < m.o.DropTol {
 			cleaned++
+			m.freeLabels(at.y)
 			continue
 		}
 		kept = append(kept, at)
