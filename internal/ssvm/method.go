@@ -81,6 +81,8 @@ type Method struct {
 	supN                 []int32
 	tS, tA, uFW, uA      []int     // transition index lists (scratch)
 	pool                 [][][]int // labellings of atoms that left, by length, for reuse
+	next                 int       // the next block, drawn ahead (−1: none)
+	sink                 float64
 	ev                   *evaluator
 	k                    int
 	last                 *Eval
@@ -130,6 +132,7 @@ func (m *Method) reset() {
 	m.tT, m.ub, m.lb, m.transOK = make([]float64, K*K), make([]float64, K), make([]float64, K), true
 	m.ell, m.lavg = 0, 0
 	m.k = 0
+	m.next = -1
 	ml := maxLen(ds)
 	m.dec = newDecoder(K, ml)
 	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
@@ -507,7 +510,11 @@ func (m *Method) blockStep(k int) stepInfo {
 	ds := p.Train
 	n := p.N()
 	nf := float64(n)
-	i := m.rng.IntN(n)
+	i := m.next
+	if i < 0 {
+		i = m.rng.IntN(n)
+	}
+	m.next = -1
 	wd := ds.Words[i]
 	L := wd.Len
 	truth := ds.Y[wd.Start : wd.Start+L]
@@ -697,6 +704,40 @@ func (m *Method) blockStep(k int) stepInfo {
 	return info
 }
 
+// touch reads one value per cache line of block i's marginals, its letters'
+// features and its Gram matrix, so that they are in cache for its step.
+func (m *Method) touch(i int) {
+	p := m.p
+	K := p.K
+	wd := p.Train.Words[i]
+	s := 0.0
+	mu := m.mu[wd.Start*K : (wd.Start+wd.Len)*K]
+	for q := 0; q < len(mu); q += 8 {
+		s += mu[q]
+	}
+	KK := K * K
+	if n := int(m.supN[i]); n > 0 {
+		v := m.mtv[i*KK : i*KK+n]
+		for q := 0; q < len(v); q += 8 {
+			s += v[q]
+		}
+		sup := m.sup[i*KK : i*KK+n]
+		for q := 0; q < len(sup); q += 32 {
+			s += float64(sup[q])
+		}
+	}
+	sx := p.sx
+	lo, hi := sx.off[sparseLanes*wd.Start], sx.off[sparseLanes*(wd.Start+wd.Len)]
+	for q := lo; q < hi; q += 16 {
+		s += float64(sx.idx[q])
+	}
+	g := p.gram[p.gramOff[i]:p.gramOff[i+1]]
+	for q := 0; q < len(g); q += 8 {
+		s += g[q]
+	}
+	m.sink = s
+}
+
 // refreshCopies rebuilds the feature-major emission weights, the
 // predecessor-major transitions and their exact row maxima from w.
 func (m *Method) refreshCopies() {
@@ -876,6 +917,11 @@ func (m *Method) iterate() stepInfo {
 			m.ell = m.recomputeW(m.w)
 			m.refreshCopies()
 		}
+		// Draw the next block now (the random numbers come in the same
+		// order) and start loading its data, which arrives while the
+		// average is updated.
+		m.next = m.rng.IntN(m.p.N())
+		m.touch(m.next)
 	}
 	if m.o.Average {
 		// w̄ ← (1−ρ)w̄ + ρw as two vector operations, each product rounded
