@@ -81,6 +81,7 @@ type Method struct {
 	supN                 []int32
 	tS, tA, uFW, uA      []int     // transition index lists (scratch)
 	pool                 [][][]int // labellings of atoms that left, by length, for reuse
+	arena                []int     // storage for new labellings
 	next                 int       // the next block, drawn ahead (−1: none)
 	sink                 float64
 	ev                   *evaluator
@@ -159,13 +160,16 @@ func (m *Method) reset() {
 		m.storeTrans(i, transitions(truth, K, m.tS))
 	}
 	if m.o.Algo == AlgoBCFWAS {
+		// Room for four atoms per block from the start; the labellings
+		// come from a shared arena.
+		const room = 4
 		m.act = make([][]atom, n)
+		atoms := make([]atom, n*room)
+		m.pool = make([][][]int, ml+1)
 		for i, wd := range ds.Words {
-			truth := append([]int(nil), ds.Y[wd.Start:wd.Start+wd.Len]...)
-			m.act[i] = []atom{{y: truth, loss: 0, weight: 1}}
+			m.act[i] = append(atoms[i*room:i*room:(i+1)*room], atom{y: m.newLabels(ds.Y[wd.Start : wd.Start+wd.Len]), loss: 0, weight: 1})
 		}
 		m.wJ = make([]float64, D)
-		m.pool = make([][][]int, ml+1)
 		m.wJt = make([]float64, K*p.F)
 		m.tJT, m.ubJ, m.lbJ = make([]float64, K*K), make([]float64, K), make([]float64, K)
 		m.perm = make([]int, D)
@@ -186,7 +190,12 @@ func (m *Method) newLabels(y []int) []int {
 			return out
 		}
 	}
-	return append([]int(nil), y...)
+	if cap(m.arena)-len(m.arena) < len(y) {
+		m.arena = make([]int, 0, max(1<<16, len(y)))
+	}
+	a := len(m.arena)
+	m.arena = append(m.arena, y...)
+	return m.arena[a : a+len(y) : a+len(y)]
 }
 
 // freeLabels keeps the labelling of an atom that left its active set for
