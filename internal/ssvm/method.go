@@ -76,6 +76,8 @@ type Method struct {
 	ys, yb               []int
 	du, dtr, duA, dtA    []float64
 	dots                 []float64 // maxLen inner products (scratch)
+	nzF, nzA             []int32   // the nonzero labels of each row of du and duA (see rowSupport)
+	offF, offA           []int
 	muOld, mtOld         []float64
 	sup                  []uint16 // n × K²: block i's first supN[i] entries list supp(mt_i), increasing
 	supN                 []int32
@@ -138,6 +140,8 @@ func (m *Method) reset() {
 	m.dec = newDecoder(K, ml)
 	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
 	m.dots = make([]float64, ml)
+	m.nzF, m.nzA = make([]int32, 0, ml*K), make([]int32, 0, ml*K)
+	m.offF, m.offA = make([]int, 0, ml+1), make([]int, 0, ml+1)
 	m.acc = make([]float64, 4*K)
 	m.ys, m.yb = make([]int, ml), make([]int, ml)
 	m.du, m.duA, m.muOld = make([]float64, ml*K), make([]float64, ml*K), make([]float64, ml*K)
@@ -334,30 +338,49 @@ func zero(x []float64) {
 	}
 }
 
-// lin returns Σ E⊙du + first·du_0 + last·du_{L−1} + trans·dt, i.e.
-// <w, φ(ΔM)> for a marginal-space direction (du, dt) of a word of length L
-// whose transition part dt is zero outside dsup.
-func (m *Method) lin(E, first, last, trans, du, dt []float64, dsup []int, L int) float64 {
-	K := m.p.K
-	s := dot(E[:L*K], du[:L*K])
-	s += dot(first, du[:K]) + dot(last, du[(L-1)*K:L*K])
-	return s + dotOn(trans, dt, dsup)
+// rowSupport writes, for each of the L rows of du (K entries each), the
+// increasing list of the labels where du is nonzero: row t's list is
+// nz[off[t]:off[t+1]].
+func rowSupport(du []float64, L, K int, nz []int32, off []int) ([]int32, []int) {
+	nz, off = nz[:0], append(off[:0], 0)
+	for t := 0; t < L; t++ {
+		for k, v := range du[t*K : (t+1)*K] {
+			if v != 0 {
+				nz = append(nz, int32(k))
+			}
+		}
+		off = append(off, len(nz))
+	}
+	return nz, off
 }
 
-// lin2 returns lin for two directions at once (the two long sums formed
-// side by side, each in lin's order).
-func (m *Method) lin2(E, first, last, trans, du, dt []float64, dsup []int, du2, dt2 []float64, dsup2 []int, L int) (float64, float64) {
-	K := m.p.K
-	n := L * K
-	E, du, du2 = E[:n], du[:n], du2[:n]
-	s, s2 := 0.0, 0.0
-	for j, x := range E {
-		s += x * du[j]
-		s2 += x * du2[j]
+// dotNZ returns Σ_{k ∈ nz} a[k]·b[k] in increasing k: the sequential dot
+// product of a and b when b is zero off nz (a sum started at +0 is left
+// unchanged by the skipped exact zeros).
+func dotNZ(a, b []float64, nz []int32) float64 {
+	s := 0.0
+	for _, k := range nz {
+		s += a[k] * b[k]
 	}
-	s += dot(first, du[:K]) + dot(last, du[(L-1)*K:L*K])
-	s2 += dot(first, du2[:K]) + dot(last, du2[(L-1)*K:L*K])
-	return s + dotOn(trans, dt, dsup), s2 + dotOn(trans, dt2, dsup2)
+	return s
+}
+
+// lin returns Σ E⊙du + first·du_0 + last·du_{L−1} + trans·dt, i.e.
+// <w, φ(ΔM)> for a marginal-space direction (du, dt) of a word of length L
+// whose rows of du are zero off their lists (nz, off, see rowSupport) and
+// whose transition part dt is zero outside dsup. The sums are those of the
+// dense loops: only exact zero terms are skipped.
+func (m *Method) lin(E, first, last, trans, du, dt []float64, dsup []int, nz []int32, off []int, L int) float64 {
+	K := m.p.K
+	s := 0.0
+	for t := 0; t < L; t++ {
+		e, d := E[t*K:(t+1)*K], du[t*K:(t+1)*K]
+		for _, k := range nz[off[t]:off[t+1]] {
+			s += e[k] * d[k]
+		}
+	}
+	s += dotNZ(first, du[:K], nz[off[0]:off[1]]) + dotNZ(last, du[(L-1)*K:L*K], nz[off[L-1]:off[L]])
+	return s + dotOn(trans, dt, dsup)
 }
 
 // dotOn returns Σ_{j ∈ idx} a[j]·b[j] in the order of idx, which equals the
@@ -372,11 +395,11 @@ func dotOn(a, b []float64, idx []int) float64 {
 	return s
 }
 
-// sqnorm returns ‖φ(ΔM)‖² using the word's Gram matrix. The inner products
-// of the rows of du are formed four at a time (independent sums, each in
-// the order of dot) and added to the norm in the order of the plain
-// double loop.
-func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, L int) float64 {
+// sqnorm returns ‖φ(ΔM)‖² using the word's Gram matrix, for a direction
+// whose rows of du are zero off their lists (nz, off). Each inner product
+// of two rows runs over the first row's list, in the order of dot, and the
+// products are added to the norm in the order of the plain double loop.
+func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, nz []int32, off []int, L int) float64 {
 	K := m.p.K
 	G := m.p.gram[m.p.gramOff[i]:m.p.gramOff[i+1]]
 	d := m.dots[:L]
@@ -384,7 +407,10 @@ func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, L int) float64 {
 	var d00, dLL float64
 	for t := 0; t < L; t++ {
 		ut := du[t*K : (t+1)*K]
-		rowDots(ut, du, K, t+1, d)
+		nzt := nz[off[t]:off[t+1]]
+		for r := 0; r <= t; r++ {
+			d[r] = dotNZ(du[r*K:(r+1)*K], ut, nzt)
+		}
 		s += G[t*L+t] * d[t]
 		for r := 0; r < t; r++ {
 			s += 2 * G[t*L+r] * d[r]
@@ -398,26 +424,6 @@ func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, L int) float64 {
 	}
 	s += d00 + dLL
 	return s + dotOn(dt, dt, dsup)
-}
-
-// rowDots writes d[r] = dot(u, du[r·K:(r+1)·K]) for r < n.
-func rowDots(u, du []float64, K, n int, d []float64) {
-	r := 0
-	for ; r+4 <= n; r += 4 {
-		u0, u1, u2, u3 := du[r*K:(r+1)*K], du[(r+1)*K:(r+2)*K], du[(r+2)*K:(r+3)*K], du[(r+3)*K:(r+4)*K]
-		u0, u1, u2, u3 = u0[:len(u)], u1[:len(u)], u2[:len(u)], u3[:len(u)]
-		var a0, a1, a2, a3 float64
-		for k, x := range u {
-			a0 += x * u0[k]
-			a1 += x * u1[k]
-			a2 += x * u2[k]
-			a3 += x * u3[k]
-		}
-		d[r], d[r+1], d[r+2], d[r+3] = a0, a1, a2, a3
-	}
-	for ; r < n; r++ {
-		d[r] = dot(u, du[r*K:(r+1)*K])
-	}
 }
 
 // applyDelta performs w −= φ(ΔM)/(λn) for block i's marginal change, whose
@@ -571,6 +577,8 @@ func (m *Method) blockStep(k int) stepInfo {
 		dt[s[t]+K*s[t+1]]++
 	}
 	dsup := usup
+	m.nzF, m.offF = rowSupport(du, L, K, m.nzF, m.offF)
+	dnz, doff := m.nzF, m.offF
 	e := lossS/nf - m.elli[i]
 	gmax := 1.0
 	away := false
@@ -604,13 +612,16 @@ func (m *Method) blockStep(k int) stepInfo {
 		// Directional derivatives of the dual λ/2‖w‖² − ℓ along each
 		// direction, with the sampled weights: λ<I_J w, d_w> − e where
 		// d_w = −φ(ΔM)/(λn).
-		lFW, lA := m.lin2(Eo, fo, lo, to, du, dt, usup, duA, dtA, asup, L)
+		m.nzA, m.offA = rowSupport(duA, L, K, m.nzA, m.offA)
+		lFW := m.lin(Eo, fo, lo, to, du, dt, usup, m.nzF, m.offF, L)
+		lA := m.lin(Eo, fo, lo, to, duA, dtA, asup, m.nzA, m.offA, L)
 		gFW := -lFW/nf - e
 		gA := -lA/nf - eA
 		linW, haveLin = lFW, info.batch == D
 		if gA < gFW {
 			away = true
 			du, dt, dsup, e = duA, dtA, asup, eA
+			dnz, doff = m.nzA, m.offA
 			gmax = at.weight / (1 - at.weight)
 			linW = lA
 		}
@@ -618,10 +629,10 @@ func (m *Method) blockStep(k int) stepInfo {
 	// Exact line search on the dual with the full w, clipped to [0, γ̄].
 	ln := p.Lambda * nf
 	if !haveLin {
-		linW = m.lin(E, first, last, trans, du, dt, dsup, L)
+		linW = m.lin(E, first, last, trans, du, dt, dsup, dnz, doff, L)
 	}
 	wd_ := -linW / ln
-	dd := m.sqnorm(i, du, dt, dsup, L) / (ln * ln)
+	dd := m.sqnorm(i, du, dt, dsup, dnz, doff, L) / (ln * ln)
 	gamma := 0.0
 	if dd > 0 {
 		gamma = (e - p.Lambda*wd_) / (p.Lambda * dd)
