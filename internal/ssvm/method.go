@@ -725,7 +725,8 @@ func (m *Method) blockStep(k int) stepInfo {
 }
 
 // touch reads one value per cache line of block i's marginals, its letters'
-// features and its Gram matrix, so that they are in cache for its step.
+// features, its Gram matrix and (bcfw-as) its active labellings, so that
+// they are in cache for its step.
 func (m *Method) touch(i int) {
 	p := m.p
 	K := p.K
@@ -754,6 +755,11 @@ func (m *Method) touch(i int) {
 	g := p.gram[p.gramOff[i]:p.gramOff[i+1]]
 	for q := 0; q < len(g); q += 8 {
 		s += g[q]
+	}
+	if m.act != nil { // bcfw-as: the active labellings
+		for _, at := range m.act[i] {
+			s += float64(at.y[0])
+		}
 	}
 	m.sink = s
 }
