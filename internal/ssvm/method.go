@@ -556,7 +556,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	mu := m.blockMarg(i)
 
 	// FW direction in marginal space: ΔM = e(s) − M_i. Its transition
-	// part lives on sup = supp(M_i) ∪ transitions(s) (kept sorted): entries
+	// part lives on usup = supp(M_i) ∪ transitions(s) (kept sorted): entries
 	// of dt elsewhere are zero and never read, and every sum over dt skips
 	// them (adding an exact zero is a no-op, so the sums are those of the
 	// full K² loops).
