@@ -245,6 +245,15 @@ func (m *Method) clearTrans(idx []int) {
 	}
 }
 
+// addTrans adds c·(transition indicators of y) to the dense transition
+// marginals mtd of the block being stepped.
+func (m *Method) addTrans(y []int, c float64) {
+	K := m.p.K
+	for t := 0; t+1 < len(y); t++ {
+		m.mtd[y[t]+K*y[t+1]] += c
+	}
+}
+
 // setMarginals adds c·(indicators of y) to block i's unary marginals and
 // to the dense transition marginals mtd of the block being stepped.
 func (m *Method) setMarginals(i int, y []int, c float64) {
@@ -564,20 +573,32 @@ func (m *Method) blockStep(k int) stepInfo {
 	mt := m.loadTrans(i)
 	usup := union(sup, transitions(s, K, m.tS), m.uFW)
 	du, dt := m.du[:L*K], m.dtr
-	for j := range du {
-		du[j] = -mu[j]
+	// du = e(s) − μ with each row's nonzero labels (as rowSupport).
+	nzF, offF := m.nzF[:0], append(m.offF[:0], 0)
+	for t := 0; t < L; t++ {
+		row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
+		d = d[:len(row)]
+		st := s[t]
+		for k, v := range row {
+			x := -v
+			if k == st {
+				x++
+			}
+			d[k] = x
+			if x != 0 {
+				nzF = append(nzF, int32(k))
+			}
+		}
+		offF = append(offF, len(nzF))
 	}
+	m.nzF, m.offF = nzF, offF
 	for _, j := range usup {
 		dt[j] = -mt[j]
-	}
-	for t, kk := range s {
-		du[t*K+kk]++
 	}
 	for t := 0; t+1 < L; t++ {
 		dt[s[t]+K*s[t+1]]++
 	}
 	dsup := usup
-	m.nzF, m.offF = rowSupport(du, L, K, m.nzF, m.offF)
 	dnz, doff := m.nzF, m.offF
 	e := lossS/nf - m.elli[i]
 	gmax := 1.0
@@ -668,30 +689,45 @@ func (m *Method) blockStep(k int) stepInfo {
 	// transitions (new labellings are old ones or s). mtOld is zero outside
 	// the entries set here and is cleared again after use.
 	muOld, mtOld := m.muOld[:L*K], m.mtOld
-	copy(muOld, mu)
 	for _, j := range sup {
 		mtOld[j] = mt[j]
 	}
 	ellOld := m.elli[i]
 	if m.o.Algo == AlgoBCFW {
+		// μ ← (1−γ)μ + γ e(s) (with γ = 1: zero, then + 1 at s), and in
+		// muOld the change of μ, in one sweep.
+		keep := 1 - gamma
+		for t := 0; t < L; t++ {
+			row, chg := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
+			chg = chg[:len(row)]
+			st := s[t]
+			for k, v := range row {
+				nv := 0.0
+				if gamma != 1 {
+					nv = v * keep
+				}
+				if k == st {
+					nv += gamma
+				}
+				row[k] = nv
+				chg[k] = nv - v
+			}
+		}
 		if gamma == 1 {
-			zero(mu)
 			for _, j := range sup {
 				mt[j] = 0
 			}
-			m.setMarginals(i, s, 1)
+			m.addTrans(s, 1)
 			m.elli[i] = lossS / nf
 		} else {
-			for j := range mu {
-				mu[j] *= 1 - gamma
-			}
 			for _, j := range sup {
-				mt[j] *= 1 - gamma
+				mt[j] *= keep
 			}
-			m.setMarginals(i, s, gamma)
+			m.addTrans(s, gamma)
 			m.elli[i] = (1-gamma)*m.elli[i] + gamma*lossS/nf
 		}
 	} else {
+		copy(muOld, mu)
 		info.cleanups = m.updateActive(i, s, lossS, u, away, drop, gamma)
 		m.statClean += info.cleanups
 		zero(mu)
@@ -704,14 +740,14 @@ func (m *Method) blockStep(k int) stepInfo {
 			ell += at.weight * at.loss
 		}
 		m.elli[i] = ell / nf
+		for j := range muOld {
+			muOld[j] = mu[j] - muOld[j]
+		}
 	}
 	if drop {
 		m.statDrops++
 	}
 	// w and ℓ follow the actual change of the block's marginals.
-	for j := range muOld {
-		muOld[j] = mu[j] - muOld[j]
-	}
 	for _, j := range usup {
 		mtOld[j] = mt[j] - mtOld[j]
 	}
