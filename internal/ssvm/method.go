@@ -76,7 +76,7 @@ type Method struct {
 	ys, yb               []int
 	du, dtr, duA, dtA    []float64
 	dots                 []float64 // maxLen inner products (scratch)
-	nzF, nzA             []int32   // the nonzero labels of each row of du and duA (see rowSupport)
+	nzF, nzA             []int32   // the nonzero labels of each row of du and duA (row t: nz[off[t]:off[t+1]])
 	offF, offA           []int
 	muOld, mtOld         []float64
 	sup                  []uint16 // n × K²: block i's first supN[i] entries list supp(mt_i), increasing
@@ -347,22 +347,6 @@ func zero(x []float64) {
 	}
 }
 
-// rowSupport writes, for each of the L rows of du (K entries each), the
-// increasing list of the labels where du is nonzero: row t's list is
-// nz[off[t]:off[t+1]].
-func rowSupport(du []float64, L, K int, nz []int32, off []int) ([]int32, []int) {
-	nz, off = nz[:0], append(off[:0], 0)
-	for t := 0; t < L; t++ {
-		for k, v := range du[t*K : (t+1)*K] {
-			if v != 0 {
-				nz = append(nz, int32(k))
-			}
-		}
-		off = append(off, len(nz))
-	}
-	return nz, off
-}
-
 // dotNZ returns Σ_{k ∈ nz} a[k]·b[k] in increasing k: the sequential dot
 // product of a and b when b is zero off nz (a sum started at +0 is left
 // unchanged by the skipped exact zeros).
@@ -376,7 +360,7 @@ func dotNZ(a, b []float64, nz []int32) float64 {
 
 // lin returns Σ E⊙du + first·du_0 + last·du_{L−1} + trans·dt, i.e.
 // <w, φ(ΔM)> for a marginal-space direction (du, dt) of a word of length L
-// whose rows of du are zero off their lists (nz, off, see rowSupport) and
+// whose row t of du is zero off the labels nz[off[t]:off[t+1]] and
 // whose transition part dt is zero outside dsup. The sums are those of the
 // dense loops: only exact zero terms are skipped.
 func (m *Method) lin(E, first, last, trans, du, dt []float64, dsup []int, nz []int32, off []int, L int) float64 {
@@ -573,7 +557,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	mt := m.loadTrans(i)
 	usup := union(sup, transitions(s, K, m.tS), m.uFW)
 	du, dt := m.du[:L*K], m.dtr
-	// du = e(s) − μ with each row's nonzero labels (as rowSupport).
+	// du = e(s) − μ, with each row's nonzero labels.
 	nzF, offF := m.nzF[:0], append(m.offF[:0], 0)
 	for t := 0; t < L; t++ {
 		row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
@@ -619,12 +603,27 @@ func (m *Method) blockStep(k int) stepInfo {
 		at := m.act[i][u]
 		duA, dtA := m.duA[:L*K], m.dtA
 		asup := union(sup, transitions(at.y, K, m.tA), m.uA)
-		copy(duA, mu)
+		// duA = μ − e(y_u), with each row's nonzero labels.
+		nzA, offA := m.nzA[:0], append(m.offA[:0], 0)
+		for t := 0; t < L; t++ {
+			row, d := mu[t*K:(t+1)*K], duA[t*K:(t+1)*K]
+			d = d[:len(row)]
+			yt := at.y[t]
+			for k, v := range row {
+				x := v
+				if k == yt {
+					x--
+				}
+				d[k] = x
+				if x != 0 {
+					nzA = append(nzA, int32(k))
+				}
+			}
+			offA = append(offA, len(nzA))
+		}
+		m.nzA, m.offA = nzA, offA
 		for _, j := range asup {
 			dtA[j] = mt[j]
-		}
-		for t, kk := range at.y {
-			duA[t*K+kk]--
 		}
 		for t := 0; t+1 < L; t++ {
 			dtA[at.y[t]+K*at.y[t+1]]--
@@ -633,7 +632,6 @@ func (m *Method) blockStep(k int) stepInfo {
 		// Directional derivatives of the dual λ/2‖w‖² − ℓ along each
 		// direction, with the sampled weights: λ<I_J w, d_w> − e where
 		// d_w = −φ(ΔM)/(λn).
-		m.nzA, m.offA = rowSupport(duA, L, K, m.nzA, m.offA)
 		lFW := m.lin(Eo, fo, lo, to, du, dt, usup, m.nzF, m.offF, L)
 		lA := m.lin(Eo, fo, lo, to, duA, dtA, asup, m.nzA, m.offA, L)
 		gFW := -lFW/nf - e
@@ -727,10 +725,12 @@ func (m *Method) blockStep(k int) stepInfo {
 			m.elli[i] = (1-gamma)*m.elli[i] + gamma*lossS/nf
 		}
 	} else {
-		copy(muOld, mu)
 		info.cleanups = m.updateActive(i, s, lossS, u, away, drop, gamma)
 		m.statClean += info.cleanups
-		zero(mu)
+		for j, v := range mu {
+			muOld[j] = v
+			mu[j] = 0
+		}
 		for _, j := range sup {
 			mt[j] = 0
 		}
