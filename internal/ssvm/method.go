@@ -348,8 +348,8 @@ func zero(x []float64) {
 }
 
 // dotNZ returns Σ_{k ∈ nz} a[k]·b[k] in increasing k: the sequential dot
-// product of a and b when b is zero off nz (a sum started at +0 is left
-// unchanged by the skipped exact zeros).
+// product of a and b when b is zero off nz and a is finite (a sum started
+// at +0 is left unchanged by the skipped exact zeros).
 func dotNZ(a, b []float64, nz []int32) float64 {
 	s := 0.0
 	for _, k := range nz {
