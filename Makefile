@@ -35,7 +35,7 @@ bench:
 	@mkdir -p bin
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCH_COUNT) -timeout 60m $(PKGS) 2>&1 | tee bin/bench.txt
 	$(GO) run ./cmd/benchtable -targets bench/targets.tsv -in bin/bench.txt -out BENCHMARKS.md \
-		-cmd "make bench BENCH='$(BENCH)' BENCH_COUNT=$(BENCH_COUNT)"
+		-cmd "make bench BENCH='$(BENCH)' BENCH_COUNT=$(BENCH_COUNT) PKGS='$(PKGS)'"
 
 ## generate: regenerate the templ pages
 generate:

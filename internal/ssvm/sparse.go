@@ -26,7 +26,7 @@ type sparseRows struct {
 	F      int
 	binary bool      // every stored value is exactly 1
 	off    []int32   // letter j's lanes 0–3 and tail: idx[off[5j+r]:off[5j+r+1]], r = 0..4
-	idx    []int32   // feature indices, increasing within a lane
+	idx    []uint16  // feature indices, increasing within a lane
 	val    []float64 // their values (nil when binary)
 }
 
@@ -49,7 +49,10 @@ func newSparseRows(ds *Dataset) (*sparseRows, error) {
 	if nnz > 1<<31-1 || len(ds.X) > 1<<31-1 {
 		return nil, fmt.Errorf("data set %s: %d feature values, more than the sparse index holds", ds.Name, len(ds.X))
 	}
-	s := &sparseRows{F: F, binary: binary, off: make([]int32, sparseLanes*N+1), idx: make([]int32, 0, nnz)}
+	if F > 1<<16 {
+		return nil, fmt.Errorf("data set %s: %d features per letter, at most %d", ds.Name, F, 1<<16)
+	}
+	s := &sparseRows{F: F, binary: binary, off: make([]int32, sparseLanes*N+1), idx: make([]uint16, 0, nnz)}
 	if !binary {
 		s.val = make([]float64, 0, nnz)
 	}
@@ -68,7 +71,7 @@ func newSparseRows(ds *Dataset) (*sparseRows, error) {
 			}
 			for f := lo; f < hi; f += step {
 				if x[f] != 0 {
-					s.idx = append(s.idx, int32(f))
+					s.idx = append(s.idx, uint16(f))
 					if !binary {
 						s.val = append(s.val, x[f])
 					}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -433,5 +434,14 @@ func TestTransitionsAndUnion(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("union(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+func TestSparseRowsRejectsTooManyFeatures(t *testing.T) {
+	F := 1<<16 + 1
+	ds := &Dataset{Name: "wide", Labels: 2, Feat: F, X: make([]float64, F), Y: []int{0}, Words: []Word{{0, 1}}}
+	_, err := newSparseRows(ds)
+	if err == nil || !strings.Contains(err.Error(), "features per letter") {
+		t.Fatalf("error %v, want one naming the features per letter", err)
 	}
 }
