@@ -62,25 +62,28 @@ type Method struct {
 	tJT, ubJ, lbJ []float64 // the same for I_J w (bcfw-as)
 	ell, lavg     float64
 	mu            []float64 // letters × K: unary marginals Σ_y α_i(y)[y_t = k]
-	mtv           []float64 // n × K²: block i's nonzero transition marginals first, at the indices its support lists
 	mtd           []float64 // K²: the transition marginals of the block being stepped, dense (zero between steps)
 	elli          []float64 // ℓ_i = Σ_y α_i(y) L_i(y)/n
 	act           [][]atom  // bcfw-as active sets
 
 	// scratch
-	dec                  *decoder
-	E, EJ                []float64
-	acc                  []float64 // 4K partial sums of the emission scores
-	wJ, wJt              []float64
-	perm                 []int
-	ys, yb               []int
-	du, dtr, duA, dtA    []float64
-	dots                 []float64 // maxLen inner products (scratch)
-	nzF, nzA             []int32   // the nonzero labels of each row of du and duA (row t: nz[off[t]:off[t+1]])
-	offF, offA           []int
-	muOld, mtOld         []float64
-	sup                  []uint16 // n × K²: block i's first supN[i] entries list supp(mt_i), increasing
-	supN                 []int32
+	dec               *decoder
+	E, EJ             []float64
+	acc               []float64 // 4K partial sums of the emission scores
+	wJ, wJt           []float64
+	perm              []int
+	ys, yb            []int
+	du, dtr, duA, dtA []float64
+	dots              []float64 // maxLen inner products (scratch)
+	nzF, nzA          []int32   // the nonzero labels of each row of du and duA (row t: nz[off[t]:off[t+1]])
+	offF, offA        []int
+	muOld, mtOld      []float64
+	// Block i's nonzero transition marginals: supN[i] increasing indices
+	// and their values at tStart[i] in the arenas tsup and tval, with room
+	// for tCap[i] (a block that outgrows its room moves to the arenas' end).
+	tsup                 []uint16
+	tval                 []float64
+	tStart, tCap, supN   []int32
 	tS, tA, uFW, uA      []int     // transition index lists (scratch)
 	pool                 [][][]int // labellings of atoms that left, by length, for reuse
 	arena                []int     // storage for new labellings
@@ -151,10 +154,15 @@ func (m *Method) reset() {
 		return
 	}
 	m.mu = make([]float64, ds.Letters()*K)
-	m.mtv = make([]float64, n*K*K)
 	m.mtd = make([]float64, K*K)
-	m.sup = make([]uint16, n*K*K)
-	m.supN = make([]int32, n)
+	m.tStart, m.tCap, m.supN = make([]int32, n), make([]int32, n), make([]int32, n)
+	room := 0
+	for i, wd := range ds.Words {
+		c := min(K*K, 4*(wd.Len-1)+16)
+		m.tStart[i], m.tCap[i] = int32(room), int32(c)
+		room += c
+	}
+	m.tsup, m.tval = make([]uint16, room, 2*room), make([]float64, room, 2*room)
 	m.tS, m.tA = make([]int, 0, K*K), make([]int, 0, K*K)
 	m.uFW, m.uA = make([]int, 0, K*K), make([]int, 0, K*K)
 	m.elli = make([]float64, n)
@@ -221,8 +229,9 @@ func (m *Method) blockMarg(i int) []float64 {
 func (m *Method) transMarg(i int) []float64 {
 	KK := m.p.K * m.p.K
 	out := make([]float64, KK)
+	v := m.supportVals(i)
 	for q, j := range m.support(i) {
-		out[j] = m.mtv[i*KK+q]
+		out[j] = v[q]
 	}
 	return out
 }
@@ -230,8 +239,7 @@ func (m *Method) transMarg(i int) []float64 {
 // loadTrans expands block i's stored transition marginals into the dense
 // scratch mtd (zero elsewhere) and returns it.
 func (m *Method) loadTrans(i int) []float64 {
-	KK := m.p.K * m.p.K
-	v := m.mtv[i*KK:]
+	v := m.supportVals(i)
 	for q, j := range m.support(i) {
 		m.mtd[j] = v[q]
 	}
@@ -270,17 +278,43 @@ func (m *Method) setMarginals(i int, y []int, c float64) {
 // support returns block i's list of transition indices where its
 // marginals may be nonzero (they are zero elsewhere), increasing.
 func (m *Method) support(i int) []uint16 {
-	KK := m.p.K * m.p.K
-	return m.sup[i*KK : i*KK+int(m.supN[i])]
+	s := int(m.tStart[i])
+	return m.tsup[s : s+int(m.supN[i])]
+}
+
+// supportVals returns the values of block i's transition marginals at its
+// support.
+func (m *Method) supportVals(i int) []float64 {
+	s := int(m.tStart[i])
+	return m.tval[s : s+int(m.supN[i])]
+}
+
+// makeRoom gives block i room for need entries at the end of the arenas
+// (its old room is left unused), growing them when full.
+func (m *Method) makeRoom(i, need int) {
+	c := min(m.p.K*m.p.K, max(2*need, 16))
+	n := len(m.tsup)
+	if n+c > cap(m.tsup) {
+		sup := make([]uint16, n, 2*cap(m.tsup)+c)
+		val := make([]float64, n, 2*cap(m.tsup)+c)
+		copy(sup, m.tsup)
+		copy(val, m.tval)
+		m.tsup, m.tval = sup, val
+	}
+	m.tsup, m.tval = m.tsup[:n+c], m.tval[:n+c]
+	m.tStart[i], m.tCap[i] = int32(n), int32(c)
 }
 
 // storeTrans stores the dense transition marginals mtd as block i's: the
 // entries of idx (increasing, covering every nonzero) where they are
 // nonzero, with their values. It then clears mtd on idx.
 func (m *Method) storeTrans(i int, idx []int) {
-	KK := m.p.K * m.p.K
+	if len(idx) > int(m.tCap[i]) {
+		m.makeRoom(i, len(idx))
+	}
 	mt := m.mtd
-	dst, val := m.sup[i*KK:(i+1)*KK], m.mtv[i*KK:(i+1)*KK]
+	s, c := int(m.tStart[i]), int(m.tCap[i])
+	dst, val := m.tsup[s:s+c], m.tval[s:s+c]
 	n := 0
 	for _, j := range idx {
 		if v := mt[j]; v != 0 {
@@ -772,16 +806,13 @@ func (m *Method) touch(i int) {
 	for q := 0; q < len(mu); q += 8 {
 		s += mu[q]
 	}
-	KK := K * K
-	if n := int(m.supN[i]); n > 0 {
-		v := m.mtv[i*KK : i*KK+n]
-		for q := 0; q < len(v); q += 8 {
-			s += v[q]
-		}
-		sup := m.sup[i*KK : i*KK+n]
-		for q := 0; q < len(sup); q += 32 {
-			s += float64(sup[q])
-		}
+	v := m.supportVals(i)
+	for q := 0; q < len(v); q += 8 {
+		s += v[q]
+	}
+	sup := m.support(i)
+	for q := 0; q < len(sup); q += 32 {
+		s += float64(sup[q])
 	}
 	sx := p.sx
 	lo, hi := sx.off[sparseLanes*wd.Start], sx.off[sparseLanes*(wd.Start+wd.Len)]
@@ -947,9 +978,9 @@ func (m *Method) recomputeW(dst []float64) float64 {
 			}
 		}
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
-		mtv := m.mtv[i*K*K:]
+		v := m.supportVals(i)
 		for q, j := range m.support(i) { // the marginals are zero elsewhere
-			trans[j] -= mtv[q]
+			trans[j] -= v[q]
 		}
 		for t := 0; t+1 < len(truth); t++ {
 			trans[truth[t]+K*truth[t+1]]++

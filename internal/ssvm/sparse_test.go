@@ -445,3 +445,49 @@ func TestSparseRowsRejectsTooManyFeatures(t *testing.T) {
 		t.Fatalf("error %v, want one naming the features per letter", err)
 	}
 }
+
+// TestTransitionArenaRelocation runs bcfw and bcfw-as twice, once with every
+// block's room for transition marginals shrunk to its current size and
+// the arenas full, so that blocks move and the arenas grow: the runs are
+// the same bit for bit.
+func TestTransitionArenaRelocation(t *testing.T) {
+	p := smallChain(t, 30, 5, 0.05)
+	n := p.N()
+	for _, algo := range []string{AlgoBCFW, AlgoBCFWAS} {
+		o := Options{Algo: algo, Average: true, Limits: defaultLimits(n), Seed: 8,
+			Schedule: solver.Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}}
+		a, err := p.NewMethod(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := p.NewMethod(o)
+		for i := range b.tCap {
+			b.tCap[i] = b.supN[i]
+		}
+		b.tsup, b.tval = b.tsup[:len(b.tsup):len(b.tsup)], b.tval[:len(b.tval):len(b.tval)]
+		start := append([]int32(nil), b.tStart...)
+		for k := 0; k < 6*n; k++ {
+			a.iterate()
+			b.iterate()
+		}
+		moved := 0
+		for i := range start {
+			if b.tStart[i] != start[i] {
+				moved++
+			}
+		}
+		if moved == 0 {
+			t.Fatalf("%s: no block moved", algo)
+		}
+		for j := range a.w {
+			if math.Float64bits(a.w[j]) != math.Float64bits(b.w[j]) || math.Float64bits(a.wavg[j]) != math.Float64bits(b.wavg[j]) {
+				t.Fatalf("%s: w[%d] %v vs %v after moving %d blocks", algo, j, a.w[j], b.w[j], moved)
+			}
+		}
+		for i := 0; i < n; i++ {
+			if !slices.Equal(a.transMarg(i), b.transMarg(i)) {
+				t.Fatalf("%s: block %d's transition marginals differ", algo, i)
+			}
+		}
+	}
+}
