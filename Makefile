@@ -57,9 +57,15 @@ check-format:
 check-generated:
 	@sh scripts/check-generated.sh
 
-## bench: benchmarks (figures are ratios against baselines measured in the same run)
+## bench: benchmarks (figures are ratios against baselines measured in the same run), then
+## the table of their targets (bench/targets.tsv), also written to BENCHMARKS.md
+BENCH       ?= .
+BENCH_COUNT ?= 3
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+	@mkdir -p bin
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCH_COUNT) -timeout 60m $(PKGS) 2>&1 | tee bin/bench.txt
+	$(GO) run ./cmd/benchtable -targets bench/targets.tsv -in bin/bench.txt -out BENCHMARKS.md \
+		-cmd "make bench BENCH='$(BENCH)' BENCH_COUNT=$(BENCH_COUNT) PKGS='$(PKGS)'"
 
 ## generate: regenerate the templ pages
 generate:

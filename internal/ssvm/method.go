@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -43,7 +43,6 @@ type Options struct {
 
 // atom is one active labelling of a block with its weight α_i(y).
 type atom struct {
-	key    string
 	y      []int
 	loss   float64 // L_i(y)
 	weight float64
@@ -56,21 +55,40 @@ type Method struct {
 	o   Options
 	rng *rand.Rand
 
-	w, wavg   []float64
-	ell, lavg float64
-	mu        []float64 // letters × K: unary marginals Σ_y α_i(y)[y_t = k]
-	mt        []float64 // n × K²: transition marginals
-	elli      []float64 // ℓ_i = Σ_y α_i(y) L_i(y)/n
-	act       [][]atom  // bcfw-as active sets
+	w, wavg       []float64
+	wt            []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's
+	tT, ub, lb    []float64 // w's transitions by predecessor, bounds on their rows (ub ≥ max, lb ≤ min)
+	transOK       bool      // every transition weight is finite
+	tJT, ubJ, lbJ []float64 // the same for I_J w (bcfw-as)
+	ell, lavg     float64
+	mu            []float64 // letters × K: unary marginals Σ_y α_i(y)[y_t = k]
+	mtd           []float64 // K²: the transition marginals of the block being stepped, dense (zero between steps)
+	elli          []float64 // ℓ_i = Σ_y α_i(y) L_i(y)/n
+	act           [][]atom  // bcfw-as active sets
 
 	// scratch
-	dec                  *decoder
-	E, EJ                []float64
-	wJ                   []float64
-	perm                 []int
-	ys, yb               []int
-	du, dtr, duA, dtA    []float64
-	muOld, mtOld         []float64
+	dec               *decoder
+	E, EJ             []float64
+	acc               []float64 // 4K partial sums of the emission scores
+	wJ, wJt           []float64
+	perm              []int
+	ys, yb            []int
+	du, dtr, duA, dtA []float64
+	dots              []float64 // maxLen inner products (scratch)
+	nzF, nzA          []int32   // the nonzero labels of each row of du and duA (row t: nz[off[t]:off[t+1]])
+	offF, offA        []int
+	muOld, mtOld      []float64
+	// Block i's nonzero transition marginals: supN[i] increasing indices
+	// and their values at tStart[i] in the arenas tsup and tval, with room
+	// for tCap[i] (a block that outgrows its room moves to the arenas' end).
+	tsup                 []uint16
+	tval                 []float64
+	tStart, tCap, supN   []int32
+	tS, tA, uFW, uA      []int     // transition index lists (scratch)
+	pool                 [][][]int // labellings of atoms that left, by length, for reuse
+	arena                []int     // storage for new labellings
+	next                 int       // the next block, drawn ahead (−1: none)
+	sink                 float64
 	ev                   *evaluator
 	k                    int
 	last                 *Eval
@@ -116,11 +134,18 @@ func (m *Method) reset() {
 	m.rng = rand.New(rand.NewPCG(uint64(m.o.Seed), 0x55f3a11))
 	m.w = make([]float64, D)
 	m.wavg = make([]float64, D)
+	m.wt = make([]float64, K*p.F)
+	m.tT, m.ub, m.lb, m.transOK = make([]float64, K*K), make([]float64, K), make([]float64, K), true
 	m.ell, m.lavg = 0, 0
 	m.k = 0
+	m.next = -1
 	ml := maxLen(ds)
 	m.dec = newDecoder(K, ml)
 	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
+	m.dots = make([]float64, ml)
+	m.nzF, m.nzA = make([]int32, 0, ml*K), make([]int32, 0, ml*K)
+	m.offF, m.offA = make([]int, 0, ml+1), make([]int, 0, ml+1)
+	m.acc = make([]float64, 4*K)
 	m.ys, m.yb = make([]int, ml), make([]int, ml)
 	m.du, m.duA, m.muOld = make([]float64, ml*K), make([]float64, ml*K), make([]float64, ml*K)
 	m.dtr, m.dtA, m.mtOld = make([]float64, K*K), make([]float64, K*K), make([]float64, K*K)
@@ -129,19 +154,36 @@ func (m *Method) reset() {
 		return
 	}
 	m.mu = make([]float64, ds.Letters()*K)
-	m.mt = make([]float64, n*K*K)
+	m.mtd = make([]float64, K*K)
+	m.tStart, m.tCap, m.supN = make([]int32, n), make([]int32, n), make([]int32, n)
+	room := 0
+	for i, wd := range ds.Words {
+		c := min(K*K, 4*(wd.Len-1)+16)
+		m.tStart[i], m.tCap[i] = int32(room), int32(c)
+		room += c
+	}
+	m.tsup, m.tval = make([]uint16, room, 2*room), make([]float64, room, 2*room)
+	m.tS, m.tA = make([]int, 0, K*K), make([]int, 0, K*K)
+	m.uFW, m.uA = make([]int, 0, K*K), make([]int, 0, K*K)
 	m.elli = make([]float64, n)
 	for i, wd := range ds.Words {
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		m.setMarginals(i, truth, 1)
+		m.storeTrans(i, transitions(truth, K, m.tS))
 	}
 	if m.o.Algo == AlgoBCFWAS {
+		// Room for four atoms per block from the start; the labellings
+		// come from a shared arena.
+		const room = 4
 		m.act = make([][]atom, n)
+		atoms := make([]atom, n*room)
+		m.pool = make([][][]int, ml+1)
 		for i, wd := range ds.Words {
-			truth := append([]int(nil), ds.Y[wd.Start:wd.Start+wd.Len]...)
-			m.act[i] = []atom{{key: labelKey(truth), y: truth, loss: 0, weight: 1}}
+			m.act[i] = append(atoms[i*room:i*room:(i+1)*room], atom{y: m.newLabels(ds.Y[wd.Start : wd.Start+wd.Len]), loss: 0, weight: 1})
 		}
 		m.wJ = make([]float64, D)
+		m.wJt = make([]float64, K*p.F)
+		m.tJT, m.ubJ, m.lbJ = make([]float64, K*K), make([]float64, K), make([]float64, K)
 		m.perm = make([]int, D)
 		for j := range m.perm {
 			m.perm[j] = j
@@ -149,25 +191,81 @@ func (m *Method) reset() {
 	}
 }
 
-func labelKey(y []int) string {
-	b := make([]byte, len(y))
-	for t, v := range y {
-		b[t] = byte(v)
+// newLabels returns a copy of y, in a slice left by an atom that has
+// left an active set when there is one.
+func (m *Method) newLabels(y []int) []int {
+	if n := len(y); n < len(m.pool) {
+		if q := len(m.pool[n]); q > 0 {
+			out := m.pool[n][q-1]
+			m.pool[n] = m.pool[n][:q-1]
+			copy(out, y)
+			return out
+		}
 	}
-	return string(b)
+	if cap(m.arena)-len(m.arena) < len(y) {
+		m.arena = make([]int, 0, max(1<<16, len(y)))
+	}
+	a := len(m.arena)
+	m.arena = append(m.arena, y...)
+	return m.arena[a : a+len(y) : a+len(y)]
 }
 
-// blockMarg returns block i's unary (L×K) and transition (K×K) marginals.
-func (m *Method) blockMarg(i int) (mu, mt []float64) {
+// freeLabels keeps the labelling of an atom that left its active set for
+// reuse.
+func (m *Method) freeLabels(y []int) {
+	if n := len(y); n < len(m.pool) {
+		m.pool[n] = append(m.pool[n], y)
+	}
+}
+
+// blockMarg returns block i's unary (L×K) marginals.
+func (m *Method) blockMarg(i int) []float64 {
 	K := m.p.K
 	wd := m.p.Train.Words[i]
-	return m.mu[wd.Start*K : (wd.Start+wd.Len)*K], m.mt[i*K*K : (i+1)*K*K]
+	return m.mu[wd.Start*K : (wd.Start+wd.Len)*K]
 }
 
-// setMarginals adds c·(indicators of y) to block i's marginals, after
-// zeroing them when c == 1 and the caller asks for a fresh start.
+// transMarg returns a dense copy of block i's transition marginals (K×K).
+func (m *Method) transMarg(i int) []float64 {
+	KK := m.p.K * m.p.K
+	out := make([]float64, KK)
+	v := m.supportVals(i)
+	for q, j := range m.support(i) {
+		out[j] = v[q]
+	}
+	return out
+}
+
+// loadTrans expands block i's stored transition marginals into the dense
+// scratch mtd (zero elsewhere) and returns it.
+func (m *Method) loadTrans(i int) []float64 {
+	v := m.supportVals(i)
+	for q, j := range m.support(i) {
+		m.mtd[j] = v[q]
+	}
+	return m.mtd
+}
+
+// clearTrans zeroes the dense scratch mtd on idx, which covers its nonzeros.
+func (m *Method) clearTrans(idx []int) {
+	for _, j := range idx {
+		m.mtd[j] = 0
+	}
+}
+
+// addTrans adds c·(transition indicators of y) to the dense transition
+// marginals mtd of the block being stepped.
+func (m *Method) addTrans(y []int, c float64) {
+	K := m.p.K
+	for t := 0; t+1 < len(y); t++ {
+		m.mtd[y[t]+K*y[t+1]] += c
+	}
+}
+
+// setMarginals adds c·(indicators of y) to block i's unary marginals and
+// to the dense transition marginals mtd of the block being stepped.
 func (m *Method) setMarginals(i int, y []int, c float64) {
-	mu, mt := m.blockMarg(i)
+	mu, mt := m.blockMarg(i), m.mtd
 	K := m.p.K
 	for t, k := range y {
 		mu[t*K+k] += c
@@ -177,51 +275,215 @@ func (m *Method) setMarginals(i int, y []int, c float64) {
 	}
 }
 
+// support returns block i's list of transition indices where its
+// marginals may be nonzero (they are zero elsewhere), increasing.
+func (m *Method) support(i int) []uint16 {
+	s := int(m.tStart[i])
+	return m.tsup[s : s+int(m.supN[i])]
+}
+
+// supportVals returns the values of block i's transition marginals at its
+// support.
+func (m *Method) supportVals(i int) []float64 {
+	s := int(m.tStart[i])
+	return m.tval[s : s+int(m.supN[i])]
+}
+
+// makeRoom gives block i room for need entries at the end of the arenas
+// (its old room is left unused), growing them when full.
+func (m *Method) makeRoom(i, need int) {
+	c := min(m.p.K*m.p.K, max(2*need, 16))
+	n := len(m.tsup)
+	if n+c > cap(m.tsup) {
+		sup := make([]uint16, n, 2*cap(m.tsup)+c)
+		val := make([]float64, n, 2*cap(m.tsup)+c)
+		copy(sup, m.tsup)
+		copy(val, m.tval)
+		m.tsup, m.tval = sup, val
+	}
+	m.tsup, m.tval = m.tsup[:n+c], m.tval[:n+c]
+	m.tStart[i], m.tCap[i] = int32(n), int32(c)
+}
+
+// storeTrans stores the dense transition marginals mtd as block i's: the
+// entries of idx (increasing, covering every nonzero) where they are
+// nonzero, with their values. It then clears mtd on idx.
+func (m *Method) storeTrans(i int, idx []int) {
+	if len(idx) > int(m.tCap[i]) {
+		m.makeRoom(i, len(idx))
+	}
+	mt := m.mtd
+	s, c := int(m.tStart[i]), int(m.tCap[i])
+	dst, val := m.tsup[s:s+c], m.tval[s:s+c]
+	n := 0
+	for _, j := range idx {
+		if v := mt[j]; v != 0 {
+			dst[n], val[n] = uint16(j), v
+			n++
+		}
+	}
+	m.supN[i] = int32(n)
+	m.clearTrans(idx)
+}
+
+// transitions writes the distinct transition indices y_t + K·y_{t+1} of y
+// to dst, increasing.
+func transitions(y []int, K int, dst []int) []int {
+	dst = dst[:0]
+	for t := 0; t+1 < len(y); t++ {
+		v := y[t] + K*y[t+1]
+		q := len(dst)
+		dst = append(dst, v)
+		for q > 0 && dst[q-1] > v {
+			dst[q] = dst[q-1]
+			q--
+		}
+		dst[q] = v
+	}
+	n := 0
+	for q, v := range dst {
+		if q == 0 || v != dst[n-1] {
+			dst[n] = v
+			n++
+		}
+	}
+	return dst[:n]
+}
+
+// union writes the increasing union of the increasing lists a and b to dst.
+func union(a []uint16, b []int, dst []int) []int {
+	dst = dst[:0]
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		x, y := int(a[i]), b[j]
+		switch {
+		case x < y:
+			dst = append(dst, x)
+			i++
+		case x > y:
+			dst = append(dst, y)
+			j++
+		default:
+			dst = append(dst, x)
+			i++
+			j++
+		}
+	}
+	for ; i < len(a); i++ {
+		dst = append(dst, int(a[i]))
+	}
+	return append(dst, b[j:]...)
+}
+
 func zero(x []float64) {
 	for i := range x {
 		x[i] = 0
 	}
 }
 
-// lin returns Σ E⊙du + first·du_0 + last·du_{L−1} + trans·dt, i.e.
-// <w, φ(ΔM)> for a marginal-space direction (du, dt) of a word of length L.
-func (m *Method) lin(E, first, last, trans, du, dt []float64, L int) float64 {
-	K := m.p.K
-	s := dot(E[:L*K], du[:L*K])
-	s += dot(first, du[:K]) + dot(last, du[(L-1)*K:L*K])
-	return s + dot(trans, dt)
+// dotNZ returns Σ_{k ∈ nz} a[k]·b[k] in increasing k: the sequential dot
+// product of a and b when b is zero off nz and a is finite (a sum started
+// at +0 is left unchanged by the skipped exact zeros).
+func dotNZ(a, b []float64, nz []int32) float64 {
+	s := 0.0
+	for _, k := range nz {
+		s += a[k] * b[k]
+	}
+	return s
 }
 
-// sqnorm returns ‖φ(ΔM)‖² using the word's Gram matrix.
-func (m *Method) sqnorm(i int, du, dt []float64, L int) float64 {
+// lin returns Σ E⊙du + first·du_0 + last·du_{L−1} + trans·dt, i.e.
+// <w, φ(ΔM)> for a marginal-space direction (du, dt) of a word of length L
+// whose row t of du is zero off the labels nz[off[t]:off[t+1]] and
+// whose transition part dt is zero outside dsup. The sums are those of the
+// dense loops: only exact zero terms are skipped.
+func (m *Method) lin(E, first, last, trans, du, dt []float64, dsup []int, nz []int32, off []int, L int) float64 {
 	K := m.p.K
-	G := m.p.gram[m.p.gramOff[i]:m.p.gramOff[i+1]]
 	s := 0.0
 	for t := 0; t < L; t++ {
-		ut := du[t*K : (t+1)*K]
-		s += G[t*L+t] * dot(ut, ut)
-		for r := 0; r < t; r++ {
-			s += 2 * G[t*L+r] * dot(ut, du[r*K:(r+1)*K])
+		e, d := E[t*K:(t+1)*K], du[t*K:(t+1)*K]
+		for _, k := range nz[off[t]:off[t+1]] {
+			s += e[k] * d[k]
 		}
 	}
-	s += dot(du[:K], du[:K]) + dot(du[(L-1)*K:L*K], du[(L-1)*K:L*K])
-	return s + dot(dt, dt)
+	s += dotNZ(first, du[:K], nz[off[0]:off[1]]) + dotNZ(last, du[(L-1)*K:L*K], nz[off[L-1]:off[L]])
+	return s + dotOn(trans, dt, dsup)
 }
 
-// applyDelta performs w −= φ(ΔM)/(λn) for block i's marginal change.
-func (m *Method) applyDelta(i int, du, dt []float64) {
+// dotOn returns Σ_{j ∈ idx} a[j]·b[j] in the order of idx, which equals the
+// full sequential dot product when idx is increasing and holds every j
+// where b[j] ≠ 0 (the other terms are exact zeros, and a sum started at +0
+// never becomes −0).
+func dotOn(a, b []float64, idx []int) float64 {
+	s := 0.0
+	for _, j := range idx {
+		s += a[j] * b[j]
+	}
+	return s
+}
+
+// sqnorm returns ‖φ(ΔM)‖² using the word's Gram matrix, for a direction
+// whose rows of du are zero off their lists (nz, off). Each inner product
+// of two rows runs over the first row's list, in the order of dot, and the
+// products are added to the norm in the order of the plain double loop.
+func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, nz []int32, off []int, L int) float64 {
+	K := m.p.K
+	G := m.p.gram[m.p.gramOff[i]:m.p.gramOff[i+1]]
+	d := m.dots[:L]
+	s := 0.0
+	var d00, dLL float64
+	for t := 0; t < L; t++ {
+		ut := du[t*K : (t+1)*K]
+		nzt := nz[off[t]:off[t+1]]
+		for r := 0; r <= t; r++ {
+			d[r] = dotNZ(du[r*K:(r+1)*K], ut, nzt)
+		}
+		s += G[t*L+t] * d[t]
+		for r := 0; r < t; r++ {
+			s += 2 * G[t*L+r] * d[r]
+		}
+		if t == 0 {
+			d00 = d[0]
+		}
+		if t == L-1 {
+			dLL = d[t]
+		}
+	}
+	s += d00 + dLL
+	return s + dotOn(dt, dt, dsup)
+}
+
+// applyDelta performs w −= φ(ΔM)/(λn) for block i's marginal change, whose
+// transition part dt is zero outside dsup.
+func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
 	p := m.p
 	K, F := p.K, p.F
 	wd := p.Train.Words[i]
 	c := -1 / (p.Lambda * float64(p.N()))
+	sx := p.sx
+	w, wt := m.w[:K*F], m.wt[:K*F]
 	for t := 0; t < wd.Len; t++ {
-		x := p.Train.X[(wd.Start+t)*F : (wd.Start+t+1)*F]
-		for k := 0; k < K; k++ {
-			a := c * du[t*K+k]
+		j := wd.Start + t
+		lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
+		idx := sx.idx[lo:hi]
+		for k, d := range du[t*K : (t+1)*K] {
+			a := c * d
 			if a == 0 {
 				continue
 			}
-			floats.AddScaled(m.w[k*F:(k+1)*F], a, x)
+			// w_k += a·x_j in both layouts (the same update as floats.AddScaled).
+			if sx.binary {
+				for _, f := range idx {
+					w[k*F+int(f)] += a
+					wt[int(f)*K+k] += a
+				}
+				continue
+			}
+			for q, f := range idx {
+				v := a * sx.val[int(lo)+q]
+				w[k*F+int(f)] += v
+				wt[int(f)*K+k] += v
+			}
 		}
 	}
 	first, last, trans := p.parts(m.w)
@@ -229,8 +491,20 @@ func (m *Method) applyDelta(i int, du, dt []float64) {
 		first[k] += c * du[k]
 		last[k] += c * du[(wd.Len-1)*K+k]
 	}
-	for j, v := range dt {
-		trans[j] += c * v
+	for _, j := range dsup {
+		v := trans[j] + c*dt[j]
+		trans[j] = v
+		r := j % K // predecessor
+		m.tT[r*K+j/K] = v
+		if v > m.ub[r] {
+			m.ub[r] = v
+		}
+		if v < m.lb[r] {
+			m.lb[r] = v
+		}
+		if v-v != 0 {
+			m.transOK = false
+		}
 	}
 }
 
@@ -243,8 +517,23 @@ func (m *Method) sampleFeatures(mk int) {
 		m.perm[j], m.perm[r] = m.perm[r], m.perm[j]
 	}
 	zero(m.wJ)
+	zero(m.wJt)
+	zero(m.tJT)
+	K, F := m.p.K, m.p.F
+	offTrans := m.p.offTrans
 	for _, j := range m.perm[:mk] {
 		m.wJ[j] = m.w[j]
+		if j < K*F {
+			m.wJt[j%F*K+j/F] = m.w[j]
+		} else if j >= offTrans {
+			q := j - offTrans
+			m.tJT[q%K*K+q/K] = m.w[j]
+		}
+	}
+	// A row of I_J w's transitions holds w's values or zeros.
+	for r, v := range m.ub {
+		m.ubJ[r] = max(v, 0)
+		m.lbJ[r] = min(m.lb[r], 0)
 	}
 }
 
@@ -263,14 +552,19 @@ func (m *Method) blockStep(k int) stepInfo {
 	ds := p.Train
 	n := p.N()
 	nf := float64(n)
-	i := m.rng.IntN(n)
+	i := m.next
+	if i < 0 {
+		i = m.rng.IntN(n)
+	}
+	m.next = -1
 	wd := ds.Words[i]
 	L := wd.Len
 	truth := ds.Y[wd.Start : wd.Start+L]
 	E := m.E[:L*K]
-	p.wordEmissions(ds, wd, m.w, E)
+	p.sx.emissions(wd, K, m.wt, E, m.acc)
 	first, last, trans := p.parts(m.w)
 	Eo, fo, lo, to := E, first, last, trans
+	tTo, ubo, lbo := m.tT, m.ub, m.lb
 	info := stepInfo{batch: D}
 	if m.o.Algo == AlgoBCFWAS {
 		mk := m.o.Schedule.Size(k, D)
@@ -278,33 +572,59 @@ func (m *Method) blockStep(k int) stepInfo {
 		if mk < D {
 			m.sampleFeatures(mk)
 			Eo = m.EJ[:L*K]
-			p.wordEmissions(ds, wd, m.wJ, Eo)
+			p.sx.emissions(wd, K, m.wJt, Eo, m.acc)
 			fo, lo, to = p.parts(m.wJ)
+			tTo, ubo, lbo = m.tJT, m.ubJ, m.lbJ
 		}
 	}
 	s := m.ys[:L]
-	m.dec.Viterbi(Eo, fo, lo, to, truth, s)
+	m.dec.viterbi(Eo, fo, lo, to, tTo, ubo, lbo, m.transOK, truth, s)
 	lossS := Loss(truth, s)
-	mu, mt := m.blockMarg(i)
+	mu := m.blockMarg(i)
 
-	// FW direction in marginal space: ΔM = e(s) − M_i.
+	// FW direction in marginal space: ΔM = e(s) − M_i. Its transition
+	// part lives on usup = supp(M_i) ∪ transitions(s) (kept sorted): entries
+	// of dt elsewhere are zero and never read, and every sum over dt skips
+	// them (adding an exact zero is a no-op, so the sums are those of the
+	// full K² loops).
+	sup := m.support(i)
+	mt := m.loadTrans(i)
+	usup := union(sup, transitions(s, K, m.tS), m.uFW)
 	du, dt := m.du[:L*K], m.dtr
-	for j := range du {
-		du[j] = -mu[j]
+	// du = e(s) − μ, with each row's nonzero labels.
+	nzF, offF := m.nzF[:0], append(m.offF[:0], 0)
+	for t := 0; t < L; t++ {
+		row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
+		d = d[:len(row)]
+		st := s[t]
+		for k, v := range row {
+			x := -v
+			if k == st {
+				x++
+			}
+			d[k] = x
+			if x != 0 {
+				nzF = append(nzF, int32(k))
+			}
+		}
+		offF = append(offF, len(nzF))
 	}
-	for j := range dt {
+	m.nzF, m.offF = nzF, offF
+	for _, j := range usup {
 		dt[j] = -mt[j]
-	}
-	for t, kk := range s {
-		du[t*K+kk]++
 	}
 	for t := 0; t+1 < L; t++ {
 		dt[s[t]+K*s[t+1]]++
 	}
+	dsup := usup
+	dnz, doff := m.nzF, m.offF
 	e := lossS/nf - m.elli[i]
 	gmax := 1.0
 	away := false
 	var u int
+	// <w, φ(ΔM)> of the chosen direction at the full w, when already known
+	// (the directions were compared at I_J w = w).
+	linW, haveLin := 0.0, false
 	if m.o.Algo == AlgoBCFWAS && len(m.act[i]) > 1 {
 		// Away vertex: the active labelling minimising H_i(v; I_J w), i.e.
 		// maximising <I_J w, ψ_i(v)> − L_i(v) (first in the list on ties).
@@ -316,10 +636,28 @@ func (m *Method) blockStep(k int) stepInfo {
 		}
 		at := m.act[i][u]
 		duA, dtA := m.duA[:L*K], m.dtA
-		copy(duA, mu)
-		copy(dtA, mt)
-		for t, kk := range at.y {
-			duA[t*K+kk]--
+		asup := union(sup, transitions(at.y, K, m.tA), m.uA)
+		// duA = μ − e(y_u), with each row's nonzero labels.
+		nzA, offA := m.nzA[:0], append(m.offA[:0], 0)
+		for t := 0; t < L; t++ {
+			row, d := mu[t*K:(t+1)*K], duA[t*K:(t+1)*K]
+			d = d[:len(row)]
+			yt := at.y[t]
+			for k, v := range row {
+				x := v
+				if k == yt {
+					x--
+				}
+				d[k] = x
+				if x != 0 {
+					nzA = append(nzA, int32(k))
+				}
+			}
+			offA = append(offA, len(nzA))
+		}
+		m.nzA, m.offA = nzA, offA
+		for _, j := range asup {
+			dtA[j] = mt[j]
 		}
 		for t := 0; t+1 < L; t++ {
 			dtA[at.y[t]+K*at.y[t+1]]--
@@ -328,18 +666,26 @@ func (m *Method) blockStep(k int) stepInfo {
 		// Directional derivatives of the dual λ/2‖w‖² − ℓ along each
 		// direction, with the sampled weights: λ<I_J w, d_w> − e where
 		// d_w = −φ(ΔM)/(λn).
-		gFW := -m.lin(Eo, fo, lo, to, du, dt, L)/nf - e
-		gA := -m.lin(Eo, fo, lo, to, duA, dtA, L)/nf - eA
+		lFW := m.lin(Eo, fo, lo, to, du, dt, usup, m.nzF, m.offF, L)
+		lA := m.lin(Eo, fo, lo, to, duA, dtA, asup, m.nzA, m.offA, L)
+		gFW := -lFW/nf - e
+		gA := -lA/nf - eA
+		linW, haveLin = lFW, info.batch == D
 		if gA < gFW {
 			away = true
-			du, dt, e = duA, dtA, eA
+			du, dt, dsup, e = duA, dtA, asup, eA
+			dnz, doff = m.nzA, m.offA
 			gmax = at.weight / (1 - at.weight)
+			linW = lA
 		}
 	}
 	// Exact line search on the dual with the full w, clipped to [0, γ̄].
 	ln := p.Lambda * nf
-	wd_ := -m.lin(E, first, last, trans, du, dt, L) / ln
-	dd := m.sqnorm(i, du, dt, L) / (ln * ln)
+	if !haveLin {
+		linW = m.lin(E, first, last, trans, du, dt, dsup, dnz, doff, L)
+	}
+	wd_ := -linW / ln
+	dd := m.sqnorm(i, du, dt, dsup, dnz, doff, L) / (ln * ln)
 	gamma := 0.0
 	if dd > 0 {
 		gamma = (e - p.Lambda*wd_) / (p.Lambda * dd)
@@ -357,6 +703,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	switch {
 	case gamma == 0:
 		info.kind = solver.StepNone
+		m.clearTrans(usup)
 		return info
 	case drop:
 		info.kind = solver.StepDrop
@@ -369,52 +716,128 @@ func (m *Method) blockStep(k int) stepInfo {
 		info.kind = solver.StepFW
 	}
 
-	// New marginals of block i.
+	// New marginals of block i. The transition marginals change only on
+	// usup, which holds the old support and every new active labelling's
+	// transitions (new labellings are old ones or s). mtOld is zero outside
+	// the entries set here and is cleared again after use.
 	muOld, mtOld := m.muOld[:L*K], m.mtOld
-	copy(muOld, mu)
-	copy(mtOld, mt)
+	for _, j := range sup {
+		mtOld[j] = mt[j]
+	}
 	ellOld := m.elli[i]
 	if m.o.Algo == AlgoBCFW {
+		// μ ← (1−γ)μ + γ e(s) (with γ = 1: zero, then + 1 at s), and in
+		// muOld the change of μ, in one sweep.
+		keep := 1 - gamma
+		for t := 0; t < L; t++ {
+			row, chg := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
+			chg = chg[:len(row)]
+			st := s[t]
+			for k, v := range row {
+				nv := 0.0
+				if gamma != 1 {
+					nv = v * keep
+				}
+				if k == st {
+					nv += gamma
+				}
+				row[k] = nv
+				chg[k] = nv - v
+			}
+		}
 		if gamma == 1 {
-			zero(mu)
-			zero(mt)
-			m.setMarginals(i, s, 1)
+			for _, j := range sup {
+				mt[j] = 0
+			}
+			m.addTrans(s, 1)
 			m.elli[i] = lossS / nf
 		} else {
-			for j := range mu {
-				mu[j] *= 1 - gamma
+			for _, j := range sup {
+				mt[j] *= keep
 			}
-			for j := range mt {
-				mt[j] *= 1 - gamma
-			}
-			m.setMarginals(i, s, gamma)
+			m.addTrans(s, gamma)
 			m.elli[i] = (1-gamma)*m.elli[i] + gamma*lossS/nf
 		}
 	} else {
 		info.cleanups = m.updateActive(i, s, lossS, u, away, drop, gamma)
 		m.statClean += info.cleanups
-		zero(mu)
-		zero(mt)
+		for j, v := range mu {
+			muOld[j] = v
+			mu[j] = 0
+		}
+		for _, j := range sup {
+			mt[j] = 0
+		}
 		ell := 0.0
 		for _, at := range m.act[i] {
 			m.setMarginals(i, at.y, at.weight)
 			ell += at.weight * at.loss
 		}
 		m.elli[i] = ell / nf
+		for j := range muOld {
+			muOld[j] = mu[j] - muOld[j]
+		}
 	}
 	if drop {
 		m.statDrops++
 	}
 	// w and ℓ follow the actual change of the block's marginals.
-	for j := range muOld {
-		muOld[j] = mu[j] - muOld[j]
-	}
-	for j := range mtOld {
+	for _, j := range usup {
 		mtOld[j] = mt[j] - mtOld[j]
 	}
-	m.applyDelta(i, muOld, mtOld)
+	m.applyDelta(i, muOld, mtOld, usup)
+	for _, j := range usup {
+		mtOld[j] = 0
+	}
+	m.storeTrans(i, usup)
 	m.ell += m.elli[i] - ellOld
 	return info
+}
+
+// touch reads one value per cache line of block i's marginals, its letters'
+// features, its Gram matrix and (bcfw-as) its active labellings, so that
+// they are in cache for its step.
+func (m *Method) touch(i int) {
+	p := m.p
+	K := p.K
+	wd := p.Train.Words[i]
+	s := 0.0
+	mu := m.mu[wd.Start*K : (wd.Start+wd.Len)*K]
+	for q := 0; q < len(mu); q += 8 {
+		s += mu[q]
+	}
+	v := m.supportVals(i)
+	for q := 0; q < len(v); q += 8 {
+		s += v[q]
+	}
+	sup := m.support(i)
+	for q := 0; q < len(sup); q += 32 {
+		s += float64(sup[q])
+	}
+	sx := p.sx
+	lo, hi := sx.off[sparseLanes*wd.Start], sx.off[sparseLanes*(wd.Start+wd.Len)]
+	for q := lo; q < hi; q += 16 {
+		s += float64(sx.idx[q])
+	}
+	g := p.gram[p.gramOff[i]:p.gramOff[i+1]]
+	for q := 0; q < len(g); q += 8 {
+		s += g[q]
+	}
+	if m.act != nil { // bcfw-as: the active labellings
+		for _, at := range m.act[i] {
+			s += float64(at.y[0])
+		}
+	}
+	m.sink = s
+}
+
+// refreshCopies rebuilds the feature-major emission weights, the
+// predecessor-major transitions and their exact row maxima from w.
+func (m *Method) refreshCopies() {
+	p := m.p
+	transposeEmissions(m.w, m.wt, p.K, p.F)
+	_, _, trans := p.parts(m.w)
+	m.transOK = transposeTrans(trans, m.tT, m.ub, m.lb, p.K)
 }
 
 // updateActive applies the vertex-representation update (Algorithm 2) to
@@ -427,22 +850,25 @@ func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop b
 		}
 		as[u].weight -= gamma
 		if drop {
+			m.freeLabels(as[u].y)
 			as = append(as[:u], as[u+1:]...)
 		}
 	} else if gamma == 1 {
-		as = append(as[:0], atom{key: labelKey(s), y: append([]int(nil), s...), loss: lossS, weight: 1})
+		for _, at := range as {
+			m.freeLabels(at.y)
+		}
+		as = append(as[:0], atom{y: m.newLabels(s), loss: lossS, weight: 1})
 	} else {
-		key := labelKey(s)
 		found := false
 		for a := range as {
 			as[a].weight *= 1 - gamma
-			if as[a].key == key {
+			if slices.Equal(as[a].y, s) {
 				as[a].weight += gamma
 				found = true
 			}
 		}
 		if !found {
-			as = append(as, atom{key: key, y: append([]int(nil), s...), loss: lossS, weight: gamma})
+			as = append(as, atom{y: m.newLabels(s), loss: lossS, weight: gamma})
 		}
 	}
 	// Clean-up: weights below δ are zeroed (the atom leaves), then the
@@ -452,6 +878,7 @@ func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop b
 	for _, at := range as {
 		if at.weight < m.o.DropTol {
 			cleaned++
+			m.freeLabels(at.y)
 			continue
 		}
 		kept = append(kept, at)
@@ -479,7 +906,7 @@ func (m *Method) ssgStep(k int) stepInfo {
 	L := wd.Len
 	truth := ds.Y[wd.Start : wd.Start+L]
 	E := m.E[:L*K]
-	p.wordEmissions(ds, wd, m.w, E)
+	p.sx.emissionsGather(wd, K, m.w, E)
 	first, last, trans := p.parts(m.w)
 	s := m.ys[:L]
 	m.dec.Viterbi(E, first, last, trans, truth, s)
@@ -493,33 +920,67 @@ func (m *Method) ssgStep(k int) stepInfo {
 }
 
 // recomputeW recomputes w = Σ_i (φ(x_i, y_i) − φ(x_i, M_i))/(λn) and ℓ from
-// the block marginals, from scratch (one matrix product for the emissions).
+// the block marginals, from scratch. The emission blocks are accumulated
+// letter by letter over the nonzero features, in the order (and so with the
+// rounding) of the matrix product Rᵀ·X with R = onehot(y) − μ, without
+// forming R.
 func (m *Method) recomputeW(dst []float64) float64 {
 	p := m.p
 	K, F := p.K, p.F
 	ds := p.Train
-	N := ds.Letters()
 	c := 1 / (p.Lambda * float64(p.N()))
-	R := make([]float64, N*K) // onehot(y) − μ
-	for j := 0; j < N; j++ {
-		for k := 0; k < K; k++ {
-			R[j*K+k] = -m.mu[j*K+k]
-		}
-		R[j*K+ds.Y[j]]++
-	}
 	zero(dst)
-	We := mat.NewDense(K, F, dst[:K*F])
-	We.Mul(mat.NewDense(N, K, R).T(), mat.NewDense(N, F, ds.X))
 	first, last, trans := p.parts(dst)
+	sx := p.sx
 	for i, wd := range ds.Words {
-		for k := 0; k < K; k++ {
-			first[k] += R[wd.Start*K+k]
-			last[k] += R[(wd.Start+wd.Len-1)*K+k]
+		for t := 0; t < wd.Len; t++ {
+			j := wd.Start + t
+			mu := m.mu[j*K : (j+1)*K]
+			y := ds.Y[j]
+			lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
+			idx := sx.idx[lo:hi]
+			for k, v := range mu {
+				r := -v
+				if k == y {
+					r++
+				}
+				if r == 0 {
+					continue
+				}
+				row := dst[k*F : (k+1)*F]
+				if sx.binary {
+					for _, f := range idx {
+						row[f] += r
+					}
+				} else {
+					for q, f := range idx {
+						row[f] += r * sx.val[int(lo)+q]
+					}
+				}
+			}
+			if t == 0 {
+				for k, v := range mu {
+					r := -v
+					if k == y {
+						r++
+					}
+					first[k] += r
+				}
+			}
+			if t == wd.Len-1 {
+				for k, v := range mu {
+					r := -v
+					if k == y {
+						r++
+					}
+					last[k] += r
+				}
+			}
 		}
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
-		mt := m.mt[i*K*K : (i+1)*K*K]
-		for j, v := range mt {
-			trans[j] -= v
+		v := m.supportVals(i)
+		for q, j := range m.support(i) { // the marginals are zero elsewhere
+			trans[j] -= v[q]
 		}
 		for t := 0; t+1 < len(truth); t++ {
 			trans[truth[t]+K*truth[t+1]]++
@@ -547,13 +1008,20 @@ func (m *Method) iterate() stepInfo {
 		info = m.blockStep(k)
 		if k%m.p.N() == 0 { // refresh w and ℓ from the blocks once per pass
 			m.ell = m.recomputeW(m.w)
+			m.refreshCopies()
 		}
+		// Draw the next block now (the random numbers come in the same
+		// order) and start loading its data, which arrives while the
+		// average is updated.
+		m.next = m.rng.IntN(m.p.N())
+		m.touch(m.next)
 	}
 	if m.o.Average {
+		// w̄ ← (1−ρ)w̄ + ρw as two vector operations, each product rounded
+		// before the sum exactly as in the elementwise expression.
 		rho := 2 / float64(k+1)
-		for j, v := range m.w {
-			m.wavg[j] = (1-rho)*m.wavg[j] + rho*v
-		}
+		floats.Scale(1-rho, m.wavg)
+		floats.AddScaled(m.wavg, rho, m.w)
 		m.lavg = (1-rho)*m.lavg + rho*m.ell
 	}
 	return info

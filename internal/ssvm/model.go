@@ -26,6 +26,7 @@ type Problem struct {
 	offFirst, offLast, offTrans int
 	gram                        []float64 // per word, L×L Gram matrix of its letters' features
 	gramOff                     []int
+	sx                          *sparseRows // the training letters' nonzero features
 }
 
 // NewProblem checks the data and λ and precomputes per-word Gram matrices.
@@ -51,12 +52,20 @@ func NewProblem(train, test *Dataset, lambda float64) (*Problem, error) {
 		}
 	}
 	K, F := train.Labels, train.Feat
+	if K > 256 {
+		return nil, fmt.Errorf("training set: at most 256 labels, got %d", K)
+	}
 	p := &Problem{Train: train, Test: test, Lambda: lambda, K: K, F: F, D: train.Dim(),
 		offFirst: K * F, offLast: K*F + K, offTrans: K*F + 2*K}
 	p.gramOff = make([]int, len(train.Words)+1)
 	for i, w := range train.Words {
 		p.gramOff[i+1] = p.gramOff[i] + w.Len*w.Len
 	}
+	sx, err := newSparseRows(train)
+	if err != nil {
+		return nil, fmt.Errorf("training set: %w", err)
+	}
+	p.sx = sx
 	p.gram = make([]float64, p.gramOff[len(train.Words)])
 	for i, w := range train.Words {
 		g := p.gram[p.gramOff[i]:p.gramOff[i+1]]
@@ -127,10 +136,15 @@ type decoder struct {
 	K    int
 	v, u []float64
 	back []int
+	cand []int
+	ub   []float64 // row bounds (per call of Viterbi)
+	lb   []float64
+	tT   []float64 // transposed transitions (per call of Viterbi)
 }
 
 func newDecoder(K, maxLen int) *decoder {
-	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K)}
+	return &decoder{K: K, v: make([]float64, 2*K), u: make([]float64, K), back: make([]int, maxLen*K),
+		cand: make([]int, K), ub: make([]float64, K), lb: make([]float64, K), tT: make([]float64, K*K)}
 }
 
 // Viterbi returns in out the labelling maximising
@@ -142,6 +156,55 @@ func newDecoder(K, maxLen int) *decoder {
 // predecessor and in the final choice). It returns the maximal score.
 func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []int) float64 {
 	K := dc.K
+	tT, ub, lb := dc.tT[:K*K], dc.ub[:K], dc.lb[:K]
+	finite := transposeTrans(trans[:K*K], tT, ub, lb, K)
+	return dc.viterbi(E, first, last, trans, tT, ub, lb, finite, truth, out)
+}
+
+// transposeTrans writes tT[j·K+k] = trans[j + K·k] (predecessor j's row of
+// transition weights), ub[j] = max_k tT[j·K+k] and lb[j] = min_k tT[j·K+k],
+// and reports whether every weight is finite.
+func transposeTrans(trans, tT, ub, lb []float64, K int) bool {
+	finite := true
+	for k := 0; k < K; k++ {
+		for j, v := range trans[K*k : K*k+K] {
+			tT[j*K+k] = v
+			if v-v != 0 { // ±Inf or NaN
+				finite = false
+			}
+		}
+	}
+	for j := range ub {
+		row := tT[j*K : j*K+K]
+		hi, lo := row[0], row[0]
+		for _, v := range row[1:] {
+			if v > hi {
+				hi = v
+			}
+			if v < lo {
+				lo = v
+			}
+		}
+		ub[j], lb[j] = hi, lo
+	}
+	return finite
+}
+
+// viterbi is Viterbi given the transitions also in predecessor-major order
+// (tT[j·K+k] = trans[j + K·k]), bounds lb[j] ≤ tT[j·K+k] ≤ ub[j] on each
+// row, and whether every transition weight is finite.
+//
+// The best predecessor of label k at position t is the lowest j maximising
+// prev[j] + trans[j + K·k]. Every label reaches at least
+// floor = prev[j*] + lb[j*], j* = argmax prev, and only the predecessors
+// with prev[j] + ub[j] ≥ floor can reach that for any k (rounding is
+// monotone), so the others are skipped (on OCR about 5 of 26 remain). The
+// survivors' sums are the full scan's, and the maximum with the lowest j
+// attaining it is the full scan's choice, so the labelling and the score
+// are the same bit for bit. With a non-finite score or weight every
+// predecessor is scanned in order.
+func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite bool, truth []int, out []int) float64 {
+	K := dc.K
 	L := len(out)
 	if cap(dc.back) < L*K {
 		dc.back = make([]int, L*K)
@@ -150,7 +213,7 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 	if truth != nil {
 		aug = 1 / float64(L)
 	}
-	prev, cur := dc.v[:K], dc.v[K:]
+	prev, cur := dc.v[:K], dc.v[K:2*K]
 	unary := func(t int, u []float64) {
 		copy(u, E[t*K:(t+1)*K])
 		if t == 0 {
@@ -171,21 +234,80 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 			}
 		}
 	}
+	trans, tT, ub, lb = trans[:K*K], tT[:K*K], ub[:K], lb[:K]
 	unary(0, prev)
-	u := dc.u
+	u := dc.u[:K]
+	cand := dc.cand[:K]
 	for t := 1; t < L; t++ {
-		unary(t, u)
 		bk := dc.back[t*K : (t+1)*K]
-		for k := 0; k < K; k++ {
-			col := trans[K*k : K*k+K] // trans[j + K·k] for j = 0..K−1
-			best, arg := prev[0]+col[0], 0
-			for j := 1; j < K; j++ {
-				if s := prev[j] + col[j]; s > best {
-					best, arg = s, j
+		js, nc := 0, 0
+		if finite {
+			js, nc = pruneCandidates(prev, ub, lb, cand)
+		}
+		if nc > 0 {
+			// Start every label k from j* (usually its best predecessor).
+			// The candidates above j* replace the best when strictly larger
+			// (in increasing order: ties keep the lower), then those below
+			// j* when at least as large (in decreasing order: each is lower
+			// than any holder so far), which leaves the maximum and the
+			// lowest j attaining it, as the full scan finds them.
+			pj := prev[js]
+			for k, v := range tT[js*K : js*K+K] {
+				cur[k] = pj + v
+				bk[k] = js
+			}
+			c := cand[:nc]
+			q := 0
+			for q < len(c) && c[q] < js {
+				q++
+			}
+			for _, j := range c[q:] {
+				if j != js {
+					relaxAbove(cur, bk, tT[j*K:j*K+K], prev[j], j)
 				}
 			}
-			cur[k] = best + u[k]
-			bk[k] = arg
+			for q--; q >= 0; q-- {
+				j := c[q]
+				relaxBelow(cur, bk, tT[j*K:j*K+K], prev[j], j)
+			}
+		} else {
+			// Non-finite values: the full scan, in increasing j.
+			for k := 0; k < K; k++ {
+				col := trans[K*k : K*k+K] // trans[j + K·k] for j = 0..K−1
+				best, arg := prev[0]+col[0], 0
+				for j := 1; j < K; j++ {
+					if s := prev[j] + col[j]; s > best {
+						best, arg = s, j
+					}
+				}
+				cur[k] = best
+				bk[k] = arg
+			}
+		}
+		if t < L-1 {
+			// A middle position's unary score is E[t,k] (+ 1/L off the
+			// truth), added here without the copy unary makes.
+			e := E[t*K : (t+1)*K]
+			e = e[:len(cur)]
+			if truth == nil {
+				for k := range cur {
+					cur[k] += e[k]
+				}
+			} else {
+				tr := truth[t]
+				for k := range cur {
+					v := e[k]
+					if k != tr {
+						v += aug
+					}
+					cur[k] += v
+				}
+			}
+		} else {
+			unary(t, u)
+			for k := range cur {
+				cur[k] += u[k]
+			}
 		}
 		prev, cur = cur, prev
 	}
@@ -200,6 +322,57 @@ func (dc *decoder) Viterbi(E, first, last, trans []float64, truth []int, out []i
 		out[t-1] = dc.back[t*K+out[t]]
 	}
 	return best
+}
+
+// relaxAbove lets predecessor j (score pj, transition row row) replace the
+// best predecessor bk[k] of every label k when pj + row[k] > cur[k].
+func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	for k, c := range cur {
+		if s := pj + row[k]; s > c {
+			cur[k] = s
+			bk[k] = j
+		}
+	}
+}
+
+// relaxBelow is relaxAbove replacing on ties too.
+func relaxBelow(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	for k, c := range cur {
+		if s := pj + row[k]; s >= c {
+			cur[k] = s
+			bk[k] = j
+		}
+	}
+}
+
+// pruneCandidates writes to cand, in increasing order, the predecessors j
+// that can attain max_j' prev[j'] + trans[j' + K·k] for some label k, and
+// returns j* = argmax prev (lowest on ties) and their number (0 when prev
+// is not finite: no pruning is safe).
+func pruneCandidates(prev, ub, lb []float64, cand []int) (js, n int) {
+	pmax := prev[0]
+	bad := 0.0
+	for j, v := range prev {
+		bad += v - v // 0, or NaN once a value is ±Inf or NaN
+		if v > pmax {
+			js, pmax = j, v
+		}
+	}
+	if bad != 0 {
+		return 0, 0
+	}
+	// Every label reaches at least pmax + lb[j*] from j*.
+	floor := pmax + lb[js]
+	ub = ub[:len(prev)]
+	for j, v := range prev {
+		cand[n] = j
+		if v+ub[j] >= floor {
+			n++
+		}
+	}
+	return js, n
 }
 
 // Score returns <w, φ(x, y)> for a word with emission scores E.

@@ -3,6 +3,7 @@ package ssvm
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -173,15 +174,22 @@ func testBCFWASInvariants(t *testing.T, sched solver.Schedule) {
 		if r.Step == solver.StepCollapse && r.Gamma != 1 {
 			t.Fatalf("k=%d: full collapse with γ=%v", r.K, r.Gamma)
 		}
-		// Dual feasibility of every block.
+		// Dual feasibility of every block; no two atoms share their
+		// labelling's storage (labellings of atoms that left are reused).
+		owner := map[*int]int{}
 		for i, as := range m.act {
 			sum := 0.0
 			seen := map[string]bool{}
 			for _, at := range as {
-				if !(at.weight > 0) || seen[at.key] {
-					t.Fatalf("k=%d block %d: weight %v (duplicate %v)", r.K, i, at.weight, seen[at.key])
+				key := fmt.Sprint(at.y)
+				if !(at.weight > 0) || seen[key] {
+					t.Fatalf("k=%d block %d: weight %v (duplicate %v)", r.K, i, at.weight, seen[key])
 				}
-				seen[at.key] = true
+				seen[key] = true
+				if j, ok := owner[&at.y[0]]; ok {
+					t.Fatalf("k=%d: blocks %d and %d share a labelling's storage", r.K, j, i)
+				}
+				owner[&at.y[0]] = i
 				sum += at.weight
 			}
 			if math.Abs(sum-1) > 1e-12 {
@@ -295,7 +303,7 @@ func TestBCFWIncrementalW(t *testing.T) {
 	// Each block's marginals are a distribution at every position.
 	K := p.K
 	for i, wd := range p.Train.Words {
-		mu, mt := m.blockMarg(i)
+		mu, mt := m.blockMarg(i), m.transMarg(i)
 		for t0 := 0; t0 < wd.Len; t0++ {
 			sum := 0.0
 			for k := 0; k < K; k++ {
