@@ -47,11 +47,12 @@ type Evaluator interface {
 // smooth part (their gradients depend on each other's coordinates). When
 // such a problem runs a block method with several blocks per iteration, each
 // block's step is computed at the same point and the steps could overshoot
-// together, so the engine takes the average of the block moves instead of
-// their sum: x + (1/r)·Σ_b γ_b d_b, a convex combination of the r single-block
-// moves, which does not increase F when none of them does (Jensen). Problems
-// with separable blocks (one block per connected component in GFLASSO) are
-// unaffected.
+// together. Under the rules with a global L (paper, short) the plain sum of
+// the block moves is safe (disjoint coordinates); under the directional rules
+// the engine searches along the summed direction (see combineCoupled), which
+// is exact for squared losses. Drops and collapses are taken whenever the
+// whole summed move is. Problems with separable blocks (one block per
+// connected component in GFLASSO) are unaffected.
 type CoupledBlocks interface {
 	BlocksCoupled() bool
 }
