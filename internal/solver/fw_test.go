@@ -166,10 +166,16 @@ func fitSlope(xs, ys []float64) float64 {
 // (log gap falls along a straight line in k); vanilla FW with the open-loop
 // step stays sublinear (log gap falls along a line in log k with slope ≈ −1).
 func TestLinearConvergenceOnAFace(t *testing.T) {
-	p := newLSQFace(11, 200, 12, 1) // n > p: AᵀA/n is positive definite
+	// n > p: AᵀA/n is positive definite. The run starts at vertex e_1, a
+	// coordinate with a negative target, which the optimum does not use
+	// (checked below): the methods must remove it from the active set.
+	p := startAt{newLSQFace(11, 200, 12, 1), 1}
 	type res struct {
 		iters int
 		gaps  []float64
+		drops int
+		aways int
+		x     []float64
 	}
 	run := func(algo, step string, sch Schedule, iters int) res {
 		m := mustNew(t, p, Config{Algorithm: algo, Step: step, Schedule: sch, Limits: Limits{MaxIters: iters, EvalEvery: 1, GapTol: 1e-10}, Seed: 1})
@@ -179,12 +185,17 @@ func TestLinearConvergenceOnAFace(t *testing.T) {
 			t.Fatal(err)
 		}
 		var gaps []float64
+		drops, aways := 0, 0
 		for _, r := range rec.recs {
 			if r.Gap != nil {
 				gaps = append(gaps, *r.Gap)
 			}
+			drops += r.Drops
+			if r.Step == StepAway || r.Step == StepDrop {
+				aways++
+			}
 		}
-		return res{out.Summary.Iters, gaps}
+		return res{out.Summary.Iters, gaps, drops, aways, out.X}
 	}
 	paper := Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}
 	for _, c := range []struct {
@@ -193,6 +204,9 @@ func TestLinearConvergenceOnAFace(t *testing.T) {
 	}{{"afw", Schedule{}}, {"pfw", Schedule{}}, {"ssfw-as", paper}} {
 		r := run(c.algo, "curvature", c.sch, 20000)
 		final := r.gaps[len(r.gaps)-1]
+		if math.Abs(r.x[p.v]) > 1e-12 {
+			t.Fatalf("%s: the optimum uses the start vertex (x = %v): the test problem does not force a drop", c.algo, r.x)
+		}
 		if final > 1e-10 {
 			t.Fatalf("%s: gap %.3g after %d iterations, want ≤ 1e-10", c.algo, final, r.iters)
 		}
@@ -206,7 +220,16 @@ func TestLinearConvergenceOnAFace(t *testing.T) {
 			}
 		}
 		rate := math.Exp(fitSlope(ks, ls))
-		t.Logf("%s: gap ≤ 1e-10 after %d iterations; fitted linear rate gap_{k+1}/gap_k ≈ %.4f", c.algo, r.iters, rate)
+		t.Logf("%s: gap ≤ 1e-10 after %d iterations; fitted linear rate gap_{k+1}/gap_k ≈ %.4f; %d away steps, %d drops", c.algo, r.iters, rate, r.aways, r.drops)
+		// the optimum lies on a face: the start vertex and others picked up
+		// on the way must leave the active set, by drop steps (an away or
+		// pairwise step that empties a weight, snapped to an exact drop)
+		if r.drops == 0 {
+			t.Errorf("%s: no drop step on the way to a face", c.algo)
+		}
+		if c.algo != "pfw" && r.aways == 0 {
+			t.Errorf("%s: no away step", c.algo)
+		}
 		if !(rate < 0.999) {
 			t.Errorf("%s: no linear rate (fitted ratio %.5f)", c.algo, rate)
 		}
@@ -231,6 +254,14 @@ func TestLinearConvergenceOnAFace(t *testing.T) {
 		t.Errorf("fw's gap falls faster than any power law (slope %.2f)", slope)
 	}
 }
+
+// startAt starts every block at vertex v instead of vertex 0.
+type startAt struct {
+	*lsqProblem
+	v int
+}
+
+func (p startAt) Start(b int) Vertex { return p.vertex(b, p.v) }
 
 // stripTime zeroes wall-clock fields, the only ones allowed to differ
 // between runs with the same seed.
@@ -602,5 +633,98 @@ func TestPassCountIsExact(t *testing.T) {
 	c = passCount{unit: 3}
 	if got := c.plus(1).plus(1).plus(5).value(); got != 7.0/3 {
 		t.Fatalf("passes %v, want 7/3", got)
+	}
+}
+
+// bruteForceGap is the FW duality gap of the lsq test bed at x computed
+// without the engine: the exact gradient ∇F(x) = (1/n)Aᵀ(Ax − y) + b from the
+// data, and the minimum of <∇F, v> over every vertex of the product polytope
+// (all combinations of one vertex per block), so gap = <∇F, x − s>.
+func bruteForceGap(p *lsqProblem, x []float64) float64 {
+	g := make([]float64, p.dim)
+	for i := 0; i < p.n; i++ {
+		r := dot(p.A[i], x) - p.y[i]
+		for j, a := range p.A[i] {
+			g[j] += r * a / float64(p.n)
+		}
+	}
+	if p.lin != nil {
+		for j := range g {
+			g[j] += p.lin[j]
+		}
+	}
+	best := math.Inf(1)
+	choice := make([]int, len(p.blocks))
+	for {
+		v := 0.0
+		for b, blk := range p.blocks {
+			v += dot(g[blk.Offset:blk.Offset+blk.Size], p.verts[b][choice[b]])
+		}
+		best = math.Min(best, v)
+		b := 0
+		for ; b < len(choice); b++ {
+			if choice[b]++; choice[b] < len(p.verts[b]) {
+				break
+			}
+			choice[b] = 0
+		}
+		if b == len(choice) {
+			break
+		}
+	}
+	return dot(g, x) - best
+}
+
+// TestGapIsTheCertificateAtX: the reported gap of a multi-block run is the
+// sum over all blocks of <∇_b F(x), x_b − s_b> at the current iterate, with
+// exact gradients: checked against a brute-force computation over every
+// vertex of the product polytope, for block methods that update only some
+// blocks per iteration with batch gradients (where stale per-block figures
+// would differ), and checked to certify F(x) − F* ≤ gap.
+func TestGapIsTheCertificateAtX(t *testing.T) {
+	base := newLSQFace(21, 30, 4, 3)
+	base.lin = make([]float64, base.dim)
+	r := rand.New(rand.NewPCG(4, 4))
+	for j := range base.lin {
+		base.lin[j] = 0.1 * r.NormFloat64()
+	}
+	// F* from a long away-step run, certified by its own gap
+	ref := mustNew(t, base, Config{Algorithm: "afw", Limits: Limits{MaxIters: 100000, EvalEvery: 1, GapTol: 1e-13}})
+	rr, err := ref.Run(context.Background(), &collect{})
+	if err != nil || rr.Summary.Status != StatusConverged {
+		t.Fatalf("reference: %v %+v", err, rr.Summary)
+	}
+	fstar := rr.Summary.Objective - rr.Summary.Gap
+	for _, c := range []Config{
+		{Algorithm: "bc-ssfw-as", R: 1, Schedule: Schedule{Kind: "constant", M0: 5}},
+		{Algorithm: "bc-ssfw-as", R: 2, Schedule: Schedule{Kind: "paper", Rho: 0.2, Alpha: 0.3}},
+		{Algorithm: "bcfw", R: 1},
+		{Algorithm: "ssfw-as", Schedule: Schedule{Kind: "constant", M0: 3}},
+		{Algorithm: "afw"},
+	} {
+		t.Run(c.Algorithm, func(t *testing.T) {
+			c.Limits, c.Seed = Limits{MaxIters: 150, EvalEvery: 1}, 7
+			m := mustNew(t, base, c)
+			checked := 0
+			m.afterIter = func(st *fwRun, rec Record) {
+				if rec.Gap == nil {
+					return
+				}
+				want := bruteForceGap(base, st.x)
+				if math.Abs(*rec.Gap-want) > 1e-10*(1+math.Abs(want)) {
+					t.Fatalf("k=%d: gap %.15g, brute force over the product polytope %.15g", rec.K, *rec.Gap, want)
+				}
+				if f := base.Objective(st.x); f-fstar > *rec.Gap+1e-12 {
+					t.Fatalf("k=%d: F − F* = %.3g exceeds the gap %.3g", rec.K, f-fstar, *rec.Gap)
+				}
+				checked++
+			}
+			if _, err := m.Run(context.Background(), &collect{}); err != nil {
+				t.Fatal(err)
+			}
+			if checked < 40 {
+				t.Fatalf("only %d evaluated iterations checked", checked)
+			}
+		})
 	}
 }
