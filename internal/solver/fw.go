@@ -66,15 +66,17 @@ type stepPlan struct {
 	u       int // index of the away vertex in the active set (-1: none)
 	uVertex Vertex
 	hasAway bool
-	drop    bool          // a pairwise step that empties u's weight
-	slope   float64       // <g, d> of the planned direction (batch gradient)
-	gmax    float64       // γ_max of the planned direction
-	moved   bool          // x and the model already carry the step (coupled line search)
-	d0, d1  float64       // coupled line search: <g(x), Δ_b> and <g(x + D), Δ_b>
-	evals   int           // extra batch evaluations (backtracking)
-	gradErr float64       // ‖g − ∇_b F‖² on evaluation iterations
-	errDur  time.Duration // time spent on that evaluation work
-	err     error
+	drop    bool    // a pairwise step that empties u's weight
+	slope   float64 // <g, d> of the planned direction (batch gradient)
+	gmax    float64 // γ_max of the planned direction
+	moved   bool    // x and the model already carry the step (coupled line search)
+	d0, d1  float64 // coupled line search: <g(x), Δ_b> and <g(x + D), Δ_b>
+	// stationary: no step because no direction descends beyond rounding
+	stationary bool
+	evals      int           // extra batch evaluations (backtracking)
+	gradErr    float64       // ‖g − ∇_b F‖² on evaluation iterations
+	errDur     time.Duration // time spent on that evaluation work
+	err        error
 }
 
 // New configures a Frank-Wolfe-type algorithm on p: "ssfw-as" (Algorithm 1;
@@ -197,6 +199,7 @@ type fwRun struct {
 	chosen []int
 	perm   []int     // scratch of chooseBlocks
 	saved  []float64 // coupled line search: x before the moves
+	fAbs   float64   // |F| at the last evaluation: the scale of rounding in F
 	work   time.Duration
 }
 
@@ -225,6 +228,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	// k = 0: the starting point.
 	r0 := Record{K: 0, Step: StepNone, Batch: 0, Active: st.activeSize()}
 	obj, gap := st.evaluate()
+	st.fAbs = math.Abs(obj)
 	r0.Objective, r0.Gap = F(obj), F(gap)
 	if ev, ok := m.p.(Evaluator); ok {
 		r0.Extra = ev.Extra(st.x)
@@ -242,6 +246,8 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	lastEval := 0
+	prog := progress{window: stallWindow * max(1, st.q/m.r)}
+	prog.reset(0, obj, gap)
 	for k := 1; ; k++ {
 		if err := ctx.Err(); err != nil {
 			sum.Status, sum.Message = StatusCancelled, "cancelled after "+strconv.Itoa(k-1)+" iterations"
@@ -340,6 +346,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		stuck := moved == 0 && deterministic
 		if eval || stuck {
 			obj, gap := st.evaluate()
+			st.fAbs = math.Abs(obj)
 			r.Objective, r.Gap = F(obj), F(gap)
 			sum.Objective, sum.Gap = obj, gap
 			lastEval = k
@@ -357,11 +364,30 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		rec.Record(r)
 		sum.Iters, sum.Passes, sum.Time = k, passes.value(), r.Time
 		if stuck && !(r.Gap != nil && lim.GapTol > 0 && *r.Gap <= lim.GapTol) {
-			sum.Status = StatusConverged
-			sum.Message = fmt.Sprintf("stationary: no descent direction remains (gap %.3g)", sum.Gap)
+			// No block moved with exact gradients: if every block found no
+			// descent direction beyond rounding (its FW gap is at rounding
+			// level, a certified stationary point) the run converged; if some
+			// block had a descent direction but its step rule found no step
+			// (backtracking gave up), the run stalled.
+			certified := true
+			for _, b := range st.chosen {
+				certified = certified && st.bs[b].plan.stationary
+			}
+			if certified {
+				sum.Status = StatusConverged
+				sum.Message = fmt.Sprintf("stationary: no descent direction remains beyond rounding (gap %.3g)", sum.Gap)
+			} else {
+				sum.Status = StatusStalled
+				sum.Message = fmt.Sprintf("stalled at iteration %d: a descent direction remains but no step decreased the objective (gap %.3g)", k, sum.Gap)
+			}
 			break
 		}
 		if lim.stop(&sum, r, k, passes.value()) {
+			break
+		}
+		if r.Objective != nil && prog.stalled(k, *r.Objective, *r.Gap) {
+			sum.Status = StatusStalled
+			sum.Message = fmt.Sprintf("stalled: neither the objective nor the gap improved in the last %d iterations (gap %.3g)", k-prog.since, sum.Gap)
 			break
 		}
 	}
@@ -507,7 +533,8 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 		pl.u, pl.uVertex, pl.hasAway = ui, bs.set.verts[ui], true
 		kind = StepPairwise
 		if p.Key == pl.uVertex.Key {
-			return // p is the away vertex: no pairwise direction
+			pl.stationary = true // p is the away vertex: <g, x> = <g, p>, no pairwise direction
+			return
 		}
 		d = Direction{XCoef: 0, Terms: []Term{{1, p}, {-1, pl.uVertex}}}
 		slope, gmax = gp-gu, bs.set.w[ui]
@@ -519,6 +546,9 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 	// A slope at rounding level is no descent direction: stop there rather
 	// than take steps of size 1e-16 forever.
 	if !(slope < -1e-14*(math.Abs(gx)+math.Abs(gp))) {
+		// the FW gap of the block is at most the chosen direction's −slope
+		// (away: the FW slope is the larger; pairwise: <g, x> ≤ <g, u>)
+		pl.stationary = true
 		return
 	}
 	gamma, evals, err := st.stepSize(bs, k, xb, d, slope, gmax, batch)
@@ -603,17 +633,27 @@ func (st *fwRun) stepSize(bs *blockState, k int, xb []float64, d Direction, slop
 			return 0, 0, nil
 		}
 		L := bs.lEst * 0.9
+		// F is known to rounding only: a difference φ(γ) − φ(0) below
+		// 1e-13·|F| says nothing about L, so the test allows for it, as the
+		// proximal methods' backtracking does.
+		tol := 1e-13 * st.fAbs
 		for it := 1; it <= 60; it++ {
 			gam := math.Min(-slope/(L*dn2), gmax)
-			if line.Delta(gam) <= gam*slope+0.5*L*gam*gam*dn2 {
+			delta, quad := line.Delta(gam), gam*slope+0.5*L*gam*gam*dn2
+			if delta <= quad {
 				bs.lEst = L
+				return gam, it, nil
+			}
+			if delta <= quad+tol {
+				// accepted within rounding: the test said nothing about L,
+				// so the estimate is not lowered
 				return gam, it, nil
 			}
 			L *= 2
 		}
-		// No decrease even for a step 2⁶⁰ times shorter: the predicted
-		// decrease is below rounding, so the iterate is stationary to
-		// working precision. Take no step.
+		// No decrease even for a step 2⁶⁰ times shorter: take no step. If
+		// no block moves, the run ends as stalled (the gap says how far from
+		// stationary it is).
 		return 0, 60, nil
 	}
 	return 0, 0, fmt.Errorf("unknown step-size rule %q", m.cfg.Step)
@@ -944,6 +984,36 @@ func (st *fwRun) averageCoupled() {
 			pl.kind = StepFW
 		}
 	}
+}
+
+// stallWindow is the number of iterations (times q/r for block methods)
+// without progress after which a run ends as stalled.
+const stallWindow = 1000
+
+// progress watches the evaluated iterations for a run that no longer makes
+// progress: within a window, the best objective must fall by more than
+// rounding (1e-12 relative) or the best gap must halve.
+type progress struct {
+	window         int
+	since          int // iteration where the current window started
+	refObj, refGap float64
+	bestObj        float64
+	bestGap        float64
+}
+
+func (p *progress) reset(k int, obj, gap float64) {
+	p.since, p.refObj, p.refGap, p.bestObj, p.bestGap = k, obj, gap, obj, gap
+}
+
+// stalled records an evaluation at iteration k and reports whether the
+// window has passed without progress.
+func (p *progress) stalled(k int, obj, gap float64) bool {
+	p.bestObj, p.bestGap = math.Min(p.bestObj, obj), math.Min(p.bestGap, gap)
+	if p.bestObj < p.refObj-1e-12*math.Abs(p.refObj) || p.bestGap <= 0.5*p.refGap {
+		p.reset(k, p.bestObj, p.bestGap)
+		return false
+	}
+	return k-p.since >= p.window
 }
 
 // passCount counts effective passes exactly. Work is measured in

@@ -70,7 +70,8 @@ func (f RecorderFunc) Record(r Record) { f(r) }
 
 // Run statuses reported in Summary.Status.
 const (
-	StatusConverged = "converged"  // the gap tolerance was reached
+	StatusConverged = "converged"  // the gap tolerance was reached, or a certified stationary point
+	StatusStalled   = "stalled"    // no step made progress although the gap is not at rounding level
 	StatusMaxIters  = "max_iters"  // the iteration limit was reached
 	StatusMaxPasses = "max_passes" // the effective-pass limit was reached
 	StatusCancelled = "cancelled"  // the context was cancelled

@@ -309,8 +309,9 @@ func l1(v []float64) float64 {
 	return s
 }
 
-// LipschitzBound is a safe bound on the Lipschitz constant of ∇F: ‖X‖₂²
-// (power iteration, see SqSpectralBound) times sup f″. For Poisson f″ = e^z
+// LipschitzBound is an estimate of an upper bound on the Lipschitz constant of
+// ∇F, not a certified one: ‖X‖₂² estimated by power iteration with a 5%
+// margin (see SqSpectralBound) times sup f″. For Poisson f″ = e^z
 // is unbounded, and the bound holds over the feasible set, where
 // |x_iᵀβ| ≤ T·max|x_ij|: exp(T·max|x_ij|)·‖X‖₂², capped at the largest float.
 func (pr *Problem) LipschitzBound() float64 {
