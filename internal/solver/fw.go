@@ -167,8 +167,8 @@ func checkLimits(l Limits) error {
 	if l.MaxIters < 1 {
 		return fmt.Errorf("iters: must be at least 1, got %d", l.MaxIters)
 	}
-	if l.EvalEvery < 1 {
-		return fmt.Errorf("eval_every: must be at least 1, got %d", l.EvalEvery)
+	if l.EvalEvery < 0 {
+		return fmt.Errorf("eval_every: must be at least 1 (or 0 for the adaptive cadence), got %d", l.EvalEvery)
 	}
 	if l.MaxPasses < 0 || math.IsNaN(l.MaxPasses) {
 		return fmt.Errorf("passes: must be non-negative, got %v", l.MaxPasses)
@@ -227,6 +227,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 
 	// k = 0: the starting point.
 	r0 := Record{K: 0, Step: StepNone, Batch: 0, Active: st.activeSize()}
+	cad := NewCadence(lim.EvalEvery)
 	obj, gap := st.evaluate()
 	st.fAbs = math.Abs(obj)
 	r0.Objective, r0.Gap = F(obj), F(gap)
@@ -234,7 +235,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		r0.Extra = ev.Extra(st.x)
 	}
 	st.trace2D(&r0, nil)
+	tr := time.Now()
 	rec.Record(r0)
+	cad.Exclude(time.Since(tr))
 	sum := Summary{Objective: obj, Gap: gap}
 	if lim.GapTol > 0 && gap <= lim.GapTol {
 		sum.Status = StatusConverged
@@ -265,7 +268,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		for _, b := range st.chosen {
 			nextPasses = nextPasses.plus(int64(mk) * int64(m.blocks[b].Size))
 		}
-		eval := k%lim.EvalEvery == 0 || k == 1 || k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses.value() >= lim.MaxPasses)
+		eval := cad.Due(k, k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses.value() >= lim.MaxPasses), st.work)
 		wantErr := eval && batch != nil
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).
@@ -361,7 +364,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		if m.afterIter != nil {
 			m.afterIter(st, r)
 		}
+		tr = time.Now()
 		rec.Record(r)
+		cad.Exclude(time.Since(tr))
 		sum.Iters, sum.Passes, sum.Time = k, passes.value(), r.Time
 		if stuck && !(r.Gap != nil && lim.GapTol > 0 && *r.Gap <= lim.GapTol) {
 			// No block moved with exact gradients: if every block found no

@@ -400,7 +400,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	}{
 		{Config{Algorithm: "nope", Limits: limits(1)}, "unknown"},
 		{Config{Algorithm: "afw", Limits: Limits{}}, "iters"},
-		{Config{Algorithm: "afw", Limits: Limits{MaxIters: 1}}, "eval_every"},
+		{Config{Algorithm: "afw", Limits: Limits{MaxIters: 1, EvalEvery: -1}}, "eval_every"},
 		{Config{Algorithm: "afw", Schedule: Schedule{Kind: "paper", Rho: .1, Alpha: .5}, Limits: limits(1)}, "schedule"},
 		{Config{Algorithm: "ssfw-as", Schedule: Schedule{Kind: "paper", Rho: 1, Alpha: .5}, Limits: limits(1)}, "rho"},
 		{Config{Algorithm: "bc-ssfw-as", R: 3, Schedule: Schedule{Kind: "full"}, Limits: limits(1)}, "r:"},

@@ -109,7 +109,7 @@ type Limits struct {
 	MaxIters  int     // ≥ 1
 	MaxPasses float64 // 0: no limit
 	GapTol    float64 // 0: no gap test
-	EvalEvery int     // evaluate objective and gap every E iterations (≥ 1); the first and last iterations are always evaluated
+	EvalEvery int     // evaluate objective and gap every E iterations (≥ 1), or 0: the adaptive cadence (see Cadence); the first and last iterations are always evaluated
 }
 
 // stop applies the limits after iteration k's record: it sets the summary's
