@@ -54,6 +54,7 @@ type blockState struct {
 	gfull []float64
 	d     []float64
 	g2    []float64 // coupled line search: the batch gradient at x + D
+	terms [2]Term   // the planned direction's terms
 	lEst  float64   // backtracking estimate of L
 	plan  stepPlan
 }
@@ -200,7 +201,12 @@ type fwRun struct {
 	perm   []int     // scratch of chooseBlocks
 	saved  []float64 // coupled line search: x before the moves
 	fAbs   float64   // |F| at the last evaluation: the scale of rounding in F
-	work   time.Duration
+	// the current iteration, for the block steps
+	k         int
+	batch     []int
+	wantErr   bool
+	slopeStep func(bs *blockState)
+	work      time.Duration
 }
 
 // Run executes the method.
@@ -228,6 +234,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	// k = 0: the starting point.
 	r0 := Record{K: 0, Step: StepNone, Batch: 0, Active: st.activeSize()}
 	cad := NewCadence(lim.EvalEvery)
+	src := newIterSource()
 	obj, gap := st.evaluate()
 	st.fAbs = math.Abs(obj)
 	r0.Objective, r0.Gap = F(obj), F(gap)
@@ -248,6 +255,10 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	// the per-iteration steps run on the chosen blocks, as method values
+	// made once (no allocation per iteration)
+	planStep := st.planCurrent
+	st.slopeStep = st.slopeAtMove
 	lastEval := 0
 	prog := progress{window: stallWindow * max(1, st.q/m.r)}
 	prog.reset(0, obj, gap)
@@ -257,7 +268,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			break
 		}
 		t0 := time.Now()
-		rng := iterRNG(m.cfg.Seed, k, 0)
+		rng := src.at(m.cfg.Seed, k, 0)
 		mk := m.cfg.Schedule.Size(k, st.n)
 		var batch []int
 		if mk < st.n {
@@ -272,9 +283,10 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		wantErr := eval && batch != nil
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).
-		st.forChosen(workers, k, func(bs *blockState) { st.plan(bs, k, batch, wantErr) })
+		st.k, st.batch, st.wantErr = k, batch, wantErr
+		st.forChosen(workers, planStep)
 		if m.coupled && len(st.chosen) > 1 {
-			nextPasses = nextPasses.plus(st.combineCoupled(k, batch, mk, workers))
+			nextPasses = nextPasses.plus(st.combineCoupled(mk, workers))
 		}
 		// the exact gradients behind grad_err are evaluation work, not counted
 		errTime := time.Duration(0)
@@ -488,6 +500,9 @@ func (st *fwRun) refresh() {
 	st.model.Reset(st.x)
 }
 
+// planCurrent plans block bs's step of the current iteration.
+func (st *fwRun) planCurrent(bs *blockState) { st.plan(bs, st.k, st.batch, st.wantErr) }
+
 // plan decides block bs's step at the current x (phase 1; read-only on x,
 // the model and the other blocks).
 func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
@@ -518,10 +533,12 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 	kind := StepFW
 	switch m.mode {
 	case modeVanilla:
-		d = Direction{XCoef: -1, Terms: []Term{{1, p}}}
+		bs.terms[0] = Term{1, p}
+		d = Direction{XCoef: -1, Terms: bs.terms[:1]}
 		slope, gmax = fwSlope, 1
 	case modeAway:
-		d = Direction{XCoef: -1, Terms: []Term{{1, p}}}
+		bs.terms[0] = Term{1, p}
+		d = Direction{XCoef: -1, Terms: bs.terms[:1]}
 		slope, gmax = fwSlope, 1
 		if bs.set.Len() > 1 {
 			ui, gu := bs.set.Away(g)
@@ -529,7 +546,8 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 			if awaySlope := gx - gu; fwSlope > awaySlope {
 				mu := bs.set.w[ui]
 				kind = StepAway
-				d = Direction{XCoef: 1, Terms: []Term{{-1, pl.uVertex}}}
+				bs.terms[0] = Term{-1, pl.uVertex}
+				d = Direction{XCoef: 1, Terms: bs.terms[:1]}
 				slope, gmax = awaySlope, mu/(1-mu)
 			}
 		}
@@ -541,7 +559,8 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 			pl.stationary = true // p is the away vertex: <g, x> = <g, p>, no pairwise direction
 			return
 		}
-		d = Direction{XCoef: 0, Terms: []Term{{1, p}, {-1, pl.uVertex}}}
+		bs.terms[0], bs.terms[1] = Term{1, p}, Term{-1, pl.uVertex}
+		d = Direction{XCoef: 0, Terms: bs.terms[:2]}
 		slope, gmax = gp-gu, bs.set.w[ui]
 	}
 	if math.IsNaN(slope) || math.IsInf(slope, 0) {
@@ -813,19 +832,10 @@ func (st *fwRun) trace2D(r *Record, bs *blockState) {
 // does not depend on the scheduling. A panic in a problem's code on a worker
 // goroutine would end the process: it is reported as that block's failure
 // (plan.err), which fails the run with its message.
-func (st *fwRun) forChosen(workers, k int, f func(bs *blockState)) {
+func (st *fwRun) forChosen(workers int, f func(bs *blockState)) {
 	n := len(st.chosen)
 	if workers > n {
 		workers = n
-	}
-	one := func(i int) {
-		bs := st.bs[st.chosen[i]]
-		defer func() {
-			if p := recover(); p != nil {
-				bs.plan = stepPlan{kind: StepNone, u: -1, err: fmt.Errorf("iteration %d, block %d: panic: %v", k, bs.idx, p)}
-			}
-		}()
-		f(bs)
 	}
 	if workers <= 1 {
 		for i := 0; i < n; i++ {
@@ -835,27 +845,62 @@ func (st *fwRun) forChosen(workers, k int, f func(bs *blockState)) {
 	}
 	chunk := max(1, n/(4*workers))
 	var next atomic.Int64
-	work := func() {
-		for {
-			lo := int(next.Add(int64(chunk))) - chunk
-			if lo >= n {
-				return
-			}
-			for i := lo; i < min(lo+chunk, n); i++ {
-				one(i)
-			}
-		}
-	}
 	var wg sync.WaitGroup
 	wg.Add(workers - 1)
 	for w := 1; w < workers; w++ {
 		go func() {
 			defer wg.Done()
-			work()
+			st.runChunks(&next, chunk, f)
 		}()
 	}
-	work()
+	st.runChunks(&next, chunk, f)
 	wg.Wait()
+}
+
+// runChunks runs f on chunks of the chosen blocks until none is left.
+func (st *fwRun) runChunks(next *atomic.Int64, chunk int, f func(bs *blockState)) {
+	n := len(st.chosen)
+	for {
+		lo := int(next.Add(int64(chunk))) - chunk
+		if lo >= n {
+			return
+		}
+		for i := lo; i < min(lo+chunk, n); i++ {
+			st.guarded(st.bs[st.chosen[i]], f)
+		}
+	}
+}
+
+// guarded runs f on bs on a worker goroutine, where a panic in a problem's
+// code would end the process: it becomes the block's failure instead.
+func (st *fwRun) guarded(bs *blockState, f func(bs *blockState)) {
+	defer func() {
+		if p := recover(); p != nil {
+			bs.plan = stepPlan{kind: StepNone, u: -1, err: fmt.Errorf("iteration %d, block %d: panic: %v", st.k, bs.idx, p)}
+		}
+	}()
+	f(bs)
+}
+
+// slopeAtMove computes, for block bs, <g(x), Δ_b> and <g(x + D), Δ_b> with
+// Δ_b its part of the summed move (the batch gradient at x + D into bs.g2).
+func (st *fwRun) slopeAtMove(bs *blockState) {
+	pl := &bs.plan
+	if pl.kind == StepNone {
+		return
+	}
+	if bs.g2 == nil {
+		bs.g2 = make([]float64, bs.blk.Size)
+	}
+	st.model.Gradient(bs.idx, bs.g2, st.x, st.batch)
+	lo := bs.blk.Offset
+	d0, d1 := 0.0, 0.0
+	for i, xi := range st.x[lo : lo+bs.blk.Size] {
+		d := xi - st.saved[lo+i]
+		d0 += bs.g[i] * d
+		d1 += bs.g2[i] * d
+	}
+	pl.d0, pl.d1 = d0, d1
 }
 
 // combineCoupled combines the planned steps of the chosen blocks of a
@@ -879,7 +924,7 @@ func (st *fwRun) forChosen(workers, k int, f func(bs *blockState)) {
 // the planned drops and collapses stand; with τ < 1 every step is scaled by τ
 // (and so becomes a plain FW or away step). The extra gradient is batch work
 // and is counted in the effective passes.
-func (st *fwRun) combineCoupled(k int, batch []int, mk, workers int) int64 {
+func (st *fwRun) combineCoupled(mk, workers int) int64 {
 	switch st.m.cfg.Step {
 	case "paper", "short", "open-loop":
 		return 0
@@ -912,24 +957,7 @@ func (st *fwRun) combineCoupled(k int, batch []int, mk, workers int) int64 {
 		}
 	}
 	// φ'(0) and φ'(1) along D, block by block.
-	st.forChosen(workers, k, func(bs *blockState) {
-		pl := &bs.plan
-		if pl.kind == StepNone {
-			return
-		}
-		if bs.g2 == nil {
-			bs.g2 = make([]float64, bs.blk.Size)
-		}
-		st.model.Gradient(bs.idx, bs.g2, st.x, batch)
-		lo := bs.blk.Offset
-		d0, d1 := 0.0, 0.0
-		for i, xi := range st.x[lo : lo+bs.blk.Size] {
-			d := xi - st.saved[lo+i]
-			d0 += bs.g[i] * d
-			d1 += bs.g2[i] * d
-		}
-		pl.d0, pl.d1 = d0, d1
-	})
+	st.forChosen(workers, st.slopeStep)
 	var units int64
 	d0, d1 := 0.0, 0.0
 	for _, b := range st.chosen {
