@@ -299,6 +299,19 @@ func TestReproducibleFromSeed(t *testing.T) {
 	if x, y := run("ssfw-as", 1, 3), run("ssfw-as", 2, 3); !reflect.DeepEqual(x, y) {
 		t.Fatal("ssfw-as: the same seed gives different traces")
 	}
+	// coupled blocks: the line search along the summed move takes its
+	// slopes on the workers too
+	coupled := func(workers int) []Record {
+		cfg := Config{Algorithm: "bc-ssfw-as", Schedule: Schedule{Kind: "paper", Rho: 0.2, Alpha: 0.5}, Workers: workers, Limits: limits(200), Seed: 4}
+		var rec collect
+		if _, err := mustNew(t, coupledLSQ{p}, cfg).Run(context.Background(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		return stripTime(rec.recs)
+	}
+	if a, b := coupled(1), coupled(4); !reflect.DeepEqual(a, b) {
+		t.Fatal("coupled bc-ssfw-as: 1 and 4 workers give different traces")
+	}
 }
 
 // TestCurvatureIsExactLineSearch: on a quadratic the curvature rule's step
