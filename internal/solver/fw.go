@@ -206,7 +206,13 @@ type fwRun struct {
 	batch     []int
 	wantErr   bool
 	slopeStep func(bs *blockState)
-	work      time.Duration
+	// the worker pool of forChosen
+	pool  chan struct{}
+	wg    sync.WaitGroup
+	next  atomic.Int64
+	chunk int
+	step  func(bs *blockState)
+	work  time.Duration
 }
 
 // Run executes the method.
@@ -259,6 +265,11 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	// made once (no allocation per iteration)
 	planStep := st.planCurrent
 	st.slopeStep = st.slopeAtMove
+	defer func() {
+		if st.pool != nil {
+			close(st.pool)
+		}
+	}()
 	lastEval := 0
 	prog := progress{window: stallWindow * max(1, st.q/m.r)}
 	prog.reset(0, obj, gap)
@@ -843,18 +854,28 @@ func (st *fwRun) forChosen(workers int, f func(bs *blockState)) {
 		}
 		return
 	}
-	chunk := max(1, n/(4*workers))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(workers - 1)
-	for w := 1; w < workers; w++ {
-		go func() {
-			defer wg.Done()
-			st.runChunks(&next, chunk, f)
-		}()
+	st.chunk = max(1, n/(4*workers))
+	st.next.Store(0)
+	st.step = f
+	if st.pool == nil {
+		// helpers that live as long as the run (Run closes the pool): no
+		// goroutine is started per iteration
+		st.pool = make(chan struct{})
+		for w := 1; w < workers; w++ {
+			go func() {
+				for range st.pool {
+					st.runChunks(&st.next, st.chunk, st.step)
+					st.wg.Done()
+				}
+			}()
+		}
 	}
-	st.runChunks(&next, chunk, f)
-	wg.Wait()
+	st.wg.Add(workers - 1)
+	for w := 1; w < workers; w++ {
+		st.pool <- struct{}{}
+	}
+	st.runChunks(&st.next, st.chunk, f)
+	st.wg.Wait()
 }
 
 // runChunks runs f on chunks of the chosen blocks until none is left.
