@@ -312,6 +312,27 @@ func TestReproducibleFromSeed(t *testing.T) {
 	if a, b := coupled(1), coupled(4); !reflect.DeepEqual(a, b) {
 		t.Fatal("coupled bc-ssfw-as: 1 and 4 workers give different traces")
 	}
+	// many small blocks, taken in chunks by the workers
+	many := newLSQFace(6, 40, 3, 64)
+	for _, algo := range []string{"bc-ssfw-as", "bcfw"} {
+		runMany := func(workers int) []Record {
+			cfg := Config{Algorithm: algo, Workers: workers, Limits: limits(100), Seed: 2}
+			if algo == "bc-ssfw-as" {
+				cfg.Schedule = Schedule{Kind: "paper", Rho: 0.2, Alpha: 0.5}
+			}
+			var rec collect
+			if _, err := mustNew(t, many, cfg).Run(context.Background(), &rec); err != nil {
+				t.Fatal(err)
+			}
+			return stripTime(rec.recs)
+		}
+		a := runMany(1)
+		for _, w := range []int{2, 3, 7} {
+			if b := runMany(w); !reflect.DeepEqual(a, b) {
+				t.Fatalf("%s on 64 blocks: 1 and %d workers give different traces", algo, w)
+			}
+		}
+	}
 }
 
 // TestCurvatureIsExactLineSearch: on a quadratic the curvature rule's step
