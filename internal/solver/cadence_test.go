@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// slowObjective makes every exact evaluation cost a millisecond, far more
-// than an iteration, so that the adaptive cadence spaces evaluations out.
+// slowObjective makes every exact evaluation cost 0.2 ms more, several
+// iterations, so that the adaptive cadence spaces evaluations out.
 type slowObjective struct{ *lsqProblem }
 
 func (p slowObjective) Objective(x []float64) float64 {
-	time.Sleep(time.Millisecond)
+	time.Sleep(200 * time.Microsecond)
 	return p.lsqProblem.Objective(x)
 }
 
@@ -21,7 +21,7 @@ func (p slowObjective) Objective(x []float64) float64 {
 // the first evaluation at or after the iteration where the every-iteration
 // run stops, within one evaluation interval of it.
 func TestAdaptiveCadence(t *testing.T) {
-	p := slowObjective{newLSQFace(11, 200, 12, 1)}
+	p := slowObjective{newLSQFace(11, 2000, 12, 1)}
 	for _, c := range []struct {
 		algo string
 		sch  Schedule
@@ -36,7 +36,7 @@ func TestAdaptiveCadence(t *testing.T) {
 				}
 				return rec.recs, res.Summary
 			}
-			const tol = 1e-9
+			const tol = 1e-6
 			_, es := run(1, tol)
 			if es.Status != StatusConverged {
 				t.Fatalf("every iteration: %+v", es)
@@ -88,7 +88,7 @@ func TestAdaptiveCadence(t *testing.T) {
 				t.Fatalf("stopped at %d although an evaluation at %d ≥ %d came first", k2, prev, k1)
 			}
 			if evals >= k2+1 {
-				t.Fatalf("the adaptive cadence evaluated every one of %d iterations although an evaluation costs a millisecond", k2)
+				t.Fatalf("the adaptive cadence evaluated every one of %d iterations although an evaluation costs several iterations", k2)
 			}
 		})
 	}
