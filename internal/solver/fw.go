@@ -1040,8 +1040,9 @@ func (st *fwRun) averageCoupled() {
 	}
 }
 
-// stallWindow is the number of iterations (times q/r for block methods)
-// without progress after which a run ends as stalled.
+// stallWindow is the number of iterations (times q/r for block methods, and
+// at least the iteration of the last progress) without progress after which
+// a run ends as stalled.
 const stallWindow = 1000
 
 // progress watches the evaluated iterations for a run that no longer makes
@@ -1067,7 +1068,9 @@ func (p *progress) stalled(k int, obj, gap float64) bool {
 		p.reset(k, p.bestObj, p.bestGap)
 		return false
 	}
-	return k-p.since >= p.window
+	// the window grows with the run: a long run must also have gone on for
+	// as long again as it took to reach its last progress
+	return k-p.since >= max(p.window, p.since)
 }
 
 // passCount counts effective passes exactly. Work is measured in
