@@ -25,7 +25,7 @@ func BenchmarkDefaultCadence(b *testing.B) {
 		{"lasso/ssfw-as", "lasso", nil, spec.Algo{Algo: "ssfw-as"}, 2000},
 		{"lasso/fista", "lasso", nil, spec.Algo{Algo: "fista"}, 2000},
 		{"gflasso/bc-ssfw-as", "gflasso", nil, spec.Algo{Algo: "bc-ssfw-as"}, 2000},
-		{"gflasso-row/bc-ssfw-as", "gflasso", spec.Params{"blocks": "row"}, spec.Algo{Algo: "bc-ssfw-as"}, 300},
+		{"gflasso-row/bc-ssfw-as", "gflasso", spec.Params{"blocks": "row"}, spec.Algo{Algo: "bc-ssfw-as"}, 1000},
 		{"gflasso/spg", "gflasso", nil, spec.Algo{Algo: "spg"}, 20000},
 	} {
 		b.Run(c.name, func(b *testing.B) {
