@@ -206,7 +206,7 @@ func TestSolveCSVAndSaveX(t *testing.T) {
 }
 
 func TestSolveReplicationsAndComparisons(t *testing.T) {
-	out, stderr, code := solve(t, "-problem", "toy-polygon", "-algo", "ssfw-as,fista", "-iters", "30", "-replications", "3")
+	out, stderr, code := solve(t, "-problem", "toy-polygon", "-algo", "ssfw-as,fista", "-iters", "30", "-replications", "3", "-eval-every", "1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

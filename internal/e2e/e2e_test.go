@@ -957,7 +957,7 @@ func TestBrowserKeepsUp(t *testing.T) {
 	ts := app(t)
 	ctx := newBrowser(t)
 	const iters = 100000
-	spec := fmt.Sprintf(`{"problem":"toy-polygon","algorithms":[{"algo":"fista"},{"algo":"pgd"}],"iters":%d}`, iters)
+	spec := fmt.Sprintf(`{"problem":"toy-polygon","algorithms":[{"algo":"fista"},{"algo":"pgd"}],"iters":%d,"eval_every":1}`, iters)
 	res, err := http.Post(ts.URL+"/api/runs", "application/json", strings.NewReader(spec))
 	if err != nil {
 		t.Fatal(err)

@@ -65,9 +65,6 @@ func (f *FWInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.
 	if q := len(f.Problem.Blocks()); a.R > q {
 		return nil, spec.Errorf("r", "must be at most the number of blocks q = %d, got %d", q, a.R)
 	}
-	if lim.EvalEvery == 0 {
-		lim.EvalEvery = 1 // the default cadence: every iteration
-	}
 	cfg := Config(a, lim, seed)
 	switch a.Algo {
 	case "fista", "pgd":

@@ -166,3 +166,31 @@ func TestSamplerDrawsDistinct(t *testing.T) {
 		}
 	}
 }
+
+// TestPaperScheduleAlpha checks the paper's schedule m_k =
+// ceil(n/(1 + n(1−ρ)^{2αk})) at α ≠ 0.5 against values worked out by hand:
+// with ρ = 0.5, α = 0.25 the factor is 2^{−k/2}; with ρ = 0.75, α = 0.75 it
+// is 4^{−3k/2} = 8^{−k}.
+func TestPaperScheduleAlpha(t *testing.T) {
+	for _, c := range []struct {
+		n           int
+		rho, alpha  float64
+		k, want     int
+		explanation string
+	}{
+		{10, 0.5, 0.25, 2, 2, "10/(1 + 10/2) = 1.67"},
+		{10, 0.5, 0.25, 4, 3, "10/(1 + 10/4) = 2.86"},
+		{10, 0.5, 0.25, 8, 7, "10/(1 + 10/16) = 6.15"},
+		{10, 0.5, 0.25, 12, 9, "10/(1 + 10/64) = 8.65"},
+		{10, 0.5, 0.25, 20, 10, "10/(1 + 10/1024) = 9.90"},
+		{100, 0.75, 0.75, 1, 8, "100/(1 + 100/8) = 7.41"},
+		{100, 0.75, 0.75, 2, 40, "100/(1 + 100/64) = 39.02"},
+		{100, 0.75, 0.75, 3, 84, "100/(1 + 100/512) = 83.66"},
+		{100, 0.75, 0.75, 5, 100, "100/(1 + 100/32768) = 99.70"},
+	} {
+		s := Schedule{Kind: "paper", Rho: c.rho, Alpha: c.alpha}
+		if got := s.Size(c.k, c.n); got != c.want {
+			t.Errorf("ρ=%v α=%v n=%d: m_%d = %d, want %d (%s)", c.rho, c.alpha, c.n, c.k, got, c.want, c.explanation)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -49,6 +50,39 @@ func BenchmarkSSFWASLasso(b *testing.B) {
 	}
 	gradSec := (nowSeconds() - t0) / gradReps
 
+	// Steady-state allocations: the difference between a long and a short
+	// run with the same evaluations (k = 0, 1 and the last), per iteration.
+	b.Run("allocs", func(b *testing.B) {
+		cfg := func(iters int) solver.Config {
+			return solver.Config{Algorithm: "ssfw-as", Step: "curvature",
+				Schedule: solver.Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5},
+				Limits:   solver.Limits{MaxIters: iters, EvalEvery: iters}, Seed: 1}
+		}
+		run := func(iters int) (mallocs, bytes uint64) {
+			m, err := solver.New(pr, cfg(iters))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if _, err := m.Run(context.Background(), solver.RecorderFunc(func(solver.Record) {})); err != nil {
+				b.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			return after.Mallocs - before.Mallocs, after.TotalAlloc - before.TotalAlloc
+		}
+		const short, long = 100, 300
+		run(long) // warm up: the problem builds its vertices on first use
+		var perIter, bytesPerIter float64
+		for i := 0; i < b.N; i++ {
+			ms, bs := run(short)
+			ml, bl := run(long)
+			perIter += (float64(ml) - float64(ms)) / (long - short)
+			bytesPerIter += (float64(bl) - float64(bs)) / (long - short)
+		}
+		b.ReportMetric(perIter/float64(b.N), "allocs/iter")
+		b.ReportMetric(bytesPerIter/float64(b.N), "B/iter")
+	})
 	for _, iters := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("iters=%d", iters), func(b *testing.B) {
 			cfg := solver.Config{Algorithm: "ssfw-as", Step: "curvature",

@@ -9,8 +9,10 @@ type Config struct {
 	// constant of the problem's Line), "backtrack" (adaptive L), and for fw
 	// also "open-loop" (2/(k+2)) and "short" (the paper rule without away steps).
 	Step string
-	// L is the user's Lipschitz constant for the paper rule (0: auto, a safe
-	// bound from the problem's LipschitzBound) and the starting L of backtracking.
+	// L is the user's Lipschitz constant for the paper rule (0: auto, the
+	// problem's LipschitzBound, which is a certified bound for some problems
+	// and an estimate for others, see there) and the starting L of
+	// backtracking.
 	L        float64
 	Schedule Schedule
 	// R is the number of blocks sampled per iteration (0: all).
@@ -20,8 +22,10 @@ type Config struct {
 	Workers int
 	// Caratheodory keeps |U| ≤ dim+1 per block by Carathéodory reduction.
 	Caratheodory bool
-	// DropTol is δ: an away step with γ ≥ γ_max(1−δ) is snapped to an exact
-	// drop, and weights below DropTol are zeroed (and counted). 0: 1e-12.
+	// DropTol is δ: an away (or pairwise) step with γ ≥ γ_max(1−δ) is snapped
+	// to an exact drop, a FW step with γ ≥ 1−δ to an exact collapse.
+	// 0: 1e-9. (Independently, active weights at or below 1e-13 are removed
+	// and counted as clean-ups.)
 	DropTol float64
 	// RefreshEvery recomputes z = A x from scratch every so many iterations
 	// (0: 256).
@@ -30,9 +34,11 @@ type Config struct {
 	Seed         int64
 }
 
-// LipschitzBounder is implemented by problems that know a safe upper bound on
-// the Lipschitz constant of ∇F (Euclidean norm), used by the paper rule with
-// L = auto and as the proximal methods' step.
+// LipschitzBounder is implemented by problems that know an upper bound on
+// the Lipschitz constant of ∇F (Euclidean norm), or an estimate of it, used by
+// the paper rule with L = auto and as the proximal methods' step. Each
+// implementation says which it is: an exact eigenvalue computation with a
+// rounding margin is a certified bound, power iteration an estimate.
 type LipschitzBounder interface {
 	LipschitzBound() float64
 }
@@ -47,11 +53,12 @@ type Evaluator interface {
 // smooth part (their gradients depend on each other's coordinates). When
 // such a problem runs a block method with several blocks per iteration, each
 // block's step is computed at the same point and the steps could overshoot
-// together, so the engine takes the average of the block moves instead of
-// their sum: x + (1/r)·Σ_b γ_b d_b, a convex combination of the r single-block
-// moves, which does not increase F when none of them does (Jensen). Problems
-// with separable blocks (one block per connected component in GFLASSO) are
-// unaffected.
+// together. Under the rules with a global L (paper, short) the plain sum of
+// the block moves is safe (disjoint coordinates); under the directional rules
+// the engine searches along the summed direction (see combineCoupled), which
+// is exact for squared losses. Drops and collapses are taken whenever the
+// whole summed move is. Problems with separable blocks (one block per
+// connected component in GFLASSO) are unaffected.
 type CoupledBlocks interface {
 	BlocksCoupled() bool
 }

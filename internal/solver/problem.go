@@ -97,7 +97,9 @@ type Model interface {
 	// means the exact gradient over all samples. x is the full current iterate.
 	Gradient(b int, g []float64, x []float64, batch []int)
 	// Line prepares the restriction φ(γ) = F(x + γ d) along the block-b
-	// direction d, estimated on batch (nil: exact), for step-size rules.
+	// direction d, estimated on batch (nil: exact), for step-size rules. The
+	// solver uses a Line only until its next call of Line for the same block,
+	// so a model may reuse one Line's storage.
 	Line(b int, x []float64, d Direction, batch []int) Line
 }
 

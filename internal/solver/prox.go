@@ -159,10 +159,13 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		}
 	}
 	r0 := Record{K: 0, Step: StepNone, Active: nnz(x)}
+	cad := NewCadence(lim.EvalEvery)
 	obj, gap := evaluate(&r0)
 	r0.Objective, r0.Gap = F(obj), F(gap)
 	trace2D(&r0, nil, nil)
+	tr := time.Now()
 	rec.Record(r0)
+	cad.Exclude(time.Since(tr))
 	sum := Summary{Objective: obj, Gap: gap}
 	if lim.GapTol > 0 && gap <= lim.GapTol {
 		sum.Status = StatusConverged
@@ -239,7 +242,7 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		copy(x, xn)
 		work += time.Since(t0)
 		r := Record{K: k, Passes: passes, Time: work.Seconds(), Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
-		eval := k%lim.EvalEvery == 0 || k == 1 || k == lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses)
+		eval := cad.Due(k, k == lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses), work)
 		if eval {
 			obj, gap := evaluate(&r)
 			r.Objective, r.Gap = F(obj), F(gap)
@@ -247,7 +250,9 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			lastEval = k
 		}
 		trace2D(&r, at[:], from[:])
+		tr = time.Now()
 		rec.Record(r)
+		cad.Exclude(time.Since(tr))
 		sum.Iters, sum.Passes, sum.Time = k, passes, r.Time
 		if math.IsNaN(fy) || math.IsInf(fy, 0) {
 			sum.Status, sum.Message = StatusFailed, fmt.Sprintf("iteration %d: the smooth part is not finite", k)

@@ -70,7 +70,8 @@ func (f RecorderFunc) Record(r Record) { f(r) }
 
 // Run statuses reported in Summary.Status.
 const (
-	StatusConverged = "converged"  // the gap tolerance was reached
+	StatusConverged = "converged"  // the gap tolerance was reached, or a certified stationary point
+	StatusStalled   = "stalled"    // no step made progress although the gap is not at rounding level
 	StatusMaxIters  = "max_iters"  // the iteration limit was reached
 	StatusMaxPasses = "max_passes" // the effective-pass limit was reached
 	StatusCancelled = "cancelled"  // the context was cancelled
@@ -108,7 +109,7 @@ type Limits struct {
 	MaxIters  int     // ≥ 1
 	MaxPasses float64 // 0: no limit
 	GapTol    float64 // 0: no gap test
-	EvalEvery int     // evaluate objective and gap every E iterations (≥ 1); the first and last iterations are always evaluated
+	EvalEvery int     // evaluate objective and gap every E iterations (≥ 1), or 0: the adaptive cadence (see Cadence); the first and last iterations are always evaluated
 }
 
 // stop applies the limits after iteration k's record: it sets the summary's

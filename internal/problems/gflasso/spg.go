@@ -60,8 +60,8 @@ func NewSPG(p *Problem, cfg SPGConfig) (*SPG, error) {
 	if lim.MaxIters < 1 {
 		return nil, fmt.Errorf("spg: the iteration limit must be at least 1, got %d", lim.MaxIters)
 	}
-	if lim.EvalEvery < 1 {
-		lim.EvalEvery = 1
+	if lim.EvalEvery < 0 {
+		return nil, fmt.Errorf("spg: eval_every must be at least 1 (or 0 for the adaptive cadence), got %d", lim.EvalEvery)
 	}
 	if !(cfg.Mu >= 0) || !(cfg.Eps >= 0) || math.IsInf(cfg.Mu, 0) || math.IsInf(cfg.Eps, 0) {
 		return nil, fmt.Errorf("spg: mu and eps must be numbers ≥ 0, got mu=%v, eps=%v", cfg.Mu, cfg.Eps)
@@ -267,6 +267,7 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 		}
 		return ""
 	}
+	cad := solver.NewCadence(s.limits.EvalEvery)
 	// k = 0: the starting point B = 0.
 	r0 := solver.Record{K: 0, Step: solver.StepNone}
 	if st := evaluate(&r0); st != "" {
@@ -291,14 +292,16 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 		case s.limits.MaxPasses > 0 && passes >= s.limits.MaxPasses:
 			status = solver.StatusMaxPasses
 		}
-		if it == 1 || status != "" || it%s.limits.EvalEvery == 0 {
+		if cad.Due(it, status != "", work) {
 			switch st := evaluate(&r); {
 			case st == solver.StatusFailed, st != "" && status == "":
 				status = st
 			}
 		}
 		r.Time = work.Seconds()
+		tr := time.Now()
 		rec.Record(r)
+		cad.Exclude(time.Since(tr))
 		if status != "" {
 			sum.Status = status
 			sum.Iters = it

@@ -20,6 +20,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -56,7 +57,9 @@ type Problem struct {
 	xmax      float64 // max |x_ij|
 
 	lipOnce sync.Once
-	sqNorm  float64 // ‖X‖₂² (upper bound)
+	sqNorm  float64 // ‖X‖₂² (an estimate, see SqSpectralBound)
+
+	verts []atomic.Pointer[solver.Vertex] // "+j" at 2j, "-j" at 2j+1, built on first use
 }
 
 // New validates the configuration and builds the problem. Responses are
@@ -81,7 +84,7 @@ func New(c Config) (*Problem, error) {
 	if c.T < 0 || math.IsNaN(c.T) || math.IsInf(c.T, 0) {
 		return nil, fmt.Errorf("T: must be a finite number ≥ 0 (0: the safe bound), got %v", c.T)
 	}
-	pr := &Problem{loss: c.Loss, n: n, p: p, lambda: c.Lambda}
+	pr := &Problem{loss: c.Loss, n: n, p: p, lambda: c.Lambda, verts: make([]atomic.Pointer[solver.Vertex], 2*p)}
 	pr.y = make([]float64, n)
 	for i, yi := range c.Y {
 		if math.IsNaN(yi) || math.IsInf(yi, 0) {
@@ -150,7 +153,8 @@ func (pr *Problem) WithLambda(lambda, t float64) (*Problem, error) {
 	if t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
 		return nil, fmt.Errorf("T: must be a finite number ≥ 0 (0: the safe bound), got %v", t)
 	}
-	q := &Problem{loss: pr.loss, n: pr.n, p: pr.p, x: pr.x, xc: pr.xc, y: pr.y, lambda: lambda, xmax: pr.xmax}
+	q := &Problem{loss: pr.loss, n: pr.n, p: pr.p, x: pr.x, xc: pr.xc, y: pr.y, lambda: lambda, xmax: pr.xmax,
+		verts: make([]atomic.Pointer[solver.Vertex], 2*pr.p)} // vertices scale with T: not shared
 	q.safeT = pr.safeT * pr.lambda / lambda
 	q.t = t
 	if q.t == 0 {
@@ -242,12 +246,25 @@ func (pr *Problem) Blocks() []solver.Block { return []solver.Block{{Offset: 0, S
 func (pr *Problem) zeroVertex() solver.Vertex { return solver.Vertex{Key: "0"} }
 
 // vertex returns T·(s·e_j, 1), key "+j" or "-j" (j 0-based).
+// Vertices are built once, on first use, and shared by every run (they are
+// immutable), so that the oracle does not allocate.
 func (pr *Problem) vertex(j int, neg bool) solver.Vertex {
+	i := 2 * j
+	if neg {
+		i++
+	}
+	if v := pr.verts[i].Load(); v != nil {
+		return *v
+	}
 	s, key := pr.t, "+"
 	if neg {
 		s, key = -pr.t, "-"
 	}
-	return solver.Vertex{Key: key + strconv.Itoa(j), Idx: []int{j, pr.p}, Val: []float64{s, pr.t}}
+	v := &solver.Vertex{Key: key + strconv.Itoa(j), Idx: []int{j, pr.p}, Val: []float64{s, pr.t}}
+	if !pr.verts[i].CompareAndSwap(nil, v) {
+		v = pr.verts[i].Load()
+	}
+	return *v
 }
 
 // LMO minimises <g, v> over the vertices: T·(g_t − max_j |g_j|) against 0.
@@ -309,8 +326,9 @@ func l1(v []float64) float64 {
 	return s
 }
 
-// LipschitzBound is a safe bound on the Lipschitz constant of ∇F: ‖X‖₂²
-// (power iteration, see SqSpectralBound) times sup f″. For Poisson f″ = e^z
+// LipschitzBound is an estimate of an upper bound on the Lipschitz constant of
+// ∇F, not a certified one: ‖X‖₂² estimated by power iteration with a 5%
+// margin (see SqSpectralBound) times sup f″. For Poisson f″ = e^z
 // is unbounded, and the bound holds over the feasible set, where
 // |x_iᵀβ| ≤ T·max|x_ij|: exp(T·max|x_ij|)·‖X‖₂², capped at the largest float.
 func (pr *Problem) LipschitzBound() float64 {
@@ -374,6 +392,7 @@ type model struct {
 	pr *Problem
 	z  []float64
 	r  []float64 // scratch: f'(z)
+	ln line      // the last Line, reused (solver.Model allows it)
 }
 
 func (m *model) Reset(x []float64) { m.pr.mul(m.z, x[:m.pr.p]) }
@@ -437,7 +456,9 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 	if rows != nil {
 		cnt = len(rows)
 	}
-	l := &line{loss: pr.loss, scale: scale, z: make([]float64, cnt), w: make([]float64, cnt), y: make([]float64, cnt)}
+	l := &m.ln
+	l.loss, l.scale = pr.loss, scale
+	l.z, l.w, l.y = grow(l.z, cnt, pr.n), grow(l.w, cnt, pr.n), grow(l.y, cnt, pr.n)
 	dt := d.XCoef * x[p]
 	for _, tm := range d.Terms {
 		for k, j := range tm.V.Idx {
@@ -467,6 +488,16 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 		l.w[k] = w
 	}
 	return l
+}
+
+// grow returns a slice of length n, reusing b's storage when it is large
+// enough, else allocating room for most (batches grow up to the sample
+// count: one allocation, not one per size).
+func grow(b []float64, n, most int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n, max(n, most))
+	}
+	return b[:n]
 }
 
 type line struct {

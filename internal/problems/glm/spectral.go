@@ -6,15 +6,16 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// SqSpectralBound returns an upper bound on ‖M‖₂², the largest eigenvalue of
-// MᵀM. It runs power iteration on MᵀM from a fixed start (deterministic),
-// takes the Rayleigh quotient θ (a lower bound that converges to ‖M‖₂²),
-// inflates it by 5% against a slow tail of the iteration, and caps the result
-// by the Frobenius norm ‖M‖_F², which is always an upper bound. After k
-// iterations the Rayleigh quotient misses ‖M‖₂² by more than 5% only if the
-// start's component along the top singular vectors is below about
-// 0.975^k; with k up to 300 this does not happen for any start that is not
-// orthogonal to them, and the fixed start is a generic vector.
+// SqSpectralBound returns an estimate of ‖M‖₂², the largest eigenvalue of
+// MᵀM, meant to lie above it; it is not a certified bound. It runs power
+// iteration on MᵀM from a fixed start (deterministic), takes the Rayleigh
+// quotient θ (a lower bound that converges to ‖M‖₂²), inflates it by 5%
+// against a slow tail of the iteration, and caps the result by the Frobenius
+// norm ‖M‖_F², which is always an upper bound. After k iterations the
+// Rayleigh quotient misses ‖M‖₂² by more than 5% only if the start's
+// component along the top singular vectors is below about 0.975^k; with k up
+// to 300 this does not happen for any start that is not nearly orthogonal to
+// them, and the fixed start is a generic vector, but nothing certifies it.
 func SqSpectralBound(m *mat.Dense) float64 {
 	r, c := m.Dims()
 	if r == 0 || c == 0 {

@@ -1,0 +1,75 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// BenchmarkBlockWorkers times full-batch bc-ssfw-as iterations with every
+// block on the GFLASSO instance at ten times the paper's size (N = 1000,
+// J = 500, K = 50, λ = γ = 30), on component blocks and on row blocks, with
+// 1, 2 and all cores as workers. It reports the work time per iteration and
+// the speed-up against one worker measured in the same run (x-speedup; the
+// target for 2 workers is ≥ 1.6), and fails if the traces differ.
+func BenchmarkBlockWorkers(b *testing.B) {
+	const iters = 20
+	cores := runtime.GOMAXPROCS(0)
+	counts := []int{1, 2}
+	if cores > 2 {
+		counts = append(counts, cores)
+	}
+	for _, blocks := range []string{"component", "row"} {
+		params := spec.Params{"n": "1000", "j": "500", "k": "50", "lambda": "30", "gamma": "30", "blocks": blocks}
+		b.Run(blocks, func(b *testing.B) {
+			r := spec.Run{Problem: "gflasso", Params: params, Seed: 1, Iters: iters, EvalEvery: iters,
+				Algorithms: []spec.Algo{{Algo: "bc-ssfw-as", Schedule: "full"}}}
+			s, v, err := Resolve(&r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			inst, err := s.Build(context.Background(), v, r.Seed)
+			if err != nil {
+				b.Fatal(err)
+			}
+			run := func(workers int) (float64, []solver.Record) {
+				a := r.Algorithms[0]
+				a.Workers = workers
+				m, err := inst.Method(a, LimitsOf(&r), 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var recs []solver.Record
+				res, err := m.Run(context.Background(), solver.RecorderFunc(func(rec solver.Record) {
+					rec.Time = 0
+					recs = append(recs, rec)
+				}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				return res.Summary.Time / float64(res.Summary.Iters), recs
+			}
+			for _, w := range counts {
+				b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+					var t1, tw float64
+					for i := 0; i < b.N; i++ {
+						one, ref := run(1)
+						many, recs := run(w)
+						if !reflect.DeepEqual(recs, ref) {
+							b.Fatalf("%d workers give a different trace", w)
+						}
+						t1 += one
+						tw += many
+					}
+					b.ReportMetric(tw/float64(b.N)*1e3, "ms/iter")
+					b.ReportMetric(t1/tw, "x-speedup")
+				})
+			}
+		})
+	}
+}

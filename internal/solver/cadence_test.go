@@ -1,0 +1,95 @@
+package solver
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// slowObjective makes every exact evaluation cost 0.2 ms more, several
+// iterations, so that the adaptive cadence spaces evaluations out.
+type slowObjective struct{ *lsqProblem }
+
+func (p slowObjective) Objective(x []float64) float64 {
+	time.Sleep(200 * time.Microsecond)
+	return p.lsqProblem.Objective(x)
+}
+
+// TestAdaptiveCadence: with EvalEvery = 0 the first and the last iterations
+// are evaluated, the iterates are those of a run evaluated every iteration
+// (same gaps where both evaluate), and the run stops on the gap tolerance at
+// the first evaluation at or after the iteration where the every-iteration
+// run stops, within one evaluation interval of it.
+func TestAdaptiveCadence(t *testing.T) {
+	p := slowObjective{newLSQFace(11, 2000, 12, 1)}
+	for _, c := range []struct {
+		algo string
+		sch  Schedule
+	}{{"afw", Schedule{}}, {"ssfw-as", Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}}, {"pfw", Schedule{}}} {
+		t.Run(c.algo, func(t *testing.T) {
+			run := func(every int, tol float64) ([]Record, Summary) {
+				m := mustNew(t, p, Config{Algorithm: c.algo, Schedule: c.sch, Limits: Limits{MaxIters: 5000, EvalEvery: every, GapTol: tol}, Seed: 3})
+				var rec collect
+				res, err := m.Run(context.Background(), &rec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rec.recs, res.Summary
+			}
+			const tol = 1e-6
+			_, es := run(1, tol)
+			if es.Status != StatusConverged {
+				t.Fatalf("every iteration: %+v", es)
+			}
+			k1 := es.Iters
+			// the gap at every iteration, a little beyond k1
+			full, _ := run(1, 0)
+			gapAt := map[int]float64{}
+			for _, r := range full {
+				gapAt[r.K] = *r.Gap
+			}
+			recs, as := run(0, tol)
+			if !recs[0].Evaluated() || len(recs) < 2 || !recs[1].Evaluated() || !recs[len(recs)-1].Evaluated() {
+				t.Fatal("the adaptive cadence must evaluate k = 0, k = 1 and the last iteration")
+			}
+			if as.Status != StatusConverged {
+				t.Fatalf("adaptive: %+v", as)
+			}
+			k2 := as.Iters
+			evals, prev := 0, 0
+			for _, r := range recs {
+				if !r.Evaluated() {
+					continue
+				}
+				evals++
+				if g, ok := gapAt[r.K]; ok && g != *r.Gap {
+					t.Fatalf("k=%d: gap %v under the adaptive cadence, %v when evaluated every iteration", r.K, *r.Gap, g)
+				}
+				if r.K < k2 {
+					prev = r.K
+					if r.K >= k1 && *r.Gap <= tol {
+						t.Fatalf("k=%d: the gap %.3g met the tolerance but the run went on", r.K, *r.Gap)
+					}
+				}
+			}
+			t.Logf("%s: every iteration stops at %d; adaptive at %d (%d evaluations, the one before at %d)", c.algo, k1, k2, evals, prev)
+			if k2 < k1 {
+				t.Fatalf("adaptive stopped at %d before the tolerance held (%d)", k2, k1)
+			}
+			// within one interval: the evaluation before the stop came before
+			// k1, unless the gap rose above the tolerance again after k1
+			monotone := true
+			for k := k1; k <= k2; k++ {
+				if g, ok := gapAt[k]; !ok || g > tol {
+					monotone = false
+				}
+			}
+			if monotone && prev >= k1 {
+				t.Fatalf("stopped at %d although an evaluation at %d ≥ %d came first", k2, prev, k1)
+			}
+			if evals >= k2+1 {
+				t.Fatalf("the adaptive cadence evaluated every one of %d iterations although an evaluation costs several iterations", k2)
+			}
+		})
+	}
+}
