@@ -99,11 +99,11 @@ func TestSolveAndAPIAgreeOnTheDefaultSeed(t *testing.T) {
 		}
 		return obj
 	}
-	cli, stderr, code := solve(t, "-problem", "lasso", "-algo", "afw", "-iters", "5")
+	cli, stderr, code := solve(t, "-problem", "lasso", "-algo", "afw", "-iters", "5", "-eval-every", "1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	other, _, _ := solve(t, "-problem", "lasso", "-algo", "afw", "-iters", "5", "-seed", "1")
+	other, _, _ := solve(t, "-problem", "lasso", "-algo", "afw", "-iters", "5", "-seed", "1", "-eval-every", "1")
 	want, diff := objectives(cli), objectives(other)
 	if len(want) != 6 || len(diff) != 6 {
 		t.Fatalf("%d and %d evaluated records, want 6", len(want), len(diff))
@@ -118,7 +118,7 @@ func TestSolveAndAPIAgreeOnTheDefaultSeed(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv)
 	defer func() { ts.Close(); srv.Close() }()
-	body := `{"problem":"lasso","algorithms":[{"algo":"afw"}],"iters":5}`
+	body := `{"problem":"lasso","algorithms":[{"algo":"afw"}],"iters":5,"eval_every":1}`
 	resp, err := http.Post(ts.URL+"/api/runs", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func waitDone(t *testing.T, base, id string) {
 // -print-spec writes the JSON spec a command line stands for: the API takes
 // it as it is and runs the same records.
 func TestPrintSpecIsWhatTheAPIRuns(t *testing.T) {
-	args := []string{"-problem", "lasso", "-n", "40", "-p", "8", "-algo", "ssfw-as", "-iters", "6", "-seed", "4", "-replications", "2"}
+	args := []string{"-problem", "lasso", "-n", "40", "-p", "8", "-algo", "ssfw-as", "-iters", "6", "-seed", "4", "-replications", "2", "-eval-every", "1"}
 	specOut, stderr, code := solve(t, append(args, "-print-spec")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
