@@ -96,8 +96,20 @@ export function initStart() {
     for (const row of $$('.algo-row', rows)) updateRow(row);
   }
 
+  // schedulePreview measures the instance again shortly after the last
+  // change. An answer still under way, and the error of the last one, are
+  // about values that have changed since: the answer is dropped and the
+  // error cleared (the new preview shows it again if it still holds), so a
+  // stale error never sits under a field the user has just fixed.
   function schedulePreview() {
     clearTimeout(pv.timer);
+    if (pv.ctl) {
+      pv.ctl.abort();
+      pv.ctl = null;
+      pv.key = '';
+    }
+    pv.seq++;
+    clearPreviewError();
     pv.timer = setTimeout(runPreview, 300);
   }
   fwlab.schedulePreview = schedulePreview;
