@@ -473,7 +473,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 
 	// JSON Lines download: one line per record.
 	mark("download JSON Lines")
-	step(t, ctx, "download JSON Lines", 10*time.Second, chromedp.Click(chromedp.ID("export-json")))
+	step(t, ctx, "download JSON Lines", 10*time.Second, chromedp.Click(chromedp.ID("export-jsonl")))
 	jl := waitFile(t, filepath.Join(dl, "fwlab-"+id+".jsonl"), func(b []byte) bool { return bytes.Count(b, []byte("\n")) == total })
 	var first struct {
 		Trace int    `json:"trace"`
