@@ -66,7 +66,13 @@ func browserPath(t *testing.T) string {
 // not serve the dashboard's pages itself, they are mounted in front of it.
 func app(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv, err := server.New(server.Options{})
+	return appWith(t, server.Options{})
+}
+
+// appWith is app with the server's options.
+func appWith(t *testing.T, o server.Options) *httptest.Server {
+	t.Helper()
+	srv, err := server.New(o)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/fwlab/fwlab/internal/server"
+	"github.com/fwlab/fwlab/internal/session"
 )
 
 // TestHistoryPageLayout drives the history page over the store API's JSON
@@ -275,4 +279,37 @@ func TestSweepPageLayout(t *testing.T) {
 		t.Errorf("console: %s", e)
 	}
 	t.Logf("screenshots in %s", dir)
+}
+
+// TestRunPageQueued: with one run slot taken, a second run waits in the
+// queue: its page says so with its place, Stop takes it off the queue,
+// and the page shows it cancelled.
+func TestRunPageQueued(t *testing.T) {
+	ts := appWith(t, server.Options{Session: session.Options{MaxActive: 1}})
+	first := postRun(t, ts.URL, longToy)
+	defer stopRun(ts.URL, first)
+	second := postRun(t, ts.URL, quickToy)
+	defer stopRun(ts.URL, second)
+	var st struct {
+		Status        string `json:"status"`
+		QueuePosition int    `json:"queue_position"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+second), &st); err != nil || st.Status != "queued" {
+		t.Skipf("the server does not queue a run beyond its slots (status %q, %v)", st.Status, err)
+	}
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "open the queued run", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/"+second))
+	waitFor(t, ctx, "the queued status", `fwlab.status === 'queued'`, `fwlab.status`, 10*time.Second)
+	if got := eval[string](t, ctx, `document.querySelector('#run-status').textContent`); got != fmt.Sprintf("queued (position %d)", st.QueuePosition) {
+		t.Errorf("status badge %q, want its place in the queue %d", got, st.QueuePosition)
+	}
+	if eval[bool](t, ctx, `document.querySelector('#btn-stop').disabled`) || !eval[bool](t, ctx, `document.querySelector('#btn-pause').disabled`) {
+		t.Error("a queued run: Stop must be enabled and Pause disabled")
+	}
+	step(t, ctx, "stop", 5*time.Second, chromedp.Click(chromedp.ID("btn-stop")))
+	waitFor(t, ctx, "the cancelled run", `fwlab.status === 'cancelled'`, `fwlab.status`, 10*time.Second)
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
 }

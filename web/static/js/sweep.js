@@ -188,7 +188,7 @@ export function initSweep() {
           el('td', {}, el('span', { class: 'status st-' + c.status, text: c.status })),
           ...cols.map((k) => {
             const s = c.summary && S.algo && c.summary.per_algo && c.summary.per_algo[S.algo] ? c.summary.per_algo[S.algo] : c.summary;
-            return el('td', { class: 'num', text: s && s[k] != null ? fmtCell(s[k], 4) : '—' });
+            return el('td', { class: 'num', text: s && s[k] != null ? fmtCell(s[k], k === 'final_objective' ? 10 : 4) : '—' });
           })
         )
       )
