@@ -80,6 +80,9 @@ export function initHistory() {
       return;
     }
     if (seq !== S.seq) return; // a newer load is under way
+    // A server without a run store lists its runs in memory as an array
+    // of statuses: shown the same way, filtered and paged here.
+    if (res.ok && Array.isArray(res.data)) res.data = fromLive(res.data, S, LIMIT);
     if (!res.ok || !res.data || !Array.isArray(res.data.runs)) {
       showError(`listing the runs failed: ${(res.data && res.data.error) || res.status}`);
       return;
@@ -93,7 +96,7 @@ export function initHistory() {
       load();
       return;
     }
-    $('#disk-used').textContent = d.disk_bytes != null ? `${fmtBytes(d.disk_bytes)} on disk · ${S.total.toLocaleString('en')} runs` : '';
+    $('#disk-used').textContent = d.live ? `${S.total.toLocaleString('en')} runs in memory: this server keeps no history` : d.disk_bytes != null ? `${fmtBytes(d.disk_bytes)} on disk · ${S.total.toLocaleString('en')} runs` : '';
     render();
     fwlab.history.loads++;
     fwlab.history.total = S.total;
@@ -302,4 +305,30 @@ export function initHistory() {
 
   catalogue();
   load();
+}
+
+// fromLive turns a server's in-memory run statuses into the store's
+// listing: rows newest first, filtered and paged as the store would.
+export function fromLive(list, f, limit) {
+  const rows = list.map((st) => {
+    const spec = st.spec || {};
+    return {
+      id: st.id,
+      name: st.name || '',
+      note: st.note || '',
+      starred: !!st.starred,
+      status: st.status,
+      problem: spec.problem || '',
+      algorithms: (spec.algorithms || []).map((a) => a.algo),
+      created: st.created,
+      spec,
+      params: { ...(spec.params || {}), replications: spec.replications, iters: spec.iters, seed: spec.seed },
+      final: (st.traces || []).map((t) => ({ algo: t.algo, replication: t.replication, objective: t.summary ? t.summary.objective : null, gap: t.summary ? t.summary.gap : null, status: t.status })),
+    };
+  });
+  const q = (f.q || '').toLowerCase();
+  const kept = rows
+    .filter((r) => (!f.problem || r.problem === f.problem) && (!f.algo || r.algorithms.includes(f.algo)) && (!f.status || r.status === f.status) && (!q || `${r.name} ${r.note}`.toLowerCase().includes(q)))
+    .sort((a, b) => String(b.created).localeCompare(String(a.created)));
+  return { runs: kept.slice(f.offset, f.offset + limit), total: kept.length, offset: f.offset, limit, disk_bytes: null, live: true };
 }
