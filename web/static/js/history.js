@@ -90,6 +90,9 @@ export function initHistory() {
     showError('');
     const d = res.data;
     S.rows = d.runs;
+    // Without a store there is nothing to rename, star or delete.
+    S.live = !!d.live;
+    $('#btn-delete').hidden = S.live;
     S.total = d.total || 0;
     if (S.offset >= S.total && S.offset > 0) {
       S.offset = Math.max(0, S.total - (S.total % LIMIT || LIMIT));
@@ -139,8 +142,8 @@ export function initHistory() {
       'tr',
       { 'data-run': r.id, 'data-status': r.status },
       el('td', {}, box),
-      el('td', {}, star),
-      el('td', { class: 'run-cell' }, name, note, edit),
+      el('td', {}, S.live ? null : star),
+      el('td', { class: 'run-cell' }, name, note, S.live ? null : edit),
       el('td', {}, el('span', { class: 'status st-' + r.status, text: r.status })),
       el('td', { text: r.problem || '' }),
       el('td', {}, ...(r.algorithms || []).map((a) => el('div', { text: a }))),
@@ -148,7 +151,7 @@ export function initHistory() {
       objCell,
       gapCell,
       el('td', { class: 'small', title: r.ended ? 'ended ' + new Date(r.ended).toLocaleString() : '', text: r.created ? new Date(r.created).toLocaleString() : '' }),
-      el('td', {}, del)
+      el('td', {}, S.live ? null : del)
     );
     return tr;
   }
@@ -318,7 +321,7 @@ export function fromLive(list, f, limit) {
       note: st.note || '',
       starred: !!st.starred,
       status: st.status,
-      problem: spec.problem || '',
+      problem: spec.problem || st.problem || '',
       algorithms: (spec.algorithms || []).map((a) => a.algo),
       created: st.created,
       spec,
