@@ -257,3 +257,46 @@ func TestSweepTwoByTwo(t *testing.T) {
 		t.Errorf("console: %s", e)
 	}
 }
+
+// TestRunPageStoreControls: on a stored run's page the name, note and star
+// are saved to the server; the bundle export is the server's bundle; the
+// figure downloads as SVG; "compare with" offers the other run and opens
+// the compare page.
+func TestRunPageStoreControls(t *testing.T) {
+	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+	other := postRun(t, base, quickToy)
+	waitRunEnded(t, base, other)
+	id := postRun(t, base, quickToy)
+	waitRunEnded(t, base, id)
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "open the run", 20*time.Second, chromedp.Navigate(base+"/runs/"+id))
+	waitFor(t, ctx, "the finished run", `fwlab.done === true && !document.querySelector('.run-meta').hidden`, `[fwlab.status, document.querySelector('.run-meta').hidden]`, 20*time.Second)
+	step(t, ctx, "name and note", 5*time.Second,
+		chromedp.SendKeys(chromedp.ID("run-name"), "baseline"),
+		chromedp.SendKeys(chromedp.ID("run-note"), "afw against fista"),
+		chromedp.Click(chromedp.ID("run-meta-save")))
+	waitFor(t, ctx, "saved", `fwlab.saved === 1`, `document.querySelector('#run-meta-status').textContent`, 5*time.Second)
+	step(t, ctx, "star", 5*time.Second, chromedp.Click(chromedp.ID("run-star")))
+	waitFor(t, ctx, "starred", `fwlab.saved === 2 && document.querySelector('#run-star').textContent === '★'`, `document.querySelector('#run-meta-status').textContent`, 5*time.Second)
+	var st struct {
+		Name, Note string
+		Starred    bool
+	}
+	if err := json.Unmarshal(httpGet(t, base+"/api/runs/"+id), &st); err != nil || st.Name != "baseline" || st.Note != "afw against fista" || !st.Starred {
+		t.Errorf("the server holds %+v (%v)", st, err)
+	}
+	step(t, ctx, "export the bundle", 5*time.Second, chromedp.Click(chromedp.ID("export-json")))
+	waitFor(t, ctx, "the bundle", `typeof fwlab.lastBundle === 'string'`, `[fwlab.exports, document.querySelector('#run-error').textContent]`, 20*time.Second)
+	if got, want := eval[string](t, ctx, `fwlab.lastBundle`), string(httpGet(t, base+"/api/runs/"+id+"/bundle")); got != want {
+		t.Errorf("the exported bundle (%d bytes) differs from GET /api/runs/%s/bundle (%d bytes)", len(got), id, len(want))
+	}
+	step(t, ctx, "download the figure", 5*time.Second, chromedp.Click(chromedp.ID("export-figure")))
+	waitFor(t, ctx, "the figure", `fwlab.exports.some(e => e.kind === 'figure' && e.bytes > 100 && e.type.startsWith('image/svg'))`, `[fwlab.exports, document.querySelector('#run-error').textContent]`, 30*time.Second)
+	waitFor(t, ctx, "compare with", fmt.Sprintf(`Array.from(document.querySelectorAll('#compare-with option')).some(o => o.value === %q)`, other), `document.querySelector('#compare-with').innerHTML`, 10*time.Second)
+	choose(t, ctx, "#compare-with", other)
+	waitFor(t, ctx, "the compare page", `location.pathname === '/compare' && window.fwlab && fwlab.compare && fwlab.compare.loaded`, `location.href`, 20*time.Second)
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
+}
