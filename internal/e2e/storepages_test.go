@@ -313,3 +313,39 @@ func TestRunPageQueued(t *testing.T) {
 		t.Errorf("console: %s", e)
 	}
 }
+
+// TestPauseShowsServerRecords: with the stream throttled far below the
+// solver's pace (a message per 300 ms of at most 20 records), Pause makes
+// the page hold exactly the records the server holds at once, by fetching
+// what the stream has not sent, instead of draining the backlog slowly.
+func TestPauseShowsServerRecords(t *testing.T) {
+	ts := appWith(t, server.Options{MinInterval: 300 * time.Millisecond, MaxBatch: 20})
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	id := postRun(t, ts.URL, longToy)
+	defer stopRun(ts.URL, id)
+	step(t, ctx, "open the run page", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/"+id))
+	waitFor(t, ctx, "the page behind the server", `fwlab.status === 'running' && fwlab.sync && fwlab.sync.server > fwlab.sync.page + 1000`, `[fwlab.status, fwlab.sync]`, 30*time.Second)
+	step(t, ctx, "pause", 10*time.Second, chromedp.Click(chromedp.ID("btn-pause")))
+	t0 := time.Now()
+	waitFor(t, ctx, "the page where the server paused", `fwlab.status === 'paused' && fwlab.sync.page === fwlab.sync.server && !fwlab.sync.behind`, `[fwlab.status, fwlab.sync]`, 10*time.Second)
+	var st struct {
+		Status string `json:"status"`
+		Traces []struct {
+			Records int `json:"records"`
+		} `json:"traces"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &st); err != nil || st.Status != "paused" {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	page := eval[[]int](t, ctx, `fwlab.traces.map(t => t.n)`)
+	for i, tr := range st.Traces {
+		if i >= len(page) || page[i] != tr.Records {
+			t.Errorf("trace %d: the page holds %v records, the paused server %d", i, page, tr.Records)
+		}
+	}
+	t.Logf("the page reached the server's %v records %.1f s after Pause", page, time.Since(t0).Seconds())
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
+}
