@@ -135,6 +135,19 @@ func TestHistoryPageLayout(t *testing.T) {
 	if href := eval[string](t, ctx, `document.querySelector('[data-imported]').getAttribute('href')`); href != "/runs/imported0001" {
 		t.Errorf("the imported run's link %q", href)
 	}
+	// A file dropped on the zone is imported the same way.
+	eval[bool](t, ctx, `(() => {
+		const dt = new DataTransfer();
+		dt.items.add(new File(['{"format": "fwlab-bundle", "traces": []}'], 'dropped.json', {type: 'application/json'}));
+		const z = document.querySelector('#drop-zone');
+		z.dispatchEvent(new DragEvent('dragover', {dataTransfer: dt, bubbles: true, cancelable: true}));
+		z.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+		return true;
+	})()`)
+	waitFor(t, ctx, "the dropped run", `fwlab.history.imported === 'imported0002' && fwlab.history.rows[0].id === 'imported0002'`, `[document.querySelector('#import-status').textContent, fwlab.history.rows.map(r => r.id)]`, 10*time.Second)
+	if msg := eval[string](t, ctx, `document.querySelector('#import-status').textContent`); !strings.Contains(msg, "imported dropped.json as imported0002") {
+		t.Errorf("import status %q", msg)
+	}
 
 	// Two selected runs → Compare.
 	step(t, ctx, "select aaaaaaaaaaa1", 5*time.Second, chromedp.Click(chromedp.CSS(`tr[data-run=aaaaaaaaaaa1] input.pick`)))
