@@ -10,6 +10,7 @@ import { fmtCell } from './format.js';
 import { keyParams, finals, fmtBytes } from './lab.js';
 
 const LIMIT = 50;
+const LIVE = new Set(['queued', 'running', 'paused']);
 
 export function initHistory() {
   const url = new URLSearchParams(location.search);
@@ -105,6 +106,19 @@ export function initHistory() {
     fwlab.history.total = S.total;
     fwlab.history.rows = S.rows.map((r) => ({ id: r.id, status: r.status, problem: r.problem, algorithms: r.algorithms, name: r.name || '', note: r.note || '', starred: !!r.starred }));
     document.body.dataset.ready = '1';
+    // Runs still live on this page: look again in a few seconds.
+    clearTimeout(S.refresh);
+    if (S.rows.some((r) => LIVE.has(r.status))) S.refresh = setTimeout(refresh, 3000);
+  }
+
+  // refresh reloads the page of runs unless the user is in the middle of
+  // something a reload would lose (an edit, a confirmation).
+  function refresh() {
+    if ($('.edit-name') || !$('#confirm-delete').hidden) {
+      S.refresh = setTimeout(refresh, 3000);
+      return;
+    }
+    load();
   }
 
   function render() {
