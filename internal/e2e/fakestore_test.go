@@ -77,6 +77,7 @@ type fakeStore struct {
 	polls   int
 	deleted []string
 	imports int
+	sweeps  []json.RawMessage // the bodies of POST /api/sweeps
 }
 
 func newFakeStore() *fakeStore {
@@ -283,6 +284,34 @@ func (fs *fakeStore) routes(r chi.Router) {
 				tr++
 			}
 		}
+	})
+	// POST /api/sweeps: a negative value is refused naming it, as the
+	// server names a value whose cell spec fails validation.
+	r.Post("/api/sweeps", func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		var body struct {
+			Base map[string]any `json:"base"`
+			Axes []struct {
+				Param  string    `json:"param"`
+				Values []float64 `json:"values"`
+			} `json:"axes"`
+		}
+		if req.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &body) != nil || body.Base == nil || len(body.Axes) == 0 || len(body.Axes) > 2 {
+			fakeJSON(w, 400, map[string]any{"error": "want {base, axes} as JSON", "field": "axes"})
+			return
+		}
+		fs.mu.Lock()
+		fs.sweeps = append(fs.sweeps, b)
+		fs.mu.Unlock()
+		for i, a := range body.Axes {
+			for j, v := range a.Values {
+				if v < 0 {
+					fakeJSON(w, 400, map[string]any{"error": "must be ≥ 0", "field": fmt.Sprintf("axes[%d].values[%d]", i, j)})
+					return
+				}
+			}
+		}
+		fakeJSON(w, 201, map[string]any{"id": "sw1"})
 	})
 	// A 3 × 2 sweep over rho and r that ends after a few polls: cells end
 	// one per poll.

@@ -362,3 +362,81 @@ func TestPauseShowsServerRecords(t *testing.T) {
 		t.Errorf("console: %s", e)
 	}
 }
+
+// TestStartPageSweepControl: "sweep a parameter" offers the form's
+// numeric parameters by their spec paths, checks the values as typed,
+// posts the form's spec with the axes, shows a refused value under its
+// axis, and opens the sweep's page.
+func TestStartPageSweepControl(t *testing.T) {
+	ts, fs := fakeApp(t)
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	dir := t.TempDir()
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+	choose(t, ctx, "#problem", "toy-polygon")
+	step(t, ctx, "open the sweep control", 5*time.Second, chromedp.Click(chromedp.CSS(`#sweep-card summary`)))
+	opts := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#sweep-param-0 option')).map(o => o.value)`)
+	have := map[string]bool{}
+	for _, o := range opts {
+		have[o] = true
+	}
+	for _, want := range []string{"seed", "iters", "params.samples", "algorithms[0].rho"} {
+		if !have[want] {
+			t.Errorf("the sweep's parameters %v lack %s", opts, want)
+		}
+	}
+	if have["replications"] || have["start_paused"] || have["algorithms[0].algo"] {
+		t.Errorf("the sweep's parameters %v hold one that cannot be swept", opts)
+	}
+	choose(t, ctx, "#sweep-param-0", "algorithms[0].rho")
+	choose(t, ctx, "#sweep-values-0", "0.05, x")
+	step(t, ctx, "start the sweep", 5*time.Second, chromedp.Click(chromedp.ID("start-sweep")))
+	if msg := eval[string](t, ctx, `document.querySelector('[data-error-for="axes[0]"]').textContent`); msg != `values: "x" is not a number` {
+		t.Errorf("a value that is not a number: %q", msg)
+	}
+	choose(t, ctx, "#sweep-values-0", "0.05, -0.1")
+	choose(t, ctx, "#sweep-param-1", "seed")
+	choose(t, ctx, "#sweep-values-1", "1 2 3")
+	if c := eval[string](t, ctx, `document.querySelector('#sweep-count').textContent`); !strings.HasPrefix(c, "6 cells × 1 replication") {
+		t.Errorf("sweep size %q", c)
+	}
+	shot(t, ctx, dir, "start-sweep.png")
+	step(t, ctx, "start the sweep", 5*time.Second, chromedp.Click(chromedp.ID("start-sweep")))
+	waitFor(t, ctx, "the refusal", `document.querySelector('[data-error-for="axes[0]"]').textContent !== ''`, `document.querySelector('#sweep-error').textContent`, 5*time.Second)
+	if msg := eval[string](t, ctx, `document.querySelector('[data-error-for="axes[0]"]').textContent`); msg != "axes[0].values[1]: must be ≥ 0" {
+		t.Errorf("the server's refusal shows %q", msg)
+	}
+	for _, e := range errs.take() {
+		if !strings.Contains(e, "400") || !strings.Contains(e, "/api/sweeps") {
+			t.Errorf("console: %s", e)
+		}
+	}
+	choose(t, ctx, "#sweep-values-0", "0.05, 0.1")
+	step(t, ctx, "start the sweep", 5*time.Second, chromedp.Click(chromedp.ID("start-sweep")))
+	waitFor(t, ctx, "the sweep page", `location.pathname === '/sweeps/sw1' && window.fwlab && fwlab.sweep && fwlab.sweep.polls > 0`, `location.href`, 10*time.Second)
+	fs.mu.Lock()
+	last := fs.sweeps[len(fs.sweeps)-1]
+	fs.mu.Unlock()
+	var body struct {
+		Base struct {
+			Problem    string           `json:"problem"`
+			Algorithms []map[string]any `json:"algorithms"`
+		} `json:"base"`
+		Axes []struct {
+			Param  string    `json:"param"`
+			Values []float64 `json:"values"`
+		} `json:"axes"`
+	}
+	if err := json.Unmarshal(last, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Base.Problem != "toy-polygon" || len(body.Base.Algorithms) == 0 || len(body.Axes) != 2 ||
+		body.Axes[0].Param != "algorithms[0].rho" || fmt.Sprint(body.Axes[0].Values) != "[0.05 0.1]" ||
+		body.Axes[1].Param != "seed" || fmt.Sprint(body.Axes[1].Values) != "[1 2 3]" {
+		t.Errorf("posted %s", last)
+	}
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
+}
