@@ -376,6 +376,7 @@ func TestStartPageSweepControl(t *testing.T) {
 	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
 	choose(t, ctx, "#problem", "toy-polygon")
 	step(t, ctx, "open the sweep control", 5*time.Second, chromedp.Click(chromedp.CSS(`#sweep-card summary`)))
+	waitFor(t, ctx, "the parameters", `document.querySelector('#sweep-card').open && Array.from(document.querySelectorAll('#sweep-param-0 option')).some(o => o.value === 'algorithms[0].rho')`, `document.querySelector('#sweep-param-0').innerHTML`, 5*time.Second)
 	opts := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#sweep-param-0 option')).map(o => o.value)`)
 	have := map[string]bool{}
 	for _, o := range opts {

@@ -719,7 +719,10 @@ export function initStart() {
     const cells = axes.reduce((a, x) => a * x.values.length, axes.length ? 1 : 0);
     $('#sweep-count').textContent = !errs.length && cells ? `${plural(cells, 'cell', 'cells')} × ${plural(reps, 'replication', 'replications')} = ${plural(cells * reps, 'run', 'runs')} of every algorithm` : '';
   }
+  // The choice follows the form: filled when opened, and again when the
+  // problem or the algorithm rows change.
   $('#sweep-card').addEventListener('toggle', () => $('#sweep-card').open && fillSweepParams());
+  new MutationObserver(() => $('#sweep-card').open && fillSweepParams()).observe(rows, { childList: true });
   for (const i of [0, 1]) {
     $(`#sweep-param-${i}`).addEventListener('change', sweepCount);
     $(`#sweep-values-${i}`).addEventListener('input', () => {
@@ -785,6 +788,7 @@ export function initStart() {
     }
   }
   if (!filled && sel.value) showProblem(sel.value, true);
+  fillSweepParams();
   recentRuns();
   document.body.dataset.ready = '1';
 }

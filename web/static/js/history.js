@@ -174,7 +174,7 @@ export function initHistory() {
   function editRow(tr, r) {
     const cell = $('.run-cell', tr);
     const name = el('input', { type: 'text', class: 'edit-name', value: r.name || '', placeholder: 'name', maxlength: '200' });
-    const note = el('textarea', { class: 'edit-note', rows: '2', placeholder: 'note', maxlength: '4000' });
+    const note = el('textarea', { class: 'edit-note', rows: '2', placeholder: 'note', maxlength: '10000' });
     note.value = r.note || '';
     const save = el('button', { type: 'button', class: 'small save', text: 'Save' });
     const cancel = el('button', { type: 'button', class: 'small', text: 'Cancel' });
@@ -222,7 +222,10 @@ export function initHistory() {
     if (!ids.length) return;
     const res = await api('POST', '/api/runs/delete', { ids });
     if (!res.ok) {
-      showError(`delete: ${res.data && res.data.field ? res.data.field + ': ' : ''}${(res.data && res.data.error) || res.status}`);
+      // A refused id is named by its place in the list: name the run.
+      const m = res.data && res.data.field ? /^ids\[(\d+)\]$/.exec(res.data.field) : null;
+      const who = m && ids[+m[1]] ? `run ${ids[+m[1]]}: ` : res.data && res.data.field ? res.data.field + ': ' : '';
+      showError(`delete: ${who}${(res.data && res.data.error) || res.status}`);
     } else showError('');
     for (const id of ids) S.selected.delete(id);
     fwlab.history.deleted = (fwlab.history.deleted || 0) + ((res.data && res.data.deleted) || 0);

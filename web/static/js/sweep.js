@@ -63,6 +63,7 @@ export function initSweep() {
     const done = cells.filter((c) => !LIVE.has(c.status)).length;
     $('#sweep-progress').textContent = `${done} of ${cells.length} cells ended` + (sw.base && sw.base.problem ? ` · ${sw.base.problem}` : '') + (sw.base && sw.base.replications > 1 ? ` · ${sw.base.replications} replications per cell` : '');
     $('#sweep-cancel').disabled = !LIVE.has(sw.status);
+    if (sw.gap_target != null) $('#gap-target').placeholder = `${sw.gap_target} (the sweep's)`;
     const runs = cells.map((c) => c.run).filter(Boolean);
     const cmp = $('#sweep-compare');
     cmp.hidden = runs.length < 2;
@@ -97,6 +98,17 @@ export function initSweep() {
   }
 
   const axisName = (a) => (a ? a.param : '');
+  // A cell links to its run unless the run was never made or is deleted.
+  const linkable = (c) => !!(c && c.run && c.status !== 'deleted');
+  // missing says why a cell has no value.
+  function missing(c) {
+    if (!c) return '—';
+    if (LIVE.has(c.status)) return c.status + '…';
+    if (c.status === 'deleted') return 'run deleted';
+    if (!c.run) return 'not run';
+    if (c.status !== 'done') return c.status;
+    return S.outcome.endsWith('_to_gap') ? 'not reached' : 'no value';
+  }
 
   // heatMap: rows are the second axis (top to bottom), columns the first.
   function heatMap(G, range, log, info) {
@@ -110,8 +122,8 @@ export function initSweep() {
         ...row.map((s, i) => {
           const t = shade(s.value, range, log);
           const c = s.cell;
-          const text = s.value == null ? (c && LIVE.has(c.status) ? c.status + '…' : c ? 'not reached' : '—') : fmtCell(s.value, 3);
-          const inner = c && c.run ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text, 'data-run': c.run, title: `${a0.param} = ${a0.values[i]}, ${a1.param} = ${a1.values[j]} · ${info.title}: ${text} · run ${c.run} (${c.status})` }) : el('span', { text });
+          const text = s.value == null ? missing(c) : fmtCell(s.value, 3);
+          const inner = linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text, 'data-run': c.run, title: `${a0.param} = ${a0.values[i]}, ${a1.param} = ${a1.values[j]} · ${info.title}: ${text} · run ${c.run} (${c.status})` }) : el('span', { text });
           return el('td', { class: 'hm-cell', 'data-i': i, 'data-j': j, 'data-status': c ? c.status : 'none', style: { background: colour(t), color: ink(t) } }, inner);
         })
       )
@@ -167,9 +179,9 @@ export function initSweep() {
       const x = fx(xs[i], i);
       const y = fy(s.value);
       const c = s.cell;
-      const label = s.value == null ? (c && LIVE.has(c.status) ? c.status : 'not reached') : fmtCell(s.value, 3);
+      const label = s.value == null ? missing(c) : fmtCell(s.value, 3);
       const dot = svg('circle', { cx: x, cy: y == null ? H - B - 6 : y, r: 6, fill: y == null ? '#bbb' : '#1f77b4', 'data-i': i }, svg('title', {}, `${a0.param} = ${a0.values[i]} · ${info.title}: ${label}${c && c.run ? ' · run ' + c.run : ''}`));
-      root.append(c && c.run ? svg('a', { href: '/runs/' + encodeURIComponent(c.run), 'data-run': c.run }, dot) : dot);
+      root.append(linkable(c) ? svg('a', { href: '/runs/' + encodeURIComponent(c.run), 'data-run': c.run }, dot) : dot);
     });
     return el('div', { class: 'line-wrap' }, el('h3', { text: `${info.title} — median over replications` }), root);
   }
@@ -184,7 +196,7 @@ export function initSweep() {
           'tr',
           { 'data-run': c.run || '' },
           ...axes.map((a) => el('td', { class: 'mono', text: String((c.values || {})[a.param]) })),
-          el('td', {}, c.run ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text: c.run }) : '—'),
+          el('td', {}, linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text: c.run }) : c.run || '—'),
           el('td', {}, el('span', { class: 'status st-' + c.status, text: c.status })),
           ...cols.map((k) => {
             const s = c.summary && S.algo && c.summary.per_algo && c.summary.per_algo[S.algo] ? c.summary.per_algo[S.algo] : c.summary;
