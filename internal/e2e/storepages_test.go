@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -439,5 +444,81 @@ func TestStartPageSweepControl(t *testing.T) {
 	}
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
+	}
+}
+
+// TestUploadLeavesNoStaleError: the instance preview asked for after the
+// upload of x (x without y: refused with "y is needed with x") is answered
+// just after y's upload is done, before the next preview is asked for. Its
+// error is about values that have changed since: it must not be shown
+// under y. The test's proxy holds the previews to make this order certain:
+// the one without y until y is uploaded (and 100 ms more), the one with y
+// for a second.
+func TestUploadLeavesNoStaleError(t *testing.T) {
+	srv, err := server.New(server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yUploaded := make(chan struct{})
+	var once sync.Once
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Security-Policy", testCSP)
+		switch {
+		case req.Method == "POST" && req.URL.Path == "/api/uploads":
+			b, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(b))
+			srv.ServeHTTP(w, req)
+			if bytes.Contains(b, []byte(`filename="y.csv"`)) {
+				once.Do(func() { close(yUploaded) })
+			}
+			return
+		case req.Method == "POST" && req.URL.Path == "/api/preview":
+			b, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(b))
+			var pr struct {
+				Params map[string]string `json:"params"`
+			}
+			_ = json.Unmarshal(b, &pr)
+			if pr.Params["x"] != "" && pr.Params["y"] == "" {
+				select {
+				case <-yUploaded:
+				case <-time.After(20 * time.Second):
+				}
+				time.Sleep(100 * time.Millisecond)
+			} else if pr.Params["y"] != "" {
+				time.Sleep(time.Second)
+			}
+		}
+		srv.ServeHTTP(w, req)
+	}))
+	t.Cleanup(func() {
+		ts.Close()
+		_ = srv.Close()
+	})
+	dir := t.TempDir()
+	for name, body := range map[string]string{"x.csv": "1,0,2\n0,1,1\n1,1,0\n2,0,1\n", "y.csv": "3\n1\n2\n4\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := newBrowser(t)
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+	choose(t, ctx, "#problem", "lasso")
+	step(t, ctx, "choose x.csv", 10*time.Second, chromedp.SetUploadFiles(chromedp.ID("p-lasso-x-file"), []string{filepath.Join(dir, "x.csv")}))
+	waitFor(t, ctx, "the upload of x", `document.querySelector('#p-lasso-x-file').dataset.state === 'done'`, `document.querySelector('#p-lasso-x-file').dataset.state`, 20*time.Second)
+	// The preview of x alone is under way (held by the proxy).
+	waitFor(t, ctx, "the preview of x alone", `document.querySelector('#instance-summary').dataset.state === 'loading'`, `document.querySelector('#instance-summary').dataset.state`, 5*time.Second)
+	step(t, ctx, "choose y.csv", 10*time.Second, chromedp.SetUploadFiles(chromedp.ID("p-lasso-y-file"), []string{filepath.Join(dir, "y.csv")}))
+	waitFor(t, ctx, "the upload of y", `document.querySelector('#p-lasso-y-file').dataset.state === 'done'`, `document.querySelector('#p-lasso-y-file').dataset.state`, 20*time.Second)
+	// The held answer arrives 100 ms after the upload; the next preview is
+	// answered a second after it is asked for.
+	time.Sleep(600 * time.Millisecond)
+	if msg := eval[string](t, ctx, `document.querySelector('[data-error-for="params.y"]').textContent`); msg != "" {
+		t.Errorf("after y's upload the error under y is %q (the answer of a preview without y)", msg)
+	}
+	waitFor(t, ctx, "the instance measured", `fwlab.preview && fwlab.preview.answer && fwlab.preview.answer.samples === 4`, `fwlab.preview`, 20*time.Second)
+	if msg := eval[string](t, ctx, `document.querySelector('[data-error-for="params.y"]').textContent`); msg != "" {
+		t.Errorf("with x and y uploaded the error under y is %q", msg)
 	}
 }
