@@ -594,8 +594,24 @@ func TestEveryPresetEverySize(t *testing.T) {
 			overflow(t, ctx, tag+" compare")
 			shot(t, ctx, dir, "compare-"+tag+".png")
 		}
+		// A sweep's page, when the server runs sweeps.
+		res, err := http.Post(ts.URL+"/api/sweeps", "application/json", strings.NewReader(`{"base": {"problem": "toy-polygon", "algorithms": [{"algo": "afw"}], "iters": 50}, "axes": [{"param": "seed", "values": [0, 1]}, {"param": "iters", "values": [30, 50]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var sw struct{ ID string }
+		if res.StatusCode == 201 && json.Unmarshal(b, &sw) == nil && sw.ID != "" {
+			step(t, ctx, "open the sweep page", 20*time.Second, chromedp.Navigate(ts.URL+"/sweeps/"+sw.ID))
+			waitFor(t, ctx, "the sweep's heat map", `fwlab.sweep && fwlab.sweep.status === 'done' && fwlab.sweep.kind === 'heatmap'`, `fwlab.sweep`, 60*time.Second)
+			overflow(t, ctx, tag+" sweep")
+			shot(t, ctx, dir, "sweep-"+tag+".png")
+		} else {
+			t.Logf("no sweep page: POST /api/sweeps answered %d %.200s", res.StatusCode, b)
+		}
 		for _, e := range errs.take() {
-			t.Errorf("%s history/compare: %s", tag, e)
+			t.Errorf("%s history/compare/sweep: %s", tag, e)
 		}
 	}
 	t.Logf("screenshots in %s", dir)
