@@ -522,3 +522,22 @@ func TestUploadLeavesNoStaleError(t *testing.T) {
 		t.Errorf("with x and y uploaded the error under y is %q", msg)
 	}
 }
+
+// TestCompareFollowsLiveRun: a run still live on the compare page is
+// loaded again until it ends, so its curve grows.
+func TestCompareFollowsLiveRun(t *testing.T) {
+	ts := app(t)
+	done := postRun(t, ts.URL, quickToy)
+	live := postRun(t, ts.URL, longToy)
+	defer stopRun(ts.URL, live)
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs="+done+","+live))
+	waitFor(t, ctx, "the overlay", `fwlab.compare && fwlab.compare.loaded && fwlab.charts.objective && fwlab.charts.objective.drawn > 0`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 20*time.Second)
+	first := eval[int](t, ctx, fmt.Sprintf(`fwlab.traces.filter(t => t.run === %q).reduce((a, t) => a + t.n, 0)`, live))
+	waitFor(t, ctx, "the live run loaded again", fmt.Sprintf(`fwlab.compare.loads >= 2 && fwlab.traces.filter(t => t.run === %q).reduce((a, t) => a + t.n, 0) > %d && fwlab.charts.objective.drawn > 0`, live, first),
+		`[fwlab.compare.loads, fwlab.traces]`, 20*time.Second)
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
+}

@@ -11,6 +11,8 @@ import { createCharts } from './charts.js';
 import { specDiff, differentInstances } from './lab.js';
 import { exportPNG } from './export.js';
 
+const LIVE = new Set(['queued', 'running', 'paused']);
+
 export function initCompare() {
   const page = $('#compare-page');
   const ids = (page.dataset.runs || '')
@@ -70,6 +72,10 @@ export function initCompare() {
     const bad = got.filter((g) => g.error);
     if (bad.length) showError(bad.map((g) => g.error).join('; '));
     const runs = got.filter((g) => !g.error);
+    // A reload starts the traces afresh (the charts' state goes with them).
+    const again = S.groups.length > 0;
+    S.traces.length = 0;
+    S.groups.length = 0;
     // One group per (run, algorithm row); its traces are the replications.
     for (const run of runs) {
       const st = run.status;
@@ -109,19 +115,26 @@ export function initCompare() {
     const fs = runs.map((r) => (r.status.info && r.status.info.fstar != null ? r.status.info.fstar : null));
     const one = fs.length && fs.every((f) => f != null && Math.abs(f - fs[0]) <= 1e-12 * Math.max(1, Math.abs(fs[0])));
     S.fstar = one ? fs[0] : null;
-    S.objmode = S.fstar != null ? 'fstar' : 'raw';
-    $('#objmode').value = S.objmode;
+    if (!again || (S.objmode === 'fstar' && S.fstar == null)) {
+      S.objmode = S.fstar != null ? 'fstar' : 'raw';
+      $('#objmode').value = S.objmode;
+      charts.setObjectiveTitle();
+    }
     $('option[value=fstar]', $('#objmode')).disabled = S.fstar == null;
     specTable(runs);
     legend(runs);
     for (const g of S.groups) g.update(() => true);
-    charts.build();
+    if (again) charts.relayout();
+    else charts.build();
     charts.drawAll();
     S.perf.draws++;
     page.dataset.status = runs.length >= 2 ? 'ready' : 'missing';
     fwlab.compare.loaded = true;
     fwlab.compare.groups = S.groups.map((g) => ({ key: g.key, run: g.run, label: g.label, color: g.color, n: g.n, reps: g.traces.length }));
     fwlab.traces = S.traces.map((t) => ({ run: t.group.run, algo: t.meta.algo, replication: t.meta.replication, n: t.n, color: t.group.color }));
+    fwlab.compare.loads = (fwlab.compare.loads || 0) + 1;
+    // Runs still live: load them again in a few seconds.
+    if (runs.some((r) => LIVE.has(r.status.status))) setTimeout(() => load().catch((e) => showError(`loading the runs failed: ${e.message}`)), 3000);
   }
 
   function legend(runs) {
