@@ -212,11 +212,18 @@ export function initRun() {
     $('#btn-step').disabled = !paused;
     $('#btn-stop').disabled = !active && run.status !== 'queued';
     meta(run);
-    // Paused: the page shows the run where the server paused it, fetching
-    // at once what the stream has not delivered yet.
-    if (paused && stream && !S.catchingUp && pageRecords() < serverRecords()) stream.catchUp();
+    // Paused: the page shows the run where the server paused it. What the
+    // stream has not delivered shortly (a single step's records arrive at
+    // once) is fetched with the complete trace.
+    if (paused) {
+      clearTimeout(pausedTimer);
+      pausedTimer = setTimeout(() => {
+        if (S.status && S.status.status === 'paused' && !S.catchingUp && pageRecords() < serverRecords()) stream.catchUp();
+      }, 400);
+    }
     scheduleDraw();
   }
+  let pausedTimer = 0;
 
   const pageRecords = () => S.traces.reduce((a, t) => a + (t ? t.n : 0), 0);
   function serverRecords() {
