@@ -286,6 +286,13 @@ func TestRunPageStoreControls(t *testing.T) {
 	if err := json.Unmarshal(httpGet(t, base+"/api/runs/"+id), &st); err != nil || st.Name != "baseline" || st.Note != "afw against fista" || !st.Starred {
 		t.Errorf("the server holds %+v (%v)", st, err)
 	}
+	for _, size := range [][2]int64{{1400, 1000}, {1000, 700}} {
+		viewport(t, ctx, size[0], size[1])
+		time.Sleep(300 * time.Millisecond)
+		overflow(t, ctx, fmt.Sprintf("stored run %dx%d", size[0], size[1]))
+		shot(t, ctx, t.TempDir(), fmt.Sprintf("stored-run-%dx%d.png", size[0], size[1]))
+	}
+	viewport(t, ctx, 1400, 1000)
 	step(t, ctx, "export the bundle", 5*time.Second, chromedp.Click(chromedp.ID("export-json")))
 	waitFor(t, ctx, "the bundle", `typeof fwlab.lastBundle === 'string'`, `[fwlab.exports, document.querySelector('#run-error').textContent]`, 20*time.Second)
 	if got, want := eval[string](t, ctx, `fwlab.lastBundle`), string(httpGet(t, base+"/api/runs/"+id+"/bundle")); got != want {
