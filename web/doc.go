@@ -1,6 +1,6 @@
 /*
-Package web is the dashboard's front end: the templ pages (start page and
-live run page) and the embedded static assets (the vendored uPlot chart
+Package web is the dashboard's front end: the templ pages (start page, run
+page, history, compare and sweep pages) and the embedded static assets (the vendored uPlot chart
 library, the stylesheet and the page script, ES modules loaded from
 static/app.js with no build step). The HTTP layer mounts
 it with Mount; the pages talk to the JSON API and the websocket of package
@@ -19,11 +19,14 @@ static file is revalidated through its ETag.
 static/app.js is the entry module; each part of the page is a module of
 static/js: form (start page), run (state, traces table, controls), stream
 (websocket and catch-up), charts (uPlot setup, scales, shared x zoom,
-decimation), events (drop and away marks), teaching, panels and export. The
+decimation), events (drop and away marks), teaching, panels and export;
+history, compare and sweep are the pages over the run store. The
 logic that needs no page has no DOM access and is tested in the browser
 harness of internal/e2e: decimate (decimation, smoothing, event density),
 format (tick labels, metric names), schedule (m_k and the preview's axes),
-rules (the form's rules) and teachmath (the step in words). The pages carry
+rules (the form's rules), teachmath (the step in words) and lab (specs side
+by side, sweep cells on their axes, medians, the heat map's colour scale,
+sweep values as typed). The pages carry
 no inline script or handler, so they work under script-src 'self'; every
 request that changes state is sent as JSON.
 

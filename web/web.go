@@ -96,7 +96,9 @@ func AssetURL(name string) string {
 }
 
 // Mount adds the dashboard's pages and static files to r:
-// GET / (start page), GET /runs/{id} (live run page), GET /static/* (assets).
+// GET / (start page), GET /runs/{id} (a run, live or stored), GET /runs
+// (history), GET /compare?runs=a,b (runs overlaid), GET /sweeps/{id} (a
+// sweep), GET /static/* (assets). The pages read the JSON API.
 func Mount(r chi.Router, deps Deps) {
 	r.Get("/", func(w http.ResponseWriter, req *http.Request) {
 		page := StartPage(deps)
@@ -105,6 +107,15 @@ func Mount(r chi.Router, deps Deps) {
 	r.Get("/runs/{id}", func(w http.ResponseWriter, req *http.Request) {
 		id := chi.URLParam(req, "id")
 		render(w, req, templates.Run(templates.RunPage{ID: id, Asset: AssetURL}))
+	})
+	r.Get("/runs", func(w http.ResponseWriter, req *http.Request) {
+		render(w, req, templates.History(templates.HistoryPage{Asset: AssetURL}))
+	})
+	r.Get("/compare", func(w http.ResponseWriter, req *http.Request) {
+		render(w, req, templates.Compare(templates.ComparePage{Runs: req.URL.Query().Get("runs"), Asset: AssetURL}))
+	})
+	r.Get("/sweeps/{id}", func(w http.ResponseWriter, req *http.Request) {
+		render(w, req, templates.Sweep(templates.SweepPage{ID: chi.URLParam(req, "id"), Asset: AssetURL}))
 	})
 	r.Get("/static/*", serveStatic)
 }

@@ -240,7 +240,8 @@ func TestRunPageShell(t *testing.T) {
 		`<div id="run-page" data-run-id="r1&#34;&gt;&lt;x" data-status="loading">`,
 		`id="btn-pause"`, `id="btn-resume"`, `id="btn-step"`, `id="btn-stop"`,
 		`<select id="xaxis"><option value="k">iterations</option> <option value="passes">effective passes</option> <option value="time_s">seconds</option>`,
-		`id="logx"`, `id="export-csv"`, `id="export-json"`,
+		`id="logx"`, `id="export-csv"`, `id="export-json"`, `id="export-jsonl"`, `id="export-figure"`, `id="compare-with"`,
+		`id="run-name"`, `id="run-note"`, `id="run-star"`, `id="run-message"`,
 		`<table id="legend"`, `<section id="charts"`,
 		`<section id="teaching" class="card teaching" hidden>`, `id="teach-canvas"`, `id="teach-timeline"`, `id="teach-speed"`, `id="teach-trace2"`,
 		`id="objmode"`, `id="smooth"`, `id="show-drops"`, `id="show-aways"`, `id="legend-algos"`, `id="run-sync"`,
@@ -258,6 +259,11 @@ func TestMountRoutes(t *testing.T) {
 	}{
 		{"/", "text/html; charset=utf-8", `id="start-form"`, 200},
 		{"/runs/r7", "text/html; charset=utf-8", `data-run-id="r7"`, 200},
+		{"/runs", "text/html; charset=utf-8", `<div id="history-page">`, 200},
+		{"/compare?runs=a1,b2", "text/html; charset=utf-8", `data-runs="a1,b2"`, 200},
+		{"/compare?runs=%22%3E%3Cx", "text/html; charset=utf-8", `data-runs="&#34;&gt;&lt;x"`, 200},
+		{"/sweeps/s9", "text/html; charset=utf-8", `data-sweep-id="s9"`, 200},
+		{"/static/js/lab.js", "text/javascript; charset=utf-8", "export function specDiff", 200},
 		{"/static/app.js", "text/javascript; charset=utf-8", "scheduleSize", 200},
 		{"/static/js/charts.js", "text/javascript; charset=utf-8", "export function createCharts", 200},
 		{"/static/js/decimate.js", "text/javascript; charset=utf-8", "export class Decimator", 200},
@@ -341,12 +347,12 @@ func TestVendoredUPlotMatchesLockFile(t *testing.T) {
 
 func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
 
-// TestPagesNeedNoInlineScript: both pages load their script as a module
+// TestPagesNeedNoInlineScript: every page loads their script as a module
 // from a file and carry no inline script or event handler, so that they
 // work under a Content-Security-Policy of script-src 'self'.
 func TestPagesNeedNoInlineScript(t *testing.T) {
 	ts := newServer(t, fakeDeps())
-	for _, path := range []string{"/", "/runs/r1"} {
+	for _, path := range []string{"/", "/runs/r1", "/runs", "/compare?runs=a,b", "/sweeps/s1"} {
 		_, html := get(t, ts.URL+path, nil)
 		mustMatch(t, html, `<script type="module" src="/static/app.js\?v=[0-9a-f]{16}"></script>`)
 		for _, m := range regexp.MustCompile(`(?is)<script\b([^>]*)>(.*?)</script>`).FindAllStringSubmatch(html, -1) {
@@ -363,7 +369,7 @@ func TestPagesNeedNoInlineScript(t *testing.T) {
 		}
 	}
 	// Every module the entry imports is served.
-	for _, name := range []string{"util", "form", "run", "format", "decimate", "schedule", "rules", "teachmath", "traces", "charts", "events", "stream", "teaching", "panels", "export"} {
+	for _, name := range []string{"util", "form", "run", "format", "decimate", "schedule", "rules", "teachmath", "traces", "charts", "events", "stream", "teaching", "panels", "export", "lab", "history", "compare", "sweep"} {
 		if a, ok := assets["js/"+name+".js"]; !ok || !strings.Contains(a.ctype, "javascript") {
 			t.Errorf("module js/%s.js missing or not served as JavaScript", name)
 		}

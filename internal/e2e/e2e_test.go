@@ -66,7 +66,13 @@ func browserPath(t *testing.T) string {
 // not serve the dashboard's pages itself, they are mounted in front of it.
 func app(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv, err := server.New(server.Options{})
+	return appWith(t, server.Options{})
+}
+
+// appWith is app with the server's options.
+func appWith(t *testing.T, o server.Options) *httptest.Server {
+	t.Helper()
+	srv, err := server.New(o)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
@@ -473,7 +479,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 
 	// JSON Lines download: one line per record.
 	mark("download JSON Lines")
-	step(t, ctx, "download JSON Lines", 10*time.Second, chromedp.Click(chromedp.ID("export-json")))
+	step(t, ctx, "download JSON Lines", 10*time.Second, chromedp.Click(chromedp.ID("export-jsonl")))
 	jl := waitFile(t, filepath.Join(dl, "fwlab-"+id+".jsonl"), func(b []byte) bool { return bytes.Count(b, []byte("\n")) == total })
 	var first struct {
 		Trace int    `json:"trace"`

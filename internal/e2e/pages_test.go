@@ -507,9 +507,6 @@ func TestStartPausedSteps(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode == 400 && strings.Contains(string(b), "start_paused") {
-		t.Skipf("waits for the server's start_paused run spec field (issue 10, point 2): the server answers %s", b)
-	}
 	var created struct{ ID string }
 	if res.StatusCode != 201 || json.Unmarshal(b, &created) != nil {
 		t.Fatalf("POST %s: %d %s", spec, res.StatusCode, b)
@@ -554,6 +551,7 @@ func TestEveryPresetEverySize(t *testing.T) {
 	dir := t.TempDir()
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
+	var made []string
 	for _, size := range [][2]int64{{1400, 1000}, {1000, 700}} {
 		viewport(t, ctx, size[0], size[1])
 		for _, pr := range cat.Presets {
@@ -577,10 +575,43 @@ func TestEveryPresetEverySize(t *testing.T) {
 			shot(t, ctx, dir, tag+"-run.png")
 			stopRun(ts.URL, id)
 			waitFor(t, ctx, "the stopped run", `fwlab.done === true`, `fwlab.status`, 60*time.Second)
+			made = append(made, id)
 			t.Logf("%s: %.1fs", tag, time.Since(t0).Seconds())
 			for _, e := range errs.take() {
 				t.Errorf("%s: %s", tag, e)
 			}
+		}
+		// The history, and the compare page of the last two runs.
+		tag := fmt.Sprintf("%dx%d", size[0], size[1])
+		step(t, ctx, "open the history", 20*time.Second, chromedp.Navigate(ts.URL+"/runs"))
+		waitFor(t, ctx, "the history", `fwlab.history && fwlab.history.loads > 0 && fwlab.history.rows.length > 0`, `[document.querySelector('#history-error').textContent, fwlab.history]`, 20*time.Second)
+		overflow(t, ctx, tag+" history")
+		shot(t, ctx, dir, "history-"+tag+".png")
+		if len(made) >= 2 {
+			step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs="+made[len(made)-2]+","+made[len(made)-1]))
+			waitFor(t, ctx, "the compare page", `fwlab.compare && fwlab.compare.loaded && fwlab.charts.objective && fwlab.charts.objective.drawn > 0`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 30*time.Second)
+			time.Sleep(500 * time.Millisecond)
+			overflow(t, ctx, tag+" compare")
+			shot(t, ctx, dir, "compare-"+tag+".png")
+		}
+		// A sweep's page, when the server runs sweeps.
+		res, err := http.Post(ts.URL+"/api/sweeps", "application/json", strings.NewReader(`{"base": {"problem": "toy-polygon", "algorithms": [{"algo": "afw"}], "iters": 50}, "axes": [{"param": "seed", "values": [0, 1]}, {"param": "iters", "values": [30, 50]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var sw struct{ ID string }
+		if res.StatusCode == 201 && json.Unmarshal(b, &sw) == nil && sw.ID != "" {
+			step(t, ctx, "open the sweep page", 20*time.Second, chromedp.Navigate(ts.URL+"/sweeps/"+sw.ID))
+			waitFor(t, ctx, "the sweep's heat map", `fwlab.sweep && fwlab.sweep.status === 'done' && fwlab.sweep.kind === 'heatmap'`, `fwlab.sweep`, 60*time.Second)
+			overflow(t, ctx, tag+" sweep")
+			shot(t, ctx, dir, "sweep-"+tag+".png")
+		} else {
+			t.Logf("no sweep page: POST /api/sweeps answered %d %.200s", res.StatusCode, b)
+		}
+		for _, e := range errs.take() {
+			t.Errorf("%s history/compare/sweep: %s", tag, e)
 		}
 	}
 	t.Logf("screenshots in %s", dir)

@@ -9,6 +9,10 @@
 import { $, fwlab } from './js/util.js';
 import { initStart } from './js/form.js';
 import { initRun } from './js/run.js';
+import { initHistory } from './js/history.js';
+import { initCompare } from './js/compare.js';
+import { initSweep } from './js/sweep.js';
+import * as lab from './js/lab.js';
 import * as format from './js/format.js';
 import * as decimate from './js/decimate.js';
 import * as schedule from './js/schedule.js';
@@ -34,12 +38,16 @@ Object.assign(fwlab, {
   describeStep: teachmath.describeStep,
   gammaMax: teachmath.gammaMax,
   vertexAt: teachmath.vertexAt,
+  lab,
 });
 
 function main() {
   const page = document.body.dataset.page;
   if (page === 'start' && $('#start-form')) initStart();
   if (page === 'run' && $('#run-page')) initRun();
+  if (page === 'history' && $('#history-page')) initHistory();
+  if (page === 'compare' && $('#compare-page')) initCompare();
+  if (page === 'sweep' && $('#sweep-page')) initSweep();
   fwlab.modules = true;
 }
 

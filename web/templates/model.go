@@ -117,3 +117,21 @@ func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // fieldID is the DOM id of a problem parameter's control.
 func fieldID(problem, param string) string { return "p-" + problem + "-" + param }
+
+// HistoryPage is the view model of the history page.
+type HistoryPage struct {
+	Asset func(string) string
+}
+
+// ComparePage is the view model of the compare page; Runs is the
+// comma-separated list of run ids from its URL.
+type ComparePage struct {
+	Runs  string
+	Asset func(string) string
+}
+
+// SweepPage is the view model of a sweep's page.
+type SweepPage struct {
+	ID    string
+	Asset func(string) string
+}

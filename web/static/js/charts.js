@@ -22,6 +22,9 @@ const TICKS = { stroke: 'rgba(0,0,0,0.25)', width: 1, size: 5 };
 
 export function createCharts(S) {
   const charts = [];
+  // A group of replications is drawn as its median, with its min–max band
+  // unless the page turned bands off (S.bands === false).
+  const banded = (g) => g.band && S.bands !== false;
   const extra = {};
   const logKey = (id) => `fwlab.logy.${S.runId}.${id}`;
 
@@ -106,7 +109,7 @@ export function createCharts(S) {
   function source(C, g) {
     const c = C.def.col;
     const v = g.band ? g.med[c] : g.traces[0].cols[c];
-    return { v, lo: g.band ? g.lo[c] : v, hi: g.band ? g.hi[c] : v };
+    return { v, lo: banded(g) ? g.lo[c] : v, hi: banded(g) ? g.hi[c] : v };
   }
 
   function chartPoints(C) {
@@ -141,9 +144,9 @@ export function createCharts(S) {
     let width = 0;
     for (const g of S.groups) {
       let d = C.decs.get(g.key);
-      if (!d || d.band !== g.band) {
+      if (!d || d.band !== banded(g)) {
         d = new Decimator(1000);
-        d.band = g.band;
+        d.band = banded(g);
         C.decs.set(g.key, d);
       }
       d.feed(source(C, g), g.n);
@@ -163,7 +166,7 @@ export function createCharts(S) {
       );
       const cols = [smooth ? ema(y, S.smooth, C.logY) : y];
       if (smooth) cols.push(y);
-      if (g.band) cols.push(lo, hi);
+      if (banded(g)) cols.push(lo, hi);
       series.push({ x, cols, at: width, g, smooth });
       width += cols.length;
     }
@@ -178,7 +181,7 @@ export function createCharts(S) {
     }
     st.drawn = data[0].length;
     if (empty) return;
-    const layout = S.groups.map((g) => g.key + (g.band ? '+band' : '')).join(',') + `|${S.xaxis}|${S.logx}|${C.logY}|${smooth}|${S.showDrops}${S.showAways}`;
+    const layout = S.groups.map((g) => g.key + (banded(g) ? '+band' : '')).join(',') + `|${S.xaxis}|${S.logx}|${C.logY}|${smooth}|${S.showDrops}${S.showAways}`;
     S.internal++;
     try {
       if (!C.u || C.layout !== layout) {
@@ -202,7 +205,7 @@ export function createCharts(S) {
     st.series = C.u.series.slice(1).map((s) => ({ label: s.label, stroke: typeof s.stroke === 'function' ? s.stroke(C.u, 1) : s.stroke }));
     let bandRows = 0;
     for (const s of series) {
-      if (!s.g.band) continue;
+      if (!banded(s.g)) continue;
       const l = s.cols[s.cols.length - 2], h = s.cols[s.cols.length - 1];
       for (let j = 0; j < s.x.length; j++) if (l[j] != null && h[j] != null) bandRows++;
     }
@@ -225,7 +228,7 @@ export function createCharts(S) {
         if (dense) Object.assign(raw, { paths: () => null, points: { show: true, size: 2, width: 0, fill: alpha(g.color, 0.25), stroke: alpha(g.color, 0.25) } });
         sers.push(raw);
       }
-      if (g.band) {
+      if (banded(g)) {
         const lo = sers.length, hi = sers.length + 1;
         sers.push({ label: 'min', stroke: alpha(g.color, 0.35), width: 0.5, spanGaps: true, points: { show: false }, value: fmt });
         sers.push({ label: 'max', stroke: alpha(g.color, 0.35), width: 0.5, spanGaps: true, points: { show: false }, value: fmt });

@@ -1,5 +1,6 @@
-// Exports: a chart as a PNG with its title, explanation and legend, and
-// the complete trace as CSV or JSON Lines.
+// Exports: a chart as a PNG with its title, explanation and legend, the
+// complete trace as CSV or JSON Lines, the run bundle, and the run's
+// figure drawn by the server.
 
 import { el, fwlab, download } from './util.js';
 
@@ -97,4 +98,45 @@ export async function exportTrace(S, format, showError) {
   fwlab.lastExport = text;
   const type = format === 'csv' ? 'text/csv' : 'application/x-ndjson';
   download(`fwlab-${S.runId}.${format === 'csv' ? 'csv' : 'jsonl'}`, new Blob([text], { type }));
+}
+
+// fetchDownload downloads a server file under name; an error answer is
+// shown, not saved.
+async function fetchDownload(S, url, name, kind, showError) {
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (e) {
+    showError(`${kind}: could not reach the server: ${e.message}`);
+    return null;
+  }
+  if (!res.ok) {
+    let msg = `the server answered ${res.status}`;
+    try {
+      const d = JSON.parse(await res.text());
+      if (d && d.error) msg = d.error;
+    } catch (e) {
+      /* keep the status */
+    }
+    showError(`${kind} failed: ${msg}`);
+    return null;
+  }
+  const blob = await res.blob();
+  fwlab.exports.push({ kind, bytes: blob.size, type: blob.type, name });
+  download(name, blob);
+  return blob;
+}
+
+// exportBundle downloads the run bundle (spec, version, instance summary,
+// traces, summaries): the format of solve -format json, which the history
+// page imports.
+export async function exportBundle(S, showError) {
+  const blob = await fetchDownload(S, `/api/runs/${encodeURIComponent(S.runId)}/bundle`, `fwlab-${S.runId}.json`, 'bundle', showError);
+  if (blob) fwlab.lastBundle = await blob.text();
+}
+
+// exportFigure downloads the run's figure (svg, png or pdf).
+export async function exportFigure(S, format, showError) {
+  if (!['svg', 'png', 'pdf'].includes(format)) return;
+  await fetchDownload(S, `/api/runs/${encodeURIComponent(S.runId)}/figure.${format}`, `fwlab-${S.runId}.${format}`, 'figure', showError);
 }

@@ -6,6 +6,7 @@ import { $, $$, el, api, fwlab } from './util.js';
 import { checkParam, checkAlgo, isInt, num, uses } from './rules.js';
 import { scheduleSize, previewSeries, niceTicks } from './schedule.js';
 import { fmtNum, plural } from './format.js';
+import * as lab from './lab.js';
 
 export function initStart() {
   const cat = JSON.parse($('#catalogue').textContent);
@@ -96,8 +97,20 @@ export function initStart() {
     for (const row of $$('.algo-row', rows)) updateRow(row);
   }
 
+  // schedulePreview measures the instance again shortly after the last
+  // change. An answer still under way, and the error of the last one, are
+  // about values that have changed since: the answer is dropped and the
+  // error cleared (the new preview shows it again if it still holds), so a
+  // stale error never sits under a field the user has just fixed.
   function schedulePreview() {
     clearTimeout(pv.timer);
+    if (pv.ctl) {
+      pv.ctl.abort();
+      pv.ctl = null;
+      pv.key = '';
+    }
+    pv.seq++;
+    clearPreviewError();
     pv.timer = setTimeout(runPreview, 300);
   }
   fwlab.schedulePreview = schedulePreview;
@@ -650,6 +663,120 @@ export function initStart() {
     }
   });
 
+  // ------------------------------------------------ sweep a parameter
+  // The parameters a sweep can vary: the form's numeric controls in
+  // view, named by their spec path (params.NAME, algorithms[i].FIELD, or a
+  // run-level field).
+  const SWEEPABLE_RUN = new Set(['seed', 'iters', 'passes', 'gap', 'eval_every']);
+  function sweepParams() {
+    const out = [];
+    for (const e of $$('[data-field]', form)) {
+      const f = e.dataset.field;
+      if (e.closest('[hidden]') || e.closest('template')) continue;
+      let kind = '';
+      if (f.startsWith('params.')) {
+        const k = e.dataset.kind || (e.type === 'number' ? (e.step === '1' ? 'int' : 'float') : '');
+        if (k === 'int' || k === 'float') kind = k;
+      } else if (/^algorithms\[\d+\]\.(rho|alpha|m0|growth|r|L)$/.test(f)) {
+        kind = /\.(m0|r)$/.test(f) ? 'int' : 'float';
+      } else if (SWEEPABLE_RUN.has(f)) {
+        kind = f === 'passes' || f === 'gap' ? 'float' : 'int';
+      }
+      if (kind) out.push({ path: f, kind, label: labelOf(f) });
+    }
+    return out;
+  }
+  function fillSweepParams() {
+    const ps = sweepParams();
+    for (const i of [0, 1]) {
+      const sel = $(`#sweep-param-${i}`);
+      const keep = sel.value;
+      sel.replaceChildren(el('option', { value: '', text: i === 0 ? 'choose a parameter…' : 'none' }), ...ps.map((p) => el('option', { value: p.path, 'data-kind': p.kind, text: `${p.label} (${p.path})` })));
+      if (ps.some((p) => p.path === keep)) sel.value = keep;
+    }
+    sweepCount();
+  }
+  function sweepAxes() {
+    const axes = [], errs = [];
+    for (const i of [0, 1]) {
+      const sel = $(`#sweep-param-${i}`);
+      const text = $(`#sweep-values-${i}`).value;
+      if (!sel.value) {
+        if (i === 0) errs.push([`axes[0]`, 'choose the parameter to sweep']);
+        continue;
+      }
+      const opt = sel.selectedOptions[0];
+      const r = lab.parseValues(text, opt ? opt.dataset.kind : 'float');
+      if (r.error) errs.push([`axes[${i}]`, `values: ${r.error}`]);
+      else axes.push({ param: sel.value, values: r.values });
+    }
+    if (axes.length === 2 && axes[0].param === axes[1].param) errs.push(['axes[1]', 'choose a parameter other than the first']);
+    return { axes, errs };
+  }
+  function sweepCount() {
+    const { axes, errs } = sweepAxes();
+    const reps = +($('#run-replications') && $('#run-replications').value) || 1;
+    const cells = axes.reduce((a, x) => a * x.values.length, axes.length ? 1 : 0);
+    $('#sweep-count').textContent = !errs.length && cells ? `${plural(cells, 'cell', 'cells')} × ${plural(reps, 'replication', 'replications')} = ${plural(cells * reps, 'run', 'runs')} of every algorithm` : '';
+  }
+  // The choice follows the form: filled when opened, and again when the
+  // problem or the algorithm rows change.
+  $('#sweep-card').addEventListener('toggle', () => $('#sweep-card').open && fillSweepParams());
+  new MutationObserver(() => $('#sweep-card').open && fillSweepParams()).observe(rows, { childList: true });
+  for (const i of [0, 1]) {
+    $(`#sweep-param-${i}`).addEventListener('change', sweepCount);
+    $(`#sweep-values-${i}`).addEventListener('input', () => {
+      const t = $$('[data-error-for]').find((e) => e.dataset.errorFor === `axes[${i}]`);
+      if (t) t.textContent = '';
+      sweepCount();
+    });
+  }
+  sel.addEventListener('change', () => $('#sweep-card').open && fillSweepParams());
+  $('#start-sweep').addEventListener('click', async () => {
+    clearErrors();
+    const sweepErr = (f, m) => {
+      const t = $$('[data-error-for]').find((e) => e.dataset.errorFor === f);
+      (t || $('#sweep-error')).textContent = t ? m : `${f}: ${m}`;
+    };
+    const { spec, errs } = collect();
+    if (errs.length) {
+      for (const [f, m] of errs) setError(f, m);
+      showSummary(errs);
+      goTo(errs[0][0]);
+      sweepErr('sweep', 'fix the form first: the sweep varies its spec');
+      return;
+    }
+    const ax = sweepAxes();
+    if (ax.errs.length) {
+      for (const [f, m] of ax.errs) sweepErr(f, m);
+      return;
+    }
+    const btn = $('#start-sweep');
+    btn.disabled = true;
+    try {
+      const body = lab.sweepBody(spec, ax.axes);
+      fwlab.sweepRequest = body;
+      const res = await api('POST', '/api/sweeps', body);
+      if (res.status === 201 && res.data && res.data.id) {
+        location.assign(`/sweeps/${encodeURIComponent(res.data.id)}`);
+        return;
+      }
+      const d = res.data || {};
+      const f = d.field || '';
+      const m = /^axes\[(\d)\]/.exec(f);
+      if (m) sweepErr(`axes[${m[1]}]`, `${f}: ${d.error || res.status}`);
+      else if (f && fieldInput(f.replace(/^base\./, ''))) {
+        setError(f.replace(/^base\./, ''), d.error || `the server answered ${res.status}`);
+        goTo(f.replace(/^base\./, ''));
+        sweepErr('sweep', `the server refused the sweep: ${f}: ${d.error || res.status}`);
+      } else sweepErr('sweep', `the server refused the sweep: ${f ? f + ': ' : ''}${d.error || `status ${res.status}`}`);
+    } catch (e) {
+      sweepErr('sweep', `could not reach the server: ${e.message}`);
+    } finally {
+      btn.disabled = false;
+    }
+  });
+
   // A ?spec= in the URL (from a run page's "edit and rerun") fills the form.
   const given = new URLSearchParams(location.search).get('spec');
   let filled = false;
@@ -661,6 +788,7 @@ export function initStart() {
     }
   }
   if (!filled && sel.value) showProblem(sel.value, true);
+  fillSweepParams();
   recentRuns();
   document.body.dataset.ready = '1';
 }
@@ -673,8 +801,11 @@ async function recentRuns() {
   } catch (e) {
     return;
   }
-  if (!res.ok || !Array.isArray(res.data) || !res.data.length) return;
-  const runs = res.data.slice().sort((a, b) => String(b.created).localeCompare(String(a.created)));
+  // The store's listing is {runs, total, …}; a server without a store
+  // answers with the array of its live runs.
+  const list = res.ok && res.data ? (Array.isArray(res.data) ? res.data : res.data.runs) : null;
+  if (!Array.isArray(list) || !list.length) return;
+  const runs = list.slice().sort((a, b) => String(b.created).localeCompare(String(a.created)));
   const rows = runs.slice(0, 20).map((r) =>
     el(
       'tr',

@@ -9,7 +9,18 @@ import { createCharts } from './charts.js';
 import { createStream } from './stream.js';
 import * as Teach from './teaching.js';
 import * as Panels from './panels.js';
-import { exportPNG, exportTrace, chartPNG } from './export.js';
+import { exportPNG, exportTrace, exportBundle, exportFigure, chartPNG } from './export.js';
+
+// STATUS_HELP explains each status beside its badge.
+const STATUS_HELP = {
+  queued: 'waiting for a free worker slot (first in, first out); Stop takes it off the queue',
+  running: 'running',
+  paused: 'paused: its worker slot is free until it is resumed',
+  done: 'every trace has ended',
+  failed: 'a trace failed: see the message',
+  cancelled: 'stopped before it ended',
+  interrupted: 'the server stopped during the run; its stored records are kept',
+};
 
 export function initRun() {
   const page = $('#run-page');
@@ -34,6 +45,7 @@ export function initRun() {
     done: false,
     catchingUp: false,
     expanded: new Set(),
+    stored: [],
   };
   fwlab.runState = S;
   // Where the page's time goes: JSON parsing, appending records, drawing;
@@ -185,16 +197,96 @@ export function initRun() {
     resultPanels(run);
     const failed = (run.traces || []).filter((t) => t.status === 'failed');
     if (failed.length) showError(failed.map((t) => `trace ${t.trace} (${t.algo}, replication ${t.replication}) failed: ${(t.summary && t.summary.message) || 'no message'}`).join('; '));
-    $('#run-status').textContent = run.status;
+    $('#run-status').textContent = run.status === 'queued' && run.queue_position ? `queued (position ${run.queue_position})` : run.status;
     $('#run-status').className = 'status st-' + run.status;
+    $('#run-status').title = STATUS_HELP[run.status] || '';
     page.dataset.status = run.status;
+    fwlab.queuePosition = run.queue_position || 0;
+    const msg = $('#run-message');
+    const text = run.message || (run.status === 'interrupted' ? 'The server stopped during this run; the records it had stored are kept.' : '');
+    msg.textContent = text;
+    msg.hidden = !text;
     const paused = run.status === 'paused', active = run.status === 'running' || paused;
     $('#btn-pause').disabled = !active || paused;
     $('#btn-resume').disabled = !paused;
     $('#btn-step').disabled = !paused;
-    $('#btn-stop').disabled = !active;
+    $('#btn-stop').disabled = !active && run.status !== 'queued';
+    meta(run);
+    // Paused: the page shows the run where the server paused it. What the
+    // stream has not delivered shortly (a single step's records arrive at
+    // once) is fetched with the complete trace.
+    if (paused) {
+      clearTimeout(pausedTimer);
+      pausedTimer = setTimeout(() => {
+        if (S.status && S.status.status === 'paused' && !S.catchingUp && pageRecords() < serverRecords()) stream.catchUp();
+      }, 400);
+    }
     scheduleDraw();
   }
+  let pausedTimer = 0;
+
+  const pageRecords = () => S.traces.reduce((a, t) => a + (t ? t.n : 0), 0);
+  function serverRecords() {
+    const st = (S.status && S.status.traces) || [];
+    let server = 0;
+    for (const s of st) server += s.records || 0;
+    if (S.status && typeof S.status.records === 'number') server = Math.max(server, S.status.records);
+    return Math.max(server, S.stored.reduce((a, n) => a + (n || 0), 0));
+  }
+
+  // meta shows the run's name, note and star (stored runs have them).
+  let metaShown = false;
+  function meta(run) {
+    const has = run.name !== undefined || run.note !== undefined || run.starred !== undefined;
+    $('.run-meta').hidden = !has;
+    if (!has) return;
+    const star = $('#run-star');
+    star.textContent = run.starred ? '★' : '☆';
+    star.classList.toggle('on', !!run.starred);
+    star.setAttribute('aria-pressed', String(!!run.starred));
+    if (metaShown) return;
+    metaShown = true;
+    $('#run-name').value = run.name || '';
+    $('#run-note').value = run.note || '';
+    if (run.name) document.title = `${run.name} · fwlab`;
+  }
+  async function saveMeta(body) {
+    const res = await api('PATCH', `/api/runs/${encodeURIComponent(S.runId)}`, body);
+    const st = $('#run-meta-status');
+    if (!res.ok) {
+      st.textContent = `not saved: ${res.data && res.data.field ? res.data.field + ': ' : ''}${(res.data && res.data.error) || res.status}`;
+      st.className = 'error small';
+      return;
+    }
+    st.className = 'muted small';
+    st.textContent = 'saved';
+    $('#run-meta-save').disabled = true;
+    const d = res.data || {};
+    if (S.status) Object.assign(S.status, { name: d.name ?? body.name ?? S.status.name, note: d.note ?? body.note ?? S.status.note, starred: d.starred ?? body.starred ?? S.status.starred });
+    if (S.status) meta(S.status);
+    fwlab.saved = (fwlab.saved || 0) + 1;
+  }
+  for (const id of ['#run-name', '#run-note']) $(id).addEventListener('input', () => ($('#run-meta-save').disabled = false));
+  $('#run-meta-save').addEventListener('click', () => saveMeta({ name: $('#run-name').value.trim(), note: $('#run-note').value.trim() }));
+  $('#run-star').addEventListener('click', () => saveMeta({ starred: !(S.status && S.status.starred) }));
+
+  // compareWith offers the server's other runs of the same problem.
+  async function compareWith() {
+    const problem = S.status && S.status.spec && S.status.spec.problem;
+    let res;
+    try {
+      res = await api('GET', '/api/runs?limit=30' + (problem ? '&problem=' + encodeURIComponent(problem) : ''));
+    } catch (e) {
+      return;
+    }
+    const list = res.ok && res.data ? (Array.isArray(res.data) ? res.data : res.data.runs || []) : [];
+    const sel = $('#compare-with');
+    sel.replaceChildren(el('option', { value: '', text: 'choose a run…' }), ...list.filter((r) => r.id !== S.runId).map((r) => el('option', { value: r.id, text: `${r.name || r.id} · ${(r.algorithms || []).join(', ') || r.problem || ''} · ${r.status}` })));
+    sel.closest('label').hidden = sel.options.length < 2;
+  }
+  $('#compare-with').addEventListener('change', (ev) => {
+    if (ev.target.value) location.assign(`/compare?runs=${encodeURIComponent(S.runId)},${encodeURIComponent(ev.target.value)}`);
+  });
 
   // The stream's status leaves the panels out (has_panels marks the traces
   // that have them): they are fetched with GET /api/runs/{id}.
@@ -286,9 +378,8 @@ export function initRun() {
   // "catching up" while the page is behind.
   function syncLine() {
     const st = (S.status && S.status.traces) || [];
-    let server = 0, here = 0;
-    for (const s of st) server += s.records || 0;
-    if (S.status && typeof S.status.records === 'number') server = Math.max(server, S.status.records);
+    let server = serverRecords(), here = 0;
+    void st;
     for (const t of S.traces) if (t) here += t.n;
     // The status may be older than the records that followed it.
     server = Math.max(server, here);
@@ -458,7 +549,9 @@ export function initRun() {
     scheduleDraw();
   });
   $('#export-csv').addEventListener('click', () => exportTrace(S, 'csv', showError));
-  $('#export-json').addEventListener('click', () => exportTrace(S, 'jsonl', showError));
+  $('#export-jsonl').addEventListener('click', () => exportTrace(S, 'jsonl', showError));
+  $('#export-json').addEventListener('click', () => exportBundle(S, showError));
+  $('#export-figure').addEventListener('click', () => exportFigure(S, $('#figure-format').value, showError));
   document.addEventListener('click', (ev) => {
     const b = ev.target.closest && ev.target.closest('[data-png]');
     if (!b) return;
@@ -512,6 +605,7 @@ export function initRun() {
     fwlab.runId = S.runId;
     onStatus(res.data, true);
     stream.connect();
+    compareWith();
   }
   start();
 

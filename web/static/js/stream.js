@@ -56,6 +56,8 @@ export function createStream(S, on) {
     for (const b of batches || []) {
       const t = S.traces[b.trace];
       if (!t) continue;
+      // The server's own count for the trace (ahead while catching up).
+      if (typeof b.stored === 'number' && S.stored) S.stored[b.trace] = b.stored;
       if (b.from > t.n) return false;
       const recs = b.records || [];
       for (let j = t.n - b.from; j < recs.length; j++) t.push(recs[j]);

@@ -1,0 +1,242 @@
+// The compare page: the traces of two or more runs (live or stored)
+// overlaid on the run page's charts, with its controls (x-axis, log axes,
+// objective view, bands, smoothing, marks), and their specs side by side
+// with the differing parameters highlighted. Runs on different instances
+// are allowed and flagged.
+
+import { $, el, api, fwlab } from './util.js';
+import { fmtCell, COLORS } from './format.js';
+import { Trace, Group } from './traces.js';
+import { createCharts } from './charts.js';
+import { specDiff, differentInstances } from './lab.js';
+import { exportPNG } from './export.js';
+
+const LIVE = new Set(['queued', 'running', 'paused']);
+
+export function initCompare() {
+  const page = $('#compare-page');
+  const ids = (page.dataset.runs || '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .filter((s, i, a) => a.indexOf(s) === i);
+  const S = {
+    runId: 'compare',
+    traces: [],
+    groups: [],
+    status: null,
+    info: null,
+    fstar: null,
+    xaxis: 'k',
+    logx: false,
+    objmode: 'raw',
+    smooth: 0,
+    bands: true,
+    showDrops: true,
+    showAways: true,
+    zoom: null,
+    internal: 0,
+    perf: { draws: 0 },
+  };
+  fwlab.compareState = S;
+  fwlab.compare = { runs: ids, loaded: false, groups: [], flagged: false, differ: [] };
+  const showError = (msg) => {
+    const p = $('#run-error');
+    p.textContent = msg || '';
+    p.hidden = !msg;
+  };
+  if (ids.length < 2) {
+    showError('Choose two or more runs to compare: /compare?runs=ID1,ID2 (select them on the history page).');
+    page.dataset.status = 'missing';
+  }
+  const charts = createCharts(S);
+  fwlab.chartScale = charts.chartScale;
+
+  async function loadRun(id) {
+    const st = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
+    if (!st.ok || !st.data) throw new Error(`run ${id}: ${(st.data && st.data.error) || 'not found'} (status ${st.status})`);
+    const r = await fetch(`/api/runs/${encodeURIComponent(id)}/trace?format=jsonl`);
+    if (!r.ok) throw new Error(`run ${id}: its trace: the server answered ${r.status}`);
+    const text = await r.text();
+    return { id, status: st.data, text };
+  }
+
+  async function load() {
+    const got = await Promise.all(
+      ids.map((id) =>
+        loadRun(id).catch((e) => {
+          return { id, error: e.message };
+        })
+      )
+    );
+    const bad = got.filter((g) => g.error);
+    if (bad.length) showError(bad.map((g) => g.error).join('; '));
+    const runs = got.filter((g) => !g.error);
+    // A reload starts the traces afresh (the charts' state goes with them).
+    const again = S.groups.length > 0;
+    S.traces.length = 0;
+    S.groups.length = 0;
+    // One group per (run, algorithm row); its traces are the replications.
+    for (const run of runs) {
+      const st = run.status;
+      const label = st.name || run.id;
+      const local = {};
+      const seen = {};
+      for (const tm of st.traces || []) {
+        const tk = tm.algo + '/' + tm.replication;
+        const ord = (seen[tk] = (seen[tk] || 0) + 1) - 1;
+        const key = run.id + ':' + tm.algo + '#' + ord;
+        let g = S.groups.find((x) => x.key === key);
+        if (!g) {
+          const rows = ((st.spec && st.spec.algorithms) || []).filter((a) => a.algo === tm.algo);
+          g = new Group(key, `${label} · ${tm.algo}${rows.length > 1 ? ' #' + (ord + 1) : ''}`, COLORS[S.groups.length % COLORS.length]);
+          g.run = run.id;
+          S.groups.push(g);
+        }
+        const t = new Trace({ ...tm, trace: S.traces.length }, false);
+        t.group = g;
+        g.traces.push(t);
+        local[tm.trace] = t;
+        S.traces.push(t);
+      }
+      for (const line of run.text.split('\n')) {
+        if (!line.trim()) continue;
+        let rec;
+        try {
+          rec = JSON.parse(line);
+        } catch (e) {
+          continue;
+        }
+        const t = local[rec.trace];
+        if (t) t.push(rec);
+      }
+    }
+    // F − F* only when every run knows the same F*.
+    const fs = runs.map((r) => (r.status.info && r.status.info.fstar != null ? r.status.info.fstar : null));
+    const one = fs.length && fs.every((f) => f != null && Math.abs(f - fs[0]) <= 1e-12 * Math.max(1, Math.abs(fs[0])));
+    S.fstar = one ? fs[0] : null;
+    if (!again || (S.objmode === 'fstar' && S.fstar == null)) {
+      S.objmode = S.fstar != null ? 'fstar' : 'raw';
+      $('#objmode').value = S.objmode;
+      charts.setObjectiveTitle();
+    }
+    $('option[value=fstar]', $('#objmode')).disabled = S.fstar == null;
+    specTable(runs);
+    legend(runs);
+    for (const g of S.groups) g.update(() => true);
+    if (again) charts.relayout();
+    else charts.build();
+    charts.drawAll();
+    S.perf.draws++;
+    page.dataset.status = runs.length >= 2 ? 'ready' : 'missing';
+    fwlab.compare.loaded = true;
+    fwlab.compare.groups = S.groups.map((g) => ({ key: g.key, run: g.run, label: g.label, color: g.color, n: g.n, reps: g.traces.length }));
+    fwlab.traces = S.traces.map((t) => ({ run: t.group.run, algo: t.meta.algo, replication: t.meta.replication, n: t.n, color: t.group.color }));
+    fwlab.compare.loads = (fwlab.compare.loads || 0) + 1;
+    // Runs still live: load them again in a few seconds.
+    if (runs.some((r) => LIVE.has(r.status.status))) setTimeout(() => load().catch((e) => showError(`loading the runs failed: ${e.message}`)), 3000);
+  }
+
+  function legend(runs) {
+    $('#legend-algos').replaceChildren(
+      ...S.groups.map((g) => el('span', { class: 'legend-algo', 'data-group': g.key }, el('span', { class: 'swatch', style: { background: g.color } }), ` ${g.label}${g.band ? ` · median of ${g.traces.length}` : ''}`))
+    );
+    $('#compare-runs').replaceChildren(
+      ...runs.flatMap((r, i) => [i ? ' · ' : '', el('a', { href: '/runs/' + encodeURIComponent(r.id), text: r.status.name || r.id }), ` (${r.status.status})`])
+    );
+  }
+
+  function specTable(runs) {
+    const specs = runs.map((r) => r.status.spec || {});
+    const rows = specDiff(specs);
+    const inst = runs.map((r) => r.status.info || r.status.instance || {});
+    const instRow = (k, title, f) => {
+      const values = inst.map((i) => (i[k] == null ? undefined : i[k]));
+      const norm = values.map((v) => String(v));
+      return { key: title, values: values.map((v) => (v === undefined ? undefined : f(v))), differ: norm.some((v) => v !== norm[0]), instance: true };
+    };
+    rows.push(instRow('dim', 'instance: p (variables)', String), instRow('samples', 'instance: n (samples)', String), instRow('blocks', 'instance: q (blocks)', String), instRow('fstar', 'instance: F*', (v) => fmtCell(v, 10)));
+    const head = el('tr', {}, el('th', { text: 'parameter' }), ...runs.map((r) => el('th', {}, el('a', { href: '/runs/' + encodeURIComponent(r.id), text: r.status.name || r.id }))));
+    $('#spec-diff thead').replaceChildren(head);
+    $('#spec-diff tbody').replaceChildren(
+      ...rows.map((r) =>
+        el(
+          'tr',
+          { class: r.differ ? 'differ' : '', 'data-key': r.key },
+          el('th', { class: 'mono small', text: r.key }),
+          ...r.values.map((v) => el('td', { class: 'mono small', text: v === undefined ? '—' : String(v) }))
+        )
+      )
+    );
+    fwlab.compare.differ = rows.filter((r) => r.differ).map((r) => r.key);
+    const flagged = differentInstances(runs.map((r) => ({ spec: r.status.spec, instance: r.status.info })));
+    fwlab.compare.flagged = flagged;
+    const p = $('#compare-flag');
+    p.hidden = !flagged;
+    p.textContent = flagged ? '⚠ These runs are on different instances (problem, its parameters, seed or size differ): their objectives are not of the same function.' : '';
+  }
+
+  // ------------------------------------------------------------ controls
+  const redraw = () => {
+    charts.drawAll();
+    S.perf.draws++;
+  };
+  $('#xaxis').addEventListener('change', (ev) => {
+    S.xaxis = ev.target.value;
+    S.zoom = null;
+    charts.relayout();
+    redraw();
+  });
+  $('#logx').addEventListener('change', (ev) => {
+    S.logx = ev.target.checked;
+    S.zoom = null;
+    charts.relayout();
+    redraw();
+  });
+  $('#objmode').addEventListener('change', (ev) => {
+    S.objmode = ev.target.value;
+    charts.setObjectiveTitle();
+    redraw();
+  });
+  $('#bands').addEventListener('change', (ev) => {
+    S.bands = ev.target.checked;
+    redraw();
+  });
+  $('#smooth').addEventListener('input', (ev) => {
+    S.smooth = +ev.target.value;
+    $('#smooth-val').textContent = S.smooth > 0 ? S.smooth.toFixed(2) : 'off';
+    redraw();
+  });
+  $('#show-drops').addEventListener('change', (ev) => {
+    S.showDrops = ev.target.checked;
+    redraw();
+  });
+  $('#show-aways').addEventListener('change', (ev) => {
+    S.showAways = ev.target.checked;
+    redraw();
+  });
+  document.addEventListener('click', (ev) => {
+    const b = ev.target.closest && ev.target.closest('[data-png]');
+    if (!b) return;
+    const C = charts.charts.find((c) => c.def.id === b.dataset.png);
+    if (C) exportPNG(C, S);
+  });
+  let resizeTimer = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      S.internal++;
+      try {
+        charts.resize();
+      } finally {
+        S.internal--;
+      }
+    }, 100);
+  });
+
+  if (ids.length >= 2)
+    load().catch((e) => {
+      showError(`loading the runs failed: ${e.message}`);
+      page.dataset.status = 'missing';
+    });
+}

@@ -1,0 +1,354 @@
+// The history page: every stored run newest first (GET /api/runs), with
+// filters by problem, algorithm and status, a search over name and note,
+// pages, rename/note/star in place (PATCH), delete of one or many after a
+// confirmation (POST /api/runs/delete), the disk used, a drop zone that
+// imports a run bundle (POST /api/runs/import) and Compare of the runs
+// selected.
+
+import { $, $$, el, api, fwlab } from './util.js';
+import { fmtCell } from './format.js';
+import { keyParams, finals, fmtBytes } from './lab.js';
+
+const LIMIT = 50;
+const LIVE = new Set(['queued', 'running', 'paused']);
+
+export function initHistory() {
+  const url = new URLSearchParams(location.search);
+  const S = {
+    problem: url.get('problem') || '',
+    algo: url.get('algo') || '',
+    status: url.get('status') || '',
+    q: url.get('q') || '',
+    offset: Math.max(0, parseInt(url.get('offset') || '0', 10) || 0),
+    total: 0,
+    rows: [],
+    selected: new Set(),
+    seq: 0,
+  };
+  fwlab.history = { loads: 0, rows: [], total: 0, selected: [] };
+
+  const showError = (msg) => {
+    const p = $('#history-error');
+    p.textContent = msg || '';
+    p.hidden = !msg;
+  };
+
+  // The filters' choices: the catalogue's problems and algorithms.
+  async function catalogue() {
+    try {
+      const res = await api('GET', '/api/scenarios');
+      if (!res.ok || !res.data) return;
+      const probs = (res.data.problems || []).map((p) => p.name);
+      const algos = (res.data.algorithms || []).map((a) => (typeof a === 'string' ? a : a.name));
+      fillSelect($('#f-problem'), probs, S.problem);
+      fillSelect($('#f-algo'), algos, S.algo);
+    } catch (e) {
+      /* the filters keep "any" and the value in the URL */
+    }
+  }
+  function fillSelect(sel, names, value) {
+    const have = new Set($$('option', sel).map((o) => o.value));
+    for (const n of names) if (!have.has(n)) sel.append(el('option', { value: n, text: n }));
+    if (value && !names.includes(value) && !have.has(value)) sel.append(el('option', { value, text: value }));
+    sel.value = value;
+  }
+  fillSelect($('#f-problem'), [], S.problem);
+  fillSelect($('#f-algo'), [], S.algo);
+  $('#f-status').value = S.status;
+  $('#f-q').value = S.q;
+
+  function query() {
+    const p = new URLSearchParams();
+    if (S.problem) p.set('problem', S.problem);
+    if (S.algo) p.set('algo', S.algo);
+    if (S.status) p.set('status', S.status);
+    if (S.q) p.set('q', S.q);
+    if (S.offset) p.set('offset', String(S.offset));
+    return p;
+  }
+
+  async function load() {
+    const seq = ++S.seq;
+    const p = query();
+    history.replaceState(null, '', '/runs' + (p.toString() ? '?' + p : ''));
+    p.set('offset', String(S.offset));
+    p.set('limit', String(LIMIT));
+    let res;
+    try {
+      res = await api('GET', '/api/runs?' + p);
+    } catch (e) {
+      if (seq === S.seq) showError(`could not reach the server: ${e.message}`);
+      return;
+    }
+    if (seq !== S.seq) return; // a newer load is under way
+    // A server without a run store lists its runs in memory as an array
+    // of statuses: shown the same way, filtered and paged here.
+    if (res.ok && Array.isArray(res.data)) res.data = fromLive(res.data, S, LIMIT);
+    if (!res.ok || !res.data || !Array.isArray(res.data.runs)) {
+      showError(`listing the runs failed: ${(res.data && res.data.error) || res.status}`);
+      return;
+    }
+    showError('');
+    const d = res.data;
+    S.rows = d.runs;
+    // Without a store there is nothing to rename, star or delete.
+    S.live = !!d.live;
+    $('#btn-delete').hidden = S.live;
+    S.total = d.total || 0;
+    if (S.offset >= S.total && S.offset > 0) {
+      S.offset = Math.max(0, S.total - (S.total % LIMIT || LIMIT));
+      load();
+      return;
+    }
+    $('#disk-used').textContent = d.live ? `${S.total.toLocaleString('en')} runs in memory: this server keeps no history` : d.disk_bytes != null ? `${fmtBytes(d.disk_bytes)} on disk · ${S.total.toLocaleString('en')} runs` : '';
+    render();
+    fwlab.history.loads++;
+    fwlab.history.total = S.total;
+    fwlab.history.rows = S.rows.map((r) => ({ id: r.id, status: r.status, problem: r.problem, algorithms: r.algorithms, name: r.name || '', note: r.note || '', starred: !!r.starred }));
+    document.body.dataset.ready = '1';
+    // Runs still live on this page: look again in a few seconds.
+    clearTimeout(S.refresh);
+    if (S.rows.some((r) => LIVE.has(r.status))) S.refresh = setTimeout(refresh, 3000);
+  }
+
+  // refresh reloads the page of runs unless the user is in the middle of
+  // something a reload would lose (an edit, a confirmation).
+  function refresh() {
+    if ($('.edit-name') || !$('#confirm-delete').hidden) {
+      S.refresh = setTimeout(refresh, 3000);
+      return;
+    }
+    load();
+  }
+
+  function render() {
+    const tb = $('#history tbody');
+    tb.replaceChildren(...S.rows.map(row));
+    $('#history-empty').hidden = S.rows.length > 0;
+    const last = Math.min(S.total, S.offset + S.rows.length);
+    $('#page-info').textContent = S.total ? `${S.offset + 1}–${last} of ${S.total.toLocaleString('en')}` : '';
+    $('#page-prev').disabled = S.offset === 0;
+    $('#page-next').disabled = last >= S.total;
+    $('#select-all').checked = S.rows.length > 0 && S.rows.every((r) => S.selected.has(r.id));
+    selection();
+  }
+
+  function row(r) {
+    const box = el('input', { type: 'checkbox', class: 'pick', 'aria-label': 'select run ' + r.id });
+    box.checked = S.selected.has(r.id);
+    box.addEventListener('change', () => {
+      box.checked ? S.selected.add(r.id) : S.selected.delete(r.id);
+      selection();
+    });
+    const star = el('button', { type: 'button', class: 'star' + (r.starred ? ' on' : ''), title: r.starred ? 'unstar (a starred run is never trimmed)' : 'star (a starred run is never trimmed)', 'aria-pressed': String(!!r.starred), text: r.starred ? '★' : '☆' });
+    star.addEventListener('click', () => patch(r, { starred: !r.starred }));
+    const name = el('div', { class: 'run-name' }, el('a', { href: '/runs/' + encodeURIComponent(r.id), text: r.name || r.id }));
+    if (r.name) name.append(el('span', { class: 'muted small mono', text: ' ' + r.id }));
+    const note = el('div', { class: 'run-note muted small', text: r.note || '' });
+    const edit = el('button', { type: 'button', class: 'small edit', text: 'edit', title: 'rename or write a note' });
+    edit.addEventListener('click', () => editRow(tr, r));
+    const fin = finals(r);
+    const objCell = el('td', { class: 'num' }, ...fin.map((f) => el('div', { title: `${f.algo}${f.n > 1 ? `: median of ${f.n}` : ''}`, text: fmtCell(f.objective, 8) })));
+    const gapCell = el('td', { class: 'num' }, ...fin.map((f) => el('div', { title: `${f.algo}${f.n > 1 ? `: median of ${f.n}` : ''}`, text: fmtCell(f.gap, 3) })));
+    const del = el('button', { type: 'button', class: 'small', text: 'delete' });
+    del.addEventListener('click', () => confirmDelete([r.id]));
+    const tr = el(
+      'tr',
+      { 'data-run': r.id, 'data-status': r.status },
+      el('td', {}, box),
+      el('td', {}, S.live ? null : star),
+      el('td', { class: 'run-cell' }, name, note, S.live ? null : edit),
+      el('td', {}, el('span', { class: 'status st-' + r.status, text: r.status })),
+      el('td', { text: r.problem || '' }),
+      el('td', {}, ...(r.algorithms || []).map((a) => el('div', { text: a }))),
+      el('td', { class: 'params small mono', text: keyParams(r) }),
+      objCell,
+      gapCell,
+      el('td', { class: 'small', title: r.ended ? 'ended ' + new Date(r.ended).toLocaleString() : '', text: r.created ? new Date(r.created).toLocaleString() : '' }),
+      el('td', {}, S.live ? null : del)
+    );
+    return tr;
+  }
+
+  // editRow turns a row's name and note into inputs; Save sends them.
+  function editRow(tr, r) {
+    const cell = $('.run-cell', tr);
+    const name = el('input', { type: 'text', class: 'edit-name', value: r.name || '', placeholder: 'name', maxlength: '200' });
+    const note = el('textarea', { class: 'edit-note', rows: '2', placeholder: 'note', maxlength: '10000' });
+    note.value = r.note || '';
+    const save = el('button', { type: 'button', class: 'small save', text: 'Save' });
+    const cancel = el('button', { type: 'button', class: 'small', text: 'Cancel' });
+    save.addEventListener('click', () => patch(r, { name: name.value.trim(), note: note.value.trim() }));
+    cancel.addEventListener('click', render);
+    cell.replaceChildren(el('a', { href: '/runs/' + encodeURIComponent(r.id), class: 'mono small', text: r.id }), name, note, el('div', {}, save, ' ', cancel));
+    name.focus();
+  }
+
+  async function patch(r, body) {
+    const res = await api('PATCH', '/api/runs/' + encodeURIComponent(r.id), body);
+    if (!res.ok) {
+      showError(`run ${r.id}: ${res.data && res.data.field ? res.data.field + ': ' : ''}${(res.data && res.data.error) || res.status}`);
+      return;
+    }
+    showError('');
+    Object.assign(r, body, res.data && res.data.id ? res.data : {});
+    render();
+    fwlab.history.patched = (fwlab.history.patched || 0) + 1;
+  }
+
+  function selection() {
+    const n = S.selected.size;
+    $('#selection').textContent = n ? `${n} selected` : 'select runs to compare or delete them';
+    $('#btn-compare').disabled = n < 2;
+    $('#btn-delete').disabled = n < 1;
+    fwlab.history.selected = [...S.selected];
+  }
+
+  let pending = [];
+  function confirmDelete(ids) {
+    pending = ids;
+    $('#confirm-text').textContent = ids.length === 1 ? `Delete run ${ids[0]} and its records? This cannot be undone.` : `Delete these ${ids.length} runs and their records? This cannot be undone.`;
+    $('#confirm-delete').hidden = false;
+    $('#confirm-no').focus();
+  }
+  $('#confirm-no').addEventListener('click', () => {
+    pending = [];
+    $('#confirm-delete').hidden = true;
+  });
+  $('#confirm-yes').addEventListener('click', async () => {
+    const ids = pending;
+    pending = [];
+    $('#confirm-delete').hidden = true;
+    if (!ids.length) return;
+    const res = await api('POST', '/api/runs/delete', { ids });
+    if (!res.ok) {
+      // A refused id is named by its place in the list: name the run.
+      const m = res.data && res.data.field ? /^ids\[(\d+)\]$/.exec(res.data.field) : null;
+      const who = m && ids[+m[1]] ? `run ${ids[+m[1]]}: ` : res.data && res.data.field ? res.data.field + ': ' : '';
+      showError(`delete: ${who}${(res.data && res.data.error) || res.status}`);
+    } else showError('');
+    for (const id of ids) S.selected.delete(id);
+    fwlab.history.deleted = (fwlab.history.deleted || 0) + ((res.data && res.data.deleted) || 0);
+    load();
+  });
+  $('#btn-delete').addEventListener('click', () => confirmDelete([...S.selected]));
+  $('#btn-compare').addEventListener('click', () => {
+    location.assign('/compare?runs=' + [...S.selected].map(encodeURIComponent).join(','));
+  });
+  $('#select-all').addEventListener('change', (ev) => {
+    for (const r of S.rows) ev.target.checked ? S.selected.add(r.id) : S.selected.delete(r.id);
+    render();
+  });
+
+  // Filters: a change reloads from the first page; typing waits a moment.
+  const refilter = () => {
+    S.problem = $('#f-problem').value;
+    S.algo = $('#f-algo').value;
+    S.status = $('#f-status').value;
+    S.q = $('#f-q').value.trim();
+    S.offset = 0;
+    load();
+  };
+  for (const id of ['#f-problem', '#f-algo', '#f-status']) $(id).addEventListener('change', refilter);
+  let typing = 0;
+  $('#f-q').addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(refilter, 250);
+  });
+  $('#history-filter').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    refilter();
+  });
+  $('#page-prev').addEventListener('click', () => {
+    S.offset = Math.max(0, S.offset - LIMIT);
+    load();
+  });
+  $('#page-next').addEventListener('click', () => {
+    S.offset += LIMIT;
+    load();
+  });
+
+  // --------------------------------------------------------- import
+
+  const zone = $('#drop-zone');
+  const status = $('#import-status');
+  async function importFile(file) {
+    if (!file) return;
+    status.className = 'small';
+    status.textContent = `importing ${file.name}…`;
+    zone.dataset.state = 'importing';
+    let res;
+    try {
+      const r = await fetch('/api/runs/import', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: file });
+      const text = await r.text();
+      let data;
+      try {
+        data = JSON.parse(text);
+      } catch (e) {
+        data = { error: text.trim() || `the server answered ${r.status}` };
+      }
+      res = { status: r.status, data };
+    } catch (e) {
+      res = { status: 0, data: { error: `could not reach the server: ${e.message}` } };
+    }
+    const d = res.data || {};
+    if (res.status === 201 && d.id) {
+      status.replaceChildren(`imported ${file.name} as `, el('a', { href: '/runs/' + encodeURIComponent(d.id), text: d.id, 'data-imported': d.id }));
+      zone.dataset.state = 'done';
+      fwlab.history.imported = d.id;
+      S.offset = 0;
+      await load();
+      const tr = $(`tr[data-run="${CSS.escape(d.id)}"]`);
+      if (tr) tr.classList.add('fresh');
+      return;
+    }
+    status.className = 'small error';
+    status.textContent = `${file.name} was refused: ${d.field ? d.field + ': ' : ''}${d.error || `the server answered ${res.status}`}`;
+    zone.dataset.state = 'rejected';
+    fwlab.history.importError = { field: d.field || '', error: d.error || '', status: res.status };
+  }
+  zone.addEventListener('dragover', (ev) => {
+    ev.preventDefault();
+    zone.classList.add('over');
+  });
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  zone.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    zone.classList.remove('over');
+    const f = ev.dataTransfer && ev.dataTransfer.files && ev.dataTransfer.files[0];
+    importFile(f);
+  });
+  $('#import-file').addEventListener('change', (ev) => {
+    const f = ev.target.files && ev.target.files[0];
+    importFile(f).finally(() => (ev.target.value = ''));
+  });
+
+  catalogue();
+  load();
+}
+
+// fromLive turns a server's in-memory run statuses into the store's
+// listing: rows newest first, filtered and paged as the store would.
+export function fromLive(list, f, limit) {
+  const rows = list.map((st) => {
+    const spec = st.spec || {};
+    return {
+      id: st.id,
+      name: st.name || '',
+      note: st.note || '',
+      starred: !!st.starred,
+      status: st.status,
+      problem: spec.problem || st.problem || '',
+      algorithms: (spec.algorithms || []).map((a) => a.algo),
+      created: st.created,
+      spec,
+      params: { ...(spec.params || {}), replications: spec.replications, iters: spec.iters, seed: spec.seed },
+      final: (st.traces || []).map((t) => ({ algo: t.algo, replication: t.replication, objective: t.summary ? t.summary.objective : null, gap: t.summary ? t.summary.gap : null, status: t.status })),
+    };
+  });
+  const q = (f.q || '').toLowerCase();
+  const kept = rows
+    .filter((r) => (!f.problem || r.problem === f.problem) && (!f.algo || r.algorithms.includes(f.algo)) && (!f.status || r.status === f.status) && (!q || `${r.name} ${r.note}`.toLowerCase().includes(q)))
+    .sort((a, b) => String(b.created).localeCompare(String(a.created)));
+  return { runs: kept.slice(f.offset, f.offset + limit), total: kept.length, offset: f.offset, limit, disk_bytes: null, live: true };
+}

@@ -1,0 +1,243 @@
+// A sweep's page: a heat map (two axes) or a line (one axis) of a chosen
+// outcome (final gap or objective, passes or seconds to reach a gap), the
+// median over each cell's replications, each cell linking to its run; it
+// follows the sweep (GET /api/sweeps/{id}) until every cell has ended.
+
+import { $, el, api, fwlab } from './util.js';
+import { fmtCell, fmtNum } from './format.js';
+import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf } from './lab.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const LIVE = new Set(['queued', 'running', 'paused']);
+
+function svg(tag, attrs, ...kids) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) if (v != null) e.setAttribute(k, v);
+  for (const c of kids) if (c != null) e.append(c);
+  return e;
+}
+
+export function initSweep() {
+  const page = $('#sweep-page');
+  const id = page.dataset.sweepId;
+  const S = { sweep: null, outcome: 'final_gap', algo: '', log: true, gap: '', timer: 0, polls: 0 };
+  fwlab.sweep = { id, polls: 0, status: '', cells: [], drawn: 0, kind: '' };
+  const showError = (msg) => {
+    const p = $('#sweep-error');
+    p.textContent = msg || '';
+    p.hidden = !msg;
+  };
+
+  async function poll() {
+    clearTimeout(S.timer);
+    const q = S.gap ? '?gap=' + encodeURIComponent(S.gap) : '';
+    let res;
+    try {
+      res = await api('GET', `/api/sweeps/${encodeURIComponent(id)}${q}`);
+    } catch (e) {
+      showError(`could not reach the server: ${e.message}`);
+      S.timer = setTimeout(poll, 3000);
+      return;
+    }
+    S.polls++;
+    fwlab.sweep.polls = S.polls;
+    if (!res.ok || !res.data) {
+      showError(`sweep ${id}: ${(res.data && res.data.field ? res.data.field + ': ' : '') + ((res.data && res.data.error) || 'not found')} (status ${res.status})`);
+      page.dataset.status = res.status === 404 ? 'missing' : 'error';
+      if (res.status >= 500) S.timer = setTimeout(poll, 3000);
+      return;
+    }
+    showError('');
+    S.sweep = res.data;
+    draw();
+    if (LIVE.has(S.sweep.status) || (S.sweep.cells || []).some((c) => LIVE.has(c.status))) S.timer = setTimeout(poll, 1000);
+  }
+
+  function draw() {
+    const sw = S.sweep;
+    const st = $('#sweep-status');
+    st.textContent = sw.status;
+    st.className = 'status st-' + sw.status;
+    page.dataset.status = sw.status;
+    const cells = sw.cells || [];
+    const done = cells.filter((c) => !LIVE.has(c.status)).length;
+    $('#sweep-progress').textContent = `${done} of ${cells.length} cells ended` + (sw.base && sw.base.problem ? ` · ${sw.base.problem}` : '') + (sw.base && sw.base.replications > 1 ? ` · ${sw.base.replications} replications per cell` : '');
+    $('#sweep-cancel').disabled = !LIVE.has(sw.status);
+    if (sw.gap_target != null) $('#gap-target').placeholder = `${sw.gap_target} (the sweep's)`;
+    const runs = cells.map((c) => c.run).filter(Boolean);
+    const cmp = $('#sweep-compare');
+    cmp.hidden = runs.length < 2;
+    cmp.href = '/compare?runs=' + runs.map(encodeURIComponent).join(',');
+    // The algorithm choice: the cells' per-algorithm summaries.
+    const algos = algosOf(sw);
+    const asel = $('#sweep-algo');
+    const want = ['', ...algos].join(',');
+    if (asel.dataset.opts !== want) {
+      asel.dataset.opts = want;
+      const base0 = sw.base && sw.base.algorithms && sw.base.algorithms[0] ? sw.base.algorithms[0].algo : '';
+      asel.replaceChildren(el('option', { value: '', text: base0 ? `${base0} (first)` : 'first' }), ...algos.map((a) => el('option', { value: a, text: a })));
+      asel.value = S.algo;
+    }
+    asel.closest('label').hidden = algos.length < 2;
+    const info = OUTCOMES[S.outcome];
+    const G = sweepGrid(sw, S.outcome, S.algo);
+    const log = S.log && info.log !== null;
+    const range = gridRange(G.grid, log);
+    const box = $('#sweep-plot');
+    if (G.axes.length === 2) {
+      box.replaceChildren(heatMap(G, range, log, info));
+      fwlab.sweep.kind = 'heatmap';
+    } else {
+      box.replaceChildren(linePlot(G, range, log, info));
+      fwlab.sweep.kind = 'line';
+    }
+    table(sw, G);
+    fwlab.sweep.status = sw.status;
+    fwlab.sweep.drawn++;
+    fwlab.sweep.cells = cells.map((c) => ({ run: c.run, status: c.status, values: c.values, value: c.run ? G.grid.flat().find((s) => s.cell === c)?.value ?? null : null }));
+  }
+
+  const axisName = (a) => (a ? a.param : '');
+  // A cell links to its run unless the run was never made or is deleted.
+  const linkable = (c) => !!(c && c.run && c.status !== 'deleted');
+  // missing says why a cell has no value.
+  function missing(c) {
+    if (!c) return '—';
+    if (LIVE.has(c.status)) return c.status + '…';
+    if (c.status === 'deleted') return 'run deleted';
+    if (!c.run) return 'not run';
+    if (c.status !== 'done') return c.status;
+    return S.outcome.endsWith('_to_gap') ? 'not reached' : 'no value';
+  }
+
+  // heatMap: rows are the second axis (top to bottom), columns the first.
+  function heatMap(G, range, log, info) {
+    const [a0, a1] = G.axes;
+    const head = el('tr', {}, el('th', { class: 'corner', text: `${axisName(a1)} ↓ · ${axisName(a0)} →` }), ...a0.values.map((v) => el('th', { class: 'mono', text: fmtNum(v) })));
+    const body = G.grid.map((row, j) =>
+      el(
+        'tr',
+        {},
+        el('th', { class: 'mono', text: fmtNum(a1.values[j]) }),
+        ...row.map((s, i) => {
+          const t = shade(s.value, range, log);
+          const c = s.cell;
+          const text = s.value == null ? missing(c) : fmtCell(s.value, 3);
+          const inner = linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text, 'data-run': c.run, title: `${a0.param} = ${a0.values[i]}, ${a1.param} = ${a1.values[j]} · ${info.title}: ${text} · run ${c.run} (${c.status})` }) : el('span', { text });
+          return el('td', { class: 'hm-cell', 'data-i': i, 'data-j': j, 'data-status': c ? c.status : 'none', style: { background: colour(t), color: ink(t) } }, inner);
+        })
+      )
+    );
+    const tbl = el('table', { class: 'heatmap', id: 'heatmap' }, el('thead', {}, head), el('tbody', {}, ...body));
+    return el('div', { class: 'hm-wrap' }, el('h3', { text: `${info.title} — median over replications` }), tbl, scaleBar(range, log));
+  }
+
+  function scaleBar(range, log) {
+    if (!range) return el('p', { class: 'muted small', text: 'no values yet' });
+    const steps = 10;
+    const bar = el('div', { class: 'hm-scale' }, el('span', { class: 'small mono', text: fmtCell(range.lo, 3) }));
+    for (let i = 0; i < steps; i++) bar.append(el('span', { class: 'hm-swatch', style: { background: colour(i / (steps - 1)) } }));
+    bar.append(el('span', { class: 'small mono', text: fmtCell(range.hi, 3) }), el('span', { class: 'muted small', text: log ? ' (log scale)' : ' (linear scale)' }));
+    return bar;
+  }
+
+  // linePlot: the outcome against the one axis' values, each point a link.
+  function linePlot(G, range, log, info) {
+    const a0 = G.axes[0] || { param: '', values: [] };
+    const W = Math.max(360, Math.min(900, ($('#sweep-plot').clientWidth || 700) - 20)), H = 300;
+    const L = 70, R = 20, T = 20, B = 50;
+    const xs = a0.values.map(Number);
+    const numericX = xs.every((x) => Number.isFinite(x));
+    const xlog = numericX && xs.length > 2 && xs.every((x) => x > 0) && Math.max(...xs) / Math.min(...xs) >= 100;
+    const fx = (v, i) => {
+      if (!numericX || xs.length < 2) return L + ((i + 0.5) * (W - L - R)) / Math.max(1, xs.length);
+      const f = (x) => (xlog ? Math.log10(x) : x);
+      const lo = f(Math.min(...xs)), hi = f(Math.max(...xs));
+      return L + ((f(v) - lo) / (hi - lo || 1)) * (W - L - R);
+    };
+    const fy = (v) => {
+      const t = shade(v, range, log);
+      return t == null ? null : T + (1 - t) * (H - T - B);
+    };
+    const root = svg('svg', { class: 'sweep-line', id: 'sweep-line', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${info.title} against ${a0.param}` });
+    root.append(svg('rect', { x: L, y: T, width: W - L - R, height: H - T - B, fill: '#fff', stroke: '#ccd' }));
+    if (range) {
+      root.append(svg('text', { x: L - 6, y: T + 4, 'text-anchor': 'end', 'font-size': 11 }, fmtCell(range.hi, 3)));
+      root.append(svg('text', { x: L - 6, y: H - B, 'text-anchor': 'end', 'font-size': 11 }, fmtCell(range.lo, 3)));
+    }
+    root.append(svg('text', { x: 12, y: T + (H - T - B) / 2, 'font-size': 11, transform: `rotate(-90 12 ${T + (H - T - B) / 2})`, 'text-anchor': 'middle' }, info.title + (log ? ' (log)' : '')));
+    root.append(svg('text', { x: L + (W - L - R) / 2, y: H - 10, 'text-anchor': 'middle', 'font-size': 12 }, a0.param + (xlog ? ' (log)' : '')));
+    const pts = [];
+    G.grid[0].forEach((s, i) => {
+      const x = fx(xs[i], i);
+      root.append(svg('text', { x, y: H - B + 16, 'text-anchor': 'middle', 'font-size': 11 }, fmtNum(a0.values[i])));
+      const y = fy(s.value);
+      if (y != null) pts.push([x, y]);
+    });
+    if (pts.length > 1) root.append(svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), fill: 'none', stroke: '#1f77b4', 'stroke-width': 2 }));
+    G.grid[0].forEach((s, i) => {
+      const x = fx(xs[i], i);
+      const y = fy(s.value);
+      const c = s.cell;
+      const label = s.value == null ? missing(c) : fmtCell(s.value, 3);
+      const dot = svg('circle', { cx: x, cy: y == null ? H - B - 6 : y, r: 6, fill: y == null ? '#bbb' : '#1f77b4', 'data-i': i }, svg('title', {}, `${a0.param} = ${a0.values[i]} · ${info.title}: ${label}${c && c.run ? ' · run ' + c.run : ''}`));
+      root.append(linkable(c) ? svg('a', { href: '/runs/' + encodeURIComponent(c.run), 'data-run': c.run }, dot) : dot);
+    });
+    return el('div', { class: 'line-wrap' }, el('h3', { text: `${info.title} — median over replications` }), root);
+  }
+
+  function table(sw, G) {
+    const axes = G.axes;
+    const cols = ['final_objective', 'final_gap', 'passes_to_gap', 'seconds_to_gap'];
+    $('#sweep-cells thead').replaceChildren(el('tr', {}, ...axes.map((a) => el('th', { class: 'mono', text: a.param })), el('th', { text: 'run' }), el('th', { text: 'status' }), ...cols.map((c) => el('th', { text: OUTCOMES[c].title }))));
+    $('#sweep-cells tbody').replaceChildren(
+      ...(sw.cells || []).map((c) =>
+        el(
+          'tr',
+          { 'data-run': c.run || '' },
+          ...axes.map((a) => el('td', { class: 'mono', text: String((c.values || {})[a.param]) })),
+          el('td', {}, linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text: c.run }) : c.run || '—'),
+          el('td', {}, el('span', { class: 'status st-' + c.status, text: c.status })),
+          ...cols.map((k) => {
+            const s = c.summary && S.algo && c.summary.per_algo && c.summary.per_algo[S.algo] ? c.summary.per_algo[S.algo] : c.summary;
+            return el('td', { class: 'num', text: s && s[k] != null ? fmtCell(s[k], k === 'final_objective' ? 10 : 4) : '—' });
+          })
+        )
+      )
+    );
+  }
+
+  $('#outcome').addEventListener('change', (ev) => {
+    S.outcome = ev.target.value;
+    $('#sweep-log').checked = S.log = OUTCOMES[S.outcome].log;
+    if (S.sweep) draw();
+  });
+  $('#sweep-algo').addEventListener('change', (ev) => {
+    S.algo = ev.target.value;
+    if (S.sweep) draw();
+  });
+  $('#sweep-log').addEventListener('change', (ev) => {
+    S.log = ev.target.checked;
+    if (S.sweep) draw();
+  });
+  $('#gap-target').addEventListener('change', (ev) => {
+    const v = ev.target.value.trim();
+    if (v !== '' && !(Number(v) > 0)) {
+      showError('gap target: a positive number, such as 1e-6');
+      return;
+    }
+    S.gap = v;
+    poll();
+  });
+  $('#sweep-cancel').addEventListener('click', async () => {
+    const res = await api('DELETE', `/api/sweeps/${encodeURIComponent(id)}`);
+    if (!res.ok) showError(`cancel: ${(res.data && res.data.error) || res.status}`);
+    poll();
+  });
+  let resizeTimer = 0;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => S.sweep && draw(), 150);
+  });
+  poll();
+}
