@@ -73,7 +73,9 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/fwlab/fwlab/internal/figures"
 	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // Defaults of the Options.
@@ -162,6 +164,9 @@ type Options struct {
 	// Flags names the command-line flag of each limit (by the Options
 	// field's name), for error messages.
 	Flags map[string]string
+	// MaxImport bounds the body of POST /api/runs/import (default
+	// DefaultMaxImport).
+	MaxImport int64
 }
 
 // flag names the command-line flag of an Options field, for messages.
@@ -239,6 +244,9 @@ func (o Options) withDefaults() Options {
 	if o.Session.Flags == nil {
 		o.Session.Flags = o.Flags
 	}
+	if o.MaxImport <= 0 {
+		o.MaxImport = DefaultMaxImport
+	}
 	return o
 }
 
@@ -247,6 +255,10 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	mgr     *session.Manager
+	st      *store.Store
+	ownSt   bool // opened by New (in memory), closed by Close
+	stOnce  sync.Once
+	sweeps  *sweeper
 	router  chi.Router
 	handler http.Handler // router behind guard
 	uploads *uploads
@@ -275,10 +287,20 @@ func New(o Options) (*Server, error) {
 	if o.Session.UploadDir == "" {
 		o.Session.UploadDir = up.dir
 	}
+	ownSt := false
+	if o.Session.Store == nil {
+		st, err := store.Open(store.Memory)
+		if err != nil {
+			return nil, fmt.Errorf("opening an in-memory run store: %w", err)
+		}
+		o.Session.Store, ownSt = st, true
+	}
 	s := &Server{
 		opts:       o,
 		log:        o.Logger,
 		mgr:        session.NewManager(o.Session),
+		st:         o.Session.Store,
+		ownSt:      ownSt,
 		closing:    make(chan struct{}),
 		conns:      map[*wsConn]struct{}{},
 		perClient:  map[string]int{},
@@ -299,6 +321,7 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	s.previews = newPreviews(o.PreviewCache)
+	s.sweeps = newSweeper(s)
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	r.NotFound(s.notFound)
@@ -318,6 +341,8 @@ func New(o Options) (*Server, error) {
 		r.Use(middleware.Compress(5, "application/json", "application/x-ndjson", "text/csv"))
 		// Downloads and uploads take as long as they need.
 		r.Get("/runs/{id}/trace", s.handleTrace)
+		r.Get("/runs/{id}/bundle", s.handleBundle)
+		r.Post("/runs/import", s.handleImport)
 		r.Post("/uploads", s.handleUpload)
 		r.Group(func(r chi.Router) {
 			r.Use(middleware.Timeout(o.Timeout))
@@ -332,6 +357,15 @@ func New(o Options) (*Server, error) {
 			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
 			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
 			r.Get("/runs/{id}/panels", s.handlePanels)
+			r.Patch("/runs/{id}", s.handleEdit)
+			r.Post("/runs/delete", s.handleDeleteMany)
+			for _, f := range figures.Formats {
+				r.Get("/runs/{id}/figure."+f, s.handleFigure(f))
+			}
+			r.Post("/sweeps", s.handleSweepCreate)
+			r.Get("/sweeps", s.handleSweepList)
+			r.Get("/sweeps/{id}", s.handleSweepGet)
+			r.Delete("/sweeps/{id}", s.handleSweepCancel)
 		})
 	})
 	if err := mountPages(r, s); err != nil {
@@ -370,7 +404,16 @@ func (s *Server) Close() error {
 	go func() { s.wsWG.Wait(); close(done) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
+	s.sweeps.stop()
 	err := s.mgr.Close(ctx)
+	s.sweeps.wait()
+	if s.ownSt {
+		s.stOnce.Do(func() {
+			if cerr := s.st.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("closing the run store: %w", cerr)
+			}
+		})
+	}
 	grace := time.NewTimer(max(2*time.Second-time.Since(start), 0))
 	defer grace.Stop()
 	select {

@@ -76,6 +76,14 @@ func (r *Run) persistEnd() error {
 			errs = append(errs, err)
 		}
 	}
+	r.mu.Lock()
+	reason := r.reason
+	r.mu.Unlock()
+	if reason != "" {
+		if err := st.SetMessage(ctx, r.ID, reason); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	status := r.RunStatus()
 	if err := st.SetStatus(ctx, r.ID, status, time.Now()); err != nil {
 		errs = append(errs, err)
@@ -99,6 +107,15 @@ func (r *Run) persistStatus() {
 	if err := r.m.st.SetStatus(context.Background(), r.ID, s, time.Time{}); err == nil {
 		r.persisted = s
 	}
+}
+
+// FlushStore writes the records made so far to the store (nothing without
+// a store, or for a run already on disk).
+func (r *Run) FlushStore(ctx context.Context) error {
+	if r.app == nil || r.disk != nil {
+		return nil
+	}
+	return r.app.Flush(ctx)
 }
 
 // markDirty hands r to the status writer.
@@ -158,7 +175,6 @@ func (m *Manager) releaseLocked(r *Run) {
 		t.store = store{}
 		t.mu.Unlock()
 	}
-	r.app = nil
 }
 
 // loadStored reads a run from the store.
@@ -173,7 +189,7 @@ func (m *Manager) loadStored(ctx context.Context, id string) (*Run, error) {
 	close(done)
 	r := &Run{
 		ID: sr.ID, Created: sr.Created, spec: sr.Spec, ctx: rctx, cancel: cancel, m: m,
-		wake: make(chan struct{}), done: done, final: true,
+		wake: make(chan struct{}), done: done, final: true, reason: sr.Message,
 		disk: &diskRun{status: sr.Status, ended: sr.Ended, name: sr.Name, note: sr.Note, starred: sr.Starred},
 		info: scenarios.Info{Dim: sr.Instance.Dim, Samples: sr.Instance.Samples, Blocks: sr.Instance.Blocks, FStar: sr.Instance.FStar},
 	}
