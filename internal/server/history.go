@@ -76,7 +76,7 @@ func (s *Server) runRow(r *store.Run) RunRow {
 		Problem: r.Spec.Problem, Created: r.Created, Spec: r.Spec,
 		Instance:   RowInstance{Dim: r.Instance.Dim, Samples: r.Instance.Samples, Blocks: r.Instance.Blocks, FStar: r.Instance.FStar},
 		Algorithms: []string{}, Final: []RowFinal{},
-		Params:     map[string]any{"replications": r.Spec.Replications, "iters": r.Spec.Iters, "seed": r.Spec.Seed},
+		Params: map[string]any{"replications": r.Spec.Replications, "iters": r.Spec.Iters, "seed": r.Spec.Seed},
 	}
 	if !r.Ended.IsZero() {
 		e := r.Ended
