@@ -342,6 +342,8 @@ func TestReadmeSolveExamples(t *testing.T) {
 				run = append(run, "-replications", "2", "-iters", "20", "-n", "60", "-j", "12")
 			case strings.Contains(joined, " paper-fig2 "):
 				run = append(run, "-passes", "0.002", "-eval-every", "1000")
+			case strings.Contains(joined, " -sweep "):
+				// a sweep's limits are in its document: run as written
 			default:
 				run = append(run, "-iters", "30")
 			}
@@ -359,6 +361,10 @@ func TestReadmeSolveExamples(t *testing.T) {
 			if len(args) == 1 && args[0] == "-h" {
 				if !strings.Contains(stderr, "usage: dashboard solve") {
 					t.Errorf("-h printed %q", stderr)
+				}
+			} else if strings.Contains(joined, " -sweep ") {
+				if !strings.Contains(out, "cell 2 ") {
+					t.Errorf("the sweep printed %q, want a line per cell", out)
 				}
 			} else if !strings.Contains(joined, "-out ") && !strings.Contains(joined, "-print-spec") && !strings.Contains(strings.Join(run, " "), "-print-spec") && !strings.Contains(out, `"summary"`) {
 				t.Errorf("no summary in the output: %.200s", out)
