@@ -1,6 +1,7 @@
 package sweep_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -105,4 +106,40 @@ func TestSummaryIsTheMedianOverReplications(t *testing.T) {
 	if m := sweep.Median([]float64{3, 1, 2, 10}); m != 2.5 {
 		t.Errorf("median %v", m)
 	}
+}
+
+// FuzzSweepDecode: any document gets cells or a field error, never a panic;
+// cells stay within MaxCells and each spec is valid.
+func FuzzSweepDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"base":` + base + `,"axes":[{"param":"params.n","values":[10,20]},{"param":"seed","values":[1,2]}]}`,
+		`{"base":` + base + `,"axes":[{"param":"algorithms[0].rho","values":[0.1]}]}`,
+		`{"base":` + base + `,"axes":[{"param":"algorithms[9].x[3]","values":[{}]}]}`,
+		`{"base":{},"axes":[]}`, `{"axes":[{"param":"[0]","values":[null]}]}`, `[]`, ``, `{"base":` + base + `,"axes":[{"param":"params.n.x","values":["a"]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := sweep.Decode(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		cells, err := d.Cells()
+		if err != nil {
+			var fe *spec.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("a non-field error %T: %v", err, err)
+			}
+			return
+		}
+		if len(cells) == 0 || len(cells) > sweep.MaxCells {
+			t.Fatalf("%d cells", len(cells))
+		}
+		for _, c := range cells {
+			sp := c.Spec
+			if err := sp.Normalize(); err != nil {
+				t.Fatalf("cell %d spec invalid: %v", c.Index, err)
+			}
+		}
+	})
 }
