@@ -25,11 +25,26 @@
 //	                                 queue, the memory of the runs held, the client's runs;
 //	                                 the message names it and its flag), 503 server closing,
 //	                                 504 build cut by the timeout
-//	GET    /api/runs                 [{"id","problem","status","created"}]
+//	GET    /api/runs                 the run store's history, newest first: ?problem, algo, status,
+//	                                 q (name or note), offset, limit → {"runs": [RunRow], "total",
+//	                                 "offset", "limit", "disk_bytes"}
 //	GET    /api/runs/{id}            session.Status (with "records", the server's count, and
 //	                                 "queue_position" while queued; a finished trace's
-//	                                 "panels": its final estimate's views); 404 unknown or
-//	                                 evicted id
+//	                                 "panels": its final estimate's views; "name", "note",
+//	                                 "starred", "ended"), live or stored; 404 unknown id
+//	PATCH  /api/runs/{id}            {"name"?, "note"?, "starred"?} → 200 RunRow
+//	POST   /api/runs/delete          {"ids": [...]} → 200 {"deleted": n}; 409 naming ids[i] for a
+//	                                 run still live (cancel it first)
+//	GET    /api/runs/{id}/bundle     the run as a bundle (package bundle), streamed from the store
+//	GET    /api/runs/{id}/figure.svg the run's figure (figures.FromRun); also .png and .pdf
+//	POST   /api/runs/import          a bundle → 201 {"id"}; 400 naming the field path of a
+//	                                 malformed one; 413 over MaxImport
+//	POST   /api/sweeps               {"base": spec, "axes": [...]} (package sweep) → 201 {"id"};
+//	                                 400 naming axes[i].param or axes[i].values[j]
+//	GET    /api/sweeps/{id}          ?gap=G: status, cells with their run, status and medians
+//	GET    /api/sweeps               {"sweeps": [{"id","status","created","axes","cells_total",
+//	                                 "cells_done"}], "total", "offset", "limit"}
+//	DELETE /api/sweeps/{id}          202 {"status"}: cancels the sweep's queued and running cells
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
 //	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step)
@@ -46,6 +61,11 @@
 // state-changing request (http.CrossOriginProtection); 415 for an API POST
 // with a body that is not application/json (uploads are multipart). The
 // websocket keeps its own origin check.
+//
+// Runs live in the run store (Options.Session.Store; New opens an
+// in-memory one when none is given, and Close closes it): a finished run is
+// read back from it, so its status, trace, panels, stream and exports work
+// as for a live run.
 //
 // Uploaded files are stored in a directory of this server's own below
 // Options.UploadDir and stay there, usable by any run, until Close removes
