@@ -20,8 +20,10 @@
 //     never started) when resumed; it is cancelled after PauseTimeout;
 //   - one client (its address, as the server names it) may have at most
 //     MaxClientRuns runs queued, running or paused;
-//   - at most MaxStored runs are kept; when a new run would exceed it, the
-//     oldest finished run is evicted (its id then reports as evicted);
+//   - without a store, at most MaxStored runs are kept; when a new run
+//     would exceed it, the oldest finished run is evicted (its id then
+//     reports as evicted). With a store, a finished run leaves memory once
+//     it is on disk and is read back from there;
 //   - a run's record budget, (iters + 1) × algorithms × replications (every
 //     method also reports its starting point), is at most
 //     MaxRecords, since every record is kept in memory (about 130 bytes, plus
@@ -41,6 +43,11 @@
 //     TimeSlice so that every trace of a run progresses together, and while
 //     it is paused. Results do not depend on the scheduling: every trace is
 //     deterministic given its seed.
+//
+// With a store (Options.Store), runs get the store's ids (random, never
+// reused), stream their records to it in batches while they run, write
+// their status as it changes and their results when they end; Get finds a
+// finished run in the store. Options.Keep trims the stored runs.
 //
 // Record.Time and Summary.Time measure the algorithm's own work: methods
 // leave out the time spent inside the Recorder, which is where the session
