@@ -266,3 +266,36 @@ func TestCrashKeepsRecords(t *testing.T) {
 		t.Errorf("after the restart: %+v", s)
 	}
 }
+
+// `dashboard import` into the file a running server owns: the imported run
+// is served at once, and the server's live run goes on untouched.
+func TestImportBesideARunningServer(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "fwlab.db")
+	file := filepath.Join(dir, "run.json")
+	if _, stderr, code := solve(t, "-problem", "lasso", "-n", "30", "-p", "6", "-algo", "fw", "-iters", "40", "-format", "json", "-out", file); code != 0 {
+		t.Fatalf("solve: %s", stderr)
+	}
+	c := startChild(t, "-db", db)
+	live := post(t, c.url+"/api/runs", slowSpec)
+	out, stderr, code := runImportArgs("-db", db, file)
+	if code != 0 {
+		t.Fatalf("import: %d %s", code, stderr)
+	}
+	f := strings.Fields(out)
+	if len(f) < 3 || !store.ValidID(f[2]) {
+		t.Fatalf("import said %q", out)
+	}
+	if st := statusOf(t, c.url, f[2]); st.Status != "done" || st.Records != 41 {
+		t.Errorf("the imported run on the server: %+v", st)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if st := statusOf(t, c.url, live); st.Status != "running" {
+		t.Errorf("the server's live run became %s during the import", st.Status)
+	}
+	// A second server on the same file is refused.
+	var errb strings.Builder
+	if code := serve(context.Background(), []string{"-addr", "127.0.0.1:0", "-db", db}, io.Discard, &errb); code != 1 || !strings.Contains(errb.String(), "-db") {
+		t.Errorf("a second server on the file: %d %q", code, errb.String())
+	}
+}
