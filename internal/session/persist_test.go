@@ -129,3 +129,32 @@ func TestStoredStatusFollowsTheRun(t *testing.T) {
 	waitDone(t, r)
 	waitFor(t, "cancelled in the store", stored(store.StatusCancelled))
 }
+
+// Keep trims the oldest unstarred runs as runs end; starred runs stay.
+func TestKeepTrimsOldUnstarredRuns(t *testing.T) {
+	st := openStore(t, store.Memory)
+	defer st.Close()
+	m := newManager(t, session.Options{Store: st, Keep: 1})
+	var ids []string
+	for i := 0; i < 4; i++ {
+		r := create(t, m, fakeSpec(10, nil, "fw"), "")
+		waitDone(t, r)
+		ids = append(ids, r.ID)
+		if i == 0 {
+			starred := true
+			if err := st.Update(context.Background(), r.ID, store.Edit{Starred: &starred}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	runs, total, err := st.List(context.Background(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 2 || runs[0].ID != ids[3] || runs[1].ID != ids[0] {
+		t.Errorf("kept %d runs, want the newest and the starred one", total)
+	}
+	if _, ok := m.Get(ids[1]); ok {
+		t.Error("a trimmed run is still found")
+	}
+}
