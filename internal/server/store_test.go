@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/store"
@@ -295,46 +296,75 @@ func TestStoreStreamingWithReaders(t *testing.T) {
 	srv, ts := newTestServer(t, Options{Session: session.Options{Store: st, MaxActive: 4}})
 	var ids []string
 	for i := 0; i < 4; i++ {
-		sp := fakeRun(1500, "fw", "afw")
-		sp.Params["delay_us"] = "50"
+		sp := fakeRun(300, "fw", "afw")
+		sp.Params["delay_us"] = "500"
 		ids = append(ids, create(t, ts, sp))
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
+	get := func(url string) (int, []byte, error) {
+		resp, err := client.Get(url)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, err = b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.Bytes(), err
+	}
 	for r := 0; r < 8; r++ {
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			for {
+			for i := 0; ; i++ {
 				select {
 				case <-stop:
 					return
-				default:
+				case <-time.After(20 * time.Millisecond):
 				}
-				code, body := do(t, "GET", fmt.Sprintf("%s/api/runs?limit=2&offset=%d", ts.URL, r%3), nil)
-				if code != 200 {
-					errs <- fmt.Errorf("list: %d %s", code, body)
+				code, body, err := get(fmt.Sprintf("%s/api/runs?limit=2&offset=%d", ts.URL, (r+i)%3))
+				if err != nil || code != 200 {
+					errs <- fmt.Errorf("list: %d %s %v", code, body, err)
 					return
 				}
-				code, body = do(t, "GET", ts.URL+"/api/runs/"+ids[r%4]+"/trace", nil)
-				if code != 200 {
-					errs <- fmt.Errorf("trace: %d %s", code, body)
+				code, body, err = get(ts.URL + "/api/runs/" + ids[(r+i)%4] + "/trace")
+				if err != nil || code != 200 {
+					errs <- fmt.Errorf("trace: %d %s %v", code, body, err)
 					return
 				}
-				// Records come in order, each line whole.
-				lines := bytes.Split(bytes.TrimSpace(body), []byte("\n"))
-				for _, l := range lines {
-					if len(l) > 0 && !json.Valid(l) {
+				// Records come whole, in order within each trace.
+				lastK := map[float64]float64{}
+				for _, l := range bytes.Split(bytes.TrimSpace(body), []byte("\n")) {
+					var rec struct{ Trace, K float64 }
+					if len(l) == 0 {
+						continue
+					}
+					if err := json.Unmarshal(l, &rec); err != nil {
 						errs <- fmt.Errorf("a torn trace line %q", l)
 						return
 					}
+					if k, seen := lastK[rec.Trace]; (seen && rec.K != k+1) || (!seen && rec.K != 0) {
+						errs <- fmt.Errorf("trace %v: k %v after %v", rec.Trace, rec.K, k)
+						return
+					}
+					lastK[rec.Trace] = rec.K
 				}
 			}
 		}(r)
 	}
 	for _, id := range ids {
-		waitFinished(t, srv, id)
+		r, ok := srv.Manager().Get(id)
+		if !ok {
+			t.Fatalf("no run %s", id)
+		}
+		select {
+		case <-r.Done():
+		case <-time.After(3 * time.Minute):
+			close(stop)
+			wg.Wait()
+			t.Fatalf("run %s did not finish", id)
+		}
 	}
 	close(stop)
 	wg.Wait()
@@ -343,7 +373,7 @@ func TestStoreStreamingWithReaders(t *testing.T) {
 		t.Error(err)
 	}
 	for _, id := range ids {
-		if s := status(t, ts, id); s.Status != "done" || s.Records != 2*1501 {
+		if s := status(t, ts, id); s.Status != "done" || s.Records != 2*301 {
 			t.Errorf("%s: %s with %d records", id, s.Status, s.Records)
 		}
 		if _, live := srv.Manager().Live(id); live {
