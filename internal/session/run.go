@@ -749,15 +749,15 @@ func (t *Trace) finish(sum solver.Summary) {
 		// The run's end goes to disk before it reports finished; then it
 		// leaves memory (when the writes failed, it stays).
 		err := r.persistEnd()
+		if err == nil && m.opts.Keep > 0 {
+			_, _ = m.st.Trim(context.Background(), m.opts.Keep)
+		}
 		m.mu.Lock()
 		close(r.done)
 		if err == nil {
 			m.releaseLocked(r)
 		}
 		m.mu.Unlock()
-		if err == nil && m.opts.Keep > 0 {
-			_, _ = m.st.Trim(context.Background(), m.opts.Keep)
-		}
 	}
 	r.changed()
 }
