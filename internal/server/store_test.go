@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -382,5 +383,44 @@ func TestStoreStreamingWithReaders(t *testing.T) {
 	}
 	if err := st.IntegrityCheck(t.Context()); err != nil {
 		t.Error(err)
+	}
+}
+
+// A sweep running when the server closes ends interrupted, its live cells
+// too; a server opening the file later finds nothing left running.
+func TestSweepInterruptedByClose(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv, err := New(Options{Session: session.Options{Store: st, MaxActive: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	slow := fakeRun(1_000_000, "fw")
+	slow.Params["delay_us"] = "100"
+	code, body := do(t, "POST", ts.URL+"/api/sweeps", mustJSON(t, map[string]any{"base": slow, "axes": []map[string]any{{"param": "seed", "values": []any{1, 2, 3}}}}))
+	var created struct{ ID string }
+	if err := json.Unmarshal(body, &created); code != 201 || err != nil {
+		t.Fatalf("POST sweep: %d %s", code, body)
+	}
+	var sw *store.Sweep
+	waitFor(t, "a cell to start", func() bool {
+		sw, err = st.GetSweep(t.Context(), created.ID)
+		return err == nil && sw.Cells[0].RunID != ""
+	})
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sw, err = st.GetSweep(t.Context(), created.ID)
+	if err != nil || sw.Status != store.StatusInterrupted {
+		t.Fatalf("sweep after close: %+v %v", sw, err)
+	}
+	r, err := st.Get(t.Context(), sw.Cells[0].RunID)
+	if err != nil || r.Status != store.StatusInterrupted {
+		t.Errorf("its running cell after close: %v %v", r.Status, err)
 	}
 }
