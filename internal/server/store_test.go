@@ -424,3 +424,27 @@ func TestSweepInterruptedByClose(t *testing.T) {
 		t.Errorf("its running cell after close: %v %v", r.Status, err)
 	}
 }
+
+// A done sweep's cell whose run was deleted says so.
+func TestSweepCellOfADeletedRun(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	base := fakeRun(10, "fw")
+	_, body := do(t, "POST", ts.URL+"/api/sweeps", mustJSON(t, map[string]any{"base": base, "axes": []map[string]any{{"param": "seed", "values": []any{1, 2}}}}))
+	var created struct{ ID string }
+	_ = json.Unmarshal(body, &created)
+	var sw sweepOut
+	waitFor(t, "the sweep to finish", func() bool {
+		_, body := do(t, "GET", ts.URL+"/api/sweeps/"+created.ID, nil)
+		sw = sweepOut{}
+		return json.Unmarshal(body, &sw) == nil && sw.Status == "done"
+	})
+	if code, body := do(t, "POST", ts.URL+"/api/runs/delete", mustJSON(t, map[string]any{"ids": []string{sw.Cells[0].Run}})); code != 200 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	_, body = do(t, "GET", ts.URL+"/api/sweeps/"+created.ID, nil)
+	sw = sweepOut{}
+	_ = json.Unmarshal(body, &sw)
+	if sw.Cells[0].Status != "deleted" || sw.Cells[0].Run != "" || sw.Cells[1].Status != "done" {
+		t.Errorf("cells after deleting the first's run: %s", body)
+	}
+}

@@ -264,8 +264,10 @@ func (s *Server) handleSweepGet(w http.ResponseWriter, r *http.Request) {
 			} else {
 				sc.Status = "deleted"
 			}
+		} else if x.Status == store.StatusDone {
+			sc.Status = "deleted" // a done sweep ran every cell: its run was deleted since
 		} else if !store.Live(x.Status) {
-			sc.Status = x.Status // never created: the sweep ended first
+			sc.Status = x.Status // never created (the sweep ended first), or deleted since
 		}
 		cells = append(cells, sc)
 	}
