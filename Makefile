@@ -34,7 +34,8 @@ FUZZ_TARGETS := \
 	./internal/server:FuzzCreateRun \
 	./internal/server:FuzzUpload \
 	./internal/store:FuzzDecodeBatch \
-	./internal/bundle:FuzzDecode
+	./internal/bundle:FuzzDecode \
+	./internal/sweep:FuzzSweepDecode
 
 ## fuzz: run each input fuzz target for FUZZTIME (default 3s)
 fuzz:

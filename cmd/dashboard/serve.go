@@ -20,6 +20,7 @@ import (
 	"github.com/fwlab/fwlab/internal/server"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/ssvm"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // runServe starts the web dashboard and serves until SIGINT or SIGTERM.
@@ -52,6 +53,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	readTimeout := fs.Duration("read-timeout", 30*time.Second, "time to read a whole request (uploads: 5 minutes)")
 	writeTimeout := fs.Duration("write-timeout", 90*time.Second, "time to answer a request (downloads and websockets set their own per-write deadlines)")
 	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "time a kept-alive connection may stay idle")
+	defDB, defDBErr := store.DefaultPath()
+	db := fs.String("db", defDB, "the run store's file, created on first start (\":memory:\" keeps nothing)")
+	keep := fs.Int("keep", 0, "keep at most this many unstarred runs, deleting the oldest as runs end (0: keep all)")
+	maxImport := sizeFlag(fs, "max-import", server.DefaultMaxImport, "largest run bundle POST /api/runs/import takes")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dashboard [serve] [-addr localhost:8080] [-data DIR] [flags]")
 		fs.PrintDefaults()
@@ -65,6 +70,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "dashboard serve: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
+		return 2
+	}
+	if *keep < 0 {
+		fmt.Fprintf(stderr, "dashboard serve: -keep: must be 0 (keep all) or a positive number of runs, got %d\n", *keep)
+		return 2
+	}
+	if *db == "" {
+		fmt.Fprintf(stderr, "dashboard serve: -db: is required (%v)\n", defDBErr)
 		return 2
 	}
 	if *data != "" {
@@ -82,6 +95,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	st, err := store.Open(*db)
+	if err != nil {
+		fmt.Fprintf(stderr, "dashboard serve: -db: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	if !st.Owner() {
+		fmt.Fprintf(stderr, "dashboard serve: -db %s: another fwlab process holds this run store (a server, or an import in progress); two servers cannot share one file: use another -db, or retry once the import is done\n", *db)
+		return 1
+	}
+	if *keep > 0 {
+		if _, err := st.Trim(context.Background(), *keep); err != nil {
+			fmt.Fprintf(stderr, "dashboard serve: -keep: %v\n", err)
+			return 1
+		}
+	}
 	srv, err := server.New(server.Options{
 		DataDir:             *data,
 		ListenAddr:          *addr,
@@ -89,14 +118,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		UploadQuota:         *quota,
 		MaxUpload:           *maxUpload,
 		MaxStreamsPerClient: *maxStreams,
+		MaxImport:           *maxImport,
 		Session: session.Options{
 			MaxActive: *maxActive, MaxQueued: *maxQueued, MaxClientRuns: *maxClient,
 			MaxMemory: *mem, PauseTimeout: *pauseTimeout, MaxFile: *maxFile,
+			Store: st, Keep: *keep,
 		},
 		Flags: map[string]string{
 			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "MaxUpload": "-max-upload",
 			"MaxActive": "-max-active", "MaxQueued": "-max-queued", "MaxClientRuns": "-max-client-runs",
 			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file",
+			"MaxImport": "-max-import",
 		},
 	})
 	if err != nil {
@@ -119,6 +151,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "fwlab dashboard at %s (%d problems, %d presets; Ctrl-C stops)\n",
 		dashboardURL(*addr, ln.Addr()), len(scenarios.All()), len(scenarios.Presets()))
+	if n := st.Recovered(); n > 0 {
+		fmt.Fprintf(stdout, "run store %s: %d runs live when fwlab last stopped are marked interrupted\n", *db, n)
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

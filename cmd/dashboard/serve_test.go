@@ -19,6 +19,9 @@ import (
 // returns the printed URL and the exit code channel.
 func startServe(t *testing.T, ctx context.Context, withSignals bool, args ...string) (string, <-chan int) {
 	t.Helper()
+	if !hasFlag(args, "-db") {
+		args = append(args, "-db", ":memory:") // tests keep nothing unless they ask
+	}
 	pr, pw := io.Pipe()
 	code := make(chan int, 1)
 	go func() {
@@ -43,6 +46,15 @@ func startServe(t *testing.T, ctx context.Context, withSignals bool, args ...str
 	}
 	url := strings.Fields(line[i:])[0]
 	return strings.TrimSuffix(url, "/"), code
+}
+
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 func TestServeRunsAndShutsDownGracefully(t *testing.T) {
@@ -152,10 +164,17 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"-data", "/no/such/dir"}, 2, "-data"},
 		{[]string{"-addr", "256.1.1.1:99999"}, 1, "-addr"},
+		{[]string{"-keep", "-1"}, 2, "-keep"},
+		{[]string{"-db", ""}, 2, "-db"},
+		{[]string{"-db", "/dev/null/x.db"}, 1, "-db"},
 	}
 	for _, c := range cases {
 		var stderr strings.Builder
-		got := serve(context.Background(), c.args, io.Discard, &stderr)
+		args := c.args
+		if !hasFlag(args, "-db") {
+			args = append(args, "-db", ":memory:")
+		}
+		got := serve(context.Background(), args, io.Discard, &stderr)
 		if got != c.code || !strings.Contains(stderr.String(), c.msg) {
 			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", c.args, got, c.code, stderr.String(), c.msg)
 		}

@@ -60,6 +60,9 @@ func findProblem(args []string) (problem, scenario string) {
 
 // runSolve runs one or more solvers headless and writes their records.
 func runSolve(args []string, stdout, stderr io.Writer) int {
+	if hasSweepFlag(args) {
+		return runSweep(args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("dashboard solve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o solveOpts
@@ -435,6 +438,7 @@ func solveUsage(fs *flag.FlagSet, sc *scenarios.Scenario) {
 	fmt.Fprint(w, `usage: dashboard solve -problem NAME [problem flags] -algo NAME[,NAME…] [flags]
        dashboard solve -scenario PRESET [flags] [-out FILE]
        dashboard solve -scenario paper-fig1 -out fig1.svg   (or .png, .pdf: the figure drawn)
+       dashboard solve -sweep FILE|JSON -out DIR             (a sweep: one bundle per cell)
 
 Runs solvers headless and writes one line per iteration record (k, passes,
 time_s, step, gamma, batch, active, objective, gap, grad_err), then a summary.

@@ -58,11 +58,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) (*session.Run, bool
 	if ok {
 		return run, true
 	}
-	if s.mgr.Evicted(id) {
-		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("run %s was evicted to make room for newer runs (the server keeps at most %d runs and %d records)", id, s.mgr.Options().MaxStored, s.mgr.Options().MaxTotalRecords))
-	} else {
-		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("no run %q", id))
-	}
+	writeError(w, http.StatusNotFound, "id", fmt.Sprintf("no run %s", quote(id)))
 	return nil, false
 }
 
@@ -152,13 +148,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"id": run.ID})
 }
 
-func (s *Server) handleList(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.mgr.List())
-}
-
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if run, ok := s.run(w, r); ok {
-		writeJSON(w, http.StatusOK, run.Status())
+		writeJSON(w, http.StatusOK, s.statusWithUser(r.Context(), run))
 	}
 }
 

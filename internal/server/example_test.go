@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -29,16 +30,18 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	var created struct{ ID string }
+	_ = json.NewDecoder(resp.Body).Decode(&created)
 	resp.Body.Close()
-	fmt.Println(resp.Status, resp.Header.Get("Location"))
+	fmt.Println(resp.Status, resp.Header.Get("Location") == "/api/runs/"+created.ID)
 
-	run, _ := srv.Manager().Get("r1")
+	run, _ := srv.Manager().Get(created.ID)
 	select {
 	case <-run.Done():
 	case <-time.After(10 * time.Second):
 		panic("the run did not finish")
 	}
-	resp, err = http.Get(ts.URL + "/api/runs/r1/trace?format=csv")
+	resp, err = http.Get(ts.URL + "/api/runs/" + created.ID + "/trace?format=csv")
 	if err != nil {
 		panic(err)
 	}
@@ -54,7 +57,7 @@ func Example() {
 	}
 	fmt.Println(lines-1, "records")
 	// Output:
-	// 201 Created /api/runs/r1
+	// 201 Created true
 	// trace,algo,replication,k,passes,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err
 	// 0,fw,0,0,0,none,0,0,1,0,0,0,0,1,1,
 	// 0,fw,0,1,0.5,away,0.3333333333333333,1,2,0,0,0,0,0.5,0.5,

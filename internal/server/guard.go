@@ -31,7 +31,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		writeError(w, http.StatusForbidden, "", "cross-origin request refused: state-changing requests must come from this server's own pages")
 	}))
 	inner := cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != "/api/uploads" {
+		if (r.Method == http.MethodPost || r.Method == http.MethodPatch) && strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != "/api/uploads" {
 			if ct := r.Header.Get("Content-Type"); ct != "" || r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
 				if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 					writeError(w, http.StatusUnsupportedMediaType, "", "the request body must be JSON sent with Content-Type: application/json, got "+quote(ct))

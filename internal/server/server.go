@@ -25,11 +25,26 @@
 //	                                 queue, the memory of the runs held, the client's runs;
 //	                                 the message names it and its flag), 503 server closing,
 //	                                 504 build cut by the timeout
-//	GET    /api/runs                 [{"id","problem","status","created"}]
+//	GET    /api/runs                 the run store's history, newest first: ?problem, algo, status,
+//	                                 q (name or note), offset, limit → {"runs": [RunRow], "total",
+//	                                 "offset", "limit", "disk_bytes"}
 //	GET    /api/runs/{id}            session.Status (with "records", the server's count, and
 //	                                 "queue_position" while queued; a finished trace's
-//	                                 "panels": its final estimate's views); 404 unknown or
-//	                                 evicted id
+//	                                 "panels": its final estimate's views; "name", "note",
+//	                                 "starred", "ended"), live or stored; 404 unknown id
+//	PATCH  /api/runs/{id}            {"name"?, "note"?, "starred"?} → 200 RunRow
+//	POST   /api/runs/delete          {"ids": [...]} → 200 {"deleted": n}; 409 naming ids[i] for a
+//	                                 run still live (cancel it first)
+//	GET    /api/runs/{id}/bundle     the run as a bundle (package bundle), streamed from the store
+//	GET    /api/runs/{id}/figure.svg the run's figure (figures.FromRun); also .png and .pdf
+//	POST   /api/runs/import          a bundle → 201 {"id"}; 400 naming the field path of a
+//	                                 malformed one; 413 over MaxImport
+//	POST   /api/sweeps               {"base": spec, "axes": [...]} (package sweep) → 201 {"id"};
+//	                                 400 naming axes[i].param or axes[i].values[j]
+//	GET    /api/sweeps/{id}          ?gap=G: status, cells with their run, status and medians
+//	GET    /api/sweeps               {"sweeps": [{"id","status","created","axes","cells_total",
+//	                                 "cells_done"}], "total", "offset", "limit"}
+//	DELETE /api/sweeps/{id}          202 {"status"}: cancels the sweep's queued and running cells
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
 //	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step)
@@ -46,6 +61,11 @@
 // state-changing request (http.CrossOriginProtection); 415 for an API POST
 // with a body that is not application/json (uploads are multipart). The
 // websocket keeps its own origin check.
+//
+// Runs live in the run store (Options.Session.Store; New opens an
+// in-memory one when none is given, and Close closes it): a finished run is
+// read back from it, so its status, trace, panels, stream and exports work
+// as for a live run.
 //
 // Uploaded files are stored in a directory of this server's own below
 // Options.UploadDir and stay there, usable by any run, until Close removes
@@ -73,7 +93,9 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/fwlab/fwlab/internal/figures"
 	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // Defaults of the Options.
@@ -162,6 +184,9 @@ type Options struct {
 	// Flags names the command-line flag of each limit (by the Options
 	// field's name), for error messages.
 	Flags map[string]string
+	// MaxImport bounds the body of POST /api/runs/import (default
+	// DefaultMaxImport).
+	MaxImport int64
 }
 
 // flag names the command-line flag of an Options field, for messages.
@@ -239,6 +264,9 @@ func (o Options) withDefaults() Options {
 	if o.Session.Flags == nil {
 		o.Session.Flags = o.Flags
 	}
+	if o.MaxImport <= 0 {
+		o.MaxImport = DefaultMaxImport
+	}
 	return o
 }
 
@@ -247,6 +275,10 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	mgr     *session.Manager
+	st      *store.Store
+	ownSt   bool // opened by New (in memory), closed by Close
+	stOnce  sync.Once
+	sweeps  *sweeper
 	router  chi.Router
 	handler http.Handler // router behind guard
 	uploads *uploads
@@ -275,10 +307,20 @@ func New(o Options) (*Server, error) {
 	if o.Session.UploadDir == "" {
 		o.Session.UploadDir = up.dir
 	}
+	ownSt := false
+	if o.Session.Store == nil {
+		st, err := store.Open(store.Memory)
+		if err != nil {
+			return nil, fmt.Errorf("opening an in-memory run store: %w", err)
+		}
+		o.Session.Store, ownSt = st, true
+	}
 	s := &Server{
 		opts:       o,
 		log:        o.Logger,
 		mgr:        session.NewManager(o.Session),
+		st:         o.Session.Store,
+		ownSt:      ownSt,
 		closing:    make(chan struct{}),
 		conns:      map[*wsConn]struct{}{},
 		perClient:  map[string]int{},
@@ -299,6 +341,7 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	s.previews = newPreviews(o.PreviewCache)
+	s.sweeps = newSweeper(s)
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	r.NotFound(s.notFound)
@@ -318,6 +361,8 @@ func New(o Options) (*Server, error) {
 		r.Use(middleware.Compress(5, "application/json", "application/x-ndjson", "text/csv"))
 		// Downloads and uploads take as long as they need.
 		r.Get("/runs/{id}/trace", s.handleTrace)
+		r.Get("/runs/{id}/bundle", s.handleBundle)
+		r.Post("/runs/import", s.handleImport)
 		r.Post("/uploads", s.handleUpload)
 		r.Group(func(r chi.Router) {
 			r.Use(middleware.Timeout(o.Timeout))
@@ -332,6 +377,15 @@ func New(o Options) (*Server, error) {
 			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
 			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
 			r.Get("/runs/{id}/panels", s.handlePanels)
+			r.Patch("/runs/{id}", s.handleEdit)
+			r.Post("/runs/delete", s.handleDeleteMany)
+			for _, f := range figures.Formats {
+				r.Get("/runs/{id}/figure."+f, s.handleFigure(f))
+			}
+			r.Post("/sweeps", s.handleSweepCreate)
+			r.Get("/sweeps", s.handleSweepList)
+			r.Get("/sweeps/{id}", s.handleSweepGet)
+			r.Delete("/sweeps/{id}", s.handleSweepCancel)
 		})
 	})
 	if err := mountPages(r, s); err != nil {
@@ -370,7 +424,16 @@ func (s *Server) Close() error {
 	go func() { s.wsWG.Wait(); close(done) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
+	s.sweeps.stop()
 	err := s.mgr.Close(ctx)
+	s.sweeps.wait()
+	if s.ownSt {
+		s.stOnce.Do(func() {
+			if cerr := s.st.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("closing the run store: %w", cerr)
+			}
+		})
+	}
 	grace := time.NewTimer(max(2*time.Second-time.Since(start), 0))
 	defer grace.Stop()
 	select {

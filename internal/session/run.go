@@ -10,6 +10,7 @@ import (
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
+	runstore "github.com/fwlab/fwlab/internal/store"
 )
 
 // Run is one run: several traces (algorithm × replication) on one instance.
@@ -57,6 +58,24 @@ type Run struct {
 
 	hubMu sync.Mutex                      // serialises changes of subs
 	subs  atomic.Pointer[[]*Subscription] // copied on change, read without a lock
+
+	// With a store: the appender of the run's records, and the status last
+	// written (guarded by persistMu; final once the run's end is written).
+	app       *runstore.Appender
+	persistMu sync.Mutex
+	persisted string
+	final     bool
+	// A run read from the store (Manager.Get of a run not in memory): its
+	// status and user fields as stored.
+	disk *diskRun
+}
+
+// diskRun holds what a run read from the store adds to the in-memory fields.
+type diskRun struct {
+	status     string
+	ended      time.Time
+	name, note string
+	starred    bool
 }
 
 // Spec returns the normalised run spec.
@@ -101,6 +120,9 @@ func (r *Run) Version() uint64 { return r.version.Load() }
 // failed. A run waiting for a run slot (never started, or resumed after a
 // pause) is queued.
 func (r *Run) RunStatus() string {
+	if r.disk != nil {
+		return r.disk.status
+	}
 	r.mu.Lock()
 	paused, cancelled, running, interrupted, slot := r.paused, r.cancelled, r.running, r.interrupted, r.slot
 	r.mu.Unlock()
@@ -162,6 +184,13 @@ type Status struct {
 	QueuePosition int            `json:"queue_position,omitempty"`
 	Info          scenarios.Info `json:"info"`
 	Traces        []TraceStatus  `json:"traces"`
+	// The user's name, note and star of a stored run, and when it ended
+	// (omitted while live). A live run's come from the store too (the
+	// server fills them in).
+	Name    string     `json:"name"`
+	Note    string     `json:"note"`
+	Starred bool       `json:"starred"`
+	Ended   *time.Time `json:"ended,omitempty"`
 }
 
 // WithoutPanels returns the status with the traces' Panels left out (their
@@ -178,6 +207,13 @@ func (s Status) WithoutPanels() Status {
 // Status returns a snapshot of the run's status.
 func (r *Run) Status() Status {
 	s := Status{ID: r.ID, Spec: r.spec, Status: r.RunStatus(), Created: r.Created, Info: r.info}
+	if d := r.disk; d != nil {
+		s.Name, s.Note, s.Starred = d.name, d.note, d.starred
+		if !d.ended.IsZero() {
+			e := d.ended
+			s.Ended = &e
+		}
+	}
 	r.mu.Lock()
 	s.Message = r.reason
 	r.mu.Unlock()
@@ -197,6 +233,7 @@ func (r *Run) Status() Status {
 func (r *Run) changed() {
 	r.version.Add(1)
 	r.notify()
+	r.m.markDirty(r)
 }
 
 // launchLocked starts the traces' goroutines, once (the manager's lock and
@@ -459,6 +496,8 @@ type Trace struct {
 
 	mu      sync.RWMutex
 	store   store
+	disk    bool // the records are in the run store only (diskN of them)
+	diskN   int
 	status  string
 	summary *solver.Summary
 	// panels and panelsErr are set once, before the status leaves running.
@@ -480,7 +519,18 @@ type Trace struct {
 func (t *Trace) Len() int {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	if t.disk {
+		return t.diskN
+	}
 	return t.store.n
+}
+
+// onDisk reports whether the trace's records are read from the store, and
+// how many there are.
+func (t *Trace) onDisk() (bool, int) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.disk, t.diskN
 }
 
 func (t *Trace) view() view {
@@ -492,6 +542,17 @@ func (t *Trace) view() view {
 // Records returns a copy of the stored records [from, to) (to clipped to the
 // length).
 func (t *Trace) Records(from, to int) []solver.Record {
+	if disk, n := t.onDisk(); disk {
+		to = min(to, n)
+		if from < 0 || from >= to {
+			return nil
+		}
+		recs, err := t.run.m.st.Records(context.Background(), t.run.ID, t.Index, from, to)
+		if err != nil {
+			return nil
+		}
+		return recs
+	}
 	v := t.view()
 	to = min(to, v.n)
 	if from < 0 || from >= to {
@@ -510,6 +571,9 @@ func (t *Trace) Records(from, to int) []solver.Record {
 // next call: fn must not keep it. Each does not hold the trace's lock while
 // calling fn.
 func (t *Trace) Each(from, to int, fn func(i int, rec *solver.Record) bool) int {
+	if disk, n := t.onDisk(); disk {
+		return t.eachStored(from, min(to, n), fn)
+	}
 	v := t.view()
 	to = min(to, v.n)
 	if from < 0 || from >= to {
@@ -539,6 +603,9 @@ func (t *Trace) TraceStatus() TraceStatus {
 	defer t.mu.RUnlock()
 	ts := TraceStatus{Trace: t.Index, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed,
 		Status: t.status, Records: t.store.n}
+	if t.disk {
+		ts.Records = t.diskN
+	}
 	if t.summary != nil {
 		s := *t.summary
 		ts.Summary = &s
@@ -672,10 +739,26 @@ func (t *Trace) finish(sum solver.Summary) {
 	}
 	r.mu.Unlock()
 	if last {
-		close(r.done)
 		m.dispatchLocked()
+		if m.st == nil {
+			close(r.done)
+		}
 	}
 	m.mu.Unlock()
+	if last && m.st != nil {
+		// The run's end goes to disk before it reports finished; then it
+		// leaves memory (when the writes failed, it stays).
+		err := r.persistEnd()
+		if err == nil && m.opts.Keep > 0 {
+			_, _ = m.st.Trim(context.Background(), m.opts.Keep)
+		}
+		m.mu.Lock()
+		close(r.done)
+		if err == nil {
+			m.releaseLocked(r)
+		}
+		m.mu.Unlock()
+	}
 	r.changed()
 }
 
@@ -685,6 +768,9 @@ func (t *Trace) record(rec solver.Record) {
 	t.mu.Lock()
 	t.store.append(&rec)
 	t.mu.Unlock()
+	if a := t.run.app; a != nil {
+		a.Add(t.Index, rec)
+	}
 	t.run.notify()
 	if t.run.holdFast.Load() {
 		t.gate()

@@ -20,8 +20,10 @@
 //     never started) when resumed; it is cancelled after PauseTimeout;
 //   - one client (its address, as the server names it) may have at most
 //     MaxClientRuns runs queued, running or paused;
-//   - at most MaxStored runs are kept; when a new run would exceed it, the
-//     oldest finished run is evicted (its id then reports as evicted);
+//   - without a store, at most MaxStored runs are kept; when a new run
+//     would exceed it, the oldest finished run is evicted (its id then
+//     reports as evicted). With a store, a finished run leaves memory once
+//     it is on disk and is read back from there;
 //   - a run's record budget, (iters + 1) × algorithms × replications (every
 //     method also reports its starting point), is at most
 //     MaxRecords, since every record is kept in memory (about 130 bytes, plus
@@ -42,6 +44,11 @@
 //     it is paused. Results do not depend on the scheduling: every trace is
 //     deterministic given its seed.
 //
+// With a store (Options.Store), runs get the store's ids (random, never
+// reused), stream their records to it in batches while they run, write
+// their status as it changes and their results when they end; Get finds a
+// finished run in the store. Options.Keep trims the stored runs.
+//
 // Record.Time and Summary.Time measure the algorithm's own work: methods
 // leave out the time spent inside the Recorder, which is where the session
 // holds a paused trace or one waiting for a worker slot.
@@ -59,6 +66,7 @@ import (
 
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/spec"
+	runstore "github.com/fwlab/fwlab/internal/store"
 )
 
 // Default limits.
@@ -130,6 +138,15 @@ type Options struct {
 	UploadDir string
 	// MaxFile bounds the size of a data file (default DefaultMaxFile).
 	MaxFile int64
+	// Store, when set, keeps every run (see the package documentation's
+	// "With a store"): ids come from it, records stream to it, and a
+	// finished run leaves memory once it is on disk. The caller closes it
+	// after the manager. Without one, runs live in memory only, with ids
+	// r1, r2, … and the MaxStored eviction.
+	Store *runstore.Store
+	// Keep, with a Store, trims the stored runs to the Keep newest unstarred
+	// ones (starred runs are never trimmed) whenever a run ends; 0 keeps all.
+	Keep int
 }
 
 func (o Options) withDefaults() Options {
@@ -203,21 +220,40 @@ type Manager struct {
 	closed    bool
 	baseCtx   context.Context
 	shutdown  context.CancelFunc
+
+	st *runstore.Store // nil: runs live in memory only
+	// The status writer (with a store): runs whose status changed wait in
+	// dirty until it writes them.
+	dirtyMu   sync.Mutex
+	dirty     map[*Run]struct{}
+	kick      chan struct{}
+	writerEnd chan struct{}
 }
 
 // NewManager returns a manager with the given limits.
 func NewManager(o Options) *Manager {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Manager{
+	m := &Manager{
 		opts:     o,
 		sem:      make(chan struct{}, o.Workers),
 		builds:   make(chan struct{}, o.MaxActive),
 		runs:     map[string]*Run{},
 		baseCtx:  ctx,
 		shutdown: cancel,
+		st:       o.Store,
 	}
+	if m.st != nil {
+		m.dirty = map[*Run]struct{}{}
+		m.kick = make(chan struct{}, 1)
+		m.writerEnd = make(chan struct{})
+		go m.statusWriter()
+	}
+	return m
 }
+
+// Store returns the manager's store (nil when it has none).
+func (m *Manager) Store() *runstore.Store { return m.st }
 
 // Options returns the manager's effective limits.
 func (m *Manager) Options() Options { return m.opts }
@@ -351,6 +387,21 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	r.running = len(r.traces)
 	r.holdFast.Store(true)
 
+	// With a store, the run is put there first: its id comes from it.
+	var id string
+	if m.st != nil {
+		if id, err = m.putRun(ctx, r); err != nil {
+			release()
+			cancel()
+			return nil, err
+		}
+	}
+	unput := func() {
+		if id != "" {
+			_, _ = m.st.Delete(context.Background(), id)
+		}
+	}
+
 	m.mu.Lock()
 	m.pending--
 	m.reserved -= budget
@@ -358,11 +409,13 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	if m.closed {
 		m.mu.Unlock()
 		cancel()
+		unput()
 		return nil, errors.New("session: the manager is closed")
 	}
 	if need := instBytes + recBytes; need > m.opts.MaxMemory {
 		m.mu.Unlock()
 		cancel()
+		unput()
 		return nil, fmt.Errorf("%w: its instance (about %s) and records (about %s) exceed the server's memory budget of %s%s",
 			ErrTooLarge, mib(instBytes), mib(recBytes), mib(m.opts.MaxMemory), m.opts.flag("MaxMemory"))
 	}
@@ -370,10 +423,16 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	if err := m.admitLocked(client, budget, instBytes+recBytes); err != nil {
 		m.mu.Unlock()
 		cancel()
+		unput()
 		return nil, err
 	}
-	m.next++
-	r.ID = "r" + strconv.Itoa(m.next)
+	if m.st != nil {
+		r.ID = id
+		r.app = m.st.NewAppender(id, 0)
+	} else {
+		m.next++
+		r.ID = "r" + strconv.Itoa(m.next)
+	}
 	m.runs[r.ID] = r
 	m.order = append(m.order, r)
 	m.evictLocked()
@@ -615,8 +674,26 @@ func (m *Manager) makeMemoryLocked(bytes int64) bool {
 	return true
 }
 
-// Get returns the run with the given id.
+// Get returns the run with the given id: a live one, or (with a store) a
+// stored one, read from the store (its records are read as they are asked
+// for).
 func (m *Manager) Get(id string) (*Run, bool) {
+	m.mu.Lock()
+	r, ok := m.runs[id]
+	m.mu.Unlock()
+	if ok || m.st == nil || !runstore.ValidID(id) {
+		return r, ok
+	}
+	r, err := m.loadStored(context.Background(), id)
+	if err != nil {
+		return nil, false
+	}
+	return r, true
+}
+
+// Live returns the run with the given id if it is held in memory (live, or
+// finished but not yet released).
+func (m *Manager) Live(id string) (*Run, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.runs[id]
@@ -675,7 +752,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Unlock()
 	m.shutdown()
 	for _, r := range m.List() {
-		if run, ok := m.Get(r.ID); ok {
+		if run, ok := m.Live(r.ID); ok {
 			run.stopPauseTimer()
 			run.changed()
 		}
@@ -684,6 +761,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	go func() { m.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		m.stopStatusWriter()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("session: runs still stopping: %w", ctx.Err())

@@ -14,6 +14,10 @@ import (
 // can lose of a streaming run.
 const DefaultFlushInterval = 250 * time.Millisecond
 
+// MaxBatchRecords bounds the records of one batch an Appender writes: a
+// reader decodes a batch whole.
+const MaxBatchRecords = 4096
+
 // Appender streams one run's records to the store: Add buffers them (it
 // never waits for the database, so a solver's Recorder may call it), and a
 // goroutine appends each trace's buffered records as one batch every
@@ -83,12 +87,18 @@ func (a *Appender) Flush(ctx context.Context) error {
 	// traces in index order, so that writes are repeatable
 	for _, trace := range slices.Sorted(maps.Keys(batches)) {
 		recs := batches[trace]
-		if err := a.s.AppendRecords(ctx, a.id, trace, recs); err != nil {
-			a.mu.Lock()
-			if a.err == nil {
-				a.err = err
+		// Batches of at most MaxBatchRecords keep a reader's decoding small.
+		for len(recs) > 0 {
+			n := min(len(recs), MaxBatchRecords)
+			if err := a.s.AppendRecords(ctx, a.id, trace, recs[:n]); err != nil {
+				a.mu.Lock()
+				if a.err == nil {
+					a.err = err
+				}
+				a.mu.Unlock()
+				break // the rest would leave a hole
 			}
-			a.mu.Unlock()
+			recs = recs[n:]
 		}
 	}
 	return a.Err()

@@ -74,3 +74,32 @@ func TestAppenderReportsFailures(t *testing.T) {
 		t.Fatalf("appending to an unknown run: %v", err)
 	}
 }
+
+// A long stretch of records buffered at once goes out in batches of at most
+// MaxBatchRecords, read back whole and in order.
+func TestAppenderSplitsLongBatches(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	id, err := s.PutRun(ctx, testRun("lasso", "fw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.NewAppender(id, time.Hour)
+	want := randRecords(rand.New(rand.NewPCG(3, 4)), 2*MaxBatchRecords+5)
+	a.Add(0, want...)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var batches, most int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), MAX(n) FROM batches WHERE run_id = ?`, id).Scan(&batches, &most); err != nil {
+		t.Fatal(err)
+	}
+	if batches != 3 || most != MaxBatchRecords {
+		t.Errorf("%d batches of at most %d records, want 3 of at most %d", batches, most, MaxBatchRecords)
+	}
+	got, err := s.Records(ctx, id, 0, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRecords(t, got, want)
+}

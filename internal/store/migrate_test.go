@@ -15,6 +15,35 @@ import (
 // read from it. A new schema version adds an entry for the version before
 // it (the test fails until it does).
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	2: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		for _, q := range []string{
+			`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)
+				VALUES ('bbbbbbbbbbbb', 1767225600000000, 1767225601000000, 'cancelled', 'lasso', '{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}',
+				'v0.2', 'v2 run', '', 0, 5, 10, 1, NULL, NULL)`,
+			`INSERT INTO sweeps (id, created_us, status, base, axes) VALUES ('cccccccccccc', 1767225600000000, 'done', '{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}', '[]')`,
+			`INSERT INTO sweep_cells (sweep_id, idx, vals, run_id) VALUES ('cccccccccccc', 0, '{}', 'bbbbbbbbbbbb')`,
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			r, err := s.Get(ctx, "bbbbbbbbbbbb")
+			if err != nil || r.Status != StatusCancelled || r.Name != "v2 run" || r.Message != "" {
+				t.Fatalf("v2 run read as %+v, %v", r, err)
+			}
+			if err := s.SetMessage(ctx, r.ID, "cancelled: paused too long"); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := s.Get(ctx, r.ID); err != nil || r.Message != "cancelled: paused too long" {
+				t.Errorf("message %q, %v", r.Message, err)
+			}
+			if sw, err := s.GetSweep(ctx, "cccccccccccc"); err != nil || sw.Cells[0].RunID != "bbbbbbbbbbbb" {
+				t.Errorf("v2 sweep read as %+v, %v", sw, err)
+			}
+		}
+	},
 	1: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
 		recs := randRecords(rand.New(rand.NewPCG(11, 12)), 30)
 		stmts := []struct {

@@ -64,6 +64,9 @@ type Run struct {
 	Created  time.Time
 	Ended    time.Time // zero until the run ends
 	Traces   []Trace   // in index order
+	// Message says why the run ended as it did when its traces do not
+	// (SetMessage; PutRun ignores it).
+	Message string
 }
 
 // Instance summarises the problem instance of a run (scenarios.Info).
@@ -327,6 +330,22 @@ func (s *Store) SetStatus(ctx context.Context, id, status string, ended time.Tim
 	return nil
 }
 
+// SetMessage records why a run ended as it did, when its traces do not
+// say (at most MaxNote characters).
+func (s *Store) SetMessage(ctx context.Context, id, msg string) error {
+	if err := checkText("message", msg, MaxNote); err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET message = ? WHERE id = ?`, msg, id)
+	if err != nil {
+		return fmt.Errorf("store: setting the message of run %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
 // SetTrace records a trace's end: its status, summary and panels.
 func (s *Store) SetTrace(ctx context.Context, id string, trace int, r TraceResult) error {
 	if r.Status == "" {
@@ -404,7 +423,7 @@ func (s *Store) Update(ctx context.Context, id string, e Edit) error {
 	return nil
 }
 
-const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar`
+const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar, message`
 
 type scanner interface{ Scan(...any) error }
 
@@ -416,7 +435,7 @@ func scanRun(sc scanner) (*Run, error) {
 	var starred int
 	var fstar sql.NullFloat64
 	if err := sc.Scan(&r.ID, &created, &ended, &r.Status, &sp, &r.Version, &r.Name, &r.Note, &starred,
-		&r.Instance.Dim, &r.Instance.Samples, &r.Instance.Blocks, &fstar); err != nil {
+		&r.Instance.Dim, &r.Instance.Samples, &r.Instance.Blocks, &fstar, &r.Message); err != nil {
 		return nil, err
 	}
 	r.Created = fromMicros(created)

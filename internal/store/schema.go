@@ -75,6 +75,11 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX sweep_cells_run ON sweep_cells (run_id)`,
 	},
+	// 3: why a run ended as it did, when its traces do not say (a pause
+	// that outlived the pause timeout).
+	{
+		`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

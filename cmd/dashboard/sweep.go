@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/sweep"
+)
+
+// hasSweepFlag reports whether solve's arguments ask for a sweep.
+func hasSweepFlag(args []string) bool {
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "sweep" {
+			return true
+		}
+	}
+	return false
+}
+
+// runSweep is `solve -sweep FILE|JSON -out DIR`: the sweep document the
+// server's POST /api/sweeps takes, run headless, cell after cell, each
+// written as a bundle DIR/cell-NNN.json (what `dashboard import` loads),
+// with DIR/sweep.json listing the cells, their values and files.
+func runSweep(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dashboard solve -sweep", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	doc := fs.String("sweep", "", "a sweep document {\"base\": RUNSPEC, \"axes\": [{\"param\", \"values\"}, …]}, inline JSON or a file")
+	out := fs.String("out", "", "directory for the cells' bundles (created if needed)")
+	gap := fs.Float64("gap-target", 0, "gap target of the printed passes-to-gap medians (0: the base spec's gap, or 1e-6)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: dashboard solve -sweep FILE|JSON -out DIR [-gap-target G]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "dashboard solve: unexpected argument %q (flags only)\n", fs.Arg(0))
+		return 2
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "dashboard solve: -out: is required with -sweep (a directory for the cells' bundles)")
+		return 2
+	}
+	if !(*gap >= 0) || math.IsInf(*gap, 0) {
+		fmt.Fprintf(stderr, "dashboard solve: -gap-target: must be a non-negative number, got %v\n", *gap)
+		return 2
+	}
+	var r io.Reader
+	src := strings.TrimSpace(*doc)
+	switch {
+	case src == "":
+		fmt.Fprintln(stderr, "dashboard solve: -sweep: is required (a JSON document or a file holding one)")
+		return 2
+	case strings.HasPrefix(src, "{"):
+		r = strings.NewReader(src)
+	default:
+		f, err := os.Open(src)
+		if err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: -sweep: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		r = bufio.NewReader(f)
+	}
+	d, err := sweep.Decode(r)
+	var cells []sweep.Cell
+	if err == nil {
+		cells, err = d.Cells()
+	}
+	if err != nil {
+		var fe *spec.FieldError
+		if errors.As(err, &fe) && fe.Field != "" {
+			fmt.Fprintf(stderr, "dashboard solve: -sweep: %s: %s\n", fe.Field, fe.Msg)
+		} else {
+			fmt.Fprintf(stderr, "dashboard solve: -sweep: %v\n", err)
+		}
+		return 2
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
+		return 1
+	}
+	target := *gap
+	if target == 0 {
+		target = d.Base.Gap
+	}
+	if target <= 0 {
+		target = 1e-6
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	type indexCell struct {
+		Values json.RawMessage `json:"values"`
+		Bundle string          `json:"bundle"`
+		Status string          `json:"status"`
+		sweep.Summary
+	}
+	index := struct {
+		Base      spec.Run     `json:"base"`
+		Axes      []sweep.Axis `json:"axes"`
+		GapTarget float64      `json:"gap_target"`
+		Cells     []indexCell  `json:"cells"`
+	}{Base: d.Base, Axes: d.Axes, GapTarget: target}
+	code := 0
+	for _, c := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		name := fmt.Sprintf("cell-%03d.json", c.Index)
+		status, sum, err := solveCell(ctx, c.Spec, filepath.Join(*out, name), target)
+		if err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: cell %d (%s): %v\n", c.Index, c.ValuesJSON(d.Axes), err)
+			code = 1
+			continue
+		}
+		if status == "failed" {
+			code = 1
+		}
+		index.Cells = append(index.Cells, indexCell{Values: c.ValuesJSON(d.Axes), Bundle: name, Status: status, Summary: sum})
+		fmt.Fprintf(stdout, "cell %d %s: %s, %s, final gap %s, passes to gap %g: %s\n", c.Index, c.ValuesJSON(d.Axes), name, status,
+			fmtMedian(sum.FinalGap), target, fmtMedian(sum.PassesToGap))
+	}
+	b, err := json.MarshalIndent(index, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(*out, "sweep.json"), append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
+		return 1
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "dashboard solve: interrupted; the cells done so far are written")
+		return 1
+	}
+	return code
+}
+
+func fmtMedian(p *float64) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%.4g", *p)
+}
+
+// solveCell runs one cell's spec (every algorithm and replication) and
+// writes its bundle to path; it returns the run's status and the medians.
+func solveCell(ctx context.Context, run spec.Run, path string, target float64) (string, sweep.Summary, error) {
+	s, vals, err := scenarios.Resolve(&run)
+	if err != nil {
+		return "", sweep.Summary{}, err
+	}
+	inst, err := s.Build(ctx, vals, run.Seed)
+	if err != nil {
+		return "", sweep.Summary{}, err
+	}
+	jobs, err := scenarios.Jobs(inst, &run)
+	if err != nil {
+		return "", sweep.Summary{}, err
+	}
+	var traces []traceOut
+	var first []sweep.Outcome // algorithm 0's replications
+	for _, j := range jobs {
+		tr := traceOut{Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed}
+		res, err := j.Method.Run(ctx, solver.RecorderFunc(func(r solver.Record) { tr.Records = append(tr.Records, r) }))
+		if err != nil {
+			res.Summary.Status, res.Summary.Message = solver.StatusFailed, err.Error()
+		}
+		tr.Summary, tr.X = res.Summary, res.X
+		traces = append(traces, tr)
+		if j.Algo.Algo == run.Algorithms[0].Algo {
+			recs := tr.Records
+			first = append(first, sweep.TraceOutcome(func(fn func(*solver.Record) bool) {
+				for i := range recs {
+					if !fn(&recs[i]) {
+						return
+					}
+				}
+			}, target))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	var aggs []aggregateOut
+	if run.Replications > 1 {
+		aggs = aggregateTraces(traces)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return "", sweep.Summary{}, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	err = writeBundle(bw, run, inst, traces, aggs, ctx.Err() != nil)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", sweep.Summary{}, err
+	}
+	status := "done"
+	for _, t := range traces {
+		if t.Summary.Status == solver.StatusFailed {
+			status = "failed"
+		}
+	}
+	if ctx.Err() != nil {
+		status = "cancelled"
+	}
+	return status, sweep.Summarize(first), nil
+}

@@ -1,0 +1,358 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/figures"
+	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// DefaultMaxImport bounds the body of POST /api/runs/import.
+const DefaultMaxImport = 512 << 20
+
+// MaxDeleteIDs bounds the ids of one POST /api/runs/delete.
+const MaxDeleteIDs = 1000
+
+// RunRow is one run of the history (GET /api/runs).
+type RunRow struct {
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	Note       string         `json:"note"`
+	Starred    bool           `json:"starred"`
+	Status     string         `json:"status"`
+	Problem    string         `json:"problem"`
+	Algorithms []string       `json:"algorithms"`
+	Created    time.Time      `json:"created"`
+	Ended      *time.Time     `json:"ended,omitempty"`
+	Spec       spec.Run       `json:"spec"`
+	Params     map[string]any `json:"params"`
+	Instance   RowInstance    `json:"instance"`
+	Final      []RowFinal     `json:"final"`
+}
+
+// RowInstance is a run's instance summary.
+type RowInstance struct {
+	Dim     int      `json:"dim"`
+	Samples int      `json:"samples"`
+	Blocks  int      `json:"blocks"`
+	FStar   *float64 `json:"fstar"`
+}
+
+// RowFinal is where one trace ended (objective and gap null when never
+// evaluated, or while the trace runs).
+type RowFinal struct {
+	Algo        string   `json:"algo"`
+	Replication int      `json:"replication"`
+	Objective   *float64 `json:"objective"`
+	Gap         *float64 `json:"gap"`
+	Status      string   `json:"status"`
+}
+
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// runRow describes a stored run; a run live in this server reports its
+// live status.
+func (s *Server) runRow(r *store.Run) RunRow {
+	row := RunRow{ID: r.ID, Name: r.Name, Note: r.Note, Starred: r.Starred, Status: r.Status,
+		Problem: r.Spec.Problem, Created: r.Created, Spec: r.Spec,
+		Instance:   RowInstance{Dim: r.Instance.Dim, Samples: r.Instance.Samples, Blocks: r.Instance.Blocks, FStar: r.Instance.FStar},
+		Algorithms: []string{}, Final: []RowFinal{},
+		Params: map[string]any{"replications": r.Spec.Replications, "iters": r.Spec.Iters, "seed": r.Spec.Seed},
+	}
+	if !r.Ended.IsZero() {
+		e := r.Ended
+		row.Ended = &e
+	}
+	for k, v := range r.Spec.Params {
+		row.Params[k] = v
+	}
+	for _, a := range r.Spec.Algorithms {
+		row.Algorithms = append(row.Algorithms, a.Algo)
+	}
+	live, _ := s.mgr.Live(r.ID)
+	if live != nil {
+		row.Status = live.RunStatus()
+	}
+	for i, t := range r.Traces {
+		f := RowFinal{Algo: t.Algo, Replication: t.Replication, Status: t.Status}
+		if live != nil && i < len(live.Traces()) {
+			f.Status = live.Traces()[i].Status()
+		}
+		if t.Summary != nil {
+			f.Objective, f.Gap = finite(t.Summary.Objective), finite(t.Summary.Gap)
+		}
+		row.Final = append(row.Final, f)
+	}
+	return row
+}
+
+// queryInt reads a non-negative integer query parameter (def when absent).
+func queryInt(r *http.Request, name string, def, max int) (int, *apiError) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > max {
+		return 0, &apiError{Field: name, Error: fmt.Sprintf("must be an integer from 0 to %d, got %s", max, quote(v))}
+	}
+	return n, nil
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.Filter{Problem: q.Get("problem"), Algorithm: q.Get("algo"), Status: q.Get("status"), Text: q.Get("q")}
+	if f.Status != "" && !knownStatus(f.Status) {
+		writeError(w, http.StatusBadRequest, "status", "must be one of queued, running, paused, done, failed, cancelled, interrupted, got "+quote(f.Status))
+		return
+	}
+	var aerr *apiError
+	if f.Offset, aerr = queryInt(r, "offset", 0, math.MaxInt32); aerr != nil {
+		writeError(w, http.StatusBadRequest, aerr.Field, aerr.Error)
+		return
+	}
+	if f.Limit, aerr = queryInt(r, "limit", store.DefaultLimit, store.MaxLimit); aerr != nil {
+		writeError(w, http.StatusBadRequest, aerr.Field, aerr.Error)
+		return
+	}
+	if f.Limit == 0 {
+		f.Limit = store.DefaultLimit
+	}
+	runs, total, err := s.st.List(r.Context(), f)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	disk, err := s.st.DiskUsage(r.Context())
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	rows := make([]RunRow, 0, len(runs))
+	for _, run := range runs {
+		rows = append(rows, s.runRow(run))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": f.Offset, "limit": f.Limit, "disk_bytes": disk})
+}
+
+func knownStatus(st string) bool {
+	for _, k := range store.Statuses {
+		if st == k {
+			return true
+		}
+	}
+	return false
+}
+
+// storeError answers a store failure: 404 for an unknown id, 400 for a
+// field error, else 500.
+func (s *Server) storeError(w http.ResponseWriter, err error) {
+	var fe *spec.FieldError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "id", err.Error())
+	case errors.As(err, &fe):
+		writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusGatewayTimeout, "", err.Error())
+	default:
+		s.log.Error("run store", "err", err)
+		writeError(w, http.StatusInternalServerError, "", "the run store failed: "+err.Error())
+	}
+}
+
+// decodeBody reads one JSON object with known fields only (at most
+// MaxBody bytes) into v.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body must be at most %d bytes", s.opts.MaxBody))
+		} else {
+			writeError(w, http.StatusBadRequest, "", "reading the request body: "+err.Error())
+		}
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		ae := jsonError(err)
+		writeError(w, http.StatusBadRequest, ae.Field, ae.Error)
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		writeError(w, http.StatusBadRequest, "", "the body must hold one JSON object, found more after it")
+		return false
+	}
+	return true
+}
+
+// handleEdit changes a run's name, note or star.
+func (s *Server) handleEdit(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name    *string `json:"name"`
+		Note    *string `json:"note"`
+		Starred *bool   `json:"starred"`
+	}
+	if !s.decodeBody(w, r, &body) {
+		return
+	}
+	id := chi.URLParam(r, "id")
+	if err := s.st.Update(r.Context(), id, store.Edit{Name: body.Name, Note: body.Note, Starred: body.Starred}); err != nil {
+		s.storeError(w, err)
+		return
+	}
+	run, err := s.st.Get(r.Context(), id)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	run.Instance.Panels = nil
+	writeJSON(w, http.StatusOK, s.runRow(run))
+}
+
+// handleDeleteMany deletes stored runs; a run still live in this server is
+// refused (409 naming it): cancel it first.
+func (s *Server) handleDeleteMany(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		IDs []string `json:"ids"`
+	}
+	if !s.decodeBody(w, r, &body) {
+		return
+	}
+	if len(body.IDs) == 0 || len(body.IDs) > MaxDeleteIDs {
+		writeError(w, http.StatusBadRequest, "ids", fmt.Sprintf("must list 1 to %d run ids, got %d", MaxDeleteIDs, len(body.IDs)))
+		return
+	}
+	for i, id := range body.IDs {
+		if !store.ValidID(id) {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("ids[%d]", i), "is not a run id: "+quote(id))
+			return
+		}
+		if run, ok := s.mgr.Live(id); ok && !run.Finished() {
+			writeError(w, http.StatusConflict, fmt.Sprintf("ids[%d]", i), fmt.Sprintf("run %s is %s: cancel it (DELETE /api/runs/%s) before deleting it", id, run.RunStatus(), id))
+			return
+		}
+	}
+	n, err := s.st.Delete(r.Context(), body.IDs...)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"deleted": n})
+}
+
+// handleBundle writes a run as a bundle, its records read from the store as
+// they go out (a live run: what has reached the store so far).
+func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if run, ok := s.mgr.Live(id); ok {
+		_ = run.FlushStore(r.Context())
+	}
+	if _, err := s.st.Get(r.Context(), id); err != nil {
+		s.storeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="fwlab-%s.json"`, id))
+	w.WriteHeader(http.StatusOK)
+	pw := &progressWriter{w: w, rc: http.NewResponseController(w), d: s.opts.WriteTimeout}
+	if err := bundle.WriteStored(r.Context(), pw, s.st, id); err != nil {
+		s.log.Warn("bundle export", "id", id, "err", err)
+	}
+}
+
+// handleFigure draws a run's figure (figures.FromRun) as SVG, PNG or PDF.
+func (s *Server) handleFigure(format string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		run, ok := s.run(w, r)
+		if !ok {
+			return
+		}
+		var algos []figures.RunTraces
+		at := map[string]int{}
+		for _, t := range run.Traces() {
+			i, seen := at[t.Algo]
+			if !seen {
+				i = len(algos)
+				at[t.Algo] = i
+				algos = append(algos, figures.RunTraces{Algo: t.Algo})
+			}
+			algos[i].Traces = append(algos[i].Traces, t.Records(0, t.Len()))
+		}
+		fstar := math.NaN()
+		if f := run.Info().FStar; f != nil {
+			fstar = *f
+		}
+		title := run.Spec().Problem + " · run " + run.ID
+		fig := figures.FromRun(title, algos, fstar)
+		var buf bytes.Buffer
+		if err := fig.Render(&buf, format); err != nil {
+			writeError(w, http.StatusUnprocessableEntity, "", "drawing the figure: "+err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", map[string]string{"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}[format])
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="fwlab-%s.%s"`, run.ID, format))
+		_, _ = w.Write(buf.Bytes())
+	}
+}
+
+// handleImport stores a bundle as a new run: 201 {"id"}; 400 naming the
+// field of a malformed bundle; 413 over MaxImport.
+func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.UploadTimeout))
+	b, err := bundle.Decode(http.MaxBytesReader(w, r.Body, s.opts.MaxImport))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		var be *bundle.Error
+		switch {
+		case errors.As(err, &mbe):
+			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("a bundle may be at most %d bytes%s", s.opts.MaxImport, s.opts.flag("MaxImport")))
+		case errors.As(err, &be):
+			writeError(w, http.StatusBadRequest, be.Path, be.Msg)
+		default:
+			writeError(w, http.StatusBadRequest, "", err.Error())
+		}
+		return
+	}
+	id, err := bundle.Put(r.Context(), s.st, b)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	w.Header().Set("Location", "/api/runs/"+id)
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+// statusWithUser is a run's status with the user's fields from the store
+// (a stored run has them already).
+func (s *Server) statusWithUser(ctx context.Context, run *session.Run) session.Status {
+	st := run.Status()
+	if _, live := s.mgr.Live(run.ID); live {
+		if sr, err := s.st.Get(ctx, run.ID); err == nil {
+			st.Name, st.Note, st.Starred = sr.Name, sr.Note, sr.Starred
+		}
+	}
+	return st
+}

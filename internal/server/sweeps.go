@@ -1,0 +1,361 @@
+package server
+
+// Sweeps run their cells through the same queue as every run. A sweep keeps
+// at most MaxActive of its cells (the server's run slots) queued or running
+// at once, each created in the name of the client that posted the sweep, so
+// they count against its cap on runs (MaxClientRuns) like the runs they
+// are; when a budget is used up (429 for a run) the sweep waits and tries
+// again. The next cell is created as one ends.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/sweep"
+)
+
+// sweepRetry is how often a sweep waiting for room, or for its cells,
+// looks again.
+const sweepRetry = 100 * time.Millisecond
+
+type sweeper struct {
+	s      *Server
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex
+	live map[string]context.CancelFunc // running sweeps by id
+
+	// outcomes caches the summaries of finished runs by run id and gap
+	// target.
+	cacheMu sync.Mutex
+	cache   map[outcomeKey]cellSummary
+}
+
+type outcomeKey struct {
+	run string
+	gap float64
+}
+
+func newSweeper(s *Server) *sweeper {
+	ctx, cancel := context.WithCancel(context.Background())
+	sw := &sweeper{s: s, ctx: ctx, cancel: cancel, live: map[string]context.CancelFunc{}, cache: map[outcomeKey]cellSummary{}}
+	// Sweeps left running by a process that ended cannot go on.
+	if s.st.Owner() {
+		for off := 0; ; off += store.MaxLimit {
+			list, total, err := s.st.ListSweeps(ctx, off, store.MaxLimit)
+			if err != nil {
+				break
+			}
+			for _, x := range list {
+				if store.Live(x.Status) {
+					_ = s.st.SetSweepStatus(ctx, x.ID, store.StatusInterrupted)
+				}
+			}
+			if off+len(list) >= total || len(list) == 0 {
+				break
+			}
+		}
+	}
+	return sw
+}
+
+// stop cancels every sweep (they stop creating cells and end interrupted).
+func (sw *sweeper) stop() { sw.cancel() }
+
+func (sw *sweeper) wait() { sw.wg.Wait() }
+
+func (s *Server) handleSweepCreate(w http.ResponseWriter, r *http.Request) {
+	var doc sweep.Doc
+	if !s.decodeBody(w, r, &doc) {
+		return
+	}
+	cells, err := doc.Cells()
+	if err != nil {
+		var fe *spec.FieldError
+		if errors.As(err, &fe) {
+			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+		} else {
+			writeError(w, http.StatusBadRequest, "", err.Error())
+		}
+		return
+	}
+	axes, _ := json.Marshal(doc.Axes)
+	rec := &store.Sweep{Base: doc.Base, Axes: axes, Status: store.StatusQueued}
+	for _, c := range cells {
+		rec.Cells = append(rec.Cells, store.Cell{Index: c.Index, Values: c.ValuesJSON(doc.Axes)})
+	}
+	sw := s.sweeps
+	sw.mu.Lock()
+	if sw.ctx.Err() != nil {
+		sw.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "", "the server is closing")
+		return
+	}
+	id, err := s.st.PutSweep(r.Context(), rec)
+	if err != nil {
+		sw.mu.Unlock()
+		s.storeError(w, err)
+		return
+	}
+	ctx, cancel := context.WithCancel(sw.ctx)
+	sw.live[id] = cancel
+	sw.wg.Add(1)
+	sw.mu.Unlock()
+	go sw.run(ctx, id, cells, clientAddr(r))
+	w.Header().Set("Location", "/api/sweeps/"+id)
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+// run creates the sweep's cells as room allows and waits for them.
+func (sw *sweeper) run(ctx context.Context, id string, cells []sweep.Cell, client string) {
+	defer sw.wg.Done()
+	defer func() {
+		sw.mu.Lock()
+		if c := sw.live[id]; c != nil {
+			c()
+		}
+		delete(sw.live, id)
+		sw.mu.Unlock()
+	}()
+	st, mgr := sw.s.st, sw.s.mgr
+	bg := context.Background()
+	_ = st.SetSweepStatus(bg, id, store.StatusRunning)
+	limit := mgr.Options().MaxActive
+	var inflight []*session.Run
+	next, failed := 0, false
+	tick := time.NewTicker(sweepRetry)
+	defer tick.Stop()
+	for next < len(cells) || len(inflight) > 0 {
+		for next < len(cells) && len(inflight) < limit && ctx.Err() == nil {
+			run, err := mgr.CreateFor(ctx, cells[next].Spec, client)
+			if errors.Is(err, session.ErrBusy) {
+				break // try again later
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				sw.s.log.Warn("sweep cell", "sweep", id, "cell", next, "err", err)
+				failed = true
+				next++
+				continue
+			}
+			_ = st.SetCellRun(bg, id, next, run.ID)
+			inflight = append(inflight, run)
+			next++
+		}
+		select {
+		case <-ctx.Done():
+			status := store.StatusCancelled
+			if sw.ctx.Err() != nil {
+				status = store.StatusInterrupted // the server is stopping: it interrupts the runs
+			} else {
+				for _, run := range inflight {
+					run.Cancel()
+				}
+			}
+			_ = st.SetSweepStatus(bg, id, status)
+			return
+		case <-tick.C:
+		}
+		kept := inflight[:0]
+		for _, run := range inflight {
+			if !run.Finished() {
+				kept = append(kept, run)
+			}
+		}
+		inflight = kept
+	}
+	status := store.StatusDone
+	if failed {
+		status = store.StatusFailed
+	}
+	_ = st.SetSweepStatus(bg, id, status)
+}
+
+// cellSummary is a cell's outcome: algorithm 0's medians, and every
+// algorithm's.
+type cellSummary struct {
+	sweep.Summary
+	PerAlgo map[string]sweep.Summary `json:"per_algo"`
+}
+
+// summarize computes a finished run's outcomes for the gap target.
+func (sw *sweeper) summarize(run *session.Run, gap float64) *cellSummary {
+	key := outcomeKey{run.ID, gap}
+	sw.cacheMu.Lock()
+	if c, ok := sw.cache[key]; ok {
+		sw.cacheMu.Unlock()
+		return &c
+	}
+	sw.cacheMu.Unlock()
+	by := map[string][]sweep.Outcome{}
+	for _, t := range run.Traces() {
+		o := sweep.TraceOutcome(func(fn func(*solver.Record) bool) {
+			t.Each(0, t.Len(), func(_ int, r *solver.Record) bool { return fn(r) })
+		}, gap)
+		by[t.Algo] = append(by[t.Algo], o)
+	}
+	c := cellSummary{PerAlgo: map[string]sweep.Summary{}}
+	for a, os := range by {
+		c.PerAlgo[a] = sweep.Summarize(os)
+	}
+	if algos := run.Spec().Algorithms; len(algos) > 0 {
+		c.Summary = c.PerAlgo[algos[0].Algo]
+	}
+	sw.cacheMu.Lock()
+	if len(sw.cache) > 10_000 {
+		clear(sw.cache)
+	}
+	sw.cache[key] = c
+	sw.cacheMu.Unlock()
+	return &c
+}
+
+type sweepCell struct {
+	Values  json.RawMessage `json:"values"`
+	Run     string          `json:"run"`
+	Status  string          `json:"status"`
+	Summary *cellSummary    `json:"summary"`
+}
+
+func (s *Server) handleSweepGet(w http.ResponseWriter, r *http.Request) {
+	x, err := s.st.GetSweep(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	gap := x.Base.Gap
+	if gap <= 0 {
+		gap = 1e-6
+	}
+	if v := r.URL.Query().Get("gap"); v != "" {
+		g, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(g > 0) || math.IsInf(g, 0) {
+			writeError(w, http.StatusBadRequest, "gap", "must be a positive number, got "+quote(v))
+			return
+		}
+		gap = g
+	}
+	cells := make([]sweepCell, 0, len(x.Cells))
+	for _, c := range x.Cells {
+		sc := sweepCell{Values: c.Values, Run: c.RunID, Status: store.StatusQueued}
+		if c.RunID != "" {
+			if run, ok := s.mgr.Get(c.RunID); ok {
+				sc.Status = run.RunStatus()
+				if run.Finished() {
+					sc.Summary = s.sweeps.summarize(run, gap)
+				}
+			} else {
+				sc.Status = "deleted"
+			}
+		} else if x.Status == store.StatusDone {
+			sc.Status = "deleted" // a done sweep ran every cell: its run was deleted since
+		} else if !store.Live(x.Status) {
+			sc.Status = x.Status // never created (the sweep ended first), or deleted since
+		}
+		cells = append(cells, sc)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": x.ID, "status": x.Status, "base": x.Base, "axes": x.Axes, "created": x.Created,
+		"gap_target": gap, "cells": cells,
+	})
+}
+
+func (s *Server) handleSweepList(w http.ResponseWriter, r *http.Request) {
+	offset, aerr := queryInt(r, "offset", 0, math.MaxInt32)
+	if aerr == nil {
+		var limit int
+		limit, aerr = queryInt(r, "limit", store.DefaultLimit, store.MaxLimit)
+		if aerr == nil {
+			s.listSweeps(w, r, offset, max(limit, 1))
+			return
+		}
+	}
+	writeError(w, http.StatusBadRequest, aerr.Field, aerr.Error)
+}
+
+func (s *Server) listSweeps(w http.ResponseWriter, r *http.Request, offset, limit int) {
+	list, total, err := s.st.ListSweeps(r.Context(), offset, limit)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	type row struct {
+		ID         string          `json:"id"`
+		Status     string          `json:"status"`
+		Created    time.Time       `json:"created"`
+		Axes       json.RawMessage `json:"axes"`
+		CellsTotal int             `json:"cells_total"`
+		CellsDone  int             `json:"cells_done"`
+	}
+	rows := make([]row, 0, len(list))
+	for _, x := range list {
+		full, err := s.st.GetSweep(r.Context(), x.ID)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		rw := row{ID: x.ID, Status: x.Status, Created: x.Created, Axes: x.Axes, CellsTotal: len(full.Cells)}
+		for _, c := range full.Cells {
+			if c.RunID == "" {
+				continue
+			}
+			if run, live := s.mgr.Live(c.RunID); !live || run.Finished() {
+				rw.CellsDone++
+			}
+		}
+		rows = append(rows, rw)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sweeps": rows, "total": total, "offset": offset, "limit": limit})
+}
+
+// handleSweepCancel cancels a sweep: its cells not yet created never are,
+// and its queued or running cells are cancelled.
+func (s *Server) handleSweepCancel(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	x, err := s.st.GetSweep(r.Context(), id)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	sw := s.sweeps
+	sw.mu.Lock()
+	cancel := sw.live[id]
+	sw.mu.Unlock()
+	if cancel == nil {
+		writeJSON(w, http.StatusAccepted, map[string]string{"status": x.Status})
+		return
+	}
+	cancel()
+	// The sweep's goroutine writes its end; wait briefly for it.
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		sw.mu.Lock()
+		_, running := sw.live[id]
+		sw.mu.Unlock()
+		if !running {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	status := store.StatusCancelled
+	if y, err := s.st.GetSweep(r.Context(), id); err == nil {
+		status = y.Status
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": status})
+}

@@ -1,0 +1,227 @@
+package session
+
+// With a store (Options.Store), a run lives there from its creation: its
+// id is the store's (random, never reused), its records go to an appender
+// as they are made, its status changes are written by the manager's status
+// writer (queued, running, paused), and its end (every trace's summary and
+// panels, then the run's final status) is written by its last trace before
+// the run reports finished. The run then leaves memory; Manager.Get reads
+// it back from the store on demand, its records as they are asked for.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/solver"
+	runstore "github.com/fwlab/fwlab/internal/store"
+)
+
+// putRun stores a new run (queued, or paused when it starts paused) with its
+// instance summary and traces, and returns its id.
+func (m *Manager) putRun(ctx context.Context, r *Run) (string, error) {
+	status := runstore.StatusQueued
+	if r.spec.StartPaused {
+		status = runstore.StatusPaused
+	}
+	sr := &runstore.Run{
+		Spec: r.spec, Version: bundle.ProgramVersion(), Status: status, Created: r.Created,
+		Instance: runstore.Instance{Dim: r.info.Dim, Samples: r.info.Samples, Blocks: r.info.Blocks, FStar: r.info.FStar},
+	}
+	if r.info.Panels != nil {
+		if b, err := json.Marshal(r.info.Panels); err == nil {
+			sr.Instance.Panels = b
+		}
+	}
+	for _, t := range r.traces {
+		sr.Traces = append(sr.Traces, runstore.Trace{Index: t.Index, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, Status: status})
+	}
+	id, err := m.st.PutRun(context.WithoutCancel(ctx), sr)
+	if err != nil {
+		return "", fmt.Errorf("storing the run: %w", err)
+	}
+	r.persisted = status
+	return id, nil
+}
+
+// persistEnd writes the end of a finished run: the appender's last records,
+// every trace's result, then the run's final status and end time.
+func (r *Run) persistEnd() error {
+	st := r.m.st
+	ctx := context.Background()
+	r.persistMu.Lock()
+	defer r.persistMu.Unlock()
+	var errs []error
+	if r.app != nil {
+		if err := r.app.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, t := range r.traces {
+		ts := t.TraceStatus()
+		res := runstore.TraceResult{Status: ts.Status, Summary: ts.Summary, PanelsError: ts.PanelsError}
+		if ts.Panels != nil {
+			b, err := json.Marshal(ts.Panels)
+			if err != nil {
+				res.PanelsError = "the final estimate's panels could not be stored: " + err.Error()
+			} else {
+				res.Panels = b
+			}
+		}
+		if err := st.SetTrace(ctx, r.ID, t.Index, res); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.mu.Lock()
+	reason := r.reason
+	r.mu.Unlock()
+	if reason != "" {
+		if err := st.SetMessage(ctx, r.ID, reason); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	status := r.RunStatus()
+	if err := st.SetStatus(ctx, r.ID, status, time.Now()); err != nil {
+		errs = append(errs, err)
+	}
+	r.persisted, r.final = status, true
+	return errors.Join(errs...)
+}
+
+// persistStatus writes a live run's status when it changed since the last
+// write (the end is persistEnd's).
+func (r *Run) persistStatus() {
+	r.persistMu.Lock()
+	defer r.persistMu.Unlock()
+	if r.final || r.disk != nil {
+		return
+	}
+	s := r.RunStatus()
+	if s == r.persisted || !runstore.Live(s) {
+		return
+	}
+	if err := r.m.st.SetStatus(context.Background(), r.ID, s, time.Time{}); err == nil {
+		r.persisted = s
+	}
+}
+
+// FlushStore writes the records made so far to the store (nothing without
+// a store, or for a run already on disk).
+func (r *Run) FlushStore(ctx context.Context) error {
+	if r.app == nil || r.disk != nil {
+		return nil
+	}
+	return r.app.Flush(ctx)
+}
+
+// markDirty hands r to the status writer.
+func (m *Manager) markDirty(r *Run) {
+	if m.st == nil || r.disk != nil {
+		return
+	}
+	m.dirtyMu.Lock()
+	m.dirty[r] = struct{}{}
+	m.dirtyMu.Unlock()
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// statusWriter writes the status of the runs marked dirty, until the
+// manager closes.
+func (m *Manager) statusWriter() {
+	defer close(m.writerEnd)
+	for {
+		select {
+		case <-m.baseCtx.Done():
+			return
+		case <-m.kick:
+		}
+		m.dirtyMu.Lock()
+		runs := m.dirty
+		m.dirty = map[*Run]struct{}{}
+		m.dirtyMu.Unlock()
+		for r := range runs {
+			r.persistStatus()
+		}
+	}
+}
+
+func (m *Manager) stopStatusWriter() {
+	if m.writerEnd != nil {
+		<-m.writerEnd
+	}
+}
+
+// releaseLocked drops a finished run whose end is on disk from memory: it
+// leaves the manager's maps, and its traces (still held by whoever holds the
+// run) read their records from the store from now on (m.mu held).
+func (m *Manager) releaseLocked(r *Run) {
+	delete(m.runs, r.ID)
+	for i, o := range m.order {
+		if o == r {
+			m.order = append(m.order[:i], m.order[i+1:]...)
+			break
+		}
+	}
+	for _, t := range r.traces {
+		t.mu.Lock()
+		t.diskN, t.disk = t.store.n, true
+		t.store = store{}
+		t.mu.Unlock()
+	}
+}
+
+// loadStored reads a run from the store.
+func (m *Manager) loadStored(ctx context.Context, id string) (*Run, error) {
+	sr, err := m.st.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan struct{})
+	close(done)
+	r := &Run{
+		ID: sr.ID, Created: sr.Created, spec: sr.Spec, ctx: rctx, cancel: cancel, m: m,
+		wake: make(chan struct{}), done: done, final: true, reason: sr.Message,
+		disk: &diskRun{status: sr.Status, ended: sr.Ended, name: sr.Name, note: sr.Note, starred: sr.Starred},
+		info: scenarios.Info{Dim: sr.Instance.Dim, Samples: sr.Instance.Samples, Blocks: sr.Instance.Blocks, FStar: sr.Instance.FStar},
+	}
+	if len(sr.Instance.Panels) > 0 {
+		_ = json.Unmarshal(sr.Instance.Panels, &r.info.Panels)
+	}
+	for _, t := range sr.Traces {
+		tr := &Trace{Index: t.Index, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, run: r,
+			status: t.Status, summary: t.Summary, panelsErr: t.PanelsError, disk: true, diskN: t.Records}
+		if len(t.Panels) > 0 {
+			_ = json.Unmarshal(t.Panels, &tr.panels)
+		}
+		r.traces = append(r.traces, tr)
+	}
+	return r, nil
+}
+
+// errStop ends a walk over stored records early.
+var errStop = errors.New("stop")
+
+// eachStored is Each over the records in the store.
+func (t *Trace) eachStored(from, to int, fn func(i int, rec *solver.Record) bool) int {
+	if from < 0 || from >= to {
+		return 0
+	}
+	n := 0
+	_ = t.run.m.st.EachRecord(context.Background(), t.run.ID, t.Index, from, to, func(i int, rec *solver.Record) error {
+		n++
+		if !fn(i, rec) {
+			return errStop
+		}
+		return nil
+	})
+	return n
+}

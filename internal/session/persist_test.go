@@ -1,0 +1,160 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+func openStore(t *testing.T, path string) *store.Store {
+	t.Helper()
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// With a store, a run gets a store id, streams its records there, and once
+// finished leaves memory: Get reads it back from the store, records and
+// results equal to what the live run held.
+func TestStoredRunLeavesMemory(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "runs.db"))
+	defer st.Close()
+	m := newManager(t, session.Options{Store: st})
+	sp := fakeSpec(3000, nil, "ssfw-as", "fista")
+	sp.Replications = 2
+	sp.EvalEvery = 7
+	r, err := m.Create(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !store.ValidID(r.ID) {
+		t.Fatalf("id %q is not a store id", r.ID)
+	}
+	waitDone(t, r)
+	if _, ok := m.Live(r.ID); ok {
+		t.Error("a finished run stays in memory")
+	}
+	got, ok := m.Get(r.ID)
+	if !ok {
+		t.Fatal("the finished run is not found in the store")
+	}
+	if got.RunStatus() != session.StatusDone || got.Status().Ended == nil {
+		t.Errorf("stored status %q, ended %v", got.RunStatus(), got.Status().Ended)
+	}
+	want := r.Status() // the released run reads the store too
+	gs := got.Status()
+	gj, _ := json.Marshal(gs.Traces)
+	wj, _ := json.Marshal(want.Traces)
+	if len(gs.Traces) != 4 || string(gj) != string(wj) {
+		t.Fatalf("stored traces differ:\n%+v\n%+v", gs.Traces, want.Traces)
+	}
+	for i, tr := range got.Traces() {
+		if tr.Len() != 3001 {
+			t.Fatalf("trace %d: %d records", i, tr.Len())
+		}
+		recs := tr.Records(0, 1<<30)
+		for k, rec := range recs {
+			if rec.K != k || (rec.K%7 == 0) != rec.Evaluated() && rec.K != 3000 {
+				t.Fatalf("trace %d record %d: %+v", i, k, rec)
+			}
+		}
+		n := tr.Each(10, 20, func(j int, rec *solver.Record) bool { return j < 14 })
+		if n != 5 {
+			t.Errorf("Each stopped after %d records, want 5", n)
+		}
+	}
+	sr, err := st.Get(context.Background(), r.ID)
+	if err != nil || sr.Status != store.StatusDone || sr.Traces[0].Summary == nil || sr.Instance.Dim == 0 && sr.Instance.Samples == 0 && sr.Instance.Blocks == 0 {
+		t.Fatalf("stored run %+v, %v", sr, err)
+	}
+}
+
+// Closing the manager writes the live runs as interrupted, records kept.
+func TestStoredRunsInterruptedOnClose(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "runs.db"))
+	defer st.Close()
+	m := session.NewManager(session.Options{Store: st, MaxActive: 1})
+	live := create(t, m, slowSpec(), "")
+	queued := create(t, m, slowSpec(), "")
+	waitFor(t, "records", func() bool { return live.Status().Records > 10 })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*session.Run{live, queued} {
+		sr, err := st.Get(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sr.Status != store.StatusInterrupted || sr.Ended.IsZero() {
+			t.Errorf("%s stored as %s, ended %v", r.ID, sr.Status, sr.Ended)
+		}
+		n := 0
+		for _, tr := range sr.Traces {
+			n += tr.Records
+		}
+		if want := r.Status().Records; n != want || (r == live && n == 0) {
+			t.Errorf("%s: %d records stored, %d made", r.ID, n, want)
+		}
+	}
+}
+
+// A run's status changes reach the store while it lives.
+func TestStoredStatusFollowsTheRun(t *testing.T) {
+	st := openStore(t, store.Memory)
+	defer st.Close()
+	m := newManager(t, session.Options{Store: st})
+	sp := slowSpec()
+	sp.StartPaused = true
+	r := create(t, m, sp, "")
+	stored := func(want string) func() bool {
+		return func() bool {
+			sr, err := st.Get(context.Background(), r.ID)
+			return err == nil && sr.Status == want
+		}
+	}
+	waitFor(t, "paused in the store", stored(store.StatusPaused))
+	r.Resume()
+	waitFor(t, "running in the store", stored(store.StatusRunning))
+	r.Cancel()
+	waitDone(t, r)
+	waitFor(t, "cancelled in the store", stored(store.StatusCancelled))
+}
+
+// Keep trims the oldest unstarred runs as runs end; starred runs stay.
+func TestKeepTrimsOldUnstarredRuns(t *testing.T) {
+	st := openStore(t, store.Memory)
+	defer st.Close()
+	m := newManager(t, session.Options{Store: st, Keep: 1})
+	var ids []string
+	for i := 0; i < 4; i++ {
+		r := create(t, m, fakeSpec(10, nil, "fw"), "")
+		waitDone(t, r)
+		ids = append(ids, r.ID)
+		if i == 0 {
+			starred := true
+			if err := st.Update(context.Background(), r.ID, store.Edit{Starred: &starred}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	runs, total, err := st.List(context.Background(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 2 || runs[0].ID != ids[3] || runs[1].ID != ids[0] {
+		t.Errorf("kept %d runs, want the newest and the starred one", total)
+	}
+	if _, ok := m.Get(ids[1]); ok {
+		t.Error("a trimmed run is still found")
+	}
+}
