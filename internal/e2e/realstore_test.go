@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,11 +21,9 @@ import (
 	"github.com/fwlab/fwlab/internal/store"
 )
 
-// storeServer starts the real server on the run store in the file db
-// (its Session options' Store, set by name: the test builds whether or
-// not the server has that option yet) and returns its URL and a stop
-// function that closes the server and then the store. It skips the test
-// when the server cannot take a store or lacks the store's API.
+// storeServer starts the real server on the run store in the file db and
+// returns its URL and a stop function that closes the server and then the
+// store.
 func storeServer(t *testing.T, db string) (string, func()) {
 	t.Helper()
 	st, err := store.Open(db)
@@ -34,12 +31,7 @@ func storeServer(t *testing.T, db string) (string, func()) {
 		t.Fatalf("store.Open(%s): %v", db, err)
 	}
 	o := server.Options{}
-	f := reflect.ValueOf(&o.Session).Elem().FieldByName("Store")
-	if !f.IsValid() || !reflect.TypeOf(st).AssignableTo(f.Type()) {
-		_ = st.Close()
-		t.Skip("waits for the server's run store (session.Options.Store, issue 9: internal/server and internal/session)")
-	}
-	f.Set(reflect.ValueOf(st))
+	o.Session.Store = st
 	srv, err := server.New(o)
 	if err != nil {
 		_ = st.Close()
@@ -62,9 +54,9 @@ func storeServer(t *testing.T, db string) (string, func()) {
 	t.Cleanup(stop)
 	// The store's listing: {"runs": […], "total": N, …}.
 	var list map[string]json.RawMessage
-	if json.Unmarshal(httpGet(t, ts.URL+"/api/runs"), &list) != nil || list["runs"] == nil {
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs"), &list); err != nil || list["runs"] == nil {
 		stop()
-		t.Skip("waits for the server's store API (GET /api/runs → {runs, total, offset, limit, disk_bytes}, issue 9)")
+		t.Fatalf("GET /api/runs is not the store's listing {runs, total, …}: %v", err)
 	}
 	return ts.URL, stop
 }
@@ -216,7 +208,7 @@ func TestSweepTwoByTwo(t *testing.T) {
 	pb, _ := io.ReadAll(probe.Body)
 	probe.Body.Close()
 	if probe.StatusCode == 404 || probe.StatusCode == 405 {
-		t.Skipf("waits for the server's sweeps (POST /api/sweeps, issue 9): %d %s", probe.StatusCode, pb)
+		t.Fatalf("the server has no sweeps (POST /api/sweeps): %d %s", probe.StatusCode, pb)
 	}
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)

@@ -313,7 +313,7 @@ func TestRunPageQueued(t *testing.T) {
 		QueuePosition int    `json:"queue_position"`
 	}
 	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+second), &st); err != nil || st.Status != "queued" {
-		t.Skipf("the server does not queue a run beyond its slots (status %q, %v)", st.Status, err)
+		t.Fatalf("the server does not queue a run beyond its slots (status %q, %v)", st.Status, err)
 	}
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
