@@ -594,7 +594,7 @@ func TestEveryPresetEverySize(t *testing.T) {
 			overflow(t, ctx, tag+" compare")
 			shot(t, ctx, dir, "compare-"+tag+".png")
 		}
-		// A sweep's page, when the server runs sweeps.
+		// A sweep's page.
 		res, err := http.Post(ts.URL+"/api/sweeps", "application/json", strings.NewReader(`{"base": {"problem": "toy-polygon", "algorithms": [{"algo": "afw"}], "iters": 50}, "axes": [{"param": "seed", "values": [0, 1]}, {"param": "iters", "values": [30, 50]}]}`))
 		if err != nil {
 			t.Fatal(err)
@@ -608,7 +608,7 @@ func TestEveryPresetEverySize(t *testing.T) {
 			overflow(t, ctx, tag+" sweep")
 			shot(t, ctx, dir, "sweep-"+tag+".png")
 		} else {
-			t.Logf("no sweep page: POST /api/sweeps answered %d %.200s", res.StatusCode, b)
+			t.Errorf("no sweep page: POST /api/sweeps answered %d %.200s", res.StatusCode, b)
 		}
 		for _, e := range errs.take() {
 			t.Errorf("%s history/compare/sweep: %s", tag, e)
