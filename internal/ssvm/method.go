@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"gonum.org/v1/gonum/floats"
-
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -75,8 +73,8 @@ type Method struct {
 	ys, yb            []int
 	du, dtr, duA, dtA []float64
 	dots              []float64 // maxLen inner products (scratch)
-	nzF, nzA          []int32   // the nonzero labels of each row of du and duA (row t: nz[off[t]:off[t+1]])
-	offF, offA        []int
+	nzF, nzA, nzU     []int32   // the nonzero labels of each row of du, duA and the change of μ (row t: nz[off[t]:off[t+1]])
+	offF, offA, offU  []int
 	muOld, mtOld      []float64
 	// Block i's nonzero transition marginals: supN[i] increasing indices
 	// and their values at tStart[i] in the arenas tsup and tval, with room
@@ -143,8 +141,8 @@ func (m *Method) reset() {
 	m.dec = newDecoder(K, ml)
 	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
 	m.dots = make([]float64, ml)
-	m.nzF, m.nzA = make([]int32, 0, ml*K), make([]int32, 0, ml*K)
-	m.offF, m.offA = make([]int, 0, ml+1), make([]int, 0, ml+1)
+	m.nzF, m.nzA, m.nzU = make([]int32, 0, ml*K), make([]int32, 0, ml*K), make([]int32, 0, ml*K)
+	m.offF, m.offA, m.offU = make([]int, 0, ml+1), make([]int, 0, ml+1), make([]int, 0, ml+1)
 	m.acc = make([]float64, 4*K)
 	m.ys, m.yb = make([]int, ml), make([]int, ml)
 	m.du, m.duA, m.muOld = make([]float64, ml*K), make([]float64, ml*K), make([]float64, ml*K)
@@ -454,8 +452,11 @@ func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, nz []int32, off []i
 }
 
 // applyDelta performs w −= φ(ΔM)/(λn) for block i's marginal change, whose
-// transition part dt is zero outside dsup.
-func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
+// row t of du is zero off the labels nz[off[t]:off[t+1]] and whose
+// transition part dt is zero outside dsup. Labels of one row update
+// disjoint coordinates of w, so only the order of the rows matters; the
+// skipped entries would add exact zeros.
+func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []float64, dsup []int) {
 	p := m.p
 	K, F := p.K, p.F
 	wd := p.Train.Words[i]
@@ -466,8 +467,10 @@ func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
 		j := wd.Start + t
 		lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
 		idx := sx.idx[lo:hi]
-		for k, d := range du[t*K : (t+1)*K] {
-			a := c * d
+		row := du[t*K : (t+1)*K]
+		for _, k32 := range nz[off[t]:off[t+1]] {
+			k := int(k32)
+			a := c * row[k]
 			if a == 0 {
 				continue
 			}
@@ -487,9 +490,11 @@ func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
 		}
 	}
 	first, last, trans := p.parts(m.w)
-	for k := 0; k < K; k++ {
+	for _, k := range nz[off[0]:off[1]] {
 		first[k] += c * du[k]
-		last[k] += c * du[(wd.Len-1)*K+k]
+	}
+	for _, k := range nz[off[wd.Len-1]:off[wd.Len]] {
+		last[k] += c * du[(wd.Len-1)*K+int(k)]
 	}
 	for _, j := range dsup {
 		v := trans[j] + c*dt[j]
@@ -724,6 +729,20 @@ func (m *Method) blockStep(k int) stepInfo {
 	for _, j := range sup {
 		mtOld[j] = mt[j]
 	}
+	// The unary marginals change only on the labels where μ is nonzero or
+	// s is (zero entries stay +0): row t's are the FW direction's nonzero
+	// labels, plus s_t when μ_t(s_t) = 1 (where the direction is zero).
+	// muOld holds the change of μ on these lists only.
+	fdu := m.du[:L*K]
+	nzU, offU := m.nzU[:0], append(m.offU[:0], 0)
+	for t := 0; t < L; t++ {
+		nzU = append(nzU, m.nzF[m.offF[t]:m.offF[t+1]]...)
+		if st := s[t]; fdu[t*K+st] == 0 {
+			nzU = append(nzU, int32(st))
+		}
+		offU = append(offU, len(nzU))
+	}
+	m.nzU, m.offU = nzU, offU
 	ellOld := m.elli[i]
 	if m.o.Algo == AlgoBCFW {
 		// μ ← (1−γ)μ + γ e(s) (with γ = 1: zero, then + 1 at s), and in
@@ -733,7 +752,9 @@ func (m *Method) blockStep(k int) stepInfo {
 			row, chg := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
 			chg = chg[:len(row)]
 			st := s[t]
-			for k, v := range row {
+			for _, k32 := range nzU[offU[t]:offU[t+1]] {
+				k := int(k32)
+				v := row[k]
 				nv := 0.0
 				if gamma != 1 {
 					nv = v * keep
@@ -761,9 +782,16 @@ func (m *Method) blockStep(k int) stepInfo {
 	} else {
 		info.cleanups = m.updateActive(i, s, lossS, u, away, drop, gamma)
 		m.statClean += info.cleanups
-		for j, v := range mu {
-			muOld[j] = v
-			mu[j] = 0
+		// Rebuild μ from the new active set on the lists (the new
+		// labellings are old ones or s), each entry summed over the atoms
+		// in their order from +0 as before.
+		for t := 0; t < L; t++ {
+			row, old := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
+			old = old[:len(row)]
+			for _, k := range nzU[offU[t]:offU[t+1]] {
+				old[k] = row[k]
+				row[k] = 0
+			}
 		}
 		for _, j := range sup {
 			mt[j] = 0
@@ -774,8 +802,12 @@ func (m *Method) blockStep(k int) stepInfo {
 			ell += at.weight * at.loss
 		}
 		m.elli[i] = ell / nf
-		for j := range muOld {
-			muOld[j] = mu[j] - muOld[j]
+		for t := 0; t < L; t++ {
+			row, old := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
+			old = old[:len(row)]
+			for _, k := range nzU[offU[t]:offU[t+1]] {
+				old[k] = row[k] - old[k]
+			}
 		}
 	}
 	if drop {
@@ -785,7 +817,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	for _, j := range usup {
 		mtOld[j] = mt[j] - mtOld[j]
 	}
-	m.applyDelta(i, muOld, mtOld, usup)
+	m.applyDelta(i, muOld, m.nzU, m.offU, mtOld, usup)
 	for _, j := range usup {
 		mtOld[j] = 0
 	}
@@ -1017,11 +1049,10 @@ func (m *Method) iterate() stepInfo {
 		m.touch(m.next)
 	}
 	if m.o.Average {
-		// w̄ ← (1−ρ)w̄ + ρw as two vector operations, each product rounded
-		// before the sum exactly as in the elementwise expression.
+		// w̄ ← (1−ρ)w̄ + ρw in one sweep, each product rounded before the
+		// sum exactly as in the elementwise expression.
 		rho := 2 / float64(k+1)
-		floats.Scale(1-rho, m.wavg)
-		floats.AddScaled(m.wavg, rho, m.w)
+		averageInto(m.wavg, m.w, 1-rho, rho)
 		m.lavg = (1-rho)*m.lavg + rho*m.ell
 	}
 	return info
