@@ -598,21 +598,48 @@ func (m *Method) blockStep(k int) stepInfo {
 	du, dt := m.du[:L*K], m.dtr
 	// du = e(s) − μ, with each row's nonzero labels.
 	nzF, offF := m.nzF[:0], append(m.offF[:0], 0)
-	for t := 0; t < L; t++ {
-		row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
-		d = d[:len(row)]
-		st := s[t]
-		for k, v := range row {
-			x := -v
-			if k == st {
-				x++
+	sparse := m.o.Algo == AlgoBCFWAS
+	if sparse {
+		// μ_t is nonzero only at the active labellings' labels: row t's
+		// candidates are those and s_t (nzU, increasing), and du, duA
+		// are written there only (they are zero elsewhere between steps:
+		// clearDirs).
+		m.activeLabels(i, s)
+		nzU, offU := m.nzU, m.offU
+		for t := 0; t < L; t++ {
+			row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
+			d = d[:len(row)]
+			st := s[t]
+			for _, k32 := range nzU[offU[t]:offU[t+1]] {
+				k := int(k32)
+				x := -row[k]
+				if k == st {
+					x++
+				}
+				d[k] = x
+				if x != 0 {
+					nzF = append(nzF, k32)
+				}
 			}
-			d[k] = x
-			if x != 0 {
-				nzF = append(nzF, int32(k))
-			}
+			offF = append(offF, len(nzF))
 		}
-		offF = append(offF, len(nzF))
+	} else {
+		for t := 0; t < L; t++ {
+			row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
+			d = d[:len(row)]
+			st := s[t]
+			for k, v := range row {
+				x := -v
+				if k == st {
+					x++
+				}
+				d[k] = x
+				if x != 0 {
+					nzF = append(nzF, int32(k))
+				}
+			}
+			offF = append(offF, len(nzF))
+		}
 	}
 	m.nzF, m.offF = nzF, offF
 	for _, j := range usup {
@@ -642,20 +669,23 @@ func (m *Method) blockStep(k int) stepInfo {
 		at := m.act[i][u]
 		duA, dtA := m.duA[:L*K], m.dtA
 		asup := union(sup, transitions(at.y, K, m.tA), m.uA)
-		// duA = μ − e(y_u), with each row's nonzero labels.
+		// duA = μ − e(y_u), with each row's nonzero labels (on the
+		// candidate labels nzU, which hold y_u's).
 		nzA, offA := m.nzA[:0], append(m.offA[:0], 0)
+		nzU, offU := m.nzU, m.offU
 		for t := 0; t < L; t++ {
 			row, d := mu[t*K:(t+1)*K], duA[t*K:(t+1)*K]
 			d = d[:len(row)]
 			yt := at.y[t]
-			for k, v := range row {
-				x := v
+			for _, k32 := range nzU[offU[t]:offU[t+1]] {
+				k := int(k32)
+				x := row[k]
 				if k == yt {
 					x--
 				}
 				d[k] = x
 				if x != 0 {
-					nzA = append(nzA, int32(k))
+					nzA = append(nzA, k32)
 				}
 			}
 			offA = append(offA, len(nzA))
@@ -709,6 +739,9 @@ func (m *Method) blockStep(k int) stepInfo {
 	case gamma == 0:
 		info.kind = solver.StepNone
 		m.clearTrans(usup)
+		if sparse {
+			m.clearDirs(L)
+		}
 		return info
 	case drop:
 		info.kind = solver.StepDrop
@@ -730,19 +763,25 @@ func (m *Method) blockStep(k int) stepInfo {
 		mtOld[j] = mt[j]
 	}
 	// The unary marginals change only on the labels where μ is nonzero or
-	// s is (zero entries stay +0): row t's are the FW direction's nonzero
-	// labels, plus s_t when μ_t(s_t) = 1 (where the direction is zero).
-	// muOld holds the change of μ on these lists only.
-	fdu := m.du[:L*K]
-	nzU, offU := m.nzU[:0], append(m.offU[:0], 0)
-	for t := 0; t < L; t++ {
-		nzU = append(nzU, m.nzF[m.offF[t]:m.offF[t+1]]...)
-		if st := s[t]; fdu[t*K+st] == 0 {
-			nzU = append(nzU, int32(st))
+	// s is (zero entries stay +0): for bcfw-as the candidate labels nzU,
+	// for bcfw row t's are the FW direction's nonzero labels, plus s_t
+	// when μ_t(s_t) = 1 (where the direction is zero). muOld holds the
+	// change of μ on these lists only.
+	if sparse {
+		m.clearDirs(L)
+	} else {
+		fdu := m.du[:L*K]
+		nzU, offU := m.nzU[:0], append(m.offU[:0], 0)
+		for t := 0; t < L; t++ {
+			nzU = append(nzU, m.nzF[m.offF[t]:m.offF[t+1]]...)
+			if st := s[t]; fdu[t*K+st] == 0 {
+				nzU = append(nzU, int32(st))
+			}
+			offU = append(offU, len(nzU))
 		}
-		offU = append(offU, len(nzU))
+		m.nzU, m.offU = nzU, offU
 	}
-	m.nzU, m.offU = nzU, offU
+	nzU, offU := m.nzU, m.offU
 	ellOld := m.elli[i]
 	if m.o.Algo == AlgoBCFW {
 		// μ ← (1−γ)μ + γ e(s) (with γ = 1: zero, then + 1 at s), and in
@@ -826,6 +865,52 @@ func (m *Method) blockStep(k int) stepInfo {
 	return info
 }
 
+// activeLabels writes to nzU, offU the labels of block i's active
+// labellings and of s at each position (row t: nzU[offU[t]:offU[t+1]],
+// increasing, without repeats): every label where μ_t can be nonzero,
+// before or after the step.
+func (m *Method) activeLabels(i int, s []int) {
+	as := m.act[i]
+	nz, off := m.nzU[:0], append(m.offU[:0], 0)
+	for t, st := range s {
+		q0 := len(nz)
+		nz = insertLabel(nz, q0, int32(st))
+		for _, at := range as {
+			nz = insertLabel(nz, q0, int32(at.y[t]))
+		}
+		off = append(off, len(nz))
+	}
+	m.nzU, m.offU = nz, off
+}
+
+// insertLabel inserts v into the increasing list nz[q0:] unless present.
+func insertLabel(nz []int32, q0 int, v int32) []int32 {
+	q := len(nz)
+	for q > q0 && nz[q-1] > v {
+		q--
+	}
+	if q > q0 && nz[q-1] == v {
+		return nz
+	}
+	nz = append(nz, 0)
+	copy(nz[q+1:], nz[q:])
+	nz[q] = v
+	return nz
+}
+
+// clearDirs zeroes the unary directions du and duA of a word of length L
+// on the candidate labels nzU, where bcfw-as wrote them.
+func (m *Method) clearDirs(L int) {
+	K := m.p.K
+	du, duA := m.du[:L*K], m.duA[:L*K]
+	for t := 0; t < L; t++ {
+		for _, k := range m.nzU[m.offU[t]:m.offU[t+1]] {
+			du[t*K+int(k)] = 0
+			duA[t*K+int(k)] = 0
+		}
+	}
+}
+
 // touch reads one value per cache line of block i's marginals, its letters'
 // features, its Gram matrix and (bcfw-as) its active labellings, so that
 // they are in cache for its step.
@@ -870,6 +955,32 @@ func (m *Method) refreshCopies() {
 	transposeEmissions(m.w, m.wt, p.K, p.F)
 	_, _, trans := p.parts(m.w)
 	m.transOK = transposeTrans(trans, m.tT, m.ub, m.lb, p.K)
+}
+
+// boundsEvery is the number of block steps between two recomputations of
+// the bounds on the transition rows that Viterbi prunes with. A step only
+// loosens them (a changed weight can raise ub or lower lb, never the
+// reverse), so they drift away from the rows' extremes over a pass; tight
+// bounds prune more predecessors. The decoding is the same either way.
+const boundsEvery = 32
+
+// tightenBounds sets ub and lb to the exact maximum and minimum of each
+// predecessor's row of transition weights.
+func (m *Method) tightenBounds() {
+	K := m.p.K
+	for j := range m.ub {
+		row := m.tT[j*K : j*K+K]
+		hi, lo := row[0], row[0]
+		for _, v := range row[1:] {
+			if v > hi {
+				hi = v
+			}
+			if v < lo {
+				lo = v
+			}
+		}
+		m.ub[j], m.lb[j] = hi, lo
+	}
 }
 
 // updateActive applies the vertex-representation update (Algorithm 2) to
@@ -1041,6 +1152,9 @@ func (m *Method) iterate() stepInfo {
 		if k%m.p.N() == 0 { // refresh w and ℓ from the blocks once per pass
 			m.ell = m.recomputeW(m.w)
 			m.refreshCopies()
+		}
+		if k%boundsEvery == 0 {
+			m.tightenBounds()
 		}
 		// Draw the next block now (the random numbers come in the same
 		// order) and start loading its data, which arrives while the
