@@ -85,6 +85,7 @@ type Method struct {
 	tS, tA, uFW, uA      []int     // transition index lists (scratch)
 	pool                 [][][]int // labellings of atoms that left, by length, for reuse
 	arena                []int     // storage for new labellings
+	atoms                []atom    // storage for active sets that outgrow their room
 	next                 int       // the next block, drawn ahead (−1: none)
 	sink                 float64
 	ev                   *evaluator
@@ -206,6 +207,23 @@ func (m *Method) newLabels(y []int) []int {
 	a := len(m.arena)
 	m.arena = append(m.arena, y...)
 	return m.arena[a : a+len(y) : a+len(y)]
+}
+
+// moreAtoms moves an active set that is full to a room of twice its
+// capacity, taken from a shared arena of atoms (a new chunk when the
+// current one is full), so that active sets grow without an allocation
+// each time.
+func (m *Method) moreAtoms(as []atom) []atom {
+	c := 2 * max(cap(as), 2)
+	if cap(m.atoms)-len(m.atoms) < c {
+		m.atoms = make([]atom, 0, max(1<<14, c))
+	}
+	a := len(m.atoms)
+	m.atoms = m.atoms[:a+c]
+	out := m.atoms[a : a+len(as) : a+c]
+	copy(out, as)
+	clear(as)
+	return out
 }
 
 // freeLabels keeps the labelling of an atom that left its active set for
@@ -1011,6 +1029,9 @@ func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop b
 			}
 		}
 		if !found {
+			if len(as) == cap(as) {
+				as = m.moreAtoms(as)
+			}
 			as = append(as, atom{y: m.newLabels(s), loss: lossS, weight: gamma})
 		}
 	}
