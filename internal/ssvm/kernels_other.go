@@ -11,3 +11,18 @@ func averageInto(dst, w []float64, a, r float64) {
 	floats.Scale(a, dst)
 	floats.AddScaled(dst, r, w[:len(dst)])
 }
+
+// hasRows26 reports whether addRows26 runs as vector code.
+const hasRows26 = false
+
+// addRows26 performs dst[k] += wt[26f+k] for k < 26, for each feature f of
+// idx in turn.
+func addRows26(dst, wt []float64, idx []uint16) {
+	dst = dst[:26]
+	for _, f := range idx {
+		row := wt[int(f)*26 : int(f)*26+26]
+		for k, v := range row {
+			dst[k] += v
+		}
+	}
+}

@@ -1,0 +1,27 @@
+package ssvm
+
+// averageInto sets dst[j] = a·dst[j] + r·w[j] with both products rounded
+// before the sum (no fused multiply-add): the values of floats.Scale(a,
+// dst) followed by floats.AddScaled(dst, r, w), in one sweep instead of
+// two. len(w) must be at least len(dst).
+func averageInto(dst, w []float64, a, r float64) {
+	averageSSE2(dst, w[:len(dst)], a, r)
+}
+
+//go:noescape
+func averageSSE2(dst, w []float64, a, r float64)
+
+// hasRows26 reports whether addRows26 runs as vector code.
+const hasRows26 = true
+
+// addRows26 performs dst[k] += wt[26f+k] for k < 26, for each feature f of
+// idx in turn, two labels per instruction with dst held in registers:
+// every dst[k] is the sequential sum of the scalar loop. dst must have 26
+// entries and every f of idx must satisfy 26f + 26 ≤ len(wt) (the callers'
+// sparse rows index features below F, with len(wt) = 26F).
+func addRows26(dst, wt []float64, idx []uint16) {
+	rows26(dst[:26], wt, idx)
+}
+
+//go:noescape
+func rows26(dst, wt []float64, idx []uint16)
