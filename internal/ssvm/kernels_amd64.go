@@ -1,5 +1,7 @@
 package ssvm
 
+import "unsafe"
+
 // averageInto sets dst[j] = a·dst[j] + r·w[j] with both products rounded
 // before the sum (no fused multiply-add): the values of floats.Scale(a,
 // dst) followed by floats.AddScaled(dst, r, w), in one sweep instead of
@@ -25,3 +27,9 @@ func addRows26(dst, wt []float64, idx []uint16) {
 
 //go:noescape
 func rows26(dst, wt []float64, idx []uint16)
+
+// prefetchRange asks for the cache lines of the n bytes at p without
+// waiting for them (the loads of a later step find them in cache).
+//
+//go:noescape
+func prefetchRange(p unsafe.Pointer, n uintptr)

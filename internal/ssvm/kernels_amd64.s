@@ -135,3 +135,23 @@ rstore:
 	MOVUPD X11, 176(DI)
 	MOVUPD X12, 192(DI)
 	RET
+
+// func prefetchRange(p unsafe.Pointer, n uintptr)
+// Asks for the cache lines of the n bytes at p (PREFETCHT0), without
+// waiting for them.
+TEXT ·prefetchRange(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JZ    pdone
+	LEAQ  (AX)(CX*1), BX
+
+ploop:
+	PREFETCHT0 (AX)
+	ADDQ       $64, AX
+	CMPQ       AX, BX
+	JB         ploop
+	PREFETCHT0 -1(BX)
+
+pdone:
+	RET

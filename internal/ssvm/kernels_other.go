@@ -2,7 +2,11 @@
 
 package ssvm
 
-import "gonum.org/v1/gonum/floats"
+import (
+	"unsafe"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // averageInto sets dst[j] = a·dst[j] + r·w[j] with both products rounded
 // before the sum, as floats.Scale(a, dst) followed by floats.AddScaled(dst,
@@ -26,3 +30,6 @@ func addRows26(dst, wt []float64, idx []uint16) {
 		}
 	}
 }
+
+// prefetchRange is a no-op here (the data are loaded when first used).
+func prefetchRange(p unsafe.Pointer, n uintptr) {}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -87,7 +88,6 @@ type Method struct {
 	arena                []int     // storage for new labellings
 	atoms                []atom    // storage for active sets that outgrow their room
 	next                 int       // the next block, drawn ahead (−1: none)
-	sink                 float64
 	ev                   *evaluator
 	k                    int
 	last                 *Eval
@@ -929,41 +929,38 @@ func (m *Method) clearDirs(L int) {
 	}
 }
 
-// touch reads one value per cache line of block i's marginals, its letters'
-// features, its Gram matrix and (bcfw-as) its active labellings, so that
-// they are in cache for its step.
+// touch asks for block i's marginals, its letters' features, its Gram
+// matrix and (bcfw-as) its active labellings to be brought into cache
+// (prefetches, which do not wait for the data), so that they are there for
+// its step.
 func (m *Method) touch(i int) {
 	p := m.p
 	K := p.K
 	wd := p.Train.Words[i]
-	s := 0.0
-	mu := m.mu[wd.Start*K : (wd.Start+wd.Len)*K]
-	for q := 0; q < len(mu); q += 8 {
-		s += mu[q]
+	var as []atom
+	if m.act != nil { // bcfw-as: the active set first, its labellings last
+		as = m.act[i]
+		prefetchRange(unsafe.Pointer(unsafe.SliceData(as)), uintptr(len(as))*unsafe.Sizeof(atom{}))
 	}
-	v := m.supportVals(i)
-	for q := 0; q < len(v); q += 8 {
-		s += v[q]
-	}
-	sup := m.support(i)
-	for q := 0; q < len(sup); q += 32 {
-		s += float64(sup[q])
+	prefetchF64(m.mu[wd.Start*K : (wd.Start+wd.Len)*K])
+	prefetchF64(m.supportVals(i))
+	if sup := m.support(i); len(sup) > 0 {
+		prefetchRange(unsafe.Pointer(&sup[0]), uintptr(len(sup))*2)
 	}
 	sx := p.sx
 	lo, hi := sx.off[sparseLanes*wd.Start], sx.off[sparseLanes*(wd.Start+wd.Len)]
-	for q := lo; q < hi; q += 16 {
-		s += float64(sx.idx[q])
+	if hi > lo {
+		prefetchRange(unsafe.Pointer(&sx.idx[lo]), uintptr(hi-lo)*2)
 	}
-	g := p.gram[p.gramOff[i]:p.gramOff[i+1]]
-	for q := 0; q < len(g); q += 8 {
-		s += g[q]
+	prefetchF64(p.gram[p.gramOff[i]:p.gramOff[i+1]])
+	for _, at := range as {
+		prefetchRange(unsafe.Pointer(unsafe.SliceData(at.y)), uintptr(len(at.y))*unsafe.Sizeof(0))
 	}
-	if m.act != nil { // bcfw-as: the active labellings
-		for _, at := range m.act[i] {
-			s += float64(at.y[0])
-		}
-	}
-	m.sink = s
+}
+
+// prefetchF64 asks for x's cache lines.
+func prefetchF64(x []float64) {
+	prefetchRange(unsafe.Pointer(unsafe.SliceData(x)), uintptr(len(x))*8)
 }
 
 // refreshCopies rebuilds the feature-major emission weights, the
