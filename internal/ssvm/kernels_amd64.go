@@ -33,3 +33,34 @@ func rows26(dst, wt []float64, idx []uint16)
 //
 //go:noescape
 func prefetchRange(p unsafe.Pointer, n uintptr)
+
+// relaxAbove lets predecessor j (score pj, transition row row) replace the
+// best predecessor bk[k] of every label k when pj + row[k] > cur[k].
+func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	relaxAboveSSE2(cur, bk, row, pj, j)
+	if n := len(cur); n%2 == 1 {
+		if s := pj + row[n-1]; s > cur[n-1] {
+			cur[n-1] = s
+			bk[n-1] = j
+		}
+	}
+}
+
+// relaxBelow is relaxAbove replacing on ties too.
+func relaxBelow(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	relaxBelowSSE2(cur, bk, row, pj, j)
+	if n := len(cur); n%2 == 1 {
+		if s := pj + row[n-1]; s >= cur[n-1] {
+			cur[n-1] = s
+			bk[n-1] = j
+		}
+	}
+}
+
+//go:noescape
+func relaxAboveSSE2(cur []float64, bk []int, row []float64, pj float64, j int)
+
+//go:noescape
+func relaxBelowSSE2(cur []float64, bk []int, row []float64, pj float64, j int)

@@ -155,3 +155,83 @@ ploop:
 
 pdone:
 	RET
+
+// func relaxAboveSSE2(cur []float64, bk []int, row []float64, pj float64, j int)
+// For the pairs of labels below len(cur) &^ 1: where pj+row[k] > cur[k], cur[k] takes
+// that sum and bk[k] takes j (branch-free: compare, then select bits).
+TEXT ·relaxAboveSSE2(SB), NOSPLIT, $0-88
+	MOVQ   cur_base+0(FP), DI
+	MOVQ   cur_len+8(FP), CX
+	MOVQ   bk_base+24(FP), DX
+	MOVQ   row_base+48(FP), SI
+	MOVSD  pj+72(FP), X0
+	SHUFPD $0, X0, X0
+	MOVQ   j+80(FP), X1
+	SHUFPD $0, X1, X1
+	SHRQ   $1, CX
+	JZ     relaxAboveSSE2done
+	XORQ   AX, AX
+
+relaxAboveSSE2loop:
+	MOVUPD (SI)(AX*1), X2
+	ADDPD  X0, X2
+	MOVUPD (DI)(AX*1), X3
+	MOVAPD X3, X4
+	CMPPD  X2, X4, $1
+	MOVAPD X2, X5
+	XORPD  X3, X5
+	ANDPD  X4, X5
+	XORPD  X5, X3
+	MOVUPD X3, (DI)(AX*1)
+	MOVOU  (DX)(AX*1), X6
+	MOVOU  X1, X7
+	PXOR   X6, X7
+	PAND   X4, X7
+	PXOR   X7, X6
+	MOVOU  X6, (DX)(AX*1)
+	ADDQ   $16, AX
+	DECQ   CX
+	JNZ    relaxAboveSSE2loop
+
+relaxAboveSSE2done:
+	RET
+
+// func relaxBelowSSE2(cur []float64, bk []int, row []float64, pj float64, j int)
+// For the pairs of labels below len(cur) &^ 1: where pj+row[k] >= cur[k], cur[k] takes
+// that sum and bk[k] takes j (branch-free: compare, then select bits).
+TEXT ·relaxBelowSSE2(SB), NOSPLIT, $0-88
+	MOVQ   cur_base+0(FP), DI
+	MOVQ   cur_len+8(FP), CX
+	MOVQ   bk_base+24(FP), DX
+	MOVQ   row_base+48(FP), SI
+	MOVSD  pj+72(FP), X0
+	SHUFPD $0, X0, X0
+	MOVQ   j+80(FP), X1
+	SHUFPD $0, X1, X1
+	SHRQ   $1, CX
+	JZ     relaxBelowSSE2done
+	XORQ   AX, AX
+
+relaxBelowSSE2loop:
+	MOVUPD (SI)(AX*1), X2
+	ADDPD  X0, X2
+	MOVUPD (DI)(AX*1), X3
+	MOVAPD X3, X4
+	CMPPD  X2, X4, $2
+	MOVAPD X2, X5
+	XORPD  X3, X5
+	ANDPD  X4, X5
+	XORPD  X5, X3
+	MOVUPD X3, (DI)(AX*1)
+	MOVOU  (DX)(AX*1), X6
+	MOVOU  X1, X7
+	PXOR   X6, X7
+	PAND   X4, X7
+	PXOR   X7, X6
+	MOVOU  X6, (DX)(AX*1)
+	ADDQ   $16, AX
+	DECQ   CX
+	JNZ    relaxBelowSSE2loop
+
+relaxBelowSSE2done:
+	RET

@@ -33,3 +33,26 @@ func addRows26(dst, wt []float64, idx []uint16) {
 
 // prefetchRange is a no-op here (the data are loaded when first used).
 func prefetchRange(p unsafe.Pointer, n uintptr) {}
+
+// relaxAbove lets predecessor j (score pj, transition row row) replace the
+// best predecessor bk[k] of every label k when pj + row[k] > cur[k].
+func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	for k, c := range cur {
+		if s := pj + row[k]; s > c {
+			cur[k] = s
+			bk[k] = j
+		}
+	}
+}
+
+// relaxBelow is relaxAbove replacing on ties too.
+func relaxBelow(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	for k, c := range cur {
+		if s := pj + row[k]; s >= c {
+			cur[k] = s
+			bk[k] = j
+		}
+	}
+}

@@ -88,3 +88,41 @@ func TestAddRows26(t *testing.T) {
 		}
 	}
 }
+
+// TestRelax checks relaxAbove and relaxBelow against their scalar loops for
+// every length up to 30 (the pairs and an odd tail), with many ties
+// (values from a small set) and signed zeros.
+func TestRelax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 13))
+	vals := []float64{-1.5, -0.25, math.Copysign(0, -1), 0, 0.25, 0.5, 1}
+	pick := func() float64 { return vals[rng.IntN(len(vals))] }
+	for n := 0; n <= 30; n++ {
+		for rep := 0; rep < 50; rep++ {
+			cur, row := make([]float64, n), make([]float64, n)
+			bk := make([]int, n)
+			for k := range cur {
+				cur[k], row[k], bk[k] = pick(), pick(), rng.IntN(100)
+			}
+			pj, j := pick(), 100+rng.IntN(100)
+			for _, below := range []bool{false, true} {
+				gc, gb := append([]float64(nil), cur...), append([]int(nil), bk...)
+				wc, wb := append([]float64(nil), cur...), append([]int(nil), bk...)
+				if below {
+					relaxBelow(gc, gb, row, pj, j)
+				} else {
+					relaxAbove(gc, gb, row, pj, j)
+				}
+				for k := range wc {
+					if s := pj + row[k]; s > wc[k] || (below && s >= wc[k]) {
+						wc[k], wb[k] = s, j
+					}
+				}
+				for k := range wc {
+					if math.Float64bits(gc[k]) != math.Float64bits(wc[k]) || gb[k] != wb[k] {
+						t.Fatalf("n = %d, below = %v, label %d: got (%v, %d), want (%v, %d)", n, below, k, gc[k], gb[k], wc[k], wb[k])
+					}
+				}
+			}
+		}
+	}
+}
