@@ -3,6 +3,7 @@ package ssvm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -121,6 +122,47 @@ func TestRelax(t *testing.T) {
 					if math.Float64bits(gc[k]) != math.Float64bits(wc[k]) || gb[k] != wb[k] {
 						t.Fatalf("n = %d, below = %v, label %d: got (%v, %d), want (%v, %d)", n, below, k, gc[k], gb[k], wc[k], wb[k])
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestLabelSets checks the per-position label sets of bcfw-as (a bit mask
+// for up to 64 labels, insertion into sorted lists beyond) against sorting
+// and deduplicating directly.
+func TestLabelSets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 19))
+	for _, K := range []int{2, 26, 64, 65, 100} {
+		for rep := 0; rep < 200; rep++ {
+			L := 1 + rng.IntN(12)
+			s := make([]int, L)
+			for q := range s {
+				s[q] = rng.IntN(K)
+			}
+			as := make([]atom, rng.IntN(6))
+			for a := range as {
+				as[a].y = make([]int, L)
+				for q := range as[a].y {
+					as[a].y[q] = rng.IntN(K)
+					if rng.IntN(3) == 0 {
+						as[a].y[q] = s[q]
+					}
+				}
+			}
+			nz, off := labelSets(K, s, as, nil, nil)
+			if len(off) != L+1 {
+				t.Fatalf("K = %d: %d offsets for %d positions", K, len(off), L)
+			}
+			for q := 0; q < L; q++ {
+				want := []int32{int32(s[q])}
+				for _, at := range as {
+					want = append(want, int32(at.y[q]))
+				}
+				slices.Sort(want)
+				want = slices.Compact(want)
+				if got := nz[off[q]:off[q+1]]; !slices.Equal(got, want) {
+					t.Fatalf("K = %d, position %d: got %v, want %v", K, q, got, want)
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -888,8 +889,28 @@ func (m *Method) blockStep(k int) stepInfo {
 // increasing, without repeats): every label where μ_t can be nonzero,
 // before or after the step.
 func (m *Method) activeLabels(i int, s []int) {
-	as := m.act[i]
-	nz, off := m.nzU[:0], append(m.offU[:0], 0)
+	m.nzU, m.offU = labelSets(m.p.K, s, m.act[i], m.nzU[:0], m.offU[:0])
+}
+
+// labelSets appends to nz, for each position t, the labels of s and of the
+// atoms' labellings at t (increasing, without repeats), and to off the
+// start of each position's list and the end of the last.
+func labelSets(K int, s []int, as []atom, nz []int32, off []int) ([]int32, []int) {
+	off = append(off, len(nz))
+	if K <= 64 {
+		// The set as a bit mask, read in increasing order.
+		for t, st := range s {
+			b := uint64(1) << uint(st)
+			for _, at := range as {
+				b |= 1 << uint(at.y[t])
+			}
+			for ; b != 0; b &= b - 1 {
+				nz = append(nz, int32(bits.TrailingZeros64(b)))
+			}
+			off = append(off, len(nz))
+		}
+		return nz, off
+	}
 	for t, st := range s {
 		q0 := len(nz)
 		nz = insertLabel(nz, q0, int32(st))
@@ -898,7 +919,7 @@ func (m *Method) activeLabels(i int, s []int) {
 		}
 		off = append(off, len(nz))
 	}
-	m.nzU, m.offU = nz, off
+	return nz, off
 }
 
 // insertLabel inserts v into the increasing list nz[q0:] unless present.
