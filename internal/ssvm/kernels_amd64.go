@@ -13,20 +13,8 @@ func averageInto(dst, w []float64, a, r float64) {
 //go:noescape
 func averageSSE2(dst, w []float64, a, r float64)
 
-// hasRows26 reports whether addRows26 runs as vector code.
+// hasRows26 reports whether emitLetter26 runs as vector code.
 const hasRows26 = true
-
-// addRows26 performs dst[k] += wt[26f+k] for k < 26, for each feature f of
-// idx in turn, two labels per instruction with dst held in registers:
-// every dst[k] is the sequential sum of the scalar loop. dst must have 26
-// entries and every f of idx must satisfy 26f + 26 ≤ len(wt) (the callers'
-// sparse rows index features below F, with len(wt) = 26F).
-func addRows26(dst, wt []float64, idx []uint16) {
-	rows26(dst[:26], wt, idx)
-}
-
-//go:noescape
-func rows26(dst, wt []float64, idx []uint16)
 
 // prefetchRange asks for the cache lines of the n bytes at p without
 // waiting for them (the loads of a later step find them in cache).
@@ -64,3 +52,17 @@ func relaxAboveSSE2(cur []float64, bk []int, row []float64, pj float64, j int)
 
 //go:noescape
 func relaxBelowSSE2(cur []float64, bk []int, row []float64, pj float64, j int)
+
+// emitLetter26 writes to e the 26 emission scores of one letter with
+// features idx[o[r]:o[r+1]] (lanes 0–3, then the tail, as stored by
+// sparseRows; o has 6 entries), binary values and feature-major weights wt
+// (every feature f below len(wt)/26): the sums of sparseRows.emissions'
+// scalar path, in the same order. acc is scratch of 78 entries.
+func emitLetter26(e, wt []float64, idx []uint16, o []int32, acc []float64) {
+	_ = o[5]
+	_ = idx[:o[5]] // idx holds every lane
+	letter26(e[:26], wt, idx, o, acc[:78])
+}
+
+//go:noescape
+func letter26(e, wt []float64, idx []uint16, o []int32, acc []float64)

@@ -16,7 +16,7 @@ func averageInto(dst, w []float64, a, r float64) {
 	floats.AddScaled(dst, r, w[:len(dst)])
 }
 
-// hasRows26 reports whether addRows26 runs as vector code.
+// hasRows26 reports whether emitLetter26 runs as vector code.
 const hasRows26 = false
 
 // addRows26 performs dst[k] += wt[26f+k] for k < 26, for each feature f of
@@ -54,5 +54,21 @@ func relaxBelow(cur []float64, bk []int, row []float64, pj float64, j int) {
 			cur[k] = s
 			bk[k] = j
 		}
+	}
+}
+
+// emitLetter26 writes to e the 26 emission scores of one letter with
+// features idx[o[r]:o[r+1]] (lanes 0–3, then the tail; o has 6 entries),
+// binary values and feature-major weights wt. acc is scratch of 78
+// entries.
+func emitLetter26(e, wt []float64, idx []uint16, o []int32, acc []float64) {
+	a := [4][]float64{acc[:26], acc[26:52], acc[52:78], e[:26]}
+	for r := range a {
+		zero(a[r])
+		addRows26(a[r], wt, idx[o[r]:o[r+1]])
+	}
+	addRows26(a[0], wt, idx[o[4]:o[5]])
+	for k := range e[:26] {
+		e[k] = (a[1][k] + a[3][k]) + (a[0][k] + a[2][k])
 	}
 }

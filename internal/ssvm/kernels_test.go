@@ -56,35 +56,47 @@ func TestAverageInto(t *testing.T) {
 	}
 }
 
-// TestAddRows26 checks the vector row sums against the scalar loop, bit for
-// bit, for lists of 0 to 40 features (repeats allowed) over a 129-feature
-// table with values of many magnitudes.
-func TestAddRows26(t *testing.T) {
+// TestEmitLetter26 checks one letter's vector emission scores against the
+// scalar lane sums, bit for bit, for lanes of 0 to 9 features (repeats
+// allowed) and tails of 0 to 2 over a 129-feature table with values of
+// many magnitudes.
+func TestEmitLetter26(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	const F = 129
 	wt := make([]float64, 26*F)
 	for j := range wt {
 		wt[j] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(30)-15))
 	}
-	for n := 0; n <= 40; n++ {
-		idx := make([]uint16, n)
-		for q := range idx {
-			idx[q] = uint16(rng.IntN(F))
-		}
-		got, want := make([]float64, 26), make([]float64, 26)
-		for k := range got {
-			got[k] = rng.NormFloat64()
-			want[k] = got[k]
-		}
-		addRows26(got, wt, idx)
-		for _, f := range idx {
-			for k := range want {
-				want[k] += wt[int(f)*26+k]
+	acc := make([]float64, 78)
+	for rep := 0; rep < 500; rep++ {
+		pre := rng.IntN(3) // features of other letters before this one
+		idx := make([]uint16, pre)
+		o := make([]int32, 6)
+		for r := 0; r < 5; r++ {
+			o[r] = int32(len(idx))
+			n := rng.IntN(10)
+			if r == 4 {
+				n = rng.IntN(3)
+			}
+			for q := 0; q < n; q++ {
+				idx = append(idx, uint16(rng.IntN(F)))
 			}
 		}
+		o[5] = int32(len(idx))
+		var lanes [4][26]float64
+		for r := 0; r < 5; r++ {
+			for _, f := range idx[o[r]:o[r+1]] {
+				for k := range 26 {
+					lanes[r%4][k] += wt[int(f)*26+k]
+				}
+			}
+		}
+		got := make([]float64, 26)
+		emitLetter26(got, wt, idx, o, acc)
 		for k := range got {
-			if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
-				t.Fatalf("%d features, label %d: got %v, want %v", n, k, got[k], want[k])
+			want := (lanes[1][k] + lanes[3][k]) + (lanes[0][k] + lanes[2][k])
+			if math.Float64bits(got[k]) != math.Float64bits(want) {
+				t.Fatalf("rep %d, label %d: got %v, want %v", rep, k, got[k], want)
 			}
 		}
 	}

@@ -140,50 +140,46 @@ func (s *sparseRows) emissions(wd Word, K int, wt, E, acc []float64) {
 	for t := 0; t < wd.Len; t++ {
 		j := wd.Start + t
 		o := s.off[sparseLanes*j : sparseLanes*j+sparseLanes+1]
-		zero(acc)
 		if hasRows26 && s.binary && K == 26 {
-			// OCR's alphabet: the lanes' sums by the vector kernel (the
-			// tail continues lane 0, as below).
-			addRows26(a0, wt, s.idx[o[0]:o[1]])
-			addRows26(a1, wt, s.idx[o[1]:o[2]])
-			addRows26(a2, wt, s.idx[o[2]:o[3]])
-			addRows26(a3, wt, s.idx[o[3]:o[4]])
-			addRows26(a0, wt, s.idx[o[4]:o[5]])
-		} else {
-			for r, ar := range lanes {
-				if !s.binary {
-					for q := o[r]; q < o[r+1]; q++ {
-						f := int(s.idx[q])
-						floats.AddScaled(ar, s.val[q], wt[f*K:f*K+K]) // ar[k] += x_f·w_k[f]
-					}
-					continue
+			// OCR's alphabet: the whole letter by the vector kernel
+			// (the same sums in the same order).
+			emitLetter26(E[t*K:(t+1)*K], wt, s.idx, o, acc)
+			continue
+		}
+		zero(acc)
+		for r, ar := range lanes {
+			if !s.binary {
+				for q := o[r]; q < o[r+1]; q++ {
+					f := int(s.idx[q])
+					floats.AddScaled(ar, s.val[q], wt[f*K:f*K+K]) // ar[k] += x_f·w_k[f]
 				}
-				// Binary: ar[k] += w_k[f] for each f of the lane in turn, four
-				// rows per sweep over the K sums (the same additions in the
-				// same order, fewer loads and stores of the sums).
-				idx := s.idx[o[r]:o[r+1]]
-				for ; len(idx) >= 4; idx = idx[4:] {
-					f0, f1, f2, f3 := int(idx[0])*K, int(idx[1])*K, int(idx[2])*K, int(idx[3])*K
-					r0, r1, r2, r3 := wt[f0:f0+K], wt[f1:f1+K], wt[f2:f2+K], wt[f3:f3+K]
-					r0, r1, r2, r3 = r0[:len(ar)], r1[:len(ar)], r2[:len(ar)], r3[:len(ar)]
-					for k, v := range ar {
-						ar[k] = (((v + r0[k]) + r1[k]) + r2[k]) + r3[k]
-					}
+				continue
+			}
+			// Binary: ar[k] += w_k[f] for each f of the lane in turn, four
+			// rows per sweep over the K sums (the same additions in the
+			// same order, fewer loads and stores of the sums).
+			idx := s.idx[o[r]:o[r+1]]
+			for ; len(idx) >= 4; idx = idx[4:] {
+				f0, f1, f2, f3 := int(idx[0])*K, int(idx[1])*K, int(idx[2])*K, int(idx[3])*K
+				r0, r1, r2, r3 := wt[f0:f0+K], wt[f1:f1+K], wt[f2:f2+K], wt[f3:f3+K]
+				r0, r1, r2, r3 = r0[:len(ar)], r1[:len(ar)], r2[:len(ar)], r3[:len(ar)]
+				for k, v := range ar {
+					ar[k] = (((v + r0[k]) + r1[k]) + r2[k]) + r3[k]
 				}
-				for ; len(idx) >= 2; idx = idx[2:] {
-					f0, f1 := int(idx[0])*K, int(idx[1])*K
-					r0, r1 := wt[f0:f0+K], wt[f1:f1+K]
-					r0, r1 = r0[:len(ar)], r1[:len(ar)]
-					for k, v := range ar {
-						ar[k] = (v + r0[k]) + r1[k]
-					}
+			}
+			for ; len(idx) >= 2; idx = idx[2:] {
+				f0, f1 := int(idx[0])*K, int(idx[1])*K
+				r0, r1 := wt[f0:f0+K], wt[f1:f1+K]
+				r0, r1 = r0[:len(ar)], r1[:len(ar)]
+				for k, v := range ar {
+					ar[k] = (v + r0[k]) + r1[k]
 				}
-				for _, f := range idx {
-					r0 := wt[int(f)*K : int(f)*K+K]
-					r0 = r0[:len(ar)]
-					for k, v := range ar {
-						ar[k] = v + r0[k]
-					}
+			}
+			for _, f := range idx {
+				r0 := wt[int(f)*K : int(f)*K+K]
+				r0 = r0[:len(ar)]
+				for k, v := range ar {
+					ar[k] = v + r0[k]
 				}
 			}
 		}
