@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"time"
-
-	"gonum.org/v1/gonum/floats"
+	"unsafe"
 
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -75,8 +75,8 @@ type Method struct {
 	ys, yb            []int
 	du, dtr, duA, dtA []float64
 	dots              []float64 // maxLen inner products (scratch)
-	nzF, nzA          []int32   // the nonzero labels of each row of du and duA (row t: nz[off[t]:off[t+1]])
-	offF, offA        []int
+	nzF, nzA, nzU     []int32   // the nonzero labels of each row of du, duA and the change of μ (row t: nz[off[t]:off[t+1]])
+	offF, offA, offU  []int
 	muOld, mtOld      []float64
 	// Block i's nonzero transition marginals: supN[i] increasing indices
 	// and their values at tStart[i] in the arenas tsup and tval, with room
@@ -87,8 +87,8 @@ type Method struct {
 	tS, tA, uFW, uA      []int     // transition index lists (scratch)
 	pool                 [][][]int // labellings of atoms that left, by length, for reuse
 	arena                []int     // storage for new labellings
+	atoms                []atom    // storage for active sets that outgrow their room
 	next                 int       // the next block, drawn ahead (−1: none)
-	sink                 float64
 	ev                   *evaluator
 	k                    int
 	last                 *Eval
@@ -143,8 +143,8 @@ func (m *Method) reset() {
 	m.dec = newDecoder(K, ml)
 	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
 	m.dots = make([]float64, ml)
-	m.nzF, m.nzA = make([]int32, 0, ml*K), make([]int32, 0, ml*K)
-	m.offF, m.offA = make([]int, 0, ml+1), make([]int, 0, ml+1)
+	m.nzF, m.nzA, m.nzU = make([]int32, 0, ml*K), make([]int32, 0, ml*K), make([]int32, 0, ml*K)
+	m.offF, m.offA, m.offU = make([]int, 0, ml+1), make([]int, 0, ml+1), make([]int, 0, ml+1)
 	m.acc = make([]float64, 4*K)
 	m.ys, m.yb = make([]int, ml), make([]int, ml)
 	m.du, m.duA, m.muOld = make([]float64, ml*K), make([]float64, ml*K), make([]float64, ml*K)
@@ -208,6 +208,23 @@ func (m *Method) newLabels(y []int) []int {
 	a := len(m.arena)
 	m.arena = append(m.arena, y...)
 	return m.arena[a : a+len(y) : a+len(y)]
+}
+
+// moreAtoms moves an active set that is full to a room of twice its
+// capacity, taken from a shared arena of atoms (a new chunk when the
+// current one is full), so that active sets grow without an allocation
+// each time.
+func (m *Method) moreAtoms(as []atom) []atom {
+	c := 2 * max(cap(as), 2)
+	if cap(m.atoms)-len(m.atoms) < c {
+		m.atoms = make([]atom, 0, max(1<<14, c))
+	}
+	a := len(m.atoms)
+	m.atoms = m.atoms[:a+c]
+	out := m.atoms[a : a+len(as) : a+c]
+	copy(out, as)
+	clear(as)
+	return out
 }
 
 // freeLabels keeps the labelling of an atom that left its active set for
@@ -454,8 +471,11 @@ func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, nz []int32, off []i
 }
 
 // applyDelta performs w −= φ(ΔM)/(λn) for block i's marginal change, whose
-// transition part dt is zero outside dsup.
-func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
+// row t of du is zero off the labels nz[off[t]:off[t+1]] and whose
+// transition part dt is zero outside dsup. Labels of one row update
+// disjoint coordinates of w, so only the order of the rows matters; the
+// skipped entries would add exact zeros.
+func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []float64, dsup []int) {
 	p := m.p
 	K, F := p.K, p.F
 	wd := p.Train.Words[i]
@@ -466,8 +486,10 @@ func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
 		j := wd.Start + t
 		lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
 		idx := sx.idx[lo:hi]
-		for k, d := range du[t*K : (t+1)*K] {
-			a := c * d
+		row := du[t*K : (t+1)*K]
+		for _, k32 := range nz[off[t]:off[t+1]] {
+			k := int(k32)
+			a := c * row[k]
 			if a == 0 {
 				continue
 			}
@@ -487,9 +509,11 @@ func (m *Method) applyDelta(i int, du, dt []float64, dsup []int) {
 		}
 	}
 	first, last, trans := p.parts(m.w)
-	for k := 0; k < K; k++ {
+	for _, k := range nz[off[0]:off[1]] {
 		first[k] += c * du[k]
-		last[k] += c * du[(wd.Len-1)*K+k]
+	}
+	for _, k := range nz[off[wd.Len-1]:off[wd.Len]] {
+		last[k] += c * du[(wd.Len-1)*K+int(k)]
 	}
 	for _, j := range dsup {
 		v := trans[j] + c*dt[j]
@@ -593,21 +617,48 @@ func (m *Method) blockStep(k int) stepInfo {
 	du, dt := m.du[:L*K], m.dtr
 	// du = e(s) − μ, with each row's nonzero labels.
 	nzF, offF := m.nzF[:0], append(m.offF[:0], 0)
-	for t := 0; t < L; t++ {
-		row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
-		d = d[:len(row)]
-		st := s[t]
-		for k, v := range row {
-			x := -v
-			if k == st {
-				x++
+	sparse := m.o.Algo == AlgoBCFWAS
+	if sparse {
+		// μ_t is nonzero only at the active labellings' labels: row t's
+		// candidates are those and s_t (nzU, increasing), and du, duA
+		// are written there only (they are zero elsewhere between steps:
+		// clearDirs).
+		m.activeLabels(i, s)
+		nzU, offU := m.nzU, m.offU
+		for t := 0; t < L; t++ {
+			row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
+			d = d[:len(row)]
+			st := s[t]
+			for _, k32 := range nzU[offU[t]:offU[t+1]] {
+				k := int(k32)
+				x := -row[k]
+				if k == st {
+					x++
+				}
+				d[k] = x
+				if x != 0 {
+					nzF = append(nzF, k32)
+				}
 			}
-			d[k] = x
-			if x != 0 {
-				nzF = append(nzF, int32(k))
-			}
+			offF = append(offF, len(nzF))
 		}
-		offF = append(offF, len(nzF))
+	} else {
+		for t := 0; t < L; t++ {
+			row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
+			d = d[:len(row)]
+			st := s[t]
+			for k, v := range row {
+				x := -v
+				if k == st {
+					x++
+				}
+				d[k] = x
+				if x != 0 {
+					nzF = append(nzF, int32(k))
+				}
+			}
+			offF = append(offF, len(nzF))
+		}
 	}
 	m.nzF, m.offF = nzF, offF
 	for _, j := range usup {
@@ -637,20 +688,23 @@ func (m *Method) blockStep(k int) stepInfo {
 		at := m.act[i][u]
 		duA, dtA := m.duA[:L*K], m.dtA
 		asup := union(sup, transitions(at.y, K, m.tA), m.uA)
-		// duA = μ − e(y_u), with each row's nonzero labels.
+		// duA = μ − e(y_u), with each row's nonzero labels (on the
+		// candidate labels nzU, which hold y_u's).
 		nzA, offA := m.nzA[:0], append(m.offA[:0], 0)
+		nzU, offU := m.nzU, m.offU
 		for t := 0; t < L; t++ {
 			row, d := mu[t*K:(t+1)*K], duA[t*K:(t+1)*K]
 			d = d[:len(row)]
 			yt := at.y[t]
-			for k, v := range row {
-				x := v
+			for _, k32 := range nzU[offU[t]:offU[t+1]] {
+				k := int(k32)
+				x := row[k]
 				if k == yt {
 					x--
 				}
 				d[k] = x
 				if x != 0 {
-					nzA = append(nzA, int32(k))
+					nzA = append(nzA, k32)
 				}
 			}
 			offA = append(offA, len(nzA))
@@ -704,6 +758,9 @@ func (m *Method) blockStep(k int) stepInfo {
 	case gamma == 0:
 		info.kind = solver.StepNone
 		m.clearTrans(usup)
+		if sparse {
+			m.clearDirs(L)
+		}
 		return info
 	case drop:
 		info.kind = solver.StepDrop
@@ -724,6 +781,26 @@ func (m *Method) blockStep(k int) stepInfo {
 	for _, j := range sup {
 		mtOld[j] = mt[j]
 	}
+	// The unary marginals change only on the labels where μ is nonzero or
+	// s is (zero entries stay +0): for bcfw-as the candidate labels nzU,
+	// for bcfw row t's are the FW direction's nonzero labels, plus s_t
+	// when μ_t(s_t) = 1 (where the direction is zero). muOld holds the
+	// change of μ on these lists only.
+	if sparse {
+		m.clearDirs(L)
+	} else {
+		fdu := m.du[:L*K]
+		nzU, offU := m.nzU[:0], append(m.offU[:0], 0)
+		for t := 0; t < L; t++ {
+			nzU = append(nzU, m.nzF[m.offF[t]:m.offF[t+1]]...)
+			if st := s[t]; fdu[t*K+st] == 0 {
+				nzU = append(nzU, int32(st))
+			}
+			offU = append(offU, len(nzU))
+		}
+		m.nzU, m.offU = nzU, offU
+	}
+	nzU, offU := m.nzU, m.offU
 	ellOld := m.elli[i]
 	if m.o.Algo == AlgoBCFW {
 		// μ ← (1−γ)μ + γ e(s) (with γ = 1: zero, then + 1 at s), and in
@@ -733,7 +810,9 @@ func (m *Method) blockStep(k int) stepInfo {
 			row, chg := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
 			chg = chg[:len(row)]
 			st := s[t]
-			for k, v := range row {
+			for _, k32 := range nzU[offU[t]:offU[t+1]] {
+				k := int(k32)
+				v := row[k]
 				nv := 0.0
 				if gamma != 1 {
 					nv = v * keep
@@ -761,9 +840,16 @@ func (m *Method) blockStep(k int) stepInfo {
 	} else {
 		info.cleanups = m.updateActive(i, s, lossS, u, away, drop, gamma)
 		m.statClean += info.cleanups
-		for j, v := range mu {
-			muOld[j] = v
-			mu[j] = 0
+		// Rebuild μ from the new active set on the lists (the new
+		// labellings are old ones or s), each entry summed over the atoms
+		// in their order from +0 as before.
+		for t := 0; t < L; t++ {
+			row, old := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
+			old = old[:len(row)]
+			for _, k := range nzU[offU[t]:offU[t+1]] {
+				old[k] = row[k]
+				row[k] = 0
+			}
 		}
 		for _, j := range sup {
 			mt[j] = 0
@@ -774,8 +860,12 @@ func (m *Method) blockStep(k int) stepInfo {
 			ell += at.weight * at.loss
 		}
 		m.elli[i] = ell / nf
-		for j := range muOld {
-			muOld[j] = mu[j] - muOld[j]
+		for t := 0; t < L; t++ {
+			row, old := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
+			old = old[:len(row)]
+			for _, k := range nzU[offU[t]:offU[t+1]] {
+				old[k] = row[k] - old[k]
+			}
 		}
 	}
 	if drop {
@@ -785,7 +875,7 @@ func (m *Method) blockStep(k int) stepInfo {
 	for _, j := range usup {
 		mtOld[j] = mt[j] - mtOld[j]
 	}
-	m.applyDelta(i, muOld, mtOld, usup)
+	m.applyDelta(i, muOld, m.nzU, m.offU, mtOld, usup)
 	for _, j := range usup {
 		mtOld[j] = 0
 	}
@@ -794,41 +884,104 @@ func (m *Method) blockStep(k int) stepInfo {
 	return info
 }
 
-// touch reads one value per cache line of block i's marginals, its letters'
-// features, its Gram matrix and (bcfw-as) its active labellings, so that
-// they are in cache for its step.
+// activeLabels writes to nzU, offU the labels of block i's active
+// labellings and of s at each position (row t: nzU[offU[t]:offU[t+1]],
+// increasing, without repeats): every label where μ_t can be nonzero,
+// before or after the step.
+func (m *Method) activeLabels(i int, s []int) {
+	m.nzU, m.offU = labelSets(m.p.K, s, m.act[i], m.nzU[:0], m.offU[:0])
+}
+
+// labelSets appends to nz, for each position t, the labels of s and of the
+// atoms' labellings at t (increasing, without repeats), and to off the
+// start of each position's list and the end of the last.
+func labelSets(K int, s []int, as []atom, nz []int32, off []int) ([]int32, []int) {
+	off = append(off, len(nz))
+	if K <= 64 {
+		// The set as a bit mask, read in increasing order.
+		for t, st := range s {
+			b := uint64(1) << uint(st)
+			for _, at := range as {
+				b |= 1 << uint(at.y[t])
+			}
+			for ; b != 0; b &= b - 1 {
+				nz = append(nz, int32(bits.TrailingZeros64(b)))
+			}
+			off = append(off, len(nz))
+		}
+		return nz, off
+	}
+	for t, st := range s {
+		q0 := len(nz)
+		nz = insertLabel(nz, q0, int32(st))
+		for _, at := range as {
+			nz = insertLabel(nz, q0, int32(at.y[t]))
+		}
+		off = append(off, len(nz))
+	}
+	return nz, off
+}
+
+// insertLabel inserts v into the increasing list nz[q0:] unless present.
+func insertLabel(nz []int32, q0 int, v int32) []int32 {
+	q := len(nz)
+	for q > q0 && nz[q-1] > v {
+		q--
+	}
+	if q > q0 && nz[q-1] == v {
+		return nz
+	}
+	nz = append(nz, 0)
+	copy(nz[q+1:], nz[q:])
+	nz[q] = v
+	return nz
+}
+
+// clearDirs zeroes the unary directions du and duA of a word of length L
+// on the candidate labels nzU, where bcfw-as wrote them.
+func (m *Method) clearDirs(L int) {
+	K := m.p.K
+	du, duA := m.du[:L*K], m.duA[:L*K]
+	for t := 0; t < L; t++ {
+		for _, k := range m.nzU[m.offU[t]:m.offU[t+1]] {
+			du[t*K+int(k)] = 0
+			duA[t*K+int(k)] = 0
+		}
+	}
+}
+
+// touch asks for block i's marginals, its letters' features, its Gram
+// matrix and (bcfw-as) its active labellings to be brought into cache
+// (prefetches, which do not wait for the data), so that they are there for
+// its step.
 func (m *Method) touch(i int) {
 	p := m.p
 	K := p.K
 	wd := p.Train.Words[i]
-	s := 0.0
-	mu := m.mu[wd.Start*K : (wd.Start+wd.Len)*K]
-	for q := 0; q < len(mu); q += 8 {
-		s += mu[q]
+	var as []atom
+	if m.act != nil { // bcfw-as: the active set first, its labellings last
+		as = m.act[i]
+		prefetchRange(unsafe.Pointer(unsafe.SliceData(as)), uintptr(len(as))*unsafe.Sizeof(atom{}))
 	}
-	v := m.supportVals(i)
-	for q := 0; q < len(v); q += 8 {
-		s += v[q]
-	}
-	sup := m.support(i)
-	for q := 0; q < len(sup); q += 32 {
-		s += float64(sup[q])
+	prefetchF64(m.mu[wd.Start*K : (wd.Start+wd.Len)*K])
+	prefetchF64(m.supportVals(i))
+	if sup := m.support(i); len(sup) > 0 {
+		prefetchRange(unsafe.Pointer(&sup[0]), uintptr(len(sup))*2)
 	}
 	sx := p.sx
 	lo, hi := sx.off[sparseLanes*wd.Start], sx.off[sparseLanes*(wd.Start+wd.Len)]
-	for q := lo; q < hi; q += 16 {
-		s += float64(sx.idx[q])
+	if hi > lo {
+		prefetchRange(unsafe.Pointer(&sx.idx[lo]), uintptr(hi-lo)*2)
 	}
-	g := p.gram[p.gramOff[i]:p.gramOff[i+1]]
-	for q := 0; q < len(g); q += 8 {
-		s += g[q]
+	prefetchF64(p.gram[p.gramOff[i]:p.gramOff[i+1]])
+	for _, at := range as {
+		prefetchRange(unsafe.Pointer(unsafe.SliceData(at.y)), uintptr(len(at.y))*unsafe.Sizeof(0))
 	}
-	if m.act != nil { // bcfw-as: the active labellings
-		for _, at := range m.act[i] {
-			s += float64(at.y[0])
-		}
-	}
-	m.sink = s
+}
+
+// prefetchF64 asks for x's cache lines.
+func prefetchF64(x []float64) {
+	prefetchRange(unsafe.Pointer(unsafe.SliceData(x)), uintptr(len(x))*8)
 }
 
 // refreshCopies rebuilds the feature-major emission weights, the
@@ -838,6 +991,32 @@ func (m *Method) refreshCopies() {
 	transposeEmissions(m.w, m.wt, p.K, p.F)
 	_, _, trans := p.parts(m.w)
 	m.transOK = transposeTrans(trans, m.tT, m.ub, m.lb, p.K)
+}
+
+// boundsEvery is the number of block steps between two recomputations of
+// the bounds on the transition rows that Viterbi prunes with. A step only
+// loosens them (a changed weight can raise ub or lower lb, never the
+// reverse), so they drift away from the rows' extremes over a pass; tight
+// bounds prune more predecessors. The decoding is the same either way.
+const boundsEvery = 32
+
+// tightenBounds sets ub and lb to the exact maximum and minimum of each
+// predecessor's row of transition weights.
+func (m *Method) tightenBounds() {
+	K := m.p.K
+	for j := range m.ub {
+		row := m.tT[j*K : j*K+K]
+		hi, lo := row[0], row[0]
+		for _, v := range row[1:] {
+			if v > hi {
+				hi = v
+			}
+			if v < lo {
+				lo = v
+			}
+		}
+		m.ub[j], m.lb[j] = hi, lo
+	}
 }
 
 // updateActive applies the vertex-representation update (Algorithm 2) to
@@ -868,6 +1047,9 @@ func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop b
 			}
 		}
 		if !found {
+			if len(as) == cap(as) {
+				as = m.moreAtoms(as)
+			}
 			as = append(as, atom{y: m.newLabels(s), loss: lossS, weight: gamma})
 		}
 	}
@@ -1010,6 +1192,9 @@ func (m *Method) iterate() stepInfo {
 			m.ell = m.recomputeW(m.w)
 			m.refreshCopies()
 		}
+		if k%boundsEvery == 0 {
+			m.tightenBounds()
+		}
 		// Draw the next block now (the random numbers come in the same
 		// order) and start loading its data, which arrives while the
 		// average is updated.
@@ -1017,11 +1202,10 @@ func (m *Method) iterate() stepInfo {
 		m.touch(m.next)
 	}
 	if m.o.Average {
-		// w̄ ← (1−ρ)w̄ + ρw as two vector operations, each product rounded
-		// before the sum exactly as in the elementwise expression.
+		// w̄ ← (1−ρ)w̄ + ρw in one sweep, each product rounded before the
+		// sum exactly as in the elementwise expression.
 		rho := 2 / float64(k+1)
-		floats.Scale(1-rho, m.wavg)
-		floats.AddScaled(m.wavg, rho, m.w)
+		averageInto(m.wavg, m.w, 1-rho, rho)
 		m.lavg = (1-rho)*m.lavg + rho*m.ell
 	}
 	return info

@@ -324,29 +324,6 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 	return best
 }
 
-// relaxAbove lets predecessor j (score pj, transition row row) replace the
-// best predecessor bk[k] of every label k when pj + row[k] > cur[k].
-func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
-	bk, row = bk[:len(cur)], row[:len(cur)]
-	for k, c := range cur {
-		if s := pj + row[k]; s > c {
-			cur[k] = s
-			bk[k] = j
-		}
-	}
-}
-
-// relaxBelow is relaxAbove replacing on ties too.
-func relaxBelow(cur []float64, bk []int, row []float64, pj float64, j int) {
-	bk, row = bk[:len(cur)], row[:len(cur)]
-	for k, c := range cur {
-		if s := pj + row[k]; s >= c {
-			cur[k] = s
-			bk[k] = j
-		}
-	}
-}
-
 // pruneCandidates writes to cand, in increasing order, the predecessors j
 // that can attain max_j' prev[j'] + trans[j' + K·k] for some label k, and
 // returns j* = argmax prev (lowest on ties) and their number (0 when prev

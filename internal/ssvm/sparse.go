@@ -140,6 +140,12 @@ func (s *sparseRows) emissions(wd Word, K int, wt, E, acc []float64) {
 	for t := 0; t < wd.Len; t++ {
 		j := wd.Start + t
 		o := s.off[sparseLanes*j : sparseLanes*j+sparseLanes+1]
+		if hasRows26 && s.binary && K == 26 {
+			// OCR's alphabet: the whole letter by the vector kernel
+			// (the same sums in the same order).
+			emitLetter26(E[t*K:(t+1)*K], wt, s.idx, o, acc)
+			continue
+		}
 		zero(acc)
 		for r, ar := range lanes {
 			if !s.binary {

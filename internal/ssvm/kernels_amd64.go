@@ -1,0 +1,68 @@
+package ssvm
+
+import "unsafe"
+
+// averageInto sets dst[j] = a·dst[j] + r·w[j] with both products rounded
+// before the sum (no fused multiply-add): the values of floats.Scale(a,
+// dst) followed by floats.AddScaled(dst, r, w), in one sweep instead of
+// two. len(w) must be at least len(dst).
+func averageInto(dst, w []float64, a, r float64) {
+	averageSSE2(dst, w[:len(dst)], a, r)
+}
+
+//go:noescape
+func averageSSE2(dst, w []float64, a, r float64)
+
+// hasRows26 reports whether emitLetter26 runs as vector code.
+const hasRows26 = true
+
+// prefetchRange asks for the cache lines of the n bytes at p without
+// waiting for them (the loads of a later step find them in cache).
+//
+//go:noescape
+func prefetchRange(p unsafe.Pointer, n uintptr)
+
+// relaxAbove lets predecessor j (score pj, transition row row) replace the
+// best predecessor bk[k] of every label k when pj + row[k] > cur[k].
+func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	relaxAboveSSE2(cur, bk, row, pj, j)
+	if n := len(cur); n%2 == 1 {
+		if s := pj + row[n-1]; s > cur[n-1] {
+			cur[n-1] = s
+			bk[n-1] = j
+		}
+	}
+}
+
+// relaxBelow is relaxAbove replacing on ties too.
+func relaxBelow(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	relaxBelowSSE2(cur, bk, row, pj, j)
+	if n := len(cur); n%2 == 1 {
+		if s := pj + row[n-1]; s >= cur[n-1] {
+			cur[n-1] = s
+			bk[n-1] = j
+		}
+	}
+}
+
+//go:noescape
+func relaxAboveSSE2(cur []float64, bk []int, row []float64, pj float64, j int)
+
+//go:noescape
+func relaxBelowSSE2(cur []float64, bk []int, row []float64, pj float64, j int)
+
+// emitLetter26 writes to e the 26 emission scores of one letter with
+// features idx[o[r]:o[r+1]] (lanes 0–3, then the tail, as stored by
+// sparseRows; o has 6 entries), binary values and feature-major weights wt
+// (every feature f below len(wt)/26): the sums of sparseRows.emissions'
+// scalar path, in the same order. acc is scratch of 78 entries.
+func emitLetter26(e, wt []float64, idx []uint16, o []int32, acc []float64) {
+	_ = o[5]
+	_ = idx[:o[5]] // idx holds every lane
+	letter26(e[:26], wt, idx, o, acc[:78])
+}
+
+//go:noescape
+func letter26(e, wt []float64, idx []uint16, o []int32, acc []float64)

@@ -1,0 +1,182 @@
+package ssvm
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// TestAverageInto checks the one-sweep average against the two vector
+// operations it replaces, bit for bit, for every length up to 40 (the
+// unrolled body and the tail) and for OCR's d, with values spread over many
+// magnitudes, signed zeros and non-finite entries.
+func TestAverageInto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	val := func() float64 {
+		switch rng.IntN(20) {
+		case 0:
+			return 0
+		case 1:
+			return math.Copysign(0, -1)
+		case 2:
+			return math.Inf(1 - 2*rng.IntN(2))
+		case 3:
+			return 1e-310 * rng.NormFloat64() // subnormal
+		}
+		return rng.NormFloat64() * math.Pow(10, float64(rng.IntN(40)-20))
+	}
+	lengths := []int{4082}
+	for n := 0; n <= 40; n++ {
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
+		for rep := 0; rep < 20; rep++ {
+			dst, w := make([]float64, n), make([]float64, n+rng.IntN(3))
+			for j := range dst {
+				dst[j] = val()
+			}
+			for j := range w {
+				w[j] = val()
+			}
+			k := 1 + rng.IntN(1_000_000)
+			rho := 2 / float64(k+1)
+			want := append([]float64(nil), dst...)
+			floats.Scale(1-rho, want)
+			floats.AddScaled(want, rho, w[:n])
+			averageInto(dst, w, 1-rho, rho)
+			for j := range dst {
+				if math.Float64bits(dst[j]) != math.Float64bits(want[j]) && !(math.IsNaN(dst[j]) && math.IsNaN(want[j])) {
+					t.Fatalf("n = %d, entry %d: got %v (%#x), want %v (%#x)", n, j, dst[j], math.Float64bits(dst[j]), want[j], math.Float64bits(want[j]))
+				}
+			}
+		}
+	}
+}
+
+// TestEmitLetter26 checks one letter's vector emission scores against the
+// scalar lane sums, bit for bit, for lanes of 0 to 9 features (repeats
+// allowed) and tails of 0 to 2 over a 129-feature table with values of
+// many magnitudes.
+func TestEmitLetter26(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	const F = 129
+	wt := make([]float64, 26*F)
+	for j := range wt {
+		wt[j] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(30)-15))
+	}
+	acc := make([]float64, 78)
+	for rep := 0; rep < 500; rep++ {
+		pre := rng.IntN(3) // features of other letters before this one
+		idx := make([]uint16, pre)
+		o := make([]int32, 6)
+		for r := 0; r < 5; r++ {
+			o[r] = int32(len(idx))
+			n := rng.IntN(10)
+			if r == 4 {
+				n = rng.IntN(3)
+			}
+			for q := 0; q < n; q++ {
+				idx = append(idx, uint16(rng.IntN(F)))
+			}
+		}
+		o[5] = int32(len(idx))
+		var lanes [4][26]float64
+		for r := 0; r < 5; r++ {
+			for _, f := range idx[o[r]:o[r+1]] {
+				for k := range 26 {
+					lanes[r%4][k] += wt[int(f)*26+k]
+				}
+			}
+		}
+		got := make([]float64, 26)
+		emitLetter26(got, wt, idx, o, acc)
+		for k := range got {
+			want := (lanes[1][k] + lanes[3][k]) + (lanes[0][k] + lanes[2][k])
+			if math.Float64bits(got[k]) != math.Float64bits(want) {
+				t.Fatalf("rep %d, label %d: got %v, want %v", rep, k, got[k], want)
+			}
+		}
+	}
+}
+
+// TestRelax checks relaxAbove and relaxBelow against their scalar loops for
+// every length up to 30 (the pairs and an odd tail), with many ties
+// (values from a small set) and signed zeros.
+func TestRelax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 13))
+	vals := []float64{-1.5, -0.25, math.Copysign(0, -1), 0, 0.25, 0.5, 1}
+	pick := func() float64 { return vals[rng.IntN(len(vals))] }
+	for n := 0; n <= 30; n++ {
+		for rep := 0; rep < 50; rep++ {
+			cur, row := make([]float64, n), make([]float64, n)
+			bk := make([]int, n)
+			for k := range cur {
+				cur[k], row[k], bk[k] = pick(), pick(), rng.IntN(100)
+			}
+			pj, j := pick(), 100+rng.IntN(100)
+			for _, below := range []bool{false, true} {
+				gc, gb := append([]float64(nil), cur...), append([]int(nil), bk...)
+				wc, wb := append([]float64(nil), cur...), append([]int(nil), bk...)
+				if below {
+					relaxBelow(gc, gb, row, pj, j)
+				} else {
+					relaxAbove(gc, gb, row, pj, j)
+				}
+				for k := range wc {
+					if s := pj + row[k]; s > wc[k] || (below && s >= wc[k]) {
+						wc[k], wb[k] = s, j
+					}
+				}
+				for k := range wc {
+					if math.Float64bits(gc[k]) != math.Float64bits(wc[k]) || gb[k] != wb[k] {
+						t.Fatalf("n = %d, below = %v, label %d: got (%v, %d), want (%v, %d)", n, below, k, gc[k], gb[k], wc[k], wb[k])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLabelSets checks the per-position label sets of bcfw-as (a bit mask
+// for up to 64 labels, insertion into sorted lists beyond) against sorting
+// and deduplicating directly.
+func TestLabelSets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 19))
+	for _, K := range []int{2, 26, 64, 65, 100} {
+		for rep := 0; rep < 200; rep++ {
+			L := 1 + rng.IntN(12)
+			s := make([]int, L)
+			for q := range s {
+				s[q] = rng.IntN(K)
+			}
+			as := make([]atom, rng.IntN(6))
+			for a := range as {
+				as[a].y = make([]int, L)
+				for q := range as[a].y {
+					as[a].y[q] = rng.IntN(K)
+					if rng.IntN(3) == 0 {
+						as[a].y[q] = s[q]
+					}
+				}
+			}
+			nz, off := labelSets(K, s, as, nil, nil)
+			if len(off) != L+1 {
+				t.Fatalf("K = %d: %d offsets for %d positions", K, len(off), L)
+			}
+			for q := 0; q < L; q++ {
+				want := []int32{int32(s[q])}
+				for _, at := range as {
+					want = append(want, int32(at.y[q]))
+				}
+				slices.Sort(want)
+				want = slices.Compact(want)
+				if got := nz[off[q]:off[q+1]]; !slices.Equal(got, want) {
+					t.Fatalf("K = %d, position %d: got %v, want %v", K, q, got, want)
+				}
+			}
+		}
+	}
+}
