@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -58,9 +57,16 @@ func openblasMissing(gobin string) string {
 // operand) exceeds by orders of magnitude. Without cgo or OpenBLAS it fails
 // when CI is set and otherwise skips (make test says so).
 func TestOpenBLASBuildGivesTheSameTraces(t *testing.T) {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
+	// The go command that runs this test (make test's $(GO)), else the one
+	// on PATH.
+	gobin := "go"
+	if g := os.Getenv("GOROOT"); g != "" {
+		if _, err := os.Stat(filepath.Join(g, "bin", "go")); err == nil {
+			gobin = filepath.Join(g, "bin", "go")
+		}
+	}
+	if _, err := exec.LookPath(gobin); err != nil {
+		t.Fatalf("no go command to build the two binaries: %v", err)
 	}
 	if why := openblasMissing(gobin); why != "" {
 		if os.Getenv("CI") != "" {
