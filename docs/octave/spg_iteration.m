@@ -15,7 +15,8 @@
 % (XᵀX and XᵀY precomputed), the gradient AᵀC of the smoothed fusion term
 % (A = clip(C·Wᵀ/μ, −1, 1), C the |E|×K edge matrix with C_em = γw_e,
 % C_el = −γ s_e w_e), the soft-threshold step for λ‖B‖₁ with step 1/L and
-% FISTA's momentum θ_t = 2/(t+2); no objective per iteration.
+% FISTA's momentum θ_t = 2/(t+2); no objective per iteration. C is kept
+% dense: with sparse(C) an iteration takes longer here.
 X = load('X.txt'); Y = load('Y.txt'); E = load('E.txt'); P = load('params.txt');
 lambda = P(1); gamma = P(2); mu = P(3); L = P(4);
 [N, J] = size(X); K = size(Y, 2); ne = size(E, 1);
