@@ -29,6 +29,8 @@ func TestWriteOctaveInput(t *testing.T) {
 	dir := os.Getenv("FWLAB_OCTAVE_DIR")
 	if dir == "" {
 		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	p := tenX(t)
 	s, err := NewSPG(p, SPGConfig{Limits: solver.Limits{MaxIters: 1}})
