@@ -3,7 +3,7 @@ GO      ?= go
 ADDR    ?= localhost:8080
 PKGS    := ./...
 
-.PHONY: run build test test-race fuzz loadtest check-format check-generated bench generate vendor clean
+.PHONY: run build build-openblas test test-race fuzz loadtest check-format check-generated bench generate vendor clean
 
 ## run: start the dashboard on its built-in scenarios at http://$(ADDR)
 run:
@@ -13,12 +13,19 @@ run:
 build:
 	$(GO) build -o bin/dashboard ./cmd/dashboard
 
+## build-openblas: the same binary with gonum's BLAS calls done by OpenBLAS (cgo;
+## Debian: apt-get install gcc libopenblas-dev) into bin/dashboard-openblas
+build-openblas:
+	CGO_ENABLED=1 $(GO) build -tags openblas -o bin/dashboard-openblas ./cmd/dashboard
+
 ## test: formatting, vet, generated files, every test (browser tests included), race detector on the concurrent packages, a short run of every fuzz target of the inputs
 test: check-format check-generated
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	@if [ -z "$$CI" ] && { [ "$$FWLAB_CHROMIUM" = none ] || { [ -z "$$FWLAB_CHROMIUM" ] && [ ! -x /usr/bin/chromium ] && [ ! -x /usr/bin/chromium-browser ] && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; }; }; then \
 		echo "*** make test: no Chromium found, so the browser tests in internal/e2e were SKIPPED (install Debian's chromium or set FWLAB_CHROMIUM; with CI set they fail instead) ***"; fi
+	@if [ -z "$$CI" ] && { ! command -v "$$($(GO) env CC)" >/dev/null 2>&1 || { ! pkg-config --exists openblas 2>/dev/null && ! ls /usr/lib/*/libopenblas.so /usr/lib64/libopenblas.so /usr/lib/libopenblas.so /usr/local/lib/libopenblas.so 2>/dev/null | grep -q .; }; }; then \
+		echo "*** make test: no C compiler or no OpenBLAS found, so the check that make build-openblas gives the same traces was SKIPPED (Debian: apt-get install gcc libopenblas-dev; with CI set it fails instead) ***"; fi
 	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
 	$(MAKE) --no-print-directory fuzz
 

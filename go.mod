@@ -10,6 +10,7 @@ require (
 	github.com/gorilla/websocket v1.5.3
 	go.uber.org/goleak v1.3.0
 	gonum.org/v1/gonum v0.17.0
+	gonum.org/v1/netlib v0.0.0-20190313105609-8cb42192e0e0
 	gonum.org/v1/plot v0.17.0
 	modernc.org/sqlite v1.62.0
 )

@@ -114,9 +114,13 @@ func tenX(tb testing.TB) *Problem {
 // after 1000 warm-up iterations (where W has few zero rows left) against one
 // J×J by J×K matrix product with gonum's BLAS, the product that dominates
 // the iteration: the two alternate, one of each per benchmark iteration, so
-// that both see the same load (gemms/iter: the floor is about 1). It also
-// reports the former hand-written loops for the same product against the
-// same Gemm (loop-gemms).
+// that both see the same load (gemms/iter: the floor is about 1; ms/iter the
+// iteration's time). It also reports both in CPU time (cpu-ms/iter,
+// cpu-gemms/iter) and the former hand-written loops for the same product
+// against the same Gemm (loop-gemms). With -tags openblas the Gemm, and
+// spg's, is OpenBLAS's: cpu-ms/iter with GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
+// is then the figure to set beside the reference code's iteration under
+// GNU Octave (README, GFLASSO).
 func BenchmarkSPGIteration(b *testing.B) {
 	p := tenX(b)
 	j, k := p.J, p.K
@@ -151,25 +155,33 @@ func BenchmarkSPGIteration(b *testing.B) {
 			}
 		}
 	}
-	var tg, ts, tl time.Duration
+	var tg, ts, tl, cg, cs time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+		c0, t0 := cpuTime(), time.Now()
 		gemm()
-		t1 := time.Now()
+		c1, t1 := cpuTime(), time.Now()
 		s.step(st)
-		t2 := time.Now()
+		c2, t2 := cpuTime(), time.Now()
 		if i%4 == 0 {
 			loop()
 			tl += time.Since(t2)
 		}
 		tg += t1.Sub(t0)
 		ts += t2.Sub(t1)
+		cg += c1 - c0
+		cs += c2 - c1
 	}
 	nl := float64((b.N + 3) / 4)
 	b.ReportMetric(ts.Seconds()*1e3/float64(b.N), "ms/iter")
 	b.ReportMetric(tg.Seconds()*1e3/float64(b.N), "gemm-ms")
 	b.ReportMetric(float64(ts)/float64(tg), "gemms/iter")
+	// The same in CPU time (all threads), steadier on a shared machine:
+	// with GOMAXPROCS=1 (and OPENBLAS_NUM_THREADS=1) one core's work.
+	b.ReportMetric(cs.Seconds()*1e3/float64(b.N), "cpu-ms/iter")
+	if cg > 0 {
+		b.ReportMetric(float64(cs)/float64(cg), "cpu-gemms/iter")
+	}
 	b.ReportMetric(tl.Seconds()/nl/(tg.Seconds()/float64(b.N)), "loop-gemms")
 }
 

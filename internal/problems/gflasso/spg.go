@@ -52,6 +52,15 @@ type SPG struct {
 	// XᵀX and of W there.
 	rows   []int
 	gr, wr []float64
+	// The edges with their entries in C: cw = γw_e, sg = s_e, cs = cw·sg
+	// (none when γ = 0).
+	edges []spgEdge
+}
+
+// spgEdge is an edge (m, l) of the task graph with its entries in C.
+type spgEdge struct {
+	m, l       int
+	cw, sg, cs float64
 }
 
 // NewSPG configures SPG on p.
@@ -88,6 +97,12 @@ func NewSPG(p *Problem, cfg SPGConfig) (*SPG, error) {
 	dmax := 0.0
 	for _, d := range deg {
 		dmax = math.Max(dmax, d)
+	}
+	if p.opt.Gamma != 0 {
+		for _, e := range p.graph.Edges {
+			cw, sg := p.opt.Gamma*e.W, float64(e.Sign)
+			s.edges = append(s.edges, spgEdge{m: e.M, l: e.L, cw: cw, sg: sg, cs: cw * sg})
+		}
 	}
 	s.L = p.lip
 	if ne > 0 && p.opt.Gamma > 0 {
@@ -170,37 +185,35 @@ func (s *SPG) smoothGrad(W, g []float64) {
 				1, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
 		}
 	}
-	gam := p.opt.Gamma
-	if gam == 0 {
-		return
-	}
-	for _, e := range p.graph.Edges {
-		cw := gam * e.W
-		sg := float64(e.Sign)
-		for a := 0; a < j; a++ {
-			u := cw * (W[a*k+e.M] - sg*W[a*k+e.L]) / s.mu
+	// The smoothed fusion gradient A*C, edge by edge down W's rows: A's
+	// column for edge e is clip(γw_e(W_·m − s_e W_·l)/μ, −1, 1).
+	mu := s.mu
+	for _, e := range s.edges {
+		cw, sg, cs, m, l := e.cw, e.sg, e.cs, e.m, e.l
+		for a := 0; a+k <= len(W) && a+k <= len(g); a += k {
+			u := cw * (W[a+m] - sg*W[a+l]) / mu
 			if u > 1 {
 				u = 1
 			} else if u < -1 {
 				u = -1
 			}
-			g[a*k+e.M] += cw * u
-			g[a*k+e.L] -= cw * sg * u
+			g[a+m] += cw * u
+			g[a+l] -= cs * u
 		}
 	}
 }
 
-// spgState is the iterate of SPG: B_t, B_{t−1}, the momentum point W, the
-// gradient buffer, θ_t and t.
+// spgState is the iterate of SPG: B_t, the momentum point W, the gradient
+// buffer, θ_t and t.
 type spgState struct {
-	B, Bprev, W, g []float64
-	theta          float64
-	it             int
+	B, W, g []float64
+	theta   float64
+	it      int
 }
 
 func (s *SPG) newState() *spgState {
 	n := s.p.J * s.p.K
-	return &spgState{B: make([]float64, n), Bprev: make([]float64, n), W: make([]float64, n), g: make([]float64, n), theta: 1}
+	return &spgState{B: make([]float64, n), W: make([]float64, n), g: make([]float64, n), theta: 1}
 }
 
 // step is one SPG iteration: the gradient at W, the proximal step for
@@ -209,23 +222,24 @@ func (s *SPG) step(st *spgState) {
 	st.it++
 	B, W, g := st.B, st.W, st.g
 	s.smoothGrad(W, g)
-	copy(st.Bprev, B)
+	// B_{t+1} = soft-threshold(W − g/L, λ/L) and W = B_{t+1} +
+	// coef·(B_{t+1} − B_t) in one pass.
 	thr := s.p.opt.Lambda / s.L
-	for i := range B {
-		v := W[i] - g[i]/s.L
-		switch {
-		case v > thr:
-			B[i] = v - thr
-		case v < -thr:
-			B[i] = v + thr
-		default:
-			B[i] = 0
-		}
-	}
 	thetaNext := 2 / float64(st.it+2)
 	coef := (1 - st.theta) / st.theta * thetaNext
-	for i := range W {
-		W[i] = B[i] + coef*(B[i]-st.Bprev[i])
+	L := s.L
+	for i := 0; i < len(B) && i < len(W) && i < len(g); i++ {
+		v := W[i] - g[i]/L
+		b0 := B[i]
+		var b float64
+		switch {
+		case v > thr:
+			b = v - thr
+		case v < -thr:
+			b = v + thr
+		}
+		B[i] = b
+		W[i] = b + coef*(b-b0)
 	}
 	st.theta = thetaNext
 }
