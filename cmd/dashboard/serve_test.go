@@ -7,12 +7,15 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // startServe runs serve (or runServe, with signals) on a free port and
@@ -201,10 +204,12 @@ func (a fakeAddr) Network() string { return "tcp" }
 func (a fakeAddr) String() string  { return string(a) }
 
 // SIGTERM with a live run, queued runs, a paused run and websockets that
-// never read: serve returns within five seconds, and every socket, read
-// after the signal, ends with close code 1001.
+// never read: serve returns within five seconds, every socket, read after
+// the signal, ends with close code 1001, and no run is left live in the
+// store (the ones that were live are interrupted).
 func TestSIGTERMWithLiveRunsAndIdleSockets(t *testing.T) {
-	url, code := startServe(t, nil, true, "-max-active", "1")
+	db := filepath.Join(t.TempDir(), "fwlab.db")
+	url, code := startServe(t, nil, true, "-max-active", "1", "-db", db)
 	post := func(body string) string {
 		t.Helper()
 		resp, err := http.Post(url+"/api/runs", "application/json", strings.NewReader(body))
@@ -276,6 +281,23 @@ func TestSIGTERMWithLiveRunsAndIdleSockets(t *testing.T) {
 	for range socks {
 		if err := <-closes; !websocket.IsCloseError(err, websocket.CloseGoingAway) {
 			t.Errorf("a stream ended with %v, want 1001", err)
+		}
+	}
+	kept, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	if n := kept.Recovered(); n != 0 {
+		t.Errorf("%d runs were still live in the store after SIGTERM", n)
+	}
+	runs, total, err := kept.List(context.Background(), store.Filter{Limit: 100})
+	if err != nil || total != 4 {
+		t.Fatalf("store holds %d runs (%v), want 4", total, err)
+	}
+	for _, r := range runs {
+		if r.Status != "interrupted" {
+			t.Errorf("run %s is %q in the store after SIGTERM, want interrupted", r.ID, r.Status)
 		}
 	}
 }
