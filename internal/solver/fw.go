@@ -206,13 +206,24 @@ type fwRun struct {
 	batch     []int
 	wantErr   bool
 	slopeStep func(bs *blockState)
-	// the worker pool of forChosen
-	pool  chan struct{}
-	wg    sync.WaitGroup
-	next  atomic.Int64
-	chunk int
-	step  func(bs *blockState)
-	work  time.Duration
+	// the worker pool of forChosen and parallel: helpers run job
+	pool    chan struct{}
+	helpers int
+	wg      sync.WaitGroup
+	job     func()
+	next    atomic.Int64
+	chunk   int
+	step    func(bs *blockState)
+	// the current parallel range job
+	rangeN   int
+	rangeF   func(lo, hi int)
+	rangeErr atomic.Pointer[string]
+	// made once (no allocation per iteration): the jobs and parallel itself
+	chunksJob, rangeJob func()
+	parallelFn          func(n int, f func(lo, hi int))
+	syncer              SyncModel
+	workers             int
+	work                time.Duration
 	// evalErr is an oracle failure in a gap evaluation (CheckedOracle).
 	evalErr error
 }
@@ -235,7 +246,18 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		st.bs = append(st.bs, bs)
 	}
 	st.model = p.NewModel(st.x)
+	st.syncer, _ = st.model.(SyncModel)
 	st.sample = newSampler(st.n)
+	st.workers = m.cfg.Workers
+	if st.workers <= 0 {
+		st.workers = runtime.GOMAXPROCS(0)
+	}
+	st.chunksJob, st.rangeJob, st.parallelFn = st.runChunks, st.runRanges, st.parallel
+	defer func() {
+		if st.pool != nil {
+			close(st.pool)
+		}
+	}()
 	lim := m.cfg.Limits
 	passes := passCount{unit: int64(st.n) * int64(st.dim)}
 
@@ -263,19 +285,11 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		return st.result(sum), nil
 	}
 
-	workers := m.cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := st.workers
 	// the per-iteration steps run on the chosen blocks, as method values
 	// made once (no allocation per iteration)
 	planStep := st.planCurrent
 	st.slopeStep = st.slopeAtMove
-	defer func() {
-		if st.pool != nil {
-			close(st.pool)
-		}
-	}()
 	lastEval := 0
 	prog := progress{window: stallWindow * max(1, st.q/m.r)}
 	prog.reset(0, obj, gap)
@@ -301,6 +315,10 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).
 		st.k, st.batch, st.wantErr = k, batch, wantErr
+		if err := st.syncModel(); err != nil {
+			sum.Status, sum.Message = StatusFailed, fmt.Sprintf("iteration %d: %v", k, err)
+			break
+		}
 		st.forChosen(workers, planStep)
 		if m.coupled && len(st.chosen) > 1 {
 			nextPasses = nextPasses.plus(st.combineCoupled(mk, workers))
@@ -493,6 +511,10 @@ func insertionSort(a []int) {
 // evaluate returns the exact objective and the FW duality gap
 // Σ_b <∇_b F(x), x_b − s_b> at the current iterate.
 func (st *fwRun) evaluate() (float64, float64) {
+	if err := st.syncModel(); err != nil {
+		st.evalErr = err
+		return math.NaN(), math.NaN()
+	}
 	gap := 0.0
 	for _, bs := range st.bs {
 		xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
@@ -874,32 +896,95 @@ func (st *fwRun) forChosen(workers int, f func(bs *blockState)) {
 	st.chunk = max(1, n/(4*workers))
 	st.next.Store(0)
 	st.step = f
+	st.dispatch(workers-1, st.chunksJob)
+}
+
+// dispatch runs job on the calling goroutine and on up to helpers helpers of
+// the pool (started on first use, they live as long as the run: Run closes
+// the pool), and returns when all are done. job takes its work from shared
+// counters, so it does not matter which goroutine, or how many, run it.
+func (st *fwRun) dispatch(helpers int, job func()) {
 	if st.pool == nil {
-		// helpers that live as long as the run (Run closes the pool): no
-		// goroutine is started per iteration
 		st.pool = make(chan struct{})
-		for w := 1; w < workers; w++ {
+		st.helpers = st.workers - 1
+		for w := 0; w < st.helpers; w++ {
 			go func() {
 				for range st.pool {
-					st.runChunks(&st.next, st.chunk, st.step)
+					st.job()
 					st.wg.Done()
 				}
 			}()
 		}
 	}
-	st.wg.Add(workers - 1)
-	for w := 1; w < workers; w++ {
+	helpers = min(helpers, st.helpers)
+	st.job = job
+	st.wg.Add(helpers)
+	for w := 0; w < helpers; w++ {
 		st.pool <- struct{}{}
 	}
-	st.runChunks(&st.next, st.chunk, f)
+	job()
 	st.wg.Wait()
 }
 
-// runChunks runs f on chunks of the chosen blocks until none is left.
-func (st *fwRun) runChunks(next *atomic.Int64, chunk int, f func(bs *blockState)) {
-	n := len(st.chosen)
+// parallel runs f on ranges that cover [0, n), on the run's workers (see
+// SyncModel).
+func (st *fwRun) parallel(n int, f func(lo, hi int)) {
+	workers := min(st.workers, n)
+	st.rangeN, st.rangeF = n, f
+	st.chunk = max(1, n/(4*workers))
+	st.next.Store(0)
+	if workers <= 1 {
+		st.chunk = max(1, n)
+		st.runRanges()
+	} else {
+		st.dispatch(workers-1, st.rangeJob)
+	}
+	st.rangeF = nil
+}
+
+// runRanges runs the current range job on chunks until none is left; a
+// panic in the problem's code on a helper would end the process, so it is
+// kept (the first one) and reported by syncModel.
+func (st *fwRun) runRanges() {
+	defer func() {
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("panic: %v", p)
+			st.rangeErr.CompareAndSwap(nil, &msg)
+		}
+	}()
+	n, chunk := st.rangeN, st.chunk
 	for {
-		lo := int(next.Add(int64(chunk))) - chunk
+		lo := int(st.next.Add(int64(chunk))) - chunk
+		if lo >= n {
+			return
+		}
+		st.rangeF(lo, min(lo+chunk, n))
+	}
+}
+
+// syncModel lets a SyncModel apply its deferred updates before the blocks
+// read it concurrently.
+func (st *fwRun) syncModel() (err error) {
+	if st.syncer == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("model update: panic: %v", p)
+		}
+	}()
+	st.syncer.Sync(st.parallelFn)
+	if msg := st.rangeErr.Swap(nil); msg != nil {
+		return fmt.Errorf("model update: %s", *msg)
+	}
+	return nil
+}
+
+// runChunks runs f on chunks of the chosen blocks until none is left.
+func (st *fwRun) runChunks() {
+	n, chunk, f := len(st.chosen), st.chunk, st.step
+	for {
+		lo := int(st.next.Add(int64(chunk))) - chunk
 		if lo >= n {
 			return
 		}
@@ -995,6 +1080,10 @@ func (st *fwRun) combineCoupled(mk, workers int) int64 {
 		}
 	}
 	// φ'(0) and φ'(1) along D, block by block.
+	if err := st.syncModel(); err != nil {
+		st.bs[st.chosen[0]].plan.err = fmt.Errorf("iteration %d: %w", st.k, err)
+		return 0
+	}
 	st.forChosen(workers, st.slopeStep)
 	var units int64
 	d0, d1 := 0.0, 0.0
