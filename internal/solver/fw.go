@@ -6,7 +6,6 @@ import (
 	"math"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -206,10 +205,14 @@ type fwRun struct {
 	batch     []int
 	wantErr   bool
 	slopeStep func(bs *blockState)
-	// the worker pool of forChosen and parallel: helpers run job
+	// the worker pool of forChosen and parallel: helpers join the open
+	// dispatch (epoch odd) and run job; active counts the helpers inside a
+	// dispatch, idle wakes the caller when it drops to zero
 	pool    chan struct{}
 	helpers int
-	wg      sync.WaitGroup
+	epoch   atomic.Uint64
+	active  atomic.Int64
+	idle    chan struct{}
 	job     func()
 	next    atomic.Int64
 	chunk   int
@@ -901,29 +904,51 @@ func (st *fwRun) forChosen(workers int, f func(bs *blockState)) {
 
 // dispatch runs job on the calling goroutine and on up to helpers helpers of
 // the pool (started on first use, they live as long as the run: Run closes
-// the pool), and returns when all are done. job takes its work from shared
-// counters, so it does not matter which goroutine, or how many, run it.
+// the pool), and returns when the work is done. job takes its work from
+// shared counters, so it does not matter which goroutine, or how many, run
+// it. A helper that has not started by the time the caller's job runs out
+// of work is not waited for: on a loaded machine its thread may not get a
+// CPU for milliseconds, and it then finds the dispatch closed and skips it.
 func (st *fwRun) dispatch(helpers int, job func()) {
 	if st.pool == nil {
-		st.pool = make(chan struct{})
 		st.helpers = st.workers - 1
+		st.pool = make(chan struct{}, st.helpers)
+		st.idle = make(chan struct{}, 1)
 		for w := 0; w < st.helpers; w++ {
-			go func() {
-				for range st.pool {
-					st.job()
-					st.wg.Done()
-				}
-			}()
+			go st.helper()
 		}
 	}
-	helpers = min(helpers, st.helpers)
 	st.job = job
-	st.wg.Add(helpers)
-	for w := 0; w < helpers; w++ {
-		st.pool <- struct{}{}
+	st.epoch.Add(1) // open (odd)
+	for w := 0; w < min(helpers, st.helpers); w++ {
+		select {
+		case st.pool <- struct{}{}:
+		default: // a helper has a wake-up pending already
+		}
 	}
 	job()
-	st.wg.Wait()
+	st.epoch.Add(1) // closed (even): no helper starts job any more
+	for st.active.Load() != 0 {
+		<-st.idle
+	}
+}
+
+// helper is a pool goroutine: woken, it joins the dispatch that is open,
+// if any. While it is active the caller does not return from dispatch, so
+// job stays the open dispatch's.
+func (st *fwRun) helper() {
+	for range st.pool {
+		st.active.Add(1)
+		if st.epoch.Load()&1 == 1 {
+			st.job()
+		}
+		if st.active.Add(-1) == 0 {
+			select {
+			case st.idle <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 // parallel runs f on ranges that cover [0, n), on the run's workers (see
