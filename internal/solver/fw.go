@@ -56,6 +56,8 @@ type blockState struct {
 	terms [2]Term   // the planned direction's terms
 	lEst  float64   // backtracking estimate of L
 	plan  stepPlan
+	// cleanups: the weights phase 2 cleaned up in this block
+	cleanups int
 }
 
 // stepPlan is what phase 1 decides for a block; phase 2 applies it.
@@ -293,6 +295,15 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	// made once (no allocation per iteration)
 	planStep := st.planCurrent
 	st.slopeStep = st.slopeAtMove
+	applyStep := st.applyBlock
+	// Phase 2 runs on the workers too when the blocks are separable: each
+	// block's apply and reshape touch its own coordinates, active set and
+	// model state only. Coupled blocks share model state, which their
+	// updates reach in block order.
+	applyWorkers := workers
+	if m.coupled {
+		applyWorkers = 1
+	}
 	lastEval := 0
 	prog := progress{window: stallWindow * max(1, st.q/m.r)}
 	prog.reset(0, obj, gap)
@@ -336,7 +347,8 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			}
 		}
 
-		// Phase 2: apply in block order.
+		// Phase 2: apply the planned steps, then count them in block order.
+		st.forChosen(applyWorkers, applyStep)
 		r := Record{K: k, Batch: mk}
 		reset := k%m.cfg.RefreshEvery == 0
 		gsum, errSq, moved := 0.0, 0.0, 0
@@ -367,9 +379,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 					r.Drops++
 				}
 			}
-			c := st.apply(bs)
-			st.reshape(bs)
-			if c > 0 {
+			if c := bs.cleanups; c > 0 {
 				r.Cleanups += c
 				reset = true
 			}
@@ -736,6 +746,13 @@ func (st *fwRun) stepSize(bs *blockState, k int, xb []float64, d Direction, slop
 	return 0, 0, fmt.Errorf("unknown step-size rule %q", m.cfg.Step)
 }
 
+// applyBlock applies block bs's planned step and lets the problem reshape
+// the block (phase 2).
+func (st *fwRun) applyBlock(bs *blockState) {
+	bs.cleanups = st.apply(bs)
+	st.reshape(bs)
+}
+
 // apply performs block bs's planned step on x, the model and the active set
 // (phase 2). It returns the number of weights cleaned up.
 func (st *fwRun) apply(bs *blockState) int {
@@ -933,23 +950,46 @@ func (st *fwRun) dispatch(helpers int, job func()) {
 	}
 }
 
-// helper is a pool goroutine: woken, it joins the dispatch that is open,
-// if any. While it is active the caller does not return from dispatch, so
-// job stays the open dispatch's.
+// helper is a pool goroutine: it joins every dispatch it finds open. Between
+// dispatches it watches for the next one for a short while (helperSpin)
+// before it parks until woken: the phases of an iteration follow each other
+// within microseconds, and waking a parked goroutine's thread can take
+// longer than a small block step. While it is active the caller does not
+// return from dispatch, so job stays the open dispatch's.
 func (st *fwRun) helper() {
-	for range st.pool {
-		st.active.Add(1)
-		if st.epoch.Load()&1 == 1 {
-			st.job()
-		}
-		if st.active.Add(-1) == 0 {
-			select {
-			case st.idle <- struct{}{}:
-			default:
+	var joined uint64
+	for {
+		e := st.epoch.Load()
+		if e&1 == 1 && e != joined {
+			joined = e
+			st.active.Add(1)
+			if st.epoch.Load() == e {
+				st.job()
 			}
+			if st.active.Add(-1) == 0 {
+				select {
+				case st.idle <- struct{}{}:
+				default:
+				}
+			}
+			continue
+		}
+		t0 := time.Now()
+		for st.epoch.Load() == e && time.Since(t0) < helperSpin {
+			runtime.Gosched()
+		}
+		if st.epoch.Load() != e {
+			continue
+		}
+		if _, ok := <-st.pool; !ok {
+			return
 		}
 	}
 }
+
+// helperSpin is how long a pool helper watches for the next dispatch before
+// it parks.
+const helperSpin = 50 * time.Microsecond
 
 // parallel runs f on ranges that cover [0, n), on the run's workers (see
 // SyncModel).
