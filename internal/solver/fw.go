@@ -994,6 +994,9 @@ const helperSpin = 50 * time.Microsecond
 // parallel runs f on ranges that cover [0, n), on the run's workers (see
 // SyncModel).
 func (st *fwRun) parallel(n int, f func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
 	workers := min(st.workers, n)
 	st.rangeN, st.rangeF = n, f
 	st.chunk = max(1, n/(4*workers))
