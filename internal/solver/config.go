@@ -62,3 +62,19 @@ type Evaluator interface {
 type CoupledBlocks interface {
 	BlocksCoupled() bool
 }
+
+// SyncModel is implemented by models that defer the work of Scale and Add
+// on state their blocks share (the residual of a GFLASSO component that row
+// blocks share), so that the moves of many blocks are applied to it in one
+// pass. The engine calls Sync at the points where the blocks are about to
+// read the model concurrently, while nothing else uses the model; the
+// deferred work is then done once, split over the engine's workers, instead
+// of by whichever block reads first while the others wait. A model must stay
+// correct without Sync (it then brings its state up to date on first use).
+type SyncModel interface {
+	Model
+	// Sync applies the deferred updates. It may call parallel(n, f), which
+	// runs f on disjoint ranges [lo, hi) that cover [0, n), concurrently;
+	// its result must not depend on how [0, n) is split.
+	Sync(parallel func(n int, f func(lo, hi int)))
+}

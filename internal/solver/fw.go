@@ -6,7 +6,6 @@ import (
 	"math"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -57,6 +56,8 @@ type blockState struct {
 	terms [2]Term   // the planned direction's terms
 	lEst  float64   // backtracking estimate of L
 	plan  stepPlan
+	// cleanups: the weights phase 2 cleaned up in this block
+	cleanups int
 }
 
 // stepPlan is what phase 1 decides for a block; phase 2 applies it.
@@ -206,13 +207,28 @@ type fwRun struct {
 	batch     []int
 	wantErr   bool
 	slopeStep func(bs *blockState)
-	// the worker pool of forChosen
-	pool  chan struct{}
-	wg    sync.WaitGroup
-	next  atomic.Int64
-	chunk int
-	step  func(bs *blockState)
-	work  time.Duration
+	// the worker pool of forChosen and parallel: helpers join the open
+	// dispatch (epoch odd) and run job; active counts the helpers inside a
+	// dispatch, idle wakes the caller when it drops to zero
+	pool    chan struct{}
+	helpers int
+	epoch   atomic.Uint64
+	active  atomic.Int64
+	idle    chan struct{}
+	job     func()
+	next    atomic.Int64
+	chunk   int
+	step    func(bs *blockState)
+	// the current parallel range job
+	rangeN   int
+	rangeF   func(lo, hi int)
+	rangeErr atomic.Pointer[string]
+	// made once (no allocation per iteration): the jobs and parallel itself
+	chunksJob, rangeJob func()
+	parallelFn          func(n int, f func(lo, hi int))
+	syncer              SyncModel
+	workers             int
+	work                time.Duration
 	// evalErr is an oracle failure in a gap evaluation (CheckedOracle).
 	evalErr error
 }
@@ -235,7 +251,18 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		st.bs = append(st.bs, bs)
 	}
 	st.model = p.NewModel(st.x)
+	st.syncer, _ = st.model.(SyncModel)
 	st.sample = newSampler(st.n)
+	st.workers = m.cfg.Workers
+	if st.workers <= 0 {
+		st.workers = runtime.GOMAXPROCS(0)
+	}
+	st.chunksJob, st.rangeJob, st.parallelFn = st.runChunks, st.runRanges, st.parallel
+	defer func() {
+		if st.pool != nil {
+			close(st.pool)
+		}
+	}()
 	lim := m.cfg.Limits
 	passes := passCount{unit: int64(st.n) * int64(st.dim)}
 
@@ -263,19 +290,20 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		return st.result(sum), nil
 	}
 
-	workers := m.cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := st.workers
 	// the per-iteration steps run on the chosen blocks, as method values
 	// made once (no allocation per iteration)
 	planStep := st.planCurrent
 	st.slopeStep = st.slopeAtMove
-	defer func() {
-		if st.pool != nil {
-			close(st.pool)
-		}
-	}()
+	applyStep := st.applyBlock
+	// Phase 2 runs on the workers too when the blocks are separable: each
+	// block's apply and reshape touch its own coordinates, active set and
+	// model state only. Coupled blocks share model state, which their
+	// updates reach in block order.
+	applyWorkers := workers
+	if m.coupled {
+		applyWorkers = 1
+	}
 	lastEval := 0
 	prog := progress{window: stallWindow * max(1, st.q/m.r)}
 	prog.reset(0, obj, gap)
@@ -301,6 +329,10 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).
 		st.k, st.batch, st.wantErr = k, batch, wantErr
+		if err := st.syncModel(); err != nil {
+			sum.Status, sum.Message = StatusFailed, fmt.Sprintf("iteration %d: %v", k, err)
+			break
+		}
 		st.forChosen(workers, planStep)
 		if m.coupled && len(st.chosen) > 1 {
 			nextPasses = nextPasses.plus(st.combineCoupled(mk, workers))
@@ -315,7 +347,8 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			}
 		}
 
-		// Phase 2: apply in block order.
+		// Phase 2: apply the planned steps, then count them in block order.
+		st.forChosen(applyWorkers, applyStep)
 		r := Record{K: k, Batch: mk}
 		reset := k%m.cfg.RefreshEvery == 0
 		gsum, errSq, moved := 0.0, 0.0, 0
@@ -346,9 +379,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 					r.Drops++
 				}
 			}
-			c := st.apply(bs)
-			st.reshape(bs)
-			if c > 0 {
+			if c := bs.cleanups; c > 0 {
 				r.Cleanups += c
 				reset = true
 			}
@@ -493,6 +524,10 @@ func insertionSort(a []int) {
 // evaluate returns the exact objective and the FW duality gap
 // Σ_b <∇_b F(x), x_b − s_b> at the current iterate.
 func (st *fwRun) evaluate() (float64, float64) {
+	if err := st.syncModel(); err != nil {
+		st.evalErr = err
+		return math.NaN(), math.NaN()
+	}
 	gap := 0.0
 	for _, bs := range st.bs {
 		xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
@@ -711,6 +746,13 @@ func (st *fwRun) stepSize(bs *blockState, k int, xb []float64, d Direction, slop
 	return 0, 0, fmt.Errorf("unknown step-size rule %q", m.cfg.Step)
 }
 
+// applyBlock applies block bs's planned step and lets the problem reshape
+// the block (phase 2).
+func (st *fwRun) applyBlock(bs *blockState) {
+	bs.cleanups = st.apply(bs)
+	st.reshape(bs)
+}
+
 // apply performs block bs's planned step on x, the model and the active set
 // (phase 2). It returns the number of weights cleaned up.
 func (st *fwRun) apply(bs *blockState) int {
@@ -874,32 +916,143 @@ func (st *fwRun) forChosen(workers int, f func(bs *blockState)) {
 	st.chunk = max(1, n/(4*workers))
 	st.next.Store(0)
 	st.step = f
+	st.dispatch(workers-1, st.chunksJob)
+}
+
+// dispatch runs job on the calling goroutine and on up to helpers helpers of
+// the pool (started on first use, they live as long as the run: Run closes
+// the pool), and returns when the work is done. job takes its work from
+// shared counters, so it does not matter which goroutine, or how many, run
+// it. A helper that has not started by the time the caller's job runs out
+// of work is not waited for: on a loaded machine its thread may not get a
+// CPU for milliseconds, and it then finds the dispatch closed and skips it.
+func (st *fwRun) dispatch(helpers int, job func()) {
 	if st.pool == nil {
-		// helpers that live as long as the run (Run closes the pool): no
-		// goroutine is started per iteration
-		st.pool = make(chan struct{})
-		for w := 1; w < workers; w++ {
-			go func() {
-				for range st.pool {
-					st.runChunks(&st.next, st.chunk, st.step)
-					st.wg.Done()
-				}
-			}()
+		st.helpers = st.workers - 1
+		st.pool = make(chan struct{}, st.helpers)
+		st.idle = make(chan struct{}, 1)
+		for w := 0; w < st.helpers; w++ {
+			go st.helper()
 		}
 	}
-	st.wg.Add(workers - 1)
-	for w := 1; w < workers; w++ {
-		st.pool <- struct{}{}
+	st.job = job
+	st.epoch.Add(1) // open (odd)
+	for w := 0; w < min(helpers, st.helpers); w++ {
+		select {
+		case st.pool <- struct{}{}:
+		default: // a helper has a wake-up pending already
+		}
 	}
-	st.runChunks(&st.next, st.chunk, f)
-	st.wg.Wait()
+	job()
+	st.epoch.Add(1) // closed (even): no helper starts job any more
+	for st.active.Load() != 0 {
+		<-st.idle
+	}
+}
+
+// helper is a pool goroutine: it joins every dispatch it finds open. Between
+// dispatches it watches for the next one for a short while (helperSpin)
+// before it parks until woken: the phases of an iteration follow each other
+// within microseconds, and waking a parked goroutine's thread can take
+// longer than a small block step. While it is active the caller does not
+// return from dispatch, so job stays the open dispatch's.
+func (st *fwRun) helper() {
+	var joined uint64
+	for {
+		e := st.epoch.Load()
+		if e&1 == 1 && e != joined {
+			joined = e
+			st.active.Add(1)
+			if st.epoch.Load() == e {
+				st.job()
+			}
+			if st.active.Add(-1) == 0 {
+				select {
+				case st.idle <- struct{}{}:
+				default:
+				}
+			}
+			continue
+		}
+		t0 := time.Now()
+		for st.epoch.Load() == e && time.Since(t0) < helperSpin {
+			runtime.Gosched()
+		}
+		if st.epoch.Load() != e {
+			continue
+		}
+		if _, ok := <-st.pool; !ok {
+			return
+		}
+	}
+}
+
+// helperSpin is how long a pool helper watches for the next dispatch before
+// it parks.
+const helperSpin = 50 * time.Microsecond
+
+// parallel runs f on ranges that cover [0, n), on the run's workers (see
+// SyncModel).
+func (st *fwRun) parallel(n int, f func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	workers := min(st.workers, n)
+	st.rangeN, st.rangeF = n, f
+	st.chunk = max(1, n/(4*workers))
+	st.next.Store(0)
+	if workers <= 1 {
+		st.chunk = max(1, n)
+		st.runRanges()
+	} else {
+		st.dispatch(workers-1, st.rangeJob)
+	}
+	st.rangeF = nil
+}
+
+// runRanges runs the current range job on chunks until none is left; a
+// panic in the problem's code on a helper would end the process, so it is
+// kept (the first one) and reported by syncModel.
+func (st *fwRun) runRanges() {
+	defer func() {
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("panic: %v", p)
+			st.rangeErr.CompareAndSwap(nil, &msg)
+		}
+	}()
+	n, chunk := st.rangeN, st.chunk
+	for {
+		lo := int(st.next.Add(int64(chunk))) - chunk
+		if lo >= n {
+			return
+		}
+		st.rangeF(lo, min(lo+chunk, n))
+	}
+}
+
+// syncModel lets a SyncModel apply its deferred updates before the blocks
+// read it concurrently.
+func (st *fwRun) syncModel() (err error) {
+	if st.syncer == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("model update: panic: %v", p)
+		}
+	}()
+	st.syncer.Sync(st.parallelFn)
+	if msg := st.rangeErr.Swap(nil); msg != nil {
+		return fmt.Errorf("model update: %s", *msg)
+	}
+	return nil
 }
 
 // runChunks runs f on chunks of the chosen blocks until none is left.
-func (st *fwRun) runChunks(next *atomic.Int64, chunk int, f func(bs *blockState)) {
-	n := len(st.chosen)
+func (st *fwRun) runChunks() {
+	n, chunk, f := len(st.chosen), st.chunk, st.step
 	for {
-		lo := int(next.Add(int64(chunk))) - chunk
+		lo := int(st.next.Add(int64(chunk))) - chunk
 		if lo >= n {
 			return
 		}
@@ -995,6 +1148,10 @@ func (st *fwRun) combineCoupled(mk, workers int) int64 {
 		}
 	}
 	// φ'(0) and φ'(1) along D, block by block.
+	if err := st.syncModel(); err != nil {
+		st.bs[st.chosen[0]].plan.err = fmt.Errorf("iteration %d: %w", st.k, err)
+		return 0
+	}
 	st.forChosen(workers, st.slopeStep)
 	var units int64
 	d0, d1 := 0.0, 0.0

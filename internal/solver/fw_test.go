@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"sync/atomic"
 	"testing"
 )
 
@@ -822,6 +823,32 @@ func TestStatusesSayWhatHappened(t *testing.T) {
 		// (without it, it stalls at a gap of 9e-10)
 		if algo == "afw" && res.Summary.Status != StatusConverged {
 			t.Errorf("afw with backtracking did not reach the gap tolerance: %+v", res.Summary)
+		}
+	}
+}
+
+// The engine's parallel-for covers every index exactly once, whatever the
+// number of workers and however the helpers join, dispatch after dispatch.
+func TestParallelCoversEachIndexOnce(t *testing.T) {
+	for _, workers := range []int{1, 2, 4} {
+		st := &fwRun{workers: workers}
+		st.chunksJob, st.rangeJob = st.runChunks, st.runRanges
+		for rep := 0; rep < 200; rep++ {
+			n := []int{0, 1, 7, 1000}[rep%4]
+			hits := make([]atomic.Int32, n)
+			st.parallel(n, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					hits[i].Add(1)
+				}
+			})
+			for i := range hits {
+				if h := hits[i].Load(); h != 1 {
+					t.Fatalf("workers %d, n %d: index %d covered %d times", workers, n, i, h)
+				}
+			}
+		}
+		if st.pool != nil {
+			close(st.pool)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package gflasso
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/fwlab/fwlab/internal/solver"
 	"gonum.org/v1/gonum/blas"
@@ -26,6 +27,8 @@ type model struct {
 	// lines: per block, the scratch of Line (a block's calls never overlap)
 	lines []lineBuf
 	grads []gradBuf
+	// syncFn is syncAll as a value made once (Sync allocates nothing)
+	syncFn func(lo, hi int)
 }
 
 type lineBuf struct {
@@ -104,6 +107,14 @@ type compState struct {
 	resAt uint64
 	g     []float64
 	gAt   []uint64
+	// Row mode: stale says z_C or R_C is behind cur (rows marked dirty, or
+	// R_C not yet taken after a Reset). A sync first gathers the changed
+	// rows and their changes (moved, delta: the rows in increasing order),
+	// then applies them to z_C and R_C sample by sample (syncSamples), which
+	// can be split over the samples without changing a bit of the result.
+	stale atomic.Bool
+	moved []int
+	delta []float64
 }
 
 // NewModel implements solver.Problem.
@@ -122,11 +133,14 @@ func (p *Problem) NewModel(x []float64) solver.Model {
 			st.res = make([]float64, p.N*kc)
 			st.g = make([]float64, p.J*kc)
 			st.gAt = make([]uint64, p.J)
+			st.moved = make([]int, 0, p.J)
+			st.delta = make([]float64, p.J*kc)
 			st.gen = 1
 		}
 		m.comps[ci] = st
 	}
 	if p.opt.Blocks == "row" {
+		m.syncFn = m.syncAll
 		m.colSq = make([]float64, p.J)
 		for j := range m.colSq {
 			for _, v := range p.xt[j*p.N : (j+1)*p.N] {
@@ -163,35 +177,132 @@ func (m *model) Reset(x []float64) {
 				st.dirty[j] = false
 			}
 			st.gen++
+			st.stale.Store(true)
 		}
 		st.mu.Unlock()
 	}
 }
 
-// lockRead brings z_C up to date and takes the component's read lock, so
-// that the sampled blocks of one iteration compute their gradients and lines
-// concurrently. Only sync writes z_C while blocks plan their steps, and it
-// applies the marked rows in a fixed order, so whichever call does it, z_C
-// ends up the same. With exact (row mode), the residual is brought up to
-// date as well.
-func (st *compState) lockRead(m *model, ci int, exact bool) {
-	if st.cur != nil {
+// lockRead brings z_C (and, in row mode, the residual R_C) up to date and
+// takes the component's read lock, so that the sampled blocks of one
+// iteration compute their gradients and lines concurrently. After Sync
+// nothing is stale and the blocks only share the read lock; otherwise the
+// first of them brings the state up to date under the write lock. Either
+// way the marked rows are applied in a fixed order, so z_C ends up the same
+// whichever call does it.
+func (st *compState) lockRead(m *model, ci int) {
+	if st.cur != nil && st.stale.Load() {
 		st.mu.Lock()
-		m.sync(ci)
-		if exact && st.resAt != st.gen {
-			y := m.p.y
-			K := m.p.K
-			kc := len(m.p.comps[ci].tasks)
-			for i := 0; i < m.p.N; i++ {
-				for a, t := range m.p.comps[ci].tasks {
-					st.res[i*kc+a] = st.z[i*kc+a] - y[i*K+t]
-				}
-			}
-			st.resAt = st.gen
+		if st.stale.Load() {
+			m.gather(ci)
+			m.syncSamples(ci, 0, m.p.N)
+			m.synced(ci)
 		}
 		st.mu.Unlock()
 	}
 	st.mu.RLock()
+}
+
+// Sync implements solver.SyncModel: in row mode, the rows that the blocks
+// moved since the last sync are applied to z_C = X B_C and the residual
+// R_C = z_C − Y_C of every component in one pass over the samples, split
+// over the solver's workers.
+func (m *model) Sync(parallel func(n int, f func(lo, hi int))) {
+	if m.colSq == nil {
+		return
+	}
+	any := false
+	for ci, st := range m.comps {
+		if st.stale.Load() {
+			m.gather(ci)
+			any = true
+		}
+	}
+	if !any {
+		return
+	}
+	parallel(m.p.N, m.syncFn)
+	for ci, st := range m.comps {
+		if st.stale.Load() {
+			m.synced(ci)
+		}
+	}
+}
+
+// syncAll brings samples [lo, hi) of every stale component up to date.
+func (m *model) syncAll(lo, hi int) {
+	for ci, st := range m.comps {
+		if st.stale.Load() {
+			m.syncSamples(ci, lo, hi)
+		}
+	}
+}
+
+// gather collects the rows of component ci whose B_C changed since z_C
+// was last brought up to date, in increasing order, with their changes, and
+// marks them synced (row mode; the caller holds st.mu or is the only user).
+func (m *model) gather(ci int) {
+	st := m.comps[ci]
+	kc := len(m.p.comps[ci].tasks)
+	st.moved = st.moved[:0]
+	for j, d := range st.dirty {
+		if !d {
+			continue
+		}
+		delta := st.delta[len(st.moved)*kc : (len(st.moved)+1)*kc]
+		nz := false
+		for a := 0; a < kc; a++ {
+			delta[a] = st.cur[j*kc+a] - st.synced[j*kc+a]
+			nz = nz || delta[a] != 0
+		}
+		copy(st.synced[j*kc:(j+1)*kc], st.cur[j*kc:(j+1)*kc])
+		st.dirty[j] = false
+		if nz {
+			st.moved = append(st.moved, j)
+		}
+	}
+	if len(st.moved) > 0 {
+		st.gen++
+	}
+}
+
+// syncSamples applies the gathered row changes of component ci to samples
+// [lo, hi) of z_C, in increasing row order, and takes their residuals if
+// z_C changed since R_C was last taken. Every sample's entries only depend
+// on its own row of z_C, so any split of the samples gives the same bits.
+func (m *model) syncSamples(ci, lo, hi int) {
+	p := m.p
+	st := m.comps[ci]
+	kc := len(p.comps[ci].tasks)
+	for r, j := range st.moved {
+		delta := st.delta[r*kc : (r+1)*kc]
+		col := p.xt[j*p.N+lo : j*p.N+hi]
+		for q, v := range col {
+			zi := st.z[(lo+q)*kc : (lo+q+1)*kc]
+			for a, d := range delta {
+				zi[a] += v * d
+			}
+		}
+	}
+	if st.resAt == st.gen {
+		return
+	}
+	y := p.y
+	K := p.K
+	tasks := p.comps[ci].tasks
+	for i := lo; i < hi; i++ {
+		for a, t := range tasks {
+			st.res[i*kc+a] = st.z[i*kc+a] - y[i*K+t]
+		}
+	}
+}
+
+// synced records that component ci's z_C and R_C are up to date.
+func (m *model) synced(ci int) {
+	st := m.comps[ci]
+	st.moved = st.moved[:0]
+	st.resAt = st.gen
+	st.stale.Store(false)
 }
 
 // rowGrad returns G_j = X_{:,j}ᵀ R_C for row j of component ci (row mode,
@@ -220,40 +331,6 @@ func (m *model) rowGrad(ci, j int) []float64 {
 	return gj
 }
 
-// sync brings z_C up to date (row mode); the caller holds st.mu.
-func (m *model) sync(ci int) {
-	st := m.comps[ci]
-	if st.cur == nil {
-		return
-	}
-	p := m.p
-	kc := len(p.comps[ci].tasks)
-	delta := make([]float64, kc)
-	for j, d := range st.dirty {
-		if !d {
-			continue
-		}
-		nz := false
-		for a := 0; a < kc; a++ {
-			delta[a] = st.cur[j*kc+a] - st.synced[j*kc+a]
-			nz = nz || delta[a] != 0
-		}
-		copy(st.synced[j*kc:(j+1)*kc], st.cur[j*kc:(j+1)*kc])
-		st.dirty[j] = false
-		if !nz {
-			continue
-		}
-		st.gen++
-		col := p.xt[j*p.N : (j+1)*p.N]
-		for i, v := range col {
-			zi := st.z[i*kc : (i+1)*kc]
-			for a, d := range delta {
-				zi[a] += v * d
-			}
-		}
-	}
-}
-
 // Scale implements solver.Model.
 func (m *model) Scale(b int, s float64) {
 	bi := m.p.info[b]
@@ -275,6 +352,7 @@ func (m *model) Scale(b int, s float64) {
 	for j := bi.r0; j < bi.r1; j++ {
 		st.dirty[j] = true
 	}
+	st.stale.Store(true)
 	st.mu.Unlock()
 }
 
@@ -312,6 +390,7 @@ func (m *model) Add(b int, c float64, v solver.Vertex) {
 		st.cur[j*kc+a] += c * v.Val[q]
 		st.dirty[j] = true
 	}
+	st.stale.Store(true)
 	st.mu.Unlock()
 }
 
@@ -326,7 +405,7 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 	for i := range g {
 		g[i] = 0
 	}
-	st.lockRead(m, bi.comp, batch == nil)
+	st.lockRead(m, bi.comp)
 	if st.cur != nil && batch == nil {
 		copy(g[:bi.size-1], m.rowGrad(bi.comp, bi.r0))
 		st.mu.RUnlock()
@@ -522,7 +601,7 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 			rows = append(rows, r)
 		}
 	}
-	st.lockRead(m, bi.comp, batch == nil)
+	st.lockRead(m, bi.comp)
 	if st.cur != nil && batch == nil && nr == 1 {
 		// Exact, row mode: A d = Σ_r X_{:,r} dB_r, so <z − Y, A d> =
 		// Σ_r <G_r, dB_r>, and with the single row of a row block
@@ -541,7 +620,7 @@ func (m *model) Line(b int, x []float64, d solver.Direction, batch []int) solver
 		st.mu.RUnlock()
 		return m.line(b, lin+dt, quad)
 	}
-	lin, quad := m.batchLineQuad(bi.comp, whole, bi.r0, bi.r1, d.XCoef, dB, rows, batch)
+	lin, quad := m.batchLineQuad(bi.comp, whole, bi.r0, bi.r1, d.XCoef, dB, rows, batch, ls.ad)
 	st.mu.RUnlock()
 	return m.line(b, lin+dt, quad)
 }
@@ -609,13 +688,13 @@ func (m *model) gramLine(ci int, xb []float64, d solver.Direction, dt float64) (
 
 // batchLineQuad returns the slope and curvature of the summed loss along
 // d on the batch (nil: all samples), scaled by N/m; the caller holds the
-// component's read lock.
-func (m *model) batchLineQuad(ci int, whole bool, r0, r1 int, xcoef float64, dB []float64, rows, batch []int) (float64, float64) {
+// component's read lock. ad is scratch of length |C|.
+func (m *model) batchLineQuad(ci int, whole bool, r0, r1 int, xcoef float64, dB []float64, rows, batch []int, ad []float64) (float64, float64) {
 	p := m.p
 	c := p.comps[ci]
 	kc := len(c.tasks)
 	st := m.comps[ci]
-	ad := make([]float64, kc)
+	ad = ad[:kc]
 	var lin, quad float64
 	each := func(i int) {
 		zi := st.z[i*kc : (i+1)*kc]

@@ -290,10 +290,8 @@ func TestIncrementalDriftStaysTiny(t *testing.T) {
 		x := randomWalk(t, p, m, rand.New(rand.NewPCG(7, 7)), 5000)
 		fresh := p.NewModel(x).(*model)
 		mm := m.(*model)
+		mm.Sync(func(n int, f func(lo, hi int)) { f(0, n) })
 		for ci := range mm.comps {
-			mm.comps[ci].mu.Lock()
-			mm.sync(ci)
-			mm.comps[ci].mu.Unlock()
 			for i, v := range mm.comps[ci].z {
 				w := fresh.comps[ci].z[i]
 				if math.Abs(v-w) > 1e-10*(1+math.Abs(w)) {
@@ -420,5 +418,55 @@ func TestOracleSizeLimits(t *testing.T) {
 	}
 	if kinds := p.OracleKinds(); len(kinds) != 1 || kinds[0] != "cut" {
 		t.Fatalf("oracles %v, want one cut oracle", kinds)
+	}
+}
+
+// Row blocks' moves reach z_C and the residual either lazily (the first
+// block to read brings them up to date) or by Sync, whose pass over the
+// samples may be split any way: the state must be the same to the bit.
+func TestSyncSplitsAgreeBitForBit(t *testing.T) {
+	X, Y := mixedData(6, 40, 7)
+	p, err := New(X, Y, Options{Lambda: 1.5, Gamma: 2, Threshold: 0.5, Blocks: "row"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	splits := map[string]func(n int, f func(lo, hi int)){
+		"whole": func(n int, f func(lo, hi int)) { f(0, n) },
+		// uneven pieces, taken last first
+		"pieces": func(n int, f func(lo, hi int)) {
+			cuts := []int{n}
+			for c := n; c > 0; {
+				c = max(0, c-1-c/3)
+				cuts = append(cuts, c)
+			}
+			for i := 0; i+1 < len(cuts); i++ {
+				f(cuts[i+1], cuts[i])
+			}
+		},
+	}
+	walk := func() *model {
+		m := p.NewModel(make([]float64, p.Dim()))
+		randomWalk(t, p, m, rand.New(rand.NewPCG(3, 4)), 300)
+		return m.(*model)
+	}
+	lazy := walk()
+	for b := range p.info {
+		// the first read of each component syncs it
+		lazy.Gradient(b, make([]float64, p.info[b].size), nil, nil)
+	}
+	for name, split := range splits {
+		m := walk()
+		m.Sync(split)
+		for ci, st := range m.comps {
+			if st.stale.Load() {
+				t.Fatalf("%s: component %d still stale after Sync", name, ci)
+			}
+			for i := range st.z {
+				if st.z[i] != lazy.comps[ci].z[i] || st.res[i] != lazy.comps[ci].res[i] {
+					t.Fatalf("%s: component %d entry %d: z %v res %v, lazily %v, %v", name, ci, i,
+						st.z[i], st.res[i], lazy.comps[ci].z[i], lazy.comps[ci].res[i])
+				}
+			}
+		}
 	}
 }

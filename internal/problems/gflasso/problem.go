@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -587,18 +586,16 @@ func (p *Problem) atomVertex(b, row int, pat []float64) solver.Vertex {
 	c := p.comps[bi.comp]
 	kc := len(c.tasks)
 	scale := bi.T / c.omega(pat)
-	key := make([]byte, 0, kc+8)
-	key = strconv.AppendInt(key, int64(row), 10)
-	key = append(key, ':')
-	v := solver.Vertex{}
+	// sized exactly: a new vertex costs three objects (Idx, Val, Key)
+	nz := 1
+	for _, s := range pat {
+		if s != 0 {
+			nz++
+		}
+	}
+	v := solver.Vertex{Idx: make([]int, 0, nz), Val: make([]float64, 0, nz)}
 	for a, s := range pat {
-		switch {
-		case s > 0:
-			key = append(key, '+')
-		case s < 0:
-			key = append(key, '-')
-		default:
-			key = append(key, '0')
+		if s == 0 {
 			continue
 		}
 		v.Idx = append(v.Idx, (row-bi.r0)*kc+a)
@@ -606,7 +603,8 @@ func (p *Problem) atomVertex(b, row int, pat []float64) solver.Vertex {
 	}
 	v.Idx = append(v.Idx, bi.size-1)
 	v.Val = append(v.Val, bi.T)
-	v.Key = string(key)
+	var kb [64]byte
+	v.Key = string(atomKey(kb[:0], row, pat))
 	return v
 }
 
