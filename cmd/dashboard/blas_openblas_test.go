@@ -98,7 +98,7 @@ func TestOpenBLASBuildGivesTheSameTraces(t *testing.T) {
 	} else if !strings.Contains(string(out), "gonum.org/v1/netlib") {
 		t.Fatalf("the -tags openblas build does not contain gonum's netlib binding:\n%s", out)
 	}
-	paper := []string{"-problem", "gflasso", "-seed", "1"}
+	paper := []string{"-problem", "gflasso", "-seed", "1", "-eval-every", "1"}
 	tenX := []string{"-problem", "gflasso", "-n", "1000", "-j", "500", "-k", "50",
 		"-lambda", "30", "-gamma", "30", "-threshold", "0.7", "-seed", "1", "-eval-every", "10"}
 	for _, c := range []struct {
