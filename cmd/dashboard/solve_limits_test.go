@@ -67,7 +67,7 @@ func TestSolvePassesAloneGovern(t *testing.T) {
 
 // The default seed is the spec's: no -seed is -seed spec.DefaultSeed.
 func TestSolveDefaultSeedIsTheSpecs(t *testing.T) {
-	args := []string{"-problem", "lasso", "-algo", "ssfw-as", "-iters", "5"}
+	args := []string{"-problem", "lasso", "-algo", "ssfw-as", "-iters", "5", "-eval-every", "1"}
 	plain, _, code := solve(t, args...)
 	seeded, _, code2 := solve(t, append(args, "-seed", strconv.FormatInt(spec.DefaultSeed, 10))...)
 	if code != 0 || code2 != 0 {
