@@ -1238,14 +1238,15 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		}
 	}
 	// With EvalEvery = 0 the evaluations (each a few passes' worth of
-	// decoding) follow the adaptive cadence of the solver package; the
-	// iterates do not depend on which iterations are evaluated. The cadence
-	// weighs the evaluations against everything else the run does outside
-	// the recorder (the iterations and their records' bookkeeping), so that
-	// the fixed costs of cheap iterations do not crowd evaluations out.
-	start := time.Now()
+	// decoding) follow the adaptive cadence of the solver package, which
+	// keeps the time outside the work (evaluations and the records'
+	// bookkeeping) within solver.EvalShare of the work time; and since the
+	// bookkeeping of a cheap iteration (a tiny chain's) can take most of that
+	// share, an evaluation is also due whenever the evaluations alone stay
+	// within minEvalShare of the work time, so that they never stop. The
+	// iterates do not depend on which iterations are evaluated.
 	cad := solver.NewCadence(lim.EvalEvery)
-	var evalTime, recTime time.Duration
+	var evalTime time.Duration
 	evalAt := func(r *solver.Record) {
 		t := time.Now()
 		evalInto(r)
@@ -1254,9 +1255,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	record := func(r solver.Record) {
 		t := time.Now()
 		rec.Record(r)
-		d := time.Since(t)
-		recTime += d
-		cad.Exclude(d)
+		cad.Exclude(time.Since(t))
 	}
 	// k = 0: the starting point (every block at its true labelling, w = 0).
 	r0 := solver.Record{K: 0, Step: solver.StepNone, Active: m.activeSize()}
@@ -1281,7 +1280,8 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		case solver.StepAway, solver.StepDrop:
 			r.AwaySteps = 1
 		}
-		if cad.Due(k, last, time.Since(start)-evalTime-recTime) {
+		floor := lim.EvalEvery == 0 && float64(evalTime) <= minEvalShare*float64(work)
+		if cad.Due(k, last || floor, work) {
 			evalAt(&r)
 		}
 		r.Time = work.Seconds()
@@ -1316,6 +1316,10 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	}
 	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}, nil
 }
+
+// minEvalShare is the share of the work time that evaluations may always
+// take under the adaptive cadence, whatever the bookkeeping costs.
+const minEvalShare = 0.05
 
 // activeSize is the number of active labellings summed over the blocks
 // (bcfw-as; 0 for bcfw and ssg), kept up to date by updateActive.
