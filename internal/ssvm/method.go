@@ -1243,14 +1243,25 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	// bookkeeping) within solver.EvalShare of the work time; and since the
 	// bookkeeping of a cheap iteration (a tiny chain's) can take most of that
 	// share, an evaluation is also due whenever the evaluations alone stay
-	// within minEvalShare of the work time, so that they never stop. The
-	// iterates do not depend on which iterations are evaluated.
+	// within minEvalShare of the work time, so that they never stop. An
+	// evaluation costs passes on OCR, so the cadence keeps room for the
+	// last one, which a run ending on a limit makes anyway: an iteration is
+	// evaluated when the time outside the work plus one more evaluation
+	// stays within the share (the work handed to the cadence is reduced by
+	// est/(1 + EvalShare), est the cost of one evaluation, which turns its
+	// test "outside ≤ EvalShare·work" into "outside + est ≤ EvalShare·work").
+	// The iterates do not depend on which iterations are evaluated.
 	cad := solver.NewCadence(lim.EvalEvery)
-	var evalTime time.Duration
+	var evalTime, est time.Duration
 	evalAt := func(r *solver.Record) {
 		t := time.Now()
 		evalInto(r)
-		evalTime += time.Since(t)
+		d := time.Since(t)
+		evalTime += d
+		if m.o.Average && m.k <= 1 {
+			d *= 2 // one decoding served both w and w̄
+		}
+		est = d
 	}
 	record := func(r solver.Record) {
 		t := time.Now()
@@ -1281,7 +1292,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			r.AwaySteps = 1
 		}
 		floor := lim.EvalEvery == 0 && float64(evalTime) <= minEvalShare*float64(work)
-		if cad.Due(k, last || floor, work) {
+		if cad.Due(k, last || floor, work-time.Duration(float64(est)/(1+solver.EvalShare))) {
 			evalAt(&r)
 		}
 		r.Time = work.Seconds()
