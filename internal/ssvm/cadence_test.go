@@ -1,6 +1,7 @@
 package ssvm
 
 import (
+	"math"
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -149,4 +150,45 @@ func TestActiveSizeCount(t *testing.T) {
 	if drops == 0 || m.activeSize() <= p.N() {
 		t.Fatalf("the run should both grow active sets and drop from them: %d drops, %d active", drops, m.activeSize())
 	}
+}
+
+// TestAtZeroMatchesEvaluate: the starting point's figures, computed without
+// decoding, are those of a full evaluation at w = 0, bit for bit (synthetic
+// chains of several shapes, with and without a test set, and OCR).
+func TestAtZeroMatchesEvaluate(t *testing.T) {
+	check := func(t *testing.T, p *Problem) {
+		t.Helper()
+		ev := newEvaluator(p)
+		for _, hasDual := range []bool{true, false} {
+			want := ev.Evaluate(make([]float64, p.D), 0, hasDual)
+			got := ev.AtZero(hasDual)
+			same := func(a, b float64) bool {
+				return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+			}
+			if !same(got.Primal, want.Primal) || !same(got.Dual, want.Dual) || !same(got.Gap, want.Gap) ||
+				!same(got.TrainErr, want.TrainErr) || !same(got.TestErr, want.TestErr) || got.HasDual != want.HasDual {
+				t.Fatalf("hasDual=%v: AtZero %+v, Evaluate %+v", hasDual, got, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		train, test, labels, minLen, maxLen int
+		lambda                              float64
+	}{{20, 10, 4, 3, 6, 1}, {7, 0, 2, 1, 1, 0.01}, {30, 5, 8, 1, 12, 0.3}} {
+		cfg := DefaultChain
+		cfg.Train, cfg.Test, cfg.Labels, cfg.MinLen, cfg.MaxLen = c.train, c.test, c.labels, c.minLen, c.maxLen
+		tr, te, err := Chain(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.test == 0 {
+			te = nil
+		}
+		p, err := NewProblem(tr, te, c.lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, p)
+	}
+	t.Run("ocr", func(t *testing.T) { check(t, ocrProblem(t, 0.01)) })
 }

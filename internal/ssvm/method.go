@@ -1340,7 +1340,12 @@ func (m *Method) activeSize() int { return m.nAct }
 // when averaging), keeping both for the record's Extra.
 func (m *Method) evaluate() Eval {
 	hasDual := m.o.Algo != AlgoSSG
-	plain := m.ev.Evaluate(m.w, m.ell, hasDual)
+	var plain Eval
+	if m.k == 0 && m.p.K >= 2 { // the start: w = 0, ℓ = 0
+		plain = m.ev.AtZero(hasDual)
+	} else {
+		plain = m.ev.Evaluate(m.w, m.ell, hasDual)
+	}
 	m.lastPlain = &plain
 	// Up to k = 1 the average is the iterate itself (w̄ = w = 0 at the
 	// start, and the weight of w is 2/(k+1) = 1 at k = 1): one evaluation
