@@ -28,7 +28,7 @@ import (
 // reported for completeness. ssvm-ocr needs the OCR data (see
 // ssvm.ResolveOCR) and is skipped without it; one of its evaluations
 // (decoding the training set twice and the test set once, for w and for the
-// average w̄) costs about two passes of work, so its runs take 60 passes.
+// average w̄) costs about four passes of work, so its runs take 60 passes.
 func BenchmarkDefaultCadence(b *testing.B) {
 	for _, c := range []struct {
 		name    string
