@@ -38,18 +38,16 @@ type SSVMInstance struct {
 func (s *SSVMInstance) Info() Info { return s.Meta }
 
 // Method configures bcfw, bcfw-as or ssg. The iterates are averaged unless
-// a.NoAverage. With the run's default evaluation cadence (eval_every = 1)
-// the full decoding pass behind the duality gap runs about every quarter
-// pass (every ⌈n/4⌉ iterations) instead of every iteration; any other
-// eval_every is used as given, in iterations.
+// a.NoAverage. With the run's default evaluation cadence (eval_every = 0)
+// the full decoding passes behind the duality gap and the test error follow
+// the adaptive cadence (solver.Cadence: at most about a sixth of the wall
+// time, the first and last iterations and the gap tolerance's always
+// evaluated); any other eval_every is used as given, in iterations.
 func (s *SSVMInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.Method, error) {
 	p := s.Problem
-	n, d := p.N(), p.D
+	d := p.D
 	if (a.Schedule == "constant" || a.Schedule == "geometric") && a.M0 > d {
 		return nil, spec.Errorf("m0", "must be at most the feature dimension d = %d, got %d", d, a.M0)
-	}
-	if lim.EvalEvery == 0 {
-		lim.EvalEvery = max(1, (n+3)/4)
 	}
 	sched := solver.Schedule{Kind: a.Schedule, Rho: a.Rho, Alpha: a.Alpha, M0: a.M0, Growth: a.Growth}
 	if a.Algo != ssvm.AlgoBCFWAS {

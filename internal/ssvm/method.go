@@ -94,6 +94,7 @@ type Method struct {
 	last                 *Eval
 	lastPlain            *Eval
 	statDrops, statClean int
+	nAct                 int // active labellings summed over the blocks (bcfw-as)
 }
 
 var _ solver.Method = (*Method)(nil)
@@ -112,8 +113,8 @@ func (p *Problem) NewMethod(o Options) (*Method, error) {
 	if o.Limits.MaxIters < 1 {
 		return nil, fmt.Errorf("iters: must be at least 1, got %d", o.Limits.MaxIters)
 	}
-	if o.Limits.EvalEvery < 1 {
-		o.Limits.EvalEvery = 1
+	if o.Limits.EvalEvery < 0 {
+		return nil, fmt.Errorf("eval every: must be at least 1 (or 0 for the adaptive cadence), got %d", o.Limits.EvalEvery)
 	}
 	if o.DropTol == 0 {
 		o.DropTol = DefaultDropTol
@@ -176,6 +177,7 @@ func (m *Method) reset() {
 		// come from a shared arena.
 		const room = 4
 		m.act = make([][]atom, n)
+		m.nAct = n
 		atoms := make([]atom, n*room)
 		m.pool = make([][][]int, ml+1)
 		for i, wd := range ds.Words {
@@ -1073,6 +1075,7 @@ func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop b
 	for a := range as {
 		as[a].weight /= sum
 	}
+	m.nAct += len(as) - len(m.act[i])
 	m.act[i] = as
 	return cleaned
 }
@@ -1234,10 +1237,41 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			status, msg = solver.StatusConverged, fmt.Sprintf("duality gap %.3g ≤ %g", ev.Gap, lim.GapTol)
 		}
 	}
+	// With EvalEvery = 0 the evaluations (each a few passes' worth of
+	// decoding) follow the adaptive cadence of the solver package, which
+	// keeps the time outside the work (evaluations and the records'
+	// bookkeeping) within solver.EvalShare of the work time; and since the
+	// bookkeeping of a cheap iteration (a tiny chain's) can take most of that
+	// share, an evaluation is also due whenever the evaluations alone stay
+	// within minEvalShare of the work time, so that they never stop. An
+	// evaluation costs passes on OCR, so the cadence keeps room for the
+	// last one, which a run ending on a limit makes anyway: an iteration is
+	// evaluated when the time outside the work plus one more evaluation
+	// stays within the share (the work handed to the cadence is reduced by
+	// est/(1 + EvalShare), est the cost of one evaluation, which turns its
+	// test "outside ≤ EvalShare·work" into "outside + est ≤ EvalShare·work").
+	// The iterates do not depend on which iterations are evaluated.
+	cad := solver.NewCadence(lim.EvalEvery)
+	var evalTime, est time.Duration
+	evalAt := func(r *solver.Record) {
+		t := time.Now()
+		evalInto(r)
+		d := time.Since(t)
+		evalTime += d
+		if m.o.Average && m.k <= 1 {
+			d *= 2 // one decoding served both w and w̄
+		}
+		est = d
+	}
+	record := func(r solver.Record) {
+		t := time.Now()
+		rec.Record(r)
+		cad.Exclude(time.Since(t))
+	}
 	// k = 0: the starting point (every block at its true labelling, w = 0).
 	r0 := solver.Record{K: 0, Step: solver.StepNone, Active: m.activeSize()}
-	evalInto(&r0)
-	rec.Record(r0)
+	evalAt(&r0)
+	record(r0)
 	for status == "" {
 		if err := ctx.Err(); err != nil {
 			status, msg = solver.StatusCancelled, err.Error()
@@ -1257,11 +1291,12 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		case solver.StepAway, solver.StepDrop:
 			r.AwaySteps = 1
 		}
-		if k == 1 || k%lim.EvalEvery == 0 || last {
-			evalInto(&r)
+		floor := lim.EvalEvery == 0 && float64(evalTime) <= minEvalShare*float64(work)
+		if cad.Due(k, last || floor, work-time.Duration(float64(est)/(1+solver.EvalShare))) {
+			evalAt(&r)
 		}
 		r.Time = work.Seconds()
-		rec.Record(r)
+		record(r)
 		if status != "" {
 			break
 		}
@@ -1293,21 +1328,29 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}, nil
 }
 
-func (m *Method) activeSize() int {
-	s := 0
-	for _, a := range m.act {
-		s += len(a)
-	}
-	return s
-}
+// minEvalShare is the share of the work time that evaluations may always
+// take under the adaptive cadence, whatever the bookkeeping costs.
+const minEvalShare = 0.05
+
+// activeSize is the number of active labellings summed over the blocks
+// (bcfw-as; 0 for bcfw and ssg), kept up to date by updateActive.
+func (m *Method) activeSize() int { return m.nAct }
 
 // evaluate evaluates the reported iterate (and the plain iterate as well
 // when averaging), keeping both for the record's Extra.
 func (m *Method) evaluate() Eval {
 	hasDual := m.o.Algo != AlgoSSG
-	plain := m.ev.Evaluate(m.w, m.ell, hasDual)
+	var plain Eval
+	if m.k == 0 && m.p.K >= 2 { // the start: w = 0, ℓ = 0
+		plain = m.ev.AtZero(hasDual)
+	} else {
+		plain = m.ev.Evaluate(m.w, m.ell, hasDual)
+	}
 	m.lastPlain = &plain
-	if !m.o.Average {
+	// Up to k = 1 the average is the iterate itself (w̄ = w = 0 at the
+	// start, and the weight of w is 2/(k+1) = 1 at k = 1): one evaluation
+	// serves both.
+	if !m.o.Average || m.k <= 1 {
 		m.last = &plain
 		return plain
 	}
@@ -1339,6 +1382,8 @@ func (m *Method) extra(rep Eval) map[string]float64 {
 	return x
 }
 
+// defaultLimits are the limits of the package's tests and benchmarks that
+// compare traces: evaluations every quarter pass, pinned.
 func defaultLimits(n int) solver.Limits {
 	return solver.Limits{MaxIters: 1 << 30, EvalEvery: max(1, n/4)}
 }
