@@ -11,6 +11,16 @@ import "time"
 // not count.
 const EvalShare = 0.18
 
+// EvalFloor keeps the adaptive cadence from starving when the time outside
+// the work is mostly per-iteration bookkeeping rather than evaluations (runs
+// whose iterations take well under a microsecond): an iteration is also
+// evaluated while the evaluations themselves have taken at most EvalFloor of
+// the work time. (A method that asks before an iteration's work, as the
+// Frank-Wolfe methods do so that the sampled gradient's error can be taken
+// on the way, counts that work in with the evaluation: the floor then
+// evaluates less often, never more.)
+const EvalFloor = 0.05
+
 // Cadence decides which iterations are evaluated. With a fixed cadence
 // (Limits.EvalEvery ≥ 1) every E-th iteration is; with the adaptive cadence
 // (EvalEvery = 0) an iteration is evaluated as soon as the time spent outside
@@ -23,27 +33,53 @@ const EvalShare = 0.18
 // the adaptive cadence evaluates depends on timing; the iterates do not.
 type Cadence struct {
 	every    int
+	now      func() time.Time
 	start    time.Time
 	excluded time.Duration
+	// evaluations: the time from each Due that said yes to the Exclude
+	// after it (the evaluation and its record, the Recorder left out)
+	evals   time.Duration
+	dueAt   time.Time
+	pending bool
 }
 
 // NewCadence returns the cadence of Limits.EvalEvery (0: adaptive), with its
 // clock started: call it when the run starts.
-func NewCadence(every int) *Cadence { return &Cadence{every: every, start: time.Now()} }
+func NewCadence(every int) *Cadence { return newCadenceClock(every, time.Now) }
+
+func newCadenceClock(every int, now func() time.Time) *Cadence {
+	return &Cadence{every: every, now: now, start: now()}
+}
 
 // Due reports whether iteration k ≥ 1 is evaluated; forced marks an
 // iteration a stopping rule needs; work is the method's work time so far.
+// The caller evaluates right away when it says yes, and calls Exclude after
+// the iteration's record, as on every iteration.
 func (c *Cadence) Due(k int, forced bool, work time.Duration) bool {
+	due := c.due(k, forced, work)
+	if due && c.every == 0 {
+		c.dueAt, c.pending = c.now(), true
+	}
+	return due
+}
+
+func (c *Cadence) due(k int, forced bool, work time.Duration) bool {
 	if forced || k == 1 {
 		return true
 	}
 	if c.every > 0 {
 		return k%c.every == 0
 	}
-	outside := time.Since(c.start) - c.excluded - work
-	return float64(outside) <= EvalShare*float64(work)
+	outside := c.now().Sub(c.start) - c.excluded - work
+	return float64(outside) <= EvalShare*float64(work) || float64(c.evals) <= EvalFloor*float64(work)
 }
 
 // Exclude removes time spent elsewhere (inside the Recorder) from the
-// cadence's clock.
-func (c *Cadence) Exclude(d time.Duration) { c.excluded += d }
+// cadence's clock; it is called after each iteration's record.
+func (c *Cadence) Exclude(d time.Duration) {
+	c.excluded += d
+	if c.pending {
+		c.evals += c.now().Sub(c.dueAt) - d
+		c.pending = false
+	}
+}

@@ -93,3 +93,46 @@ func TestAdaptiveCadence(t *testing.T) {
 		})
 	}
 }
+
+// The adaptive cadence on a simulated clock: each iteration costs work, then
+// bookkeeping outside the work, then (when due) an evaluation, then a record
+// in the Recorder.
+func simulateCadence(iters int, work, book, eval, rec time.Duration) (evals int, wall, worked time.Duration) {
+	var now time.Time
+	c := newCadenceClock(0, func() time.Time { return now })
+	start := now
+	for k := 1; k <= iters; k++ {
+		now = now.Add(work)
+		worked += work
+		now = now.Add(book)
+		if c.Due(k, k == iters, worked) {
+			evals++
+			now = now.Add(eval)
+		}
+		now = now.Add(rec)
+		c.Exclude(rec)
+	}
+	return evals, now.Sub(start) - time.Duration(iters)*rec, worked
+}
+
+func TestAdaptiveCadenceOnAClock(t *testing.T) {
+	ns := time.Nanosecond
+	// Costly evaluations: the time outside the work stays near EvalShare.
+	evals, wall, work := simulateCadence(100000, 1000*ns, 10*ns, 50000*ns, 0)
+	if share := float64(wall-work) / float64(work); share > EvalShare+0.01 || share < EvalShare-0.03 {
+		t.Errorf("costly evaluations: outside/work = %.3f, want about %.2f (%d evaluations)", share, EvalShare, evals)
+	}
+	// Bookkeeping alone already above EvalShare (sub-microsecond
+	// iterations): without the floor only the first and last iterations
+	// would be evaluated; with it, evaluations take about EvalFloor.
+	evals, _, work = simulateCadence(100000, 100*ns, 50*ns, 100*ns, 20*ns)
+	if got := float64(evals) * 100 / float64(work/ns); got < EvalFloor*0.9 || got > EvalFloor*1.1 {
+		t.Errorf("bookkeeping-bound run: evaluations took %.3f of the work (%d evaluations), want about %.2f", got, evals, EvalFloor)
+	}
+	// The Recorder's time never counts against the cadence.
+	a, _, _ := simulateCadence(10000, 1000*ns, 10*ns, 50000*ns, 0)
+	b, _, _ := simulateCadence(10000, 1000*ns, 10*ns, 50000*ns, time.Millisecond)
+	if a != b {
+		t.Errorf("a slow Recorder changed the evaluations: %d against %d", b, a)
+	}
+}
