@@ -304,7 +304,10 @@ func (r *Run) Cancel() {
 		r.cancelled = true
 		m.dequeueLocked(r)
 		r.stopPauseTimerLocked()
-		r.launchLocked() // a run never started finishes as its traces stop
+		// The context ends before a run never started is launched, so that
+		// its traces stop before their first record.
+		r.cancel()
+		r.launchLocked()
 	}
 	r.mu.Unlock()
 	m.mu.Unlock()
