@@ -80,9 +80,14 @@ func (a *Appender) Flush(ctx context.Context) error {
 	defer a.wmu.Unlock()
 	a.mu.Lock()
 	batches := a.pending
-	if len(batches) > 0 {
-		a.pending = map[int][]solver.Record{}
+	if len(batches) == 0 {
+		// Nothing to write. Keeping the (live) buffer past the unlock would
+		// read records Add puts there meanwhile: written now, they would
+		// stay buffered and be written again by the next Flush.
+		a.mu.Unlock()
+		return a.Err()
 	}
+	a.pending = map[int][]solver.Record{}
 	a.mu.Unlock()
 	// traces in index order, so that writes are repeatable
 	for _, trace := range slices.Sorted(maps.Keys(batches)) {

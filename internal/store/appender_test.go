@@ -103,3 +103,66 @@ func TestAppenderSplitsLongBatches(t *testing.T) {
 	}
 	checkRecords(t, got, want)
 }
+
+// A Flush that finds nothing buffered must not keep reading the buffer:
+// records added meanwhile would be written by it and again by the next
+// Flush (a trace's first records stored twice, k = 0, 1, …, 0, 1, …). Here
+// flushes run back to back while two traces add records one at a time, so
+// the buffer is often empty when a flush starts and a record arrives while
+// it runs; every trace must come back exactly once, in order.
+func TestAppenderFlushOfEmptyBufferWritesOnce(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	id, err := s.PutRun(ctx, testRun("lasso", "ssfw-as", "fista"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.NewAppender(id, time.Millisecond)
+	const n = 400
+	var adders, flusher sync.WaitGroup
+	stop := make(chan struct{})
+	flusher.Add(1)
+	go func() {
+		defer flusher.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = a.Flush(ctx)
+			}
+		}
+	}()
+	for tr := 0; tr < 2; tr++ {
+		adders.Add(1)
+		go func(tr int) {
+			defer adders.Done()
+			for k := 0; k < n; k++ {
+				a.Add(tr, solver.Record{K: k, Step: "fw"})
+				if k%4 == 0 {
+					time.Sleep(50 * time.Microsecond) // let the buffer empty
+				}
+			}
+		}(tr)
+	}
+	adders.Wait()
+	close(stop)
+	flusher.Wait()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for tr := 0; tr < 2; tr++ {
+		got, err := s.Records(ctx, id, tr, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range got {
+			if r.K != i {
+				t.Fatalf("trace %d: record %d has k = %d", tr, i, r.K)
+			}
+		}
+		if len(got) != n {
+			t.Fatalf("trace %d: %d records stored, want %d", tr, len(got), n)
+		}
+	}
+}
