@@ -528,12 +528,16 @@ func (t *Trace) Len() int {
 	return t.store.n
 }
 
-// onDisk reports whether the trace's records are read from the store, and
-// how many there are.
-func (t *Trace) onDisk() (bool, int) {
+// state returns, under one lock, whether the trace's records are on disk
+// (and how many) or else a view of them in memory: a view stays readable
+// after the run's memory is released, so a reader never sees neither.
+func (t *Trace) state() (disk bool, n int, v view) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return t.disk, t.diskN
+	if t.disk {
+		return true, t.diskN, view{}
+	}
+	return false, 0, t.store.view()
 }
 
 func (t *Trace) view() view {
@@ -545,7 +549,8 @@ func (t *Trace) view() view {
 // Records returns a copy of the stored records [from, to) (to clipped to the
 // length).
 func (t *Trace) Records(from, to int) []solver.Record {
-	if disk, n := t.onDisk(); disk {
+	disk, n, v := t.state()
+	if disk {
 		to = min(to, n)
 		if from < 0 || from >= to {
 			return nil
@@ -556,7 +561,6 @@ func (t *Trace) Records(from, to int) []solver.Record {
 		}
 		return recs
 	}
-	v := t.view()
 	to = min(to, v.n)
 	if from < 0 || from >= to {
 		return nil
@@ -574,10 +578,10 @@ func (t *Trace) Records(from, to int) []solver.Record {
 // next call: fn must not keep it. Each does not hold the trace's lock while
 // calling fn.
 func (t *Trace) Each(from, to int, fn func(i int, rec *solver.Record) bool) int {
-	if disk, n := t.onDisk(); disk {
+	disk, n, v := t.state()
+	if disk {
 		return t.eachStored(from, min(to, n), fn)
 	}
-	v := t.view()
 	to = min(to, v.n)
 	if from < 0 || from >= to {
 		return 0
