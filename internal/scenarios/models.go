@@ -63,6 +63,8 @@ func glmParams(loss glm.Loss, svmlight bool) []Param {
 	ps = append(ps,
 		Param{Name: "lambda", Kind: Float, Default: "0", Help: fmt.Sprintf("penalty weight λ > 0; 0 picks λ = %g·λ_max, λ_max = ‖Xᵀf′(0)‖∞ (above it β* = 0)", lambdaAutoFrac(loss)), HasMin: true},
 		Param{Name: "T", Kind: Float, Default: "0", Help: "bound T on ‖β‖₁ ≤ t ≤ T; 0 picks the safe bound (F(0) − Σ inf f_i)/λ, a smaller T must still be ≥ ‖β*‖₁", HasMin: true},
+		Param{Name: "slack", Kind: Choice, Default: "collapse", Choices: []string{"collapse", "keep"},
+			Help: "methods with away or pairwise steps: collapse lowers the epigraph variable t to ‖β‖₁ after each step (exactly λ·(t − ‖β‖₁) off the objective, β unchanged); keep leaves t to the steps (the slack then drains slowly). fw and bcfw always keep"},
 		Param{Name: "x", Kind: Path, Format: "csv", Default: "", Help: "CSV file of the design matrix X (numbers, no header); replaces the generated data, needs y"},
 		Param{Name: "y", Kind: Path, Format: "csv", Default: "", Help: "CSV file of the responses y (one column or one row), with x"},
 	)
@@ -208,7 +210,7 @@ func buildGLM(name string, loss glm.Loss) func(context.Context, Values, int64) (
 		lam := v.Float("lambda")
 		// λ_max does not depend on λ: compute it on a provisional instance,
 		// then share its data with the real one.
-		probe, err := glm.New(glm.Config{Loss: loss, X: x, Y: y, Lambda: 1, YSource: ySource})
+		probe, err := glm.New(glm.Config{Loss: loss, X: x, Y: y, Lambda: 1, YSource: ySource, KeepSlack: v.Str("slack") == "keep"})
 		if err != nil {
 			return nil, errf(name, spec.Errorf(yField(v), "%v", err))
 		}

@@ -41,11 +41,14 @@ type Config struct {
 	T float64
 	// YSource names the responses in errors (a file name), "" for "y".
 	YSource string
+	// KeepSlack turns off the slack collapse (see Reshape) that methods
+	// with away or pairwise steps apply after each step.
+	KeepSlack bool
 }
 
 // Problem is an l1-penalised GLM in P1 form. It implements solver.Problem,
-// solver.LipschitzBounder, solver.Evaluator and solver.ProxProblem, and is
-// immutable after New (safe for concurrent runs).
+// solver.LipschitzBounder, solver.Evaluator, solver.ProxProblem and
+// solver.Reshaper, and is immutable after New (safe for concurrent runs).
 type Problem struct {
 	loss      Loss
 	n, p      int
@@ -54,6 +57,7 @@ type Problem struct {
 	y         []float64
 	lambda, t float64
 	safeT     float64
+	keepSlack bool
 	xmax      float64 // max |x_ij|
 
 	lipOnce sync.Once
@@ -84,7 +88,7 @@ func New(c Config) (*Problem, error) {
 	if c.T < 0 || math.IsNaN(c.T) || math.IsInf(c.T, 0) {
 		return nil, fmt.Errorf("T: must be a finite number ≥ 0 (0: the safe bound), got %v", c.T)
 	}
-	pr := &Problem{loss: c.Loss, n: n, p: p, lambda: c.Lambda, verts: make([]atomic.Pointer[solver.Vertex], 2*p)}
+	pr := &Problem{loss: c.Loss, n: n, p: p, lambda: c.Lambda, keepSlack: c.KeepSlack, verts: make([]atomic.Pointer[solver.Vertex], 2*p)}
 	pr.y = make([]float64, n)
 	for i, yi := range c.Y {
 		if math.IsNaN(yi) || math.IsInf(yi, 0) {
@@ -145,7 +149,7 @@ func New(c Config) (*Problem, error) {
 }
 
 // WithLambda returns a problem on the same data (shared, not copied) with
-// another λ and T (0: the safe bound for the new λ).
+// another λ and T (0: the safe bound for the new λ), and the same KeepSlack.
 func (pr *Problem) WithLambda(lambda, t float64) (*Problem, error) {
 	if !(lambda > 0) || math.IsInf(lambda, 0) {
 		return nil, fmt.Errorf("lambda: must be a finite number > 0, got %v", lambda)
@@ -153,7 +157,7 @@ func (pr *Problem) WithLambda(lambda, t float64) (*Problem, error) {
 	if t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
 		return nil, fmt.Errorf("T: must be a finite number ≥ 0 (0: the safe bound), got %v", t)
 	}
-	q := &Problem{loss: pr.loss, n: pr.n, p: pr.p, x: pr.x, xc: pr.xc, y: pr.y, lambda: lambda, xmax: pr.xmax,
+	q := &Problem{loss: pr.loss, n: pr.n, p: pr.p, x: pr.x, xc: pr.xc, y: pr.y, lambda: lambda, xmax: pr.xmax, keepSlack: pr.keepSlack,
 		verts: make([]atomic.Pointer[solver.Vertex], 2*pr.p)} // vertices scale with T: not shared
 	q.safeT = pr.safeT * pr.lambda / lambda
 	q.t = t
