@@ -379,3 +379,20 @@ export function nearest(arr, idx) {
   }
   return idx;
 }
+
+// resizeWithWindow resizes the charts when the window's size settles; the
+// resize is the page's own, not a user's zoom.
+export function resizeWithWindow(charts, S) {
+  let timer = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      S.internal++;
+      try {
+        charts.resize();
+      } finally {
+        S.internal--;
+      }
+    }, 100);
+  });
+}

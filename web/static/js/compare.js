@@ -7,9 +7,9 @@
 import { $, el, api, fwlab } from './util.js';
 import { fmtCell, COLORS } from './format.js';
 import { Trace, Group } from './traces.js';
-import { createCharts } from './charts.js';
+import { createCharts, resizeWithWindow } from './charts.js';
 import { specDiff, differentInstances } from './lab.js';
-import { exportPNG } from './export.js';
+import { bindPNGButtons } from './export.js';
 
 const LIVE = new Set(['queued', 'running', 'paused']);
 
@@ -215,24 +215,8 @@ export function initCompare() {
     S.showAways = ev.target.checked;
     redraw();
   });
-  document.addEventListener('click', (ev) => {
-    const b = ev.target.closest && ev.target.closest('[data-png]');
-    if (!b) return;
-    const C = charts.charts.find((c) => c.def.id === b.dataset.png);
-    if (C) exportPNG(C, S);
-  });
-  let resizeTimer = null;
-  window.addEventListener('resize', () => {
-    clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => {
-      S.internal++;
-      try {
-        charts.resize();
-      } finally {
-        S.internal--;
-      }
-    }, 100);
-  });
+  bindPNGButtons(charts, S);
+  resizeWithWindow(charts, S);
 
   if (ids.length >= 2)
     load().catch((e) => {

@@ -140,3 +140,14 @@ export async function exportFigure(S, format, showError) {
   if (!['svg', 'png', 'pdf'].includes(format)) return;
   await fetchDownload(S, `/api/runs/${encodeURIComponent(S.runId)}/figure.${format}`, `fwlab-${S.runId}.${format}`, 'figure', showError);
 }
+
+// bindPNGButtons makes every [data-png] button of the page download its
+// chart as a PNG.
+export function bindPNGButtons(charts, S) {
+  document.addEventListener('click', (ev) => {
+    const b = ev.target.closest && ev.target.closest('[data-png]');
+    if (!b) return;
+    const C = charts.charts.find((c) => c.def.id === b.dataset.png);
+    if (C) exportPNG(C, S);
+  });
+}

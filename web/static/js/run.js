@@ -5,11 +5,11 @@
 import { $, $$, el, api, fwlab } from './util.js';
 import { fmtCell, COLORS, plural } from './format.js';
 import { Trace, Group } from './traces.js';
-import { createCharts } from './charts.js';
+import { createCharts, resizeWithWindow } from './charts.js';
 import { createStream } from './stream.js';
 import * as Teach from './teaching.js';
 import * as Panels from './panels.js';
-import { exportPNG, exportTrace, exportBundle, exportFigure, chartPNG } from './export.js';
+import { bindPNGButtons, exportTrace, exportBundle, exportFigure, chartPNG } from './export.js';
 
 // STATUS_HELP explains each status beside its badge.
 const STATUS_HELP = {
@@ -552,24 +552,8 @@ export function initRun() {
   $('#export-jsonl').addEventListener('click', () => exportTrace(S, 'jsonl', showError));
   $('#export-json').addEventListener('click', () => exportBundle(S, showError));
   $('#export-figure').addEventListener('click', () => exportFigure(S, $('#figure-format').value, showError));
-  document.addEventListener('click', (ev) => {
-    const b = ev.target.closest && ev.target.closest('[data-png]');
-    if (!b) return;
-    const C = charts.charts.find((c) => c.def.id === b.dataset.png);
-    if (C) exportPNG(C, S);
-  });
-  let resizeTimer = null;
-  window.addEventListener('resize', () => {
-    clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => {
-      S.internal++;
-      try {
-        charts.resize();
-      } finally {
-        S.internal--;
-      }
-    }, 100);
-  });
+  bindPNGButtons(charts, S);
+  resizeWithWindow(charts, S);
 
   // --------------------------------------------------------------- start
 
