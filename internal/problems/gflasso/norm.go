@@ -351,25 +351,21 @@ func (c *component) lpAtom(g []float64) (score float64, pat []float64, err error
 	return c.bestPiece(g, best, pat), pat, nil
 }
 
-// bestPiece splits a sign pattern into the pieces that its satisfied edges
-// (σ_a = s_e σ_b) connect and keeps the best-scoring piece in pat (the first
-// on ties), returning its score. Between two pieces every edge is
-// unsatisfied and adds 2w_e either way, so ω of the union is the sum of the
-// pieces' ω and the union's score is a weighted mean of theirs: the best
-// piece scores at least as much, and it is a candidate vertex.
-func (c *component) bestPiece(g []float64, score float64, pat []float64) float64 {
-	k := len(pat)
-	comp := make([]int, k)
+// pieces labels the nonzero entries of a sign pattern by the piece that its
+// satisfied edges (σ_a = s_e σ_b) connect them into: comp[a] is a's piece,
+// 0 … n−1 in the order of their first entries, or −1 where pat[a] = 0. It
+// returns n and the stack it used (scratch, grown as needed).
+func (c *component) pieces(pat []float64, comp, stack []int) (int, []int) {
 	for a := range comp {
 		comp[a] = -1
 	}
 	n := 0
-	for a := 0; a < k; a++ {
+	for a := range pat {
 		if pat[a] == 0 || comp[a] >= 0 {
 			continue
 		}
 		comp[a] = n
-		stack := []int{a}
+		stack = append(stack[:0], a)
 		for len(stack) > 0 {
 			u := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -390,6 +386,19 @@ func (c *component) bestPiece(g []float64, score float64, pat []float64) float64
 		}
 		n++
 	}
+	return n, stack
+}
+
+// bestPiece splits a sign pattern into the pieces that its satisfied edges
+// (σ_a = s_e σ_b) connect and keeps the best-scoring piece in pat (the first
+// on ties), returning its score. Between two pieces every edge is
+// unsatisfied and adds 2w_e either way, so ω of the union is the sum of the
+// pieces' ω and the union's score is a weighted mean of theirs: the best
+// piece scores at least as much, and it is a candidate vertex.
+func (c *component) bestPiece(g []float64, score float64, pat []float64) float64 {
+	k := len(pat)
+	comp := make([]int, k)
+	n, _ := c.pieces(pat, comp, nil)
 	if n <= 1 {
 		return score
 	}

@@ -80,37 +80,8 @@ func (p *Problem) Reshape(b int, xb []float64, m solver.Model, set, dst *solver.
 				}
 			}
 			// Pieces of pat connected by satisfied edges.
-			for a := range comp {
-				comp[a] = -1
-			}
-			n := 0
-			for a := range kc {
-				if pat[a] == 0 || comp[a] >= 0 {
-					continue
-				}
-				comp[a] = n
-				stack := append(sc.stack[:0], a)
-				for len(stack) > 0 {
-					u := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					for _, e := range c.edges {
-						v := -1
-						switch u {
-						case e.a:
-							v = e.b
-						case e.b:
-							v = e.a
-						}
-						if v < 0 || pat[v] == 0 || comp[v] >= 0 || pat[e.a] != e.s*pat[e.b] {
-							continue
-						}
-						comp[v] = n
-						stack = append(stack, v)
-					}
-				}
-				sc.stack = stack
-				n++
-			}
+			var n int
+			n, sc.stack = c.pieces(pat, comp, sc.stack)
 			for q := 0; q < n; q++ {
 				for a := range piece {
 					piece[a] = 0
