@@ -615,20 +615,24 @@ func (m *Manager) makeRoomLocked(budget int) bool {
 		return false // evicting finished runs would not help
 	}
 	for m.heldLocked()+budget > m.opts.MaxTotalRecords {
-		idx := -1
-		for i, r := range m.order {
-			if r.Finished() {
-				idx = i
-				break
-			}
-		}
-		if idx < 0 {
+		if !m.evictOldestFinishedLocked() {
 			return false
 		}
-		delete(m.runs, m.order[idx].ID)
-		m.order = append(m.order[:idx], m.order[idx+1:]...)
 	}
 	return true
+}
+
+// evictOldestFinishedLocked forgets the oldest finished run kept in memory;
+// it reports whether there was one.
+func (m *Manager) evictOldestFinishedLocked() bool {
+	for i, r := range m.order {
+		if r.Finished() {
+			delete(m.runs, r.ID)
+			m.order = append(m.order[:i], m.order[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // liveBytesLocked is the memory the stored runs are counted for: an
@@ -658,18 +662,9 @@ func (m *Manager) makeMemoryLocked(bytes int64) bool {
 		return false
 	}
 	for m.liveBytesLocked()+bytes > m.opts.MaxMemory {
-		idx := -1
-		for i, r := range m.order {
-			if r.Finished() {
-				idx = i
-				break
-			}
-		}
-		if idx < 0 {
+		if !m.evictOldestFinishedLocked() {
 			return false
 		}
-		delete(m.runs, m.order[idx].ID)
-		m.order = append(m.order[:idx], m.order[idx+1:]...)
 	}
 	return true
 }
