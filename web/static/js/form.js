@@ -2,7 +2,7 @@
 // algorithm rows with their rules and the m_k preview, presets, the
 // instance preview, uploads and submission.
 
-import { $, $$, el, api, fwlab } from './util.js';
+import { $, $$, el, api, postRaw, fwlab } from './util.js';
 import { checkParam, checkAlgo, isInt, num, uses } from './rules.js';
 import { scheduleSize, previewSeries, niceTicks } from './schedule.js';
 import { fmtNum, plural } from './format.js';
@@ -565,20 +565,7 @@ export function initStart() {
     const fd = new FormData();
     if (input.dataset.format) fd.append('format', input.dataset.format);
     fd.append('file', file, file.name);
-    let res;
-    try {
-      const r = await fetch('/api/uploads', { method: 'POST', body: fd });
-      const body = await r.text();
-      let data;
-      try {
-        data = JSON.parse(body);
-      } catch (e) {
-        data = { error: body.trim() || `the server answered ${r.status}` };
-      }
-      res = { status: r.status, data };
-    } catch (e) {
-      res = { status: 0, data: { error: `could not reach the server: ${e.message}` } };
-    }
+    const res = await postRaw('/api/uploads', fd);
     input.value = '';
     const d = res.data || {};
     if (res.status === 201 && d.path) {

@@ -5,7 +5,7 @@
 // imports a run bundle (POST /api/runs/import) and Compare of the runs
 // selected.
 
-import { $, $$, el, api, fwlab } from './util.js';
+import { $, $$, el, api, postRaw, fwlab } from './util.js';
 import { fmtCell } from './format.js';
 import { keyParams, finals, fmtBytes } from './lab.js';
 
@@ -277,20 +277,7 @@ export function initHistory() {
     status.className = 'small';
     status.textContent = `importing ${file.name}…`;
     zone.dataset.state = 'importing';
-    let res;
-    try {
-      const r = await fetch('/api/runs/import', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: file });
-      const text = await r.text();
-      let data;
-      try {
-        data = JSON.parse(text);
-      } catch (e) {
-        data = { error: text.trim() || `the server answered ${r.status}` };
-      }
-      res = { status: r.status, data };
-    } catch (e) {
-      res = { status: 0, data: { error: `could not reach the server: ${e.message}` } };
-    }
+    const res = await postRaw('/api/runs/import', file, { 'Content-Type': 'application/json' });
     const d = res.data || {};
     if (res.status === 201 && d.id) {
       status.replaceChildren(`imported ${file.name} as `, el('a', { href: '/runs/' + encodeURIComponent(d.id), text: d.id, 'data-imported': d.id }));

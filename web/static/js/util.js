@@ -32,15 +32,34 @@ export async function api(method, url, body) {
     opt.headers['Content-Type'] = 'application/json';
     opt.body = JSON.stringify(body === undefined ? {} : body);
   }
-  const res = await fetch(url, opt);
+  return answer(await fetch(url, opt));
+}
+
+// answer reads a response's JSON body ({error} with the text when it is not
+// JSON; null when it is empty).
+async function answer(res) {
   const text = await res.text();
   let data = null;
   try {
     data = text ? JSON.parse(text) : null;
   } catch (e) {
-    data = { error: text.trim() };
+    data = { error: text.trim() || `the server answered ${res.status}` };
   }
   return { ok: res.ok, status: res.status, data };
+}
+
+// postRaw posts a body as it is (a file or form data) and reads the answer
+// as api does; a server that cannot be reached or answers nothing is an
+// {error} too.
+export async function postRaw(url, body, headers = {}) {
+  let res;
+  try {
+    res = await answer(await fetch(url, { method: 'POST', headers, body }));
+  } catch (e) {
+    return { ok: false, status: 0, data: { error: `could not reach the server: ${e.message}` } };
+  }
+  if (res.data === null) res.data = { error: `the server answered ${res.status}` };
+  return res;
 }
 
 export function download(name, blob) {
