@@ -350,8 +350,8 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 func (s *Server) statusWithUser(ctx context.Context, run *session.Run) session.Status {
 	st := run.Status()
 	if _, live := s.mgr.Live(run.ID); live {
-		if sr, err := s.st.Get(ctx, run.ID); err == nil {
-			st.Name, st.Note, st.Starred = sr.Name, sr.Note, sr.Starred
+		if name, note, starred, err := s.st.User(ctx, run.ID); err == nil {
+			st.Name, st.Note, st.Starred = name, note, starred
 		}
 	}
 	return st

@@ -475,6 +475,20 @@ func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
 	return r, nil
 }
 
+// User returns a run's user fields alone (name, note, star): what a live
+// run's status adds from the store on every poll.
+func (s *Store) User(ctx context.Context, id string) (name, note string, starred bool, err error) {
+	var star int64
+	err = s.db.QueryRowContext(ctx, `SELECT name, note, starred FROM runs WHERE id = ?`, id).Scan(&name, &note, &star)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", false, fmt.Errorf("store: run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", "", false, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	return name, note, star != 0, nil
+}
+
 // loadTraces fills the runs' traces (with their panels when asked).
 func (s *Store) loadTraces(ctx context.Context, runs []*Run, panels bool) error {
 	if len(runs) == 0 {

@@ -260,6 +260,12 @@ func TestRunLifecycle(t *testing.T) {
 			if got.Name != "renamed" || got.Note != "" || !got.Starred {
 				t.Errorf("after the edit: %q %q %v", got.Name, got.Note, got.Starred)
 			}
+			if un, uo, us, err := s.User(ctx, id); err != nil || un != got.Name || uo != got.Note || us != got.Starred {
+				t.Errorf("User: %q %q %v %v, Get: %q %q %v", un, uo, us, err, got.Name, got.Note, got.Starred)
+			}
+			if _, _, _, err := s.User(ctx, "nosuchrun222"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("User of an unknown run: %v", err)
+			}
 
 			if _, err := s.Get(ctx, "nosuchrun222"); !errors.Is(err, ErrNotFound) {
 				t.Errorf("get unknown: %v", err)
