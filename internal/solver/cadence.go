@@ -33,21 +33,31 @@ const EvalFloor = 0.05
 // the adaptive cadence evaluates depends on timing; the iterates do not.
 type Cadence struct {
 	every    int
-	now      func() time.Time
-	start    time.Time
+	now      func() time.Duration
+	start    time.Duration
 	excluded time.Duration
-	// evaluations: the time from each Due that said yes to the Exclude
-	// after it (the evaluation and its record, the Recorder left out)
+	// evaluations: the time from each Due that said yes to the Exclude or
+	// Span after it (the evaluation and its record, the Recorder left out)
 	evals   time.Duration
-	dueAt   time.Time
+	dueAt   time.Duration
 	pending bool
 }
 
+// epoch is the origin of Now.
+var epoch = time.Now()
+
+// Now reads the monotonic clock the methods time their work with: the time
+// since the package was loaded. One reading costs one monotonic clock call,
+// about half of a time.Now (which reads the wall clock too): methods whose
+// iterations take a fraction of a microsecond read it three times per
+// iteration, and the readings are a measurable part of such an iteration.
+func Now() time.Duration { return time.Since(epoch) }
+
 // NewCadence returns the cadence of Limits.EvalEvery (0: adaptive), with its
 // clock started: call it when the run starts.
-func NewCadence(every int) *Cadence { return newCadenceClock(every, time.Now) }
+func NewCadence(every int) *Cadence { return newCadenceClock(every, Now) }
 
-func newCadenceClock(every int, now func() time.Time) *Cadence {
+func newCadenceClock(every int, now func() time.Duration) *Cadence {
 	return &Cadence{every: every, now: now, start: now()}
 }
 
@@ -56,21 +66,33 @@ func newCadenceClock(every int, now func() time.Time) *Cadence {
 // The caller evaluates right away when it says yes, and calls Exclude after
 // the iteration's record, as on every iteration.
 func (c *Cadence) Due(k int, forced bool, work time.Duration) bool {
-	due := c.due(k, forced, work)
+	var at time.Duration
+	if c.every == 0 {
+		at = c.now()
+	}
+	return c.DueAt(k, forced, work, at)
+}
+
+// DueAt is Due with the clock already read (at, a reading of Now taken just
+// before): methods that read the clock at the end of an iteration's work
+// pass that reading rather than have the cadence read it again. A fixed
+// cadence does not use at.
+func (c *Cadence) DueAt(k int, forced bool, work, at time.Duration) bool {
+	due := c.due(k, forced, work, at)
 	if due && c.every == 0 {
-		c.dueAt, c.pending = c.now(), true
+		c.dueAt, c.pending = at, true
 	}
 	return due
 }
 
-func (c *Cadence) due(k int, forced bool, work time.Duration) bool {
+func (c *Cadence) due(k int, forced bool, work, at time.Duration) bool {
 	if forced || k == 1 {
 		return true
 	}
 	if c.every > 0 {
 		return k%c.every == 0
 	}
-	outside := c.now().Sub(c.start) - c.excluded - work
+	outside := at - c.start - c.excluded - work
 	return float64(outside) <= EvalShare*float64(work) || float64(c.evals) <= EvalFloor*float64(work)
 }
 
@@ -79,7 +101,19 @@ func (c *Cadence) due(k int, forced bool, work time.Duration) bool {
 func (c *Cadence) Exclude(d time.Duration) {
 	c.excluded += d
 	if c.pending {
-		c.evals += c.now().Sub(c.dueAt) - d
+		c.evals += c.now() - c.dueAt - d
+		c.pending = false
+	}
+}
+
+// Span is Exclude for methods that read the clock themselves: the time
+// from `from` (read just before the Recorder was called) to `to` (read
+// after it, at the latest when the next iteration's work starts) was spent
+// elsewhere. It is called once per record, before the next Due.
+func (c *Cadence) Span(from, to time.Duration) {
+	c.excluded += to - from
+	if c.pending {
+		c.evals += from - c.dueAt
 		c.pending = false
 	}
 }

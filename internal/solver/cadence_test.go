@@ -98,21 +98,59 @@ func TestAdaptiveCadence(t *testing.T) {
 // bookkeeping outside the work, then (when due) an evaluation, then a record
 // in the Recorder.
 func simulateCadence(iters int, work, book, eval, rec time.Duration) (evals int, wall, worked time.Duration) {
-	var now time.Time
-	c := newCadenceClock(0, func() time.Time { return now })
+	var now time.Duration
+	c := newCadenceClock(0, func() time.Duration { return now })
 	start := now
 	for k := 1; k <= iters; k++ {
-		now = now.Add(work)
+		now += work
 		worked += work
-		now = now.Add(book)
+		now += book
 		if c.Due(k, k == iters, worked) {
 			evals++
-			now = now.Add(eval)
+			now += eval
 		}
-		now = now.Add(rec)
+		now += rec
 		c.Exclude(rec)
 	}
-	return evals, now.Sub(start) - time.Duration(iters)*rec, worked
+	return evals, now - start - time.Duration(iters)*rec, worked
+}
+
+// simulateCadenceAt is simulateCadence for methods that read the clock
+// themselves: DueAt with the reading taken after the bookkeeping, and Span
+// over the Recorder's time.
+func simulateCadenceAt(iters int, work, book, eval, rec time.Duration) (evals, reads int) {
+	var now time.Duration
+	c := newCadenceClock(0, func() time.Duration { reads++; return now })
+	for k := 1; k <= iters; k++ {
+		now += work + book
+		if c.DueAt(k, k == iters, time.Duration(k)*work, now) {
+			evals++
+			now += eval
+		}
+		tr := now
+		now += rec
+		c.Span(tr, now)
+	}
+	return evals, reads
+}
+
+// DueAt and Span decide as Due and Exclude do, without reading the clock.
+func TestCadenceAtReadings(t *testing.T) {
+	ns := time.Nanosecond
+	for _, c := range [][4]time.Duration{
+		{1000 * ns, 10 * ns, 50000 * ns, 0},
+		{100 * ns, 50 * ns, 100 * ns, 20 * ns},
+		{1000 * ns, 10 * ns, 50000 * ns, time.Millisecond},
+	} {
+		want, _, _ := simulateCadence(20000, c[0], c[1], c[2], c[3])
+		got, reads := simulateCadenceAt(20000, c[0], c[1], c[2], c[3])
+		if got != want {
+			t.Errorf("%v: %d evaluations with DueAt and Span, %d with Due and Exclude", c, got, want)
+		}
+		if reads != 1 {
+			t.Errorf("%v: the cadence read the clock %d times after its start", c, reads-1)
+		}
+	}
 }
 
 func TestAdaptiveCadenceOnAClock(t *testing.T) {

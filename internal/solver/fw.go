@@ -191,17 +191,20 @@ func dot(a, b []float64) float64 {
 
 // run state shared by the iterations of one Run.
 type fwRun struct {
-	m      *fwMethod
-	x      []float64
-	model  Model
-	bs     []*blockState
-	n, q   int
-	dim    int
-	sample *sampler
-	chosen []int
-	perm   []int     // scratch of chooseBlocks
-	saved  []float64 // coupled line search: x before the moves
-	fAbs   float64   // |F| at the last evaluation: the scale of rounding in F
+	m     *fwMethod
+	x     []float64
+	model Model
+	bs    []*blockState
+	n, q  int
+	dim   int
+	// the teaching view's weight names ("w:" and a vertex's key), made once
+	// per vertex
+	weightKeys map[string]string
+	sample     *sampler
+	chosen     []int
+	perm       []int     // scratch of chooseBlocks
+	saved      []float64 // coupled line search: x before the moves
+	fAbs       float64   // |F| at the last evaluation: the scale of rounding in F
 	// the current iteration, for the block steps
 	k         int
 	batch     []int
@@ -281,9 +284,11 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		r0.Extra = ev.Extra(st.x)
 	}
 	st.trace2D(&r0, nil)
-	tr := time.Now()
+	// three clock readings per iteration: when its work starts (which also
+	// ends the previous record's span in the Recorder), when the work ends,
+	// and when the record is handed to the Recorder
+	tr := Now()
 	rec.Record(r0)
-	cad.Exclude(time.Since(tr))
 	sum := Summary{Objective: obj, Gap: gap}
 	if lim.GapTol > 0 && gap <= lim.GapTol {
 		sum.Status = StatusConverged
@@ -312,7 +317,8 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			sum.Status, sum.Message = StatusCancelled, "cancelled after "+strconv.Itoa(k-1)+" iterations"
 			break
 		}
-		t0 := time.Now()
+		t0 := Now()
+		cad.Span(tr, t0)
 		rng := src.at(m.cfg.Seed, k, 0)
 		mk := m.cfg.Schedule.Size(k, st.n)
 		var batch []int
@@ -324,7 +330,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		for _, b := range st.chosen {
 			nextPasses = nextPasses.plus(int64(mk) * int64(m.blocks[b].Size))
 		}
-		eval := cad.Due(k, k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses.value() >= lim.MaxPasses), st.work)
+		eval := cad.DueAt(k, k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses.value() >= lim.MaxPasses), st.work, t0)
 		wantErr := eval && batch != nil
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).
@@ -388,7 +394,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			st.refresh()
 		}
 		passes = nextPasses
-		st.work += time.Since(t0) - errTime
+		st.work += Now() - t0 - errTime
 		r.Passes = passes.value()
 		r.Time = st.work.Seconds()
 		r.Active = st.activeSize()
@@ -431,9 +437,8 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		if m.afterIter != nil {
 			m.afterIter(st, r)
 		}
-		tr = time.Now()
+		tr = Now()
 		rec.Record(r)
-		cad.Exclude(time.Since(tr))
 		sum.Iters, sum.Passes, sum.Time = k, passes.value(), r.Time
 		if stuck && !(r.Gap != nil && lim.GapTol > 0 && *r.Gap <= lim.GapTol) {
 			// No block moved with exact gradients: if every block found no
@@ -576,7 +581,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 	st.model.Gradient(bs.idx, bs.g, st.x, batch)
 	g := bs.g
 	if wantErr {
-		te := time.Now()
+		te := Now()
 		st.model.Gradient(bs.idx, bs.gfull, st.x, nil)
 		e := 0.0
 		for i, v := range g {
@@ -584,7 +589,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 			e += d * d
 		}
 		pl.gradErr = e
-		pl.errDur = time.Since(te)
+		pl.errDur = Now() - te
 	}
 	p := m.p.LMO(bs.idx, g)
 	pl.p = p
@@ -874,13 +879,22 @@ func (st *fwRun) trace2D(r *Record, bs *blockState) {
 	if st.dim != 2 || st.q != 1 {
 		return
 	}
+	set := st.bs[0].set
 	if r.Extra == nil {
-		r.Extra = map[string]float64{}
+		// sized once: the iterate, the two vertices of the step and the weights
+		r.Extra = make(map[string]float64, 6+len(set.verts))
 	}
 	r.Extra["x0"], r.Extra["x1"] = st.x[0], st.x[1]
-	set := st.bs[0].set
+	if st.weightKeys == nil {
+		st.weightKeys = map[string]string{}
+	}
 	for i, v := range set.verts {
-		r.Extra["w:"+v.Key] = set.w[i]
+		wk, ok := st.weightKeys[v.Key]
+		if !ok {
+			wk = "w:" + v.Key
+			st.weightKeys[v.Key] = wk
+		}
+		r.Extra[wk] = set.w[i]
 	}
 	if bs == nil {
 		return

@@ -150,7 +150,7 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			return
 		}
 		if r.Extra == nil {
-			r.Extra = map[string]float64{}
+			r.Extra = make(map[string]float64, 6)
 		}
 		r.Extra["x0"], r.Extra["x1"] = x[0], x[1]
 		if from != nil {
@@ -163,9 +163,11 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	obj, gap := evaluate(&r0)
 	r0.Objective, r0.Gap = F(obj), F(gap)
 	trace2D(&r0, nil, nil)
-	tr := time.Now()
+	// three clock readings per iteration: when its work starts (which also
+	// ends the previous record's span in the Recorder), when the work ends,
+	// and when the record is handed to the Recorder
+	tr := Now()
 	rec.Record(r0)
-	cad.Exclude(time.Since(tr))
 	sum := Summary{Objective: obj, Gap: gap}
 	if lim.GapTol > 0 && gap <= lim.GapTol {
 		sum.Status = StatusConverged
@@ -179,7 +181,8 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			sum.Status, sum.Message = StatusCancelled, "cancelled after "+strconv.Itoa(k-1)+" iterations"
 			break
 		}
-		t0 := time.Now()
+		t0 := Now()
+		cad.Span(tr, t0)
 		fy := pp.Smooth(y, grad)
 		passes++
 		if m.backtrack && !m.accel {
@@ -240,9 +243,10 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			copy(y, xn)
 		}
 		copy(x, xn)
-		work += time.Since(t0)
+		t1 := Now()
+		work += t1 - t0
 		r := Record{K: k, Passes: passes, Time: work.Seconds(), Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
-		eval := cad.Due(k, k == lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses), work)
+		eval := cad.DueAt(k, k == lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses), work, t1)
 		if eval {
 			obj, gap := evaluate(&r)
 			r.Objective, r.Gap = F(obj), F(gap)
@@ -250,9 +254,8 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			lastEval = k
 		}
 		trace2D(&r, at[:], from[:])
-		tr = time.Now()
+		tr = Now()
 		rec.Record(r)
-		cad.Exclude(time.Since(tr))
 		sum.Iters, sum.Passes, sum.Time = k, passes, r.Time
 		if math.IsNaN(fy) || math.IsInf(fy, 0) {
 			sum.Status, sum.Message = StatusFailed, fmt.Sprintf("iteration %d: the smooth part is not finite", k)
