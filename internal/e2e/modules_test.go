@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -245,6 +246,35 @@ func TestPureModules(t *testing.T) {
 			if m["unknown"] == true || title == "" || title == k || title == strings.ReplaceAll(k, "_", " ") || len(help) < 20 {
 				t.Errorf("metric %s: %v", k, m)
 			}
+		}
+	})
+
+	t.Run("plane", func(t *testing.T) {
+		// A record of a 2-D run without the teaching view's points shows
+		// those of the last record that carried them; its own metrics stay.
+		got := eval[[]map[string]float64](t, ctx, `(() => {
+			const t = new fwlab.Trace({}, true);
+			t.push({k: 0, step: 'none', extra: {x0: 1, x1: 2}});
+			t.push({k: 1, step: 'prox', extra: {x0: 3, x1: 4, at_x0: 5, at_x1: 6, from_x0: 7, from_x1: 8}});
+			t.push({k: 2, step: 'prox'});
+			t.push({k: 3, step: 'prox', objective: 1, extra: {dist_xstar: 0.5}});
+			t.push({k: 4, step: 'prox', extra: {x0: 9, x1: 9, at_x0: 9, at_x1: 9, from_x0: 9, from_x1: 9}});
+			t.push({k: 5, step: 'prox', extra: null});
+			return t.extras;
+		})()`)
+		want := []map[string]float64{
+			{"x0": 1, "x1": 2},
+			{"x0": 3, "x1": 4, "at_x0": 5, "at_x1": 6, "from_x0": 7, "from_x1": 8},
+			{"x0": 3, "x1": 4, "at_x0": 5, "at_x1": 6, "from_x0": 7, "from_x1": 8},
+			{"x0": 3, "x1": 4, "at_x0": 5, "at_x1": 6, "from_x0": 7, "from_x1": 8, "dist_xstar": 0.5},
+			{"x0": 9, "x1": 9, "at_x0": 9, "at_x1": 9, "from_x0": 9, "from_x1": 9},
+			{"x0": 9, "x1": 9, "at_x0": 9, "at_x1": 9, "from_x0": 9, "from_x1": 9},
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("extras %v, want %v", got, want)
+		}
+		if n := eval[int](t, ctx, `(() => { const t = new fwlab.Trace({}, true); t.push({k: 0, extra: {dist_xstar: 1}}); t.push({k: 1}); return t.extras.filter((e) => e && e.x0 != null).length; })()`); n != 0 {
+			t.Errorf("a run without points got %d", n)
 		}
 	})
 

@@ -263,3 +263,53 @@ func TestToyDefaultsReachFStar(t *testing.T) {
 		})
 	}
 }
+
+// TestProxPlaneLeavesRepeatsOut: FISTA on the polygon reaches a fixed point
+// within a few dozen iterations; from there its records leave the teaching
+// view's points out. Carried forward from the last record that has them
+// (as the page does), every record's point still gives that record's exact
+// objective, from the geometry panel's closed form, and the last one is the
+// run's solution bit for bit.
+func TestProxPlaneLeavesRepeatsOut(t *testing.T) {
+	_, inst := buildToy(t, "toy-polygon", nil)
+	geo := inst.Info().Panels["geometry"].(map[string]any)
+	Q, c, off := geo["Q"].([][]float64), geo["center"].([]float64), geo["offset"].(float64)
+	F := func(x0, x1 float64) float64 {
+		d0, d1 := x0-c[0], x1-c[1]
+		return 0.5*(Q[0][0]*d0*d0+2*Q[0][1]*d0*d1+Q[1][1]*d1*d1) + off
+	}
+	for _, algo := range []string{"fista", "pgd"} {
+		res, recs := runToy(t, inst, spec.Algo{Algo: algo}, solver.Limits{MaxIters: 400, EvalEvery: 1})
+		keys := []string{"x0", "x1", "at_x0", "at_x1", "from_x0", "from_x1"}
+		var shown map[string]float64
+		left := 0
+		for _, r := range recs {
+			if _, ok := r.Extra["x0"]; ok {
+				if r.K > 0 {
+					for _, k := range keys {
+						if _, ok := r.Extra[k]; !ok {
+							t.Fatalf("%s: record %d has x0 but not %s: %v", algo, r.K, k, r.Extra)
+						}
+					}
+				}
+				shown = r.Extra
+			} else {
+				if r.K == 0 || shown == nil {
+					t.Fatalf("%s: record %d has no point and none came before", algo, r.K)
+				}
+				left++
+			}
+			f := F(shown["x0"], shown["x1"])
+			if math.Abs(f-*r.Objective) > 1e-12*(1+math.Abs(f)) {
+				t.Fatalf("%s: record %d: F at the point shown = %v, objective %v", algo, r.K, f, *r.Objective)
+			}
+		}
+		if shown["x0"] != res.X[0] || shown["x1"] != res.X[1] {
+			t.Errorf("%s: last point shown (%v, %v), solution %v", algo, shown["x0"], shown["x1"], res.X)
+		}
+		t.Logf("%s: %d of %d records leave the points out", algo, left, len(recs))
+		if left < len(recs)/2 {
+			t.Errorf("%s: only %d of %d records leave repeated points out", algo, left, len(recs))
+		}
+	}
+}

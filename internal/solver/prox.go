@@ -143,12 +143,27 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 
 	// On 2-D problems the records carry the iterate and the step's points
 	// for the dashboard's teaching view: the point where the gradient was
-	// taken (at_), the gradient step (from_) and its projection (x).
+	// taken (at_), the gradient step (from_) and its projection (x). A
+	// record whose three points equal those of the last record that carried
+	// them leaves them out, and a reader takes that record's: once the
+	// iterates reach a fixed point (FISTA on the default polygon does after
+	// 14 iterations) the records stop repeating them, which would cost more
+	// than an iteration's work.
 	plane := n == 2 && m.lift.Dim() == 2
+	var shown [6]float64
+	haveShown := false
 	trace2D := func(r *Record, at, from []float64) {
 		if !plane {
 			return
 		}
+		pt := [6]float64{x[0], x[1]}
+		if from != nil {
+			pt = [6]float64{x[0], x[1], at[0], at[1], from[0], from[1]}
+		}
+		if haveShown && pt == shown && from != nil {
+			return
+		}
+		shown, haveShown = pt, from != nil
 		if r.Extra == nil {
 			r.Extra = make(map[string]float64, 6)
 		}

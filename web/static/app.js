@@ -18,6 +18,7 @@ import * as decimate from './js/decimate.js';
 import * as schedule from './js/schedule.js';
 import * as rules from './js/rules.js';
 import * as teachmath from './js/teachmath.js';
+import { Trace } from './js/traces.js';
 
 // The pure functions, for the browser tests and the console.
 Object.assign(fwlab, {
@@ -38,6 +39,7 @@ Object.assign(fwlab, {
   describeStep: teachmath.describeStep,
   gammaMax: teachmath.gammaMax,
   vertexAt: teachmath.vertexAt,
+  Trace,
   lab,
 });
 

@@ -6,6 +6,13 @@ export const BASE = ['k', 'passes', 'time_s', 'gamma', 'batch', 'active', 'objec
 // Extra keys that belong to the teaching view, not to charts.
 export const TEACH = /^(x0|x1|fw_x0|fw_x1|away_x0|away_x1|from_x0|from_x1|at_x0|at_x1|w:.*)$/;
 
+// teachPart returns the teaching view's keys of a record's extra.
+export function teachPart(e) {
+  const p = {};
+  for (const k in e) if (TEACH.test(k)) p[k] = e[k];
+  return p;
+}
+
 // Trace holds every record of one (algorithm, replication) in columns.
 export class Trace {
   constructor(meta, keepExtra) {
@@ -21,6 +28,7 @@ export class Trace {
     this.keepExtra = keepExtra;
     this.extras = keepExtra ? [] : null;
     this.hasXY = false; // the records carry the 2-D iterate (teaching view)
+    this.plane = null; // the teaching view's keys of the last record that carried them
     this.wkeys = new Set(); // the vertices that ever held weight
     this.last = {};
   }
@@ -59,10 +67,17 @@ export class Trace {
       }
     }
     if (this.extras) {
-      this.extras.push(r.extra || null);
-      if (r.extra) {
-        if (r.extra.x0 != null) this.hasXY = true;
-        for (const k in r.extra) if (k.charCodeAt(0) === 119 && k.startsWith('w:')) this.wkeys.add(k);
+      let e = r.extra || null;
+      // A record of a 2-D run whose points equal those of the last record
+      // that carried them leaves them out: it shows that record's.
+      if (this.plane && (!e || e.x0 == null)) e = e ? { ...this.plane, ...e } : this.plane;
+      this.extras.push(e);
+      if (e) {
+        if (e.x0 != null) {
+          this.hasXY = true;
+          if (e !== this.plane) this.plane = teachPart(e);
+        }
+        for (const k in e) if (k.charCodeAt(0) === 119 && k.startsWith('w:')) this.wkeys.add(k);
       }
     }
     if (r.objective != null) this.last.objective = r.objective;
