@@ -29,6 +29,7 @@ func Catalogue(list []*scenarios.Scenario, presets []*scenarios.Preset) template
 		if pr.Title == "" {
 			pr.Title = s.Name
 		}
+		pr.Iters, pr.Passes = s.Budget()
 		for _, p := range s.Params {
 			pr.Params = append(pr.Params, templates.Param{ParamView: p.View()})
 		}

@@ -82,7 +82,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.algo.Mu, "mu", 0, "spg: smoothing parameter μ (0: from -eps)")
 	fs.Float64Var(&o.algo.Eps, "eps", 0, "spg: target accuracy ε used to choose μ")
 	fs.BoolVar(&o.algo.NoAverage, "no-average", false, "structural SVM: report the plain iterate instead of the weighted average")
-	fs.IntVar(&o.iters, "iters", spec.DefaultIters, fmt.Sprintf("maximum iterations (0: no limit, up to %d); when -passes is given without -iters, the passes alone govern", spec.MaxIters))
+	fs.IntVar(&o.iters, "iters", spec.DefaultIters, fmt.Sprintf("maximum iterations (0: no limit, up to %d); when -passes is given without -iters, the passes alone govern; with neither, the problem's default (ssvm-ocr: 30 passes)", spec.MaxIters))
 	fs.Float64Var(&o.passes, "passes", 0, "maximum effective passes over the data (0: no limit); given alone, iterations are not limited")
 	fs.Float64Var(&o.gap, "gap", 0, "stop when the duality gap is at most this (0: never)")
 	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations (0: the problem's default, an adaptive cadence that keeps evaluations to about 15% of the wall time)")
@@ -241,6 +241,10 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	overrideInt("iters", &run.Iters, o.iters)
+	if preset == nil && !set["iters"] && !set["passes"] {
+		// neither limit given: the problem's default budget (Resolve)
+		run.Iters = 0
+	}
 	overrideInt("eval-every", &run.EvalEvery, o.evalEvery)
 	overrideInt("replications", &run.Replications, o.reps)
 	if set["passes"] || preset == nil {

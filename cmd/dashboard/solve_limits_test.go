@@ -241,3 +241,31 @@ func TestPrintSpecIsWhatTheAPIRuns(t *testing.T) {
 		t.Fatalf("command line %d records, API %d; equal %v", len(a), len(c), reflect.DeepEqual(a, c))
 	}
 }
+
+// Without -iters or -passes a command runs its problem's default limits:
+// 30 passes on OCR (whose evaluations cost passes), the default iterations
+// elsewhere; either flag replaces them.
+func TestSolveDefaultBudget(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		iters  int
+		passes float64
+	}{
+		{[]string{"-problem", "ssvm-ocr", "-algo", "bcfw"}, 200000, 30},
+		{[]string{"-problem", "ssvm-ocr", "-algo", "bcfw", "-iters", "50"}, 50, 0},
+		{[]string{"-problem", "ssvm-ocr", "-algo", "bcfw", "-passes", "2"}, spec.MaxIters, 2},
+		{[]string{"-problem", "ssvm-chain", "-algo", "bcfw"}, spec.DefaultIters, 0},
+	} {
+		out, stderr, code := solve(t, append(c.args, "-print-spec")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		var sp spec.Run
+		if err := json.Unmarshal([]byte(out), &sp); err != nil {
+			t.Fatalf("%v: %v in %s", c.args, err, out)
+		}
+		if sp.Iters != c.iters || sp.Passes != c.passes {
+			t.Errorf("%v: iters %d, passes %v; want %d, %v", c.args, sp.Iters, sp.Passes, c.iters, c.passes)
+		}
+	}
+}

@@ -278,7 +278,15 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
 	mark("wait: the start page's script")
 	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+	// A problem's default limits come with it: OCR runs for passes.
+	choose(t, ctx, "#problem", "ssvm-ocr")
+	if got := eval[[]string](t, ctx, `[document.querySelector('#run-iters').value, document.querySelector('#run-passes').value]`); got[0] != "200000" || got[1] != "30" {
+		t.Errorf("ssvm-ocr's limits on the form: iters %s, passes %s; want 200000, 30", got[0], got[1])
+	}
 	choose(t, ctx, "#problem", "toy-polygon")
+	if got := eval[[]string](t, ctx, `[document.querySelector('#run-iters').value, document.querySelector('#run-passes').value]`); got[0] != "1000" || got[1] != "0" {
+		t.Errorf("toy-polygon's limits on the form: iters %s, passes %s; want 1000, 0", got[0], got[1])
+	}
 	// The problem's default rows are the FW method and its proximal baseline.
 	algos := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#algo-rows [data-key=algo]')).map(e => e.value)`)
 	if strings.Join(algos, ",") != "ssfw-as,fista" {

@@ -185,6 +185,34 @@ type Scenario struct {
 	Defaults []spec.Algo
 	// Build makes the instance deterministically from the values and seed.
 	Build func(ctx context.Context, v Values, seed int64) (Instance, error)
+	// Iters and Passes are the limits of a run whose spec gives neither
+	// (both zero: spec.DefaultIters iterations and no pass limit). A problem
+	// whose evaluation costs passes of work (the OCR structural SVM) runs
+	// for passes by default, so that a default run's first and last
+	// evaluations stay a small part of it.
+	Iters  int
+	Passes float64
+}
+
+// Budget returns the limits of a run of s that gives neither: Iters and
+// Passes, or spec.DefaultIters iterations and no pass limit.
+func (s *Scenario) Budget() (iters int, passes float64) {
+	if s.Iters == 0 && s.Passes == 0 {
+		return spec.DefaultIters, 0
+	}
+	return s.Iters, s.Passes
+}
+
+// ApplyBudget gives a run spec without iteration or pass limits its
+// problem's default ones (Scenario.Budget); it leaves any other spec, or an
+// unknown problem's, unchanged.
+func ApplyBudget(r *spec.Run) {
+	if r.Iters != 0 || r.Passes != 0 {
+		return
+	}
+	if s, ok := Lookup(r.Problem); ok {
+		r.Iters, r.Passes = s.Budget()
+	}
 }
 
 // Preset is a ready-made run (a paper figure, a teaching demonstration).
@@ -335,6 +363,7 @@ func (s *Scenario) Supports(algo string) bool {
 // parameters and that each algorithm applies to the problem. It returns the
 // scenario and the parameter values.
 func Resolve(r *spec.Run) (*Scenario, Values, error) {
+	ApplyBudget(r)
 	if err := r.Normalize(); err != nil {
 		return nil, nil, err
 	}

@@ -478,3 +478,42 @@ func FuzzRunJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestDefaultBudget: a spec without iteration or pass limits takes its
+// problem's (ssvm-ocr: passes, since one evaluation costs passes), a spec
+// that gives either keeps what it gives, and the other problems take
+// spec.DefaultIters.
+func TestDefaultBudget(t *testing.T) {
+	s, ok := Lookup("ssvm-ocr")
+	if !ok || s.Passes <= 0 || s.Iters <= 0 {
+		t.Fatalf("ssvm-ocr has no default budget: %+v", s)
+	}
+	for _, c := range []struct {
+		in, want spec.Run
+	}{
+		{spec.Run{Problem: "ssvm-ocr"}, spec.Run{Problem: "ssvm-ocr", Iters: s.Iters, Passes: s.Passes}},
+		{spec.Run{Problem: "ssvm-ocr", Iters: 500}, spec.Run{Problem: "ssvm-ocr", Iters: 500}},
+		{spec.Run{Problem: "ssvm-ocr", Passes: 2}, spec.Run{Problem: "ssvm-ocr", Passes: 2}},
+		{spec.Run{Problem: "lasso"}, spec.Run{Problem: "lasso", Iters: spec.DefaultIters}},
+		{spec.Run{Problem: "no-such-problem"}, spec.Run{Problem: "no-such-problem"}},
+	} {
+		got := c.in
+		ApplyBudget(&got)
+		if got.Iters != c.want.Iters || got.Passes != c.want.Passes {
+			t.Errorf("ApplyBudget(%+v) = iters %d, passes %v; want %d, %v", c.in, got.Iters, got.Passes, c.want.Iters, c.want.Passes)
+		}
+	}
+	// Resolve applies it (the chain's data is built in, OCR's may be absent:
+	// Resolve does not build).
+	r := spec.Run{Problem: "ssvm-ocr", Algorithms: []spec.Algo{{Algo: "bcfw"}}}
+	if _, _, err := Resolve(&r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Iters != s.Iters || r.Passes != s.Passes {
+		t.Errorf("Resolve: iters %d, passes %v", r.Iters, r.Passes)
+	}
+	r = spec.Run{Problem: "ssvm-chain", Algorithms: []spec.Algo{{Algo: "bcfw"}}}
+	if _, _, err := Resolve(&r); err != nil || r.Iters != spec.DefaultIters || r.Passes != 0 {
+		t.Errorf("ssvm-chain: iters %d, passes %v, %v", r.Iters, r.Passes, err)
+	}
+}

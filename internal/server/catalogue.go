@@ -26,6 +26,9 @@ type Problem struct {
 	Params     []Param     `json:"params"`
 	Algorithms []string    `json:"algorithms"` // those that apply, in display order
 	Defaults   []spec.Algo `json:"defaults"`   // the algorithms proposed by default, normalised
+	// Iters and Passes are the limits of a run that gives neither.
+	Iters  int     `json:"iters"`
+	Passes float64 `json:"passes"`
 }
 
 // Param is one problem parameter (see scenarios.ParamView).
@@ -83,6 +86,7 @@ func (s *Server) catalogue() Catalogue {
 	for _, sc := range scenarios.All() {
 		p := Problem{Name: sc.Name, Title: sc.Title, Help: sc.Help, Group: sc.Group,
 			Params: []Param{}, Algorithms: append([]string{}, sc.Algorithms...), Defaults: []spec.Algo{}}
+		p.Iters, p.Passes = sc.Budget()
 		for _, prm := range sc.Params {
 			p.Params = append(p.Params, prm.View())
 		}

@@ -126,3 +126,32 @@ func BenchmarkOCREvaluate(b *testing.B) {
 	b.ReportMetric(tEval.Seconds()/float64(b.N), "s/eval")
 	b.ReportMetric(median(ratios), "floors/eval")
 }
+
+// BenchmarkOCREvaluateCores times one full evaluation with every core
+// against one core in the same run (x-speedup): the words are decoded on
+// up to GOMAXPROCS goroutines and the emission product is gonum's, which
+// splits large products over the cores too.
+func BenchmarkOCREvaluateCores(b *testing.B) {
+	p := ocrProblem(b, 0.01)
+	ev := newEvaluator(p)
+	rng := rand.New(rand.NewPCG(1, 2))
+	w := make([]float64, p.D)
+	for j := range w {
+		w[j] = 0.01 * rng.NormFloat64()
+	}
+	cores := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(cores)
+	var one, all time.Duration
+	for i := 0; i < b.N; i++ {
+		runtime.GOMAXPROCS(1)
+		t0 := time.Now()
+		ev.Evaluate(w, 0, true)
+		one += time.Since(t0)
+		runtime.GOMAXPROCS(cores)
+		t0 = time.Now()
+		ev.Evaluate(w, 0, true)
+		all += time.Since(t0)
+	}
+	b.ReportMetric(all.Seconds()/float64(b.N), "s/eval")
+	b.ReportMetric(float64(one)/float64(all), "x-speedup")
+}

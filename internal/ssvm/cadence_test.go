@@ -2,6 +2,8 @@ package ssvm
 
 import (
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -191,4 +193,73 @@ func TestAtZeroMatchesEvaluate(t *testing.T) {
 		check(t, p)
 	}
 	t.Run("ocr", func(t *testing.T) { check(t, ocrProblem(t, 0.01)) })
+}
+
+// evaluateSerial is the evaluation decoded word after word on one decoder,
+// the sums taken as it goes: the reference for the evaluator's decoding on
+// several goroutines.
+func evaluateSerial(p *Problem, w []float64, ell float64) Eval {
+	K := p.K
+	first, last, trans := p.parts(w)
+	dc := newDecoder(K, max(maxLen(p.Train), maxLen(p.Test)))
+	ws := make([]float64, p.D)
+	errOn := func(ds *Dataset, aug bool) (hinge, ellS, errSum float64) {
+		E := p.AllEmissions(ds, w, nil)
+		for _, wd := range ds.Words {
+			Ew := E[wd.Start*K : (wd.Start+wd.Len)*K]
+			truth := ds.Y[wd.Start : wd.Start+wd.Len]
+			y := make([]int, wd.Len)
+			if aug {
+				dc.Viterbi(Ew, first, last, trans, truth, y)
+				loss := Loss(truth, y)
+				h := max(0, loss+Score(Ew, first, last, trans, K, y)-Score(Ew, first, last, trans, K, truth))
+				hinge += h
+				ellS += loss
+				p.AddFeatures(ws, ds, wd, truth, 1)
+				p.AddFeatures(ws, ds, wd, y, -1)
+			}
+			dc.Viterbi(Ew, first, last, trans, nil, y)
+			errSum += Loss(truth, y)
+		}
+		return hinge, ellS, errSum
+	}
+	n := float64(len(p.Train.Words))
+	hinge, ellS, errSum := errOn(p.Train, true)
+	ww := dot(w, w)
+	out := Eval{Primal: p.Lambda/2*ww + hinge/n, TrainErr: errSum / n, HasDual: true,
+		Dual: -p.Lambda/2*ww + ell, Gap: p.Lambda*(ww-dot(w, ws)/(p.Lambda*n)) - ell + ellS/n}
+	_, _, te := errOn(p.Test, false)
+	out.TestErr = te / float64(len(p.Test.Words))
+	return out
+}
+
+// TestEvaluateAnyWorkers: the evaluation decodes on up to GOMAXPROCS
+// goroutines and gives, bit for bit, the figures of decoding word after
+// word, whatever the number of goroutines.
+func TestEvaluateAnyWorkers(t *testing.T) {
+	cfg := DefaultChain
+	cfg.Train, cfg.Test, cfg.Labels, cfg.MinLen, cfg.MaxLen = 700, 300, 6, 1, 9
+	tr, te, err := Chain(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProblem(tr, te, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	w := make([]float64, p.D)
+	for j := range w {
+		w[j] = rng.NormFloat64()
+	}
+	want := evaluateSerial(p, w, 0.3)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	ev := newEvaluator(p)
+	for _, procs := range []int{1, 2, 3, 8, 1} {
+		runtime.GOMAXPROCS(procs)
+		got := ev.Evaluate(w, 0.3, true)
+		if got != want {
+			t.Fatalf("GOMAXPROCS %d: %+v, word after word %+v", procs, got, want)
+		}
+	}
 }

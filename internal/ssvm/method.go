@@ -1246,10 +1246,11 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	// within minEvalShare of the work time, so that they never stop. An
 	// evaluation costs passes on OCR, so the cadence keeps room for the
 	// last one, which a run ending on a limit makes anyway: an iteration is
-	// evaluated when the time outside the work plus one more evaluation
-	// stays within the share (the work handed to the cadence is reduced by
-	// est/(1 + EvalShare), est the cost of one evaluation, which turns its
-	// test "outside ≤ EvalShare·work" into "outside + est ≤ EvalShare·work").
+	// evaluated when the time outside the work plus this evaluation and the
+	// last one stays within the share (the work handed to the cadence is
+	// reduced by 2·est/(1 + EvalShare), est the cost of one evaluation,
+	// which turns its test "outside ≤ EvalShare·work" into
+	// "outside + 2·est ≤ EvalShare·work").
 	// The iterates do not depend on which iterations are evaluated.
 	cad := solver.NewCadence(lim.EvalEvery)
 	var evalTime, est time.Duration
@@ -1292,7 +1293,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			r.AwaySteps = 1
 		}
 		floor := lim.EvalEvery == 0 && float64(evalTime) <= minEvalShare*float64(work)
-		if cad.Due(k, last || floor, work-time.Duration(float64(est)/(1+solver.EvalShare))) {
+		if cad.Due(k, last || floor, work-time.Duration(2*float64(est)/(1+solver.EvalShare))) {
 			evalAt(&r)
 		}
 		r.Time = work.Seconds()

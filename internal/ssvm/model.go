@@ -3,6 +3,8 @@ package ssvm
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -406,21 +408,100 @@ type Eval struct {
 }
 
 // evaluator computes primal, dual, duality gap and errors with a full
-// decoding pass; it owns its scratch space.
+// decoding pass; it owns its scratch space. The words are decoded on up to
+// GOMAXPROCS goroutines, each on a contiguous range with a decoder of its
+// own, into per-word results; the sums over words (and the features of the
+// decoded labellings) are then taken in word order on the calling
+// goroutine, so the figures do not depend on the number of goroutines and
+// are those of decoding word after word, bit for bit.
 type evaluator struct {
 	p    *Problem
-	dec  *decoder
+	decs []*decoder // decs[g]: goroutine g's
 	E    []float64
 	ws   []float64
-	ystr []int
+	// per letter: the loss-augmented and the plain decoding
+	yAug, yPlain []int
+	// per word: hinge term, loss of the loss-augmented labelling, loss of
+	// the plain one
+	hinge, loss, errs []float64
 }
 
 func newEvaluator(p *Problem) *evaluator {
-	ml := maxLen(p.Train)
-	if p.Test != nil && maxLen(p.Test) > ml {
-		ml = maxLen(p.Test)
+	return &evaluator{p: p, ws: make([]float64, p.D)}
+}
+
+// evalWorkers bounds the goroutines an evaluation decodes on.
+const evalWorkers = 8
+
+// minWordsPerWorker keeps small data sets (a chain of a few words) on the
+// calling goroutine, where starting goroutines would cost more than it saves.
+const minWordsPerWorker = 64
+
+// decode decodes every word of ds with emissions ev.E on up to GOMAXPROCS
+// goroutines: plain decoding into yPlain and errs, and with aug also the
+// loss-augmented decoding into yAug, loss and hinge.
+func (ev *evaluator) decode(ds *Dataset, first, last, trans []float64, aug bool) {
+	p := ev.p
+	K := p.K
+	nw, nl := len(ds.Words), ds.Letters()
+	grow := func(s []float64, n int) []float64 {
+		if cap(s) < n {
+			return make([]float64, n)
+		}
+		return s[:n]
 	}
-	return &evaluator{p: p, dec: newDecoder(p.K, ml), ws: make([]float64, p.D), ystr: make([]int, ml)}
+	growInt := func(s []int, n int) []int {
+		if cap(s) < n {
+			return make([]int, n)
+		}
+		return s[:n]
+	}
+	ev.yAug, ev.yPlain = growInt(ev.yAug, nl), growInt(ev.yPlain, nl)
+	ev.hinge, ev.loss, ev.errs = grow(ev.hinge, nw), grow(ev.loss, nw), grow(ev.errs, nw)
+	workers := min(runtime.GOMAXPROCS(0), evalWorkers, max(1, nw/minWordsPerWorker))
+	ml := maxLen(ds)
+	for len(ev.decs) < workers {
+		ev.decs = append(ev.decs, nil)
+	}
+	for g := range workers {
+		if d := ev.decs[g]; d == nil || len(d.back) < ml*K {
+			ev.decs[g] = newDecoder(K, ml)
+		}
+	}
+	run := func(dc *decoder, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			wd := ds.Words[i]
+			E := ev.E[wd.Start*K : (wd.Start+wd.Len)*K]
+			truth := ds.Y[wd.Start : wd.Start+wd.Len]
+			if aug {
+				y := ev.yAug[wd.Start : wd.Start+wd.Len]
+				dc.Viterbi(E, first, last, trans, truth, y)
+				loss := Loss(truth, y)
+				h := loss + Score(E, first, last, trans, K, y) - Score(E, first, last, trans, K, truth)
+				if h < 0 { // y_i itself has H = 0, so the maximum is never below it
+					h = 0
+				}
+				ev.hinge[i], ev.loss[i] = h, loss
+			}
+			y := ev.yPlain[wd.Start : wd.Start+wd.Len]
+			dc.Viterbi(E, first, last, trans, nil, y)
+			ev.errs[i] = Loss(truth, y)
+		}
+	}
+	if workers == 1 {
+		run(ev.decs[0], 0, nw)
+		return
+	}
+	var wg sync.WaitGroup
+	for g := 1; g < workers; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			run(ev.decs[g], g*nw/workers, (g+1)*nw/workers)
+		}(g)
+	}
+	run(ev.decs[0], 0, nw/workers)
+	wg.Wait()
 }
 
 // Evaluate decodes every training word at w (loss-augmented, giving the
@@ -430,31 +511,22 @@ func newEvaluator(p *Problem) *evaluator {
 // gap λ<w, w − w_s> − ℓ + ℓ_s are reported as well.
 func (ev *evaluator) Evaluate(w []float64, ell float64, hasDual bool) Eval {
 	p := ev.p
-	K := p.K
 	first, last, trans := p.parts(w)
 	ds := p.Train
 	n := float64(len(ds.Words))
 	ev.E = p.AllEmissions(ds, w, ev.E)
+	ev.decode(ds, first, last, trans, true)
 	for j := range ev.ws {
 		ev.ws[j] = 0
 	}
 	hinge, ellS, errSum := 0.0, 0.0, 0.0
-	for _, wd := range ds.Words {
-		E := ev.E[wd.Start*K : (wd.Start+wd.Len)*K]
+	for i, wd := range ds.Words {
+		hinge += ev.hinge[i]
+		ellS += ev.loss[i]
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
-		y := ev.ystr[:wd.Len]
-		ev.dec.Viterbi(E, first, last, trans, truth, y)
-		loss := Loss(truth, y)
-		h := loss + Score(E, first, last, trans, K, y) - Score(E, first, last, trans, K, truth)
-		if h < 0 { // y_i itself has H = 0, so the maximum is never below it
-			h = 0
-		}
-		hinge += h
-		ellS += loss
 		p.AddFeatures(ev.ws, ds, wd, truth, 1)
-		p.AddFeatures(ev.ws, ds, wd, y, -1)
-		ev.dec.Viterbi(E, first, last, trans, nil, y)
-		errSum += Loss(truth, y)
+		p.AddFeatures(ev.ws, ds, wd, ev.yAug[wd.Start:wd.Start+wd.Len], -1)
+		errSum += ev.errs[i]
 	}
 	ww := dot(w, w)
 	out := Eval{Primal: p.Lambda/2*ww + hinge/n, TrainErr: errSum / n, HasDual: hasDual}
@@ -519,17 +591,12 @@ func (ev *evaluator) TestError(w []float64) float64 {
 }
 
 func (ev *evaluator) errorOn(ds *Dataset, w []float64) float64 {
-	p := ev.p
-	K := p.K
-	first, last, trans := p.parts(w)
-	ev.E = p.AllEmissions(ds, w, ev.E)
+	first, last, trans := ev.p.parts(w)
+	ev.E = ev.p.AllEmissions(ds, w, ev.E)
+	ev.decode(ds, first, last, trans, false)
 	errSum := 0.0
-	for _, wd := range ds.Words {
-		E := ev.E[wd.Start*K : (wd.Start+wd.Len)*K]
-		truth := ds.Y[wd.Start : wd.Start+wd.Len]
-		y := ev.ystr[:wd.Len]
-		ev.dec.Viterbi(E, first, last, trans, nil, y)
-		errSum += Loss(truth, y)
+	for i := range ds.Words {
+		errSum += ev.errs[i]
 	}
 	return errSum / float64(len(ds.Words))
 }

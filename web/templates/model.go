@@ -41,6 +41,9 @@ type Problem struct {
 	Params     []Param     `json:"params"`
 	Algorithms []string    `json:"algorithms"`
 	Defaults   []spec.Algo `json:"defaults"`
+	// Iters and Passes are the limits of a run that gives neither.
+	Iters  int     `json:"iters"`
+	Passes float64 `json:"passes"`
 }
 
 // Group is a set of problems shown together.

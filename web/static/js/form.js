@@ -31,6 +31,12 @@ export function initStart() {
     if (withDefaults) {
       rows.innerHTML = '';
       const p = problems[name];
+      // the problem's default limits (the OCR structural SVM runs for
+      // passes; the others for the default iterations)
+      if (p) {
+        $('#run-iters').value = p.iters || D.iters;
+        $('#run-passes').value = p.passes || 0;
+      }
       const defs = p && p.defaults && p.defaults.length ? p.defaults : p ? [{ algo: p.algorithms[0] }] : [];
       for (const a of defs) addRow(a);
     }
