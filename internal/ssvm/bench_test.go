@@ -98,18 +98,24 @@ func median(x []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// BenchmarkOCREvaluate measures one full evaluation (loss-augmented and
-// plain decoding of the training set, plain decoding of the test set), the
-// work that is not counted in passes, in units of the same floor (one core).
-func BenchmarkOCREvaluate(b *testing.B) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+// evalSetup returns the OCR problem at λ = 0.01, an evaluator and a small
+// random w to evaluate.
+func evalSetup(b *testing.B) (*Problem, *evaluator, []float64) {
 	p := ocrProblem(b, 0.01)
-	ev := newEvaluator(p)
 	rng := rand.New(rand.NewPCG(1, 2))
 	w := make([]float64, p.D)
 	for j := range w {
 		w[j] = 0.01 * rng.NormFloat64()
 	}
+	return p, newEvaluator(p), w
+}
+
+// BenchmarkOCREvaluate measures one full evaluation (loss-augmented and
+// plain decoding of the training set, plain decoding of the test set), the
+// work that is not counted in passes, in units of the same floor (one core).
+func BenchmarkOCREvaluate(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p, ev, w := evalSetup(b)
 	var buf []float64
 	ratios := make([]float64, 0, b.N)
 	var tEval time.Duration
@@ -132,13 +138,7 @@ func BenchmarkOCREvaluate(b *testing.B) {
 // up to GOMAXPROCS goroutines and the emission product is gonum's, which
 // splits large products over the cores too.
 func BenchmarkOCREvaluateCores(b *testing.B) {
-	p := ocrProblem(b, 0.01)
-	ev := newEvaluator(p)
-	rng := rand.New(rand.NewPCG(1, 2))
-	w := make([]float64, p.D)
-	for j := range w {
-		w[j] = 0.01 * rng.NormFloat64()
-	}
+	_, ev, w := evalSetup(b)
 	cores := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(cores)
 	var one, all time.Duration
