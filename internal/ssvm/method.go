@@ -1255,32 +1255,33 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	cad := solver.NewCadence(lim.EvalEvery)
 	var evalTime, est time.Duration
 	evalAt := func(r *solver.Record) {
-		t := time.Now()
+		t := solver.Now()
 		evalInto(r)
-		d := time.Since(t)
+		d := solver.Now() - t
 		evalTime += d
 		if m.o.Average && m.k <= 1 {
 			d *= 2 // one decoding served both w and w̄
 		}
 		est = d
 	}
-	record := func(r solver.Record) {
-		t := time.Now()
-		rec.Record(r)
-		cad.Exclude(time.Since(t))
-	}
 	// k = 0: the starting point (every block at its true labelling, w = 0).
+	// Three clock readings per iteration: when its work starts (which also
+	// ends the previous record's span in the Recorder), when it ends, and
+	// when the record is handed to the Recorder.
 	r0 := solver.Record{K: 0, Step: solver.StepNone, Active: m.activeSize()}
 	evalAt(&r0)
-	record(r0)
+	tr := solver.Now()
+	rec.Record(r0)
 	for status == "" {
 		if err := ctx.Err(); err != nil {
 			status, msg = solver.StatusCancelled, err.Error()
 			break
 		}
-		t0 := time.Now()
+		t0 := solver.Now()
+		cad.Span(tr, t0)
 		info := m.iterate()
-		work += time.Since(t0)
+		t1 := solver.Now()
+		work += t1 - t0
 		k := m.k
 		passes := float64(k) / float64(n)
 		last := k >= lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses)
@@ -1293,11 +1294,12 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			r.AwaySteps = 1
 		}
 		floor := lim.EvalEvery == 0 && float64(evalTime) <= minEvalShare*float64(work)
-		if cad.Due(k, last || floor, work-time.Duration(2*float64(est)/(1+solver.EvalShare))) {
+		if cad.DueAt(k, last || floor, work-time.Duration(2*float64(est)/(1+solver.EvalShare)), t1) {
 			evalAt(&r)
 		}
 		r.Time = work.Seconds()
-		record(r)
+		tr = solver.Now()
+		rec.Record(r)
 		if status != "" {
 			break
 		}
