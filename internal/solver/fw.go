@@ -40,6 +40,7 @@ type fwMethod struct {
 	blockwise  bool // r of q blocks sampled per iteration
 	lAuto      float64
 	coupled    bool // the problem's blocks are coupled (CoupledBlocks)
+	separable  bool // a block's whole step is one task (SeparableBlocks)
 	// afterIter, when set (by tests), sees the state after every iteration.
 	afterIter func(st *fwRun, r Record)
 }
@@ -156,6 +157,9 @@ func New(p Problem, cfg Config) (Method, error) {
 	if c, ok := p.(CoupledBlocks); ok && c.BlocksCoupled() {
 		m.coupled = true
 	}
+	if s, ok := p.(SeparableBlocks); ok && s.BlocksSeparable() && !m.coupled {
+		m.separable = true
+	}
 	if m.cfg.DropTol == 0 {
 		m.cfg.DropTol = snapTol
 	}
@@ -231,6 +235,8 @@ type fwRun struct {
 	work                time.Duration
 	// evalErr is an oracle failure in a gap evaluation (CheckedOracle).
 	evalErr error
+	// the block steps' work below block granularity (split.go)
+	splitState
 }
 
 // Run executes the method.
@@ -252,6 +258,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	}
 	st.model = p.NewModel(st.x)
 	st.syncer, _ = st.model.(SyncModel)
+	st.splitter, _ = p.(SplitOracle)
+	st.splitMod, _ = st.model.(SplitModel)
+	st.subPar = st.splitWork
 	st.sample = newSampler(st.n)
 	st.workers = m.cfg.Workers
 	if st.workers <= 0 {
@@ -296,6 +305,10 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	planStep := st.planCurrent
 	st.slopeStep = st.slopeAtMove
 	applyStep := st.applyBlock
+	if m.separable {
+		// one task per block: plan, apply and reshape (see SeparableBlocks)
+		planStep = st.stepCurrent
+	}
 	// Phase 2 runs on the workers too when the blocks are separable: each
 	// block's apply and reshape touch its own coordinates, active set and
 	// model state only. Coupled blocks share model state, which their
@@ -347,8 +360,11 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			}
 		}
 
-		// Phase 2: apply the planned steps, then count them in block order.
-		st.forChosen(applyWorkers, applyStep)
+		// Phase 2: apply the planned steps (done in phase 1 when the blocks
+		// are separable), then count them in block order.
+		if !m.separable {
+			st.forChosen(applyWorkers, applyStep)
+		}
 		r := Record{K: k, Batch: mk}
 		reset := k%m.cfg.RefreshEvery == 0
 		gsum, errSq, moved := 0.0, 0.0, 0
@@ -566,6 +582,13 @@ func (st *fwRun) refresh() {
 // planCurrent plans block bs's step of the current iteration.
 func (st *fwRun) planCurrent(bs *blockState) { st.plan(bs, st.k, st.batch, st.wantErr) }
 
+// stepCurrent plans and applies block bs's step of the current iteration
+// (separable blocks: phases 1 and 2 in one task).
+func (st *fwRun) stepCurrent(bs *blockState) {
+	st.plan(bs, st.k, st.batch, st.wantErr)
+	st.applyBlock(bs)
+}
+
 // plan decides block bs's step at the current x (phase 1; read-only on x,
 // the model and the other blocks).
 func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
@@ -586,7 +609,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 		pl.gradErr = e
 		pl.errDur = time.Since(te)
 	}
-	p := m.p.LMO(bs.idx, g)
+	p := st.lmo(bs.idx, g)
 	pl.p = p
 	gx := dot(g, xb)
 	gp := p.Dot(g)
@@ -778,30 +801,30 @@ func (st *fwRun) move(bs *blockState) {
 		for i := range xb {
 			xb[i] = 0
 		}
-		st.model.Scale(b, 0)
+		st.scale(b, 0)
 		pl.p.AddTo(xb, 1)
-		st.model.Add(b, 1, pl.p)
+		st.add(b, 1, pl.p)
 	case StepFW:
 		s := 1 - g
 		for i := range xb {
 			xb[i] *= s
 		}
-		st.model.Scale(b, s)
+		st.scale(b, s)
 		pl.p.AddTo(xb, g)
-		st.model.Add(b, g, pl.p)
+		st.add(b, g, pl.p)
 	case StepAway, StepDrop:
 		s := 1 + g
 		for i := range xb {
 			xb[i] *= s
 		}
-		st.model.Scale(b, s)
+		st.scale(b, s)
 		pl.uVertex.AddTo(xb, -g)
-		st.model.Add(b, -g, pl.uVertex)
+		st.add(b, -g, pl.uVertex)
 	case StepPairwise:
 		pl.p.AddTo(xb, g)
-		st.model.Add(b, g, pl.p)
+		st.add(b, g, pl.p)
 		pl.uVertex.AddTo(xb, -g)
-		st.model.Add(b, -g, pl.uVertex)
+		st.add(b, -g, pl.uVertex)
 	}
 }
 
@@ -916,7 +939,10 @@ func (st *fwRun) forChosen(workers int, f func(bs *blockState)) {
 	st.chunk = max(1, n/(4*workers))
 	st.next.Store(0)
 	st.step = f
+	st.helping = st.splitHelps(n, workers)
+	st.left.Store(int64(n))
 	st.dispatch(workers-1, st.chunksJob)
+	st.helping = false
 }
 
 // dispatch runs job on the calling goroutine and on up to helpers helpers of
@@ -931,6 +957,10 @@ func (st *fwRun) dispatch(helpers int, job func()) {
 		st.helpers = st.workers - 1
 		st.pool = make(chan struct{}, st.helpers)
 		st.idle = make(chan struct{}, 1)
+		st.subs = make([]subJob, st.workers)
+		for i := range st.subs {
+			st.subs[i].wake = make(chan struct{}, 1)
+		}
 		for w := 0; w < st.helpers; w++ {
 			go st.helper()
 		}
@@ -1048,17 +1078,23 @@ func (st *fwRun) syncModel() (err error) {
 	return nil
 }
 
-// runChunks runs f on chunks of the chosen blocks until none is left.
+// runChunks runs f on chunks of the chosen blocks until none is left; in a
+// helping pass it then takes parts of the blocks still running until all
+// are done (see splitWork).
 func (st *fwRun) runChunks() {
 	n, chunk, f := len(st.chosen), st.chunk, st.step
 	for {
 		lo := int(st.next.Add(int64(chunk))) - chunk
 		if lo >= n {
-			return
+			break
 		}
 		for i := lo; i < min(lo+chunk, n); i++ {
 			st.guarded(st.bs[st.chosen[i]], f)
+			st.left.Add(-1)
 		}
+	}
+	if st.helping {
+		st.helpUntilDone()
 	}
 }
 
