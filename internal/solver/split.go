@@ -18,9 +18,9 @@ import (
 
 // subJob is one open splitWork call: a range [0, n) handed out in chunks.
 type subJob struct {
-	owned atomic.Bool  // a splitWork call holds the slot
-	open  atomic.Bool  // its chunks may be taken
-	users atomic.Int64 // helpers inside; the owner waits for them before it returns
+	owned atomic.Bool   // a splitWork call holds the slot
+	open  atomic.Bool   // its chunks may be taken
+	users atomic.Int64  // helpers inside; the owner waits for them before it returns
 	wake  chan struct{} // a helper leaving a closed job wakes its waiting owner
 	next  atomic.Int64
 	n     int
