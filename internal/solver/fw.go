@@ -801,25 +801,22 @@ func (st *fwRun) move(bs *blockState) {
 		for i := range xb {
 			xb[i] = 0
 		}
-		st.scale(b, 0)
 		pl.p.AddTo(xb, 1)
-		st.add(b, 1, pl.p)
+		st.scaleAdd(b, 0, 1, pl.p)
 	case StepFW:
 		s := 1 - g
 		for i := range xb {
 			xb[i] *= s
 		}
-		st.scale(b, s)
 		pl.p.AddTo(xb, g)
-		st.add(b, g, pl.p)
+		st.scaleAdd(b, s, g, pl.p)
 	case StepAway, StepDrop:
 		s := 1 + g
 		for i := range xb {
 			xb[i] *= s
 		}
-		st.scale(b, s)
 		pl.uVertex.AddTo(xb, -g)
-		st.add(b, -g, pl.uVertex)
+		st.scaleAdd(b, s, -g, pl.uVertex)
 	case StepPairwise:
 		pl.p.AddTo(xb, g)
 		st.add(b, g, pl.p)

@@ -175,11 +175,11 @@ type SplitOracle interface {
 // their work into parts.
 type SplitModel interface {
 	Model
-	// ScaleSplit and AddSplit are Scale and Add with their work handed to
-	// par in parts; the state they leave must be Scale's and Add's bit for
-	// bit however par splits and orders the parts.
-	ScaleSplit(b int, s float64, par Parallel)
-	AddSplit(b int, c float64, v Vertex, par Parallel)
+	// MoveSplit records that x_b ← s·x_b + c·v happened, with its work
+	// handed to par in parts. The state it leaves must be the one Scale(b, s)
+	// followed by Add(b, c, v) leaves (Add alone when s = 1, since s·x_b is
+	// then x_b), bit for bit, however par splits and orders the parts.
+	MoveSplit(b int, s, c float64, v Vertex, par Parallel)
 }
 
 // SeparableBlocks is implemented by problems whose blocks are separable in

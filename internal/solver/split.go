@@ -186,18 +186,20 @@ func (st *fwRun) lmo(b int, g []float64) Vertex {
 	return st.m.p.LMO(b, g)
 }
 
-// scale and add tell the model of a block's move, split when it can.
-func (st *fwRun) scale(b int, s float64) {
+// scaleAdd and add tell the model of a block's move, x_b ← s·x_b + c·v and
+// x_b ← x_b + c·v, split when it can (one pass over the block's state).
+func (st *fwRun) scaleAdd(b int, s, c float64, v Vertex) {
 	if st.splitMod != nil {
-		st.splitMod.ScaleSplit(b, s, st.subPar)
+		st.splitMod.MoveSplit(b, s, c, v, st.subPar)
 		return
 	}
 	st.model.Scale(b, s)
+	st.model.Add(b, c, v)
 }
 
 func (st *fwRun) add(b int, c float64, v Vertex) {
 	if st.splitMod != nil {
-		st.splitMod.AddSplit(b, c, v, st.subPar)
+		st.splitMod.MoveSplit(b, 1, c, v, st.subPar)
 		return
 	}
 	st.model.Add(b, c, v)

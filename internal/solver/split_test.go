@@ -115,26 +115,20 @@ func (m *sepModel) Line(b int, x []float64, d Direction, batch []int) Line {
 	return m.sub[b].Line(0, m.xb(b, x), d, batch)
 }
 
-// ScaleSplit and AddSplit update the samples in parts of three, each entry
-// as Scale and Add do.
-func (m *sepModel) ScaleSplit(b int, s float64, par Parallel) {
-	z := m.sub[b].zb[0]
+// MoveSplit updates the samples in parts of three, each entry as Scale and
+// Add do.
+func (m *sepModel) MoveSplit(b int, s, c float64, v Vertex, par Parallel) {
+	sm := m.sub[b]
+	z := sm.zb[0]
 	np := (len(z) + 2) / 3
 	par(np, func(lo, hi int) {
 		if lo > 0 || hi < np {
 			m.p.split.Add(1)
 		}
 		for i := 3 * lo; i < min(3*hi, len(z)); i++ {
-			z[i] *= s
-		}
-	})
-}
-func (m *sepModel) AddSplit(b int, c float64, v Vertex, par Parallel) {
-	sm := m.sub[b]
-	z := sm.zb[0]
-	np := (len(z) + 2) / 3
-	par(np, func(lo, hi int) {
-		for i := 3 * lo; i < min(3*hi, len(z)); i++ {
+			if s != 1 {
+				z[i] *= s
+			}
 			z[i] += c * v.Dot(sm.row(i, 0))
 		}
 	})

@@ -29,7 +29,7 @@ type model struct {
 	grads []gradBuf
 	// syncFn is syncAll as a value made once (Sync allocates nothing)
 	syncFn func(lo, hi int)
-	// splits: per block, the state of a split Scale or Add (split.go)
+	// splits: per block, the state of a split move (split.go)
 	splits []splitBuf
 }
 
@@ -147,7 +147,7 @@ func (p *Problem) NewModel(x []float64) solver.Model {
 	for b := range m.splits {
 		sb := &m.splits[b]
 		sb.m, sb.b = m, b
-		sb.scaleFn, sb.addFn = sb.scale, sb.add
+		sb.moveFn = sb.move
 	}
 	if p.opt.Blocks == "row" {
 		m.syncFn = m.syncAll

@@ -139,19 +139,20 @@ func (ls *lmoSplit) raise(s float64) {
 }
 
 // Component blocks split their model updates too: z_C = X B_C (N×|C|) and
-// XᵀX B_C (J×|C|) in parts of modelPartRows rows, every entry updated by
-// the same operations in the same order as Scale and Add do, so the state is
-// the same bit for bit (solver.SplitModel).
+// XᵀX B_C (J×|C|) in parts of modelPartRows rows, each part scaled and then
+// added to in one pass, every entry by the same operations in the same
+// order as Scale and Add do, so the state is the same bit for bit
+// (solver.SplitModel).
 const modelPartRows = 128
 
 // splitBuf is block b's split update in progress (a block's calls never
-// overlap); scaleFn and addFn are its methods as values made once.
+// overlap); moveFn is its move method as a value made once.
 type splitBuf struct {
-	m              *model
-	b              int
-	s, c           float64
-	v              solver.Vertex
-	scaleFn, addFn func(lo, hi int)
+	m      *model
+	b      int
+	s, c   float64
+	v      solver.Vertex
+	moveFn func(lo, hi int)
 }
 
 // parts returns the number of parts of component ci's state: those of z_C,
@@ -175,45 +176,18 @@ func (m *model) partRows(q, nz int) (lo, hi int, z bool) {
 	return q * modelPartRows, min((q+1)*modelPartRows, m.p.J), false
 }
 
-// ScaleSplit implements solver.SplitModel.
-func (m *model) ScaleSplit(b int, s float64, par solver.Parallel) {
+// MoveSplit implements solver.SplitModel.
+func (m *model) MoveSplit(b int, s, c float64, v solver.Vertex, par solver.Parallel) {
 	bi := m.p.info[b]
 	if m.comps[bi.comp].cur != nil {
-		m.Scale(b, s) // row mode: only the block's own row changes here
-		return
-	}
-	sb := &m.splits[b]
-	sb.s = s
-	_, n := m.parts(bi.comp)
-	par(n, sb.scaleFn)
-}
-
-func (sb *splitBuf) scale(lo, hi int) {
-	m := sb.m
-	ci := m.p.info[sb.b].comp
-	st := m.comps[ci]
-	kc := len(m.p.comps[ci].tasks)
-	nz, _ := m.parts(ci)
-	for q := lo; q < hi; q++ {
-		r0, r1, z := m.partRows(q, nz)
-		a := st.h
-		if z {
-			a = st.z
+		// row mode: only the block's own row of B changes here
+		if s != 1 {
+			m.Scale(b, s)
 		}
-		for i := r0 * kc; i < r1*kc; i++ {
-			a[i] *= sb.s
-		}
-	}
-}
-
-// AddSplit implements solver.SplitModel.
-func (m *model) AddSplit(b int, c float64, v solver.Vertex, par solver.Parallel) {
-	bi := m.p.info[b]
-	if m.comps[bi.comp].cur != nil {
 		m.Add(b, c, v)
 		return
 	}
-	moves := false
+	moves := s != 1
 	for _, idx := range v.Idx {
 		moves = moves || idx != bi.size-1
 	}
@@ -221,13 +195,13 @@ func (m *model) AddSplit(b int, c float64, v solver.Vertex, par solver.Parallel)
 		return // the epigraph coordinate only: nothing in z_C or XᵀX B_C
 	}
 	sb := &m.splits[b]
-	sb.c, sb.v = c, v
+	sb.s, sb.c, sb.v = s, c, v
 	_, n := m.parts(bi.comp)
-	par(n, sb.addFn)
+	par(n, sb.moveFn)
 	sb.v = solver.Vertex{}
 }
 
-func (sb *splitBuf) add(lo, hi int) {
+func (sb *splitBuf) move(lo, hi int) {
 	m := sb.m
 	p := m.p
 	bi := p.info[sb.b]
@@ -237,6 +211,15 @@ func (sb *splitBuf) add(lo, hi int) {
 	v := sb.v
 	for q := lo; q < hi; q++ {
 		r0, r1, z := m.partRows(q, nz)
+		if s := sb.s; s != 1 {
+			a := st.h
+			if z {
+				a = st.z
+			}
+			for i := r0 * kc; i < r1*kc; i++ {
+				a[i] *= s
+			}
+		}
 		for k, idx := range v.Idx {
 			if idx == bi.size-1 {
 				continue

@@ -105,7 +105,9 @@ func TestLMOSplitEqualsScan(t *testing.T) {
 }
 
 // The split model updates of component blocks leave z_C = X B_C and
-// XᵀX B_C the same to the bit as Scale and Add, however the parts run.
+// XᵀX B_C the same to the bit as Scale and Add, however the parts run:
+// scaled and added to (FW, away steps, collapses) or added to alone
+// (pairwise steps, the epigraph coordinate).
 func TestSplitModelAgreesBitForBit(t *testing.T) {
 	X, Y := mixedData(9, 300, 150)
 	p, err := New(X, Y, Options{Lambda: 1.5, Gamma: 2, Threshold: 0.5})
@@ -128,11 +130,19 @@ func TestSplitModelAgreesBitForBit(t *testing.T) {
 			g[len(g)-1] = -1
 			v := p.LMO(b, g)
 			s, c := 1-0.3*rng.Float64(), rng.NormFloat64()
+			if step%5 == 0 {
+				s = 0 // a collapse
+			}
 			plain.Scale(b, s)
-			split.ScaleSplit(b, s, par)
 			plain.Add(b, c, v)
-			split.AddSplit(b, c, v, par)
-			split.AddSplit(b, 0.5, p.tvert[b], par) // the epigraph coordinate alone
+			split.MoveSplit(b, s, c, v, par)
+			// an add alone (pairwise steps)
+			w := p.LMO(b, negate(g))
+			plain.Add(b, -c, w)
+			split.MoveSplit(b, 1, -c, w, par)
+			// the epigraph coordinate alone
+			plain.Add(b, 0.5, p.tvert[b])
+			split.MoveSplit(b, 1, 0.5, p.tvert[b], par)
 		}
 		for ci, st := range split.comps {
 			for i := range st.z {
