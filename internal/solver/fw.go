@@ -596,7 +596,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 	pl := &bs.plan
 	*pl = stepPlan{kind: StepNone, u: -1}
 	xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
-	st.model.Gradient(bs.idx, bs.g, st.x, batch)
+	st.gradient(bs.idx, bs.g, batch)
 	g := bs.g
 	if wantErr {
 		te := time.Now()
