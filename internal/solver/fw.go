@@ -306,8 +306,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	st.slopeStep = st.slopeAtMove
 	applyStep := st.applyBlock
 	if m.separable {
-		// one task per block: plan, apply and reshape (see SeparableBlocks)
-		planStep = st.stepCurrent
+		// one task per block: plan, apply and reshape (see SeparableBlocks),
+		// and no phase 2
+		planStep, applyStep = st.stepCurrent, nil
 	}
 	// Phase 2 runs on the workers too when the blocks are separable: each
 	// block's apply and reshape touch its own coordinates, active set and
@@ -360,11 +361,8 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			}
 		}
 
-		// Phase 2: apply the planned steps (done in phase 1 when the blocks
-		// are separable), then count them in block order.
-		if !m.separable {
-			st.forChosen(applyWorkers, applyStep)
-		}
+		// Phase 2: apply the planned steps, then count them in block order.
+		st.forChosen(applyWorkers, applyStep)
 		r := Record{K: k, Batch: mk}
 		reset := k%m.cfg.RefreshEvery == 0
 		gsum, errSq, moved := 0.0, 0.0, 0
@@ -926,6 +924,9 @@ func (st *fwRun) trace2D(r *Record, bs *blockState) {
 // goroutine would end the process: it is reported as that block's failure
 // (plan.err), which fails the run with its message.
 func (st *fwRun) forChosen(workers int, f func(bs *blockState)) {
+	if f == nil {
+		return // nothing to run (phase 2 of separable blocks)
+	}
 	n := len(st.chosen)
 	if workers > n {
 		workers = n
