@@ -10,10 +10,11 @@ import (
 // work (SplitOracle, SplitModel) hands the parts to splitWork, the run's
 // Parallel. While a pass over the chosen blocks (forChosen) has few blocks
 // per worker, a worker that finds no block left does not leave: it takes
-// parts of the blocks still running until every block is done. Five equal
-// blocks on two workers then take 2.5 blocks' time instead of 3 (the most
-// whole blocks allow is 5/3 of one worker's speed). The parts are the
-// problem's own (a fixed partition, whose results it combines in a fixed
+// parts of the blocks still running until every block is done (or no part
+// has come its way for subSpin). Five equal blocks on two workers then take
+// about 2.5 blocks' time, plus the parts of a step that do not split, instead
+// of 3 (whole blocks allow at most 5/3 of one worker's speed). The parts are
+// the problem's own (a fixed partition, whose results it combines in a fixed
 // order), so the run does not depend on who takes which part.
 
 // subJob is one open splitWork call: a range [0, n) handed out in chunks.
