@@ -197,10 +197,16 @@ func TestSplitTracesIndependentOfWorkers(t *testing.T) {
 	for _, c := range []struct {
 		algo  string
 		sched solver.Schedule
-	}{{"bc-ssfw-as", solver.Schedule{Kind: "full"}}, {"bc-ssfw-as", solver.Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}}, {"bcfw", solver.Schedule{Kind: "full"}}} {
+		r     int
+	}{
+		{"bc-ssfw-as", solver.Schedule{Kind: "full"}, 0},
+		{"bc-ssfw-as", solver.Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}, 0},
+		{"bc-ssfw-as", solver.Schedule{Kind: "full"}, 2},
+		{"bcfw", solver.Schedule{Kind: "full"}, 0},
+	} {
 		run := func(workers int) string {
 			cfg := fwConfig(c.algo, solver.Limits{MaxIters: 40, EvalEvery: 9}, 2)
-			cfg.Schedule = c.sched
+			cfg.Schedule, cfg.R = c.sched, c.r
 			cfg.Workers = workers
 			m, err := solver.New(p, cfg)
 			if err != nil {
@@ -219,7 +225,7 @@ func TestSplitTracesIndependentOfWorkers(t *testing.T) {
 		ref := run(1)
 		for _, w := range []int{2, 3, 5} {
 			if got := run(w); got != ref {
-				t.Fatalf("%s %s: %d workers give a different trace from 1", c.algo, c.sched.Kind, w)
+				t.Fatalf("%s %s r=%d: %d workers give a different trace from 1", c.algo, c.sched.Kind, c.r, w)
 			}
 		}
 	}
