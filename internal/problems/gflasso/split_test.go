@@ -3,6 +3,7 @@ package gflasso
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -111,16 +112,23 @@ func TestLMOSplitEqualsScan(t *testing.T) {
 // (pairwise steps, the epigraph coordinate); the split gradient is
 // Gradient's.
 func TestSplitModelAgreesBitForBit(t *testing.T) {
-	X, Y := mixedData(9, 300, 150)
+	for _, n := range []int{300, 60} { // J = 150: with XᵀX kept, and without (J > N)
+		splitModelAgrees(t, n)
+	}
+}
+
+func splitModelAgrees(t *testing.T, n int) {
+	X, Y := mixedData(9, n, 150)
 	p, err := New(X, Y, Options{Lambda: 1.5, Gamma: 2, Threshold: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, par := range splitWays {
+		name = fmt.Sprintf("N=%d, %s", n, name)
 		plain := p.NewModel(make([]float64, p.Dim())).(*model)
 		split := p.NewModel(make([]float64, p.Dim())).(*model)
-		if split.comps[0].h == nil {
-			t.Fatal("the instance must keep XᵀX B_C")
+		if kept := split.comps[0].h != nil; kept != (n >= 150) {
+			t.Fatalf("%s: XᵀX B_C kept: %v", name, kept)
 		}
 		rng := rand.New(rand.NewPCG(5, 6))
 		for step := 0; step < 60; step++ {
