@@ -594,7 +594,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 	pl := &bs.plan
 	*pl = stepPlan{kind: StepNone, u: -1}
 	xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
-	st.gradient(bs.idx, bs.g, batch)
+	st.model.Gradient(bs.idx, bs.g, st.x, batch)
 	g := bs.g
 	if wantErr {
 		te := time.Now()

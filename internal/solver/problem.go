@@ -180,10 +180,6 @@ type SplitModel interface {
 	// followed by Add(b, c, v) leaves (Add alone when s = 1, since s·x_b is
 	// then x_b), bit for bit, however par splits and orders the parts.
 	MoveSplit(b int, s, c float64, v Vertex, par Parallel)
-	// GradientSplit is Gradient with its work handed to par in parts; g
-	// must be Gradient's bit for bit however par splits and orders the
-	// parts.
-	GradientSplit(b int, g, x []float64, batch []int, par Parallel)
 }
 
 // SeparableBlocks is implemented by problems whose blocks are separable in

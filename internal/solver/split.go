@@ -187,15 +187,6 @@ func (st *fwRun) lmo(b int, g []float64) Vertex {
 	return st.m.p.LMO(b, g)
 }
 
-// gradient is the model's gradient of a block step, split when it can.
-func (st *fwRun) gradient(b int, g []float64, batch []int) {
-	if st.splitMod != nil {
-		st.splitMod.GradientSplit(b, g, st.x, batch, st.subPar)
-		return
-	}
-	st.model.Gradient(b, g, st.x, batch)
-}
-
 // scaleAdd and add tell the model of a block's move, x_b ← s·x_b + c·v and
 // x_b ← x_b + c·v, split when it can (one pass over the block's state).
 func (st *fwRun) scaleAdd(b int, s, c float64, v Vertex) {

@@ -11,9 +11,8 @@ import (
 
 // sepLSQ is a problem of q separable blocks: block b is its own
 // least-squares problem sub[b] over a simplex (F is the sum). It splits its
-// oracle (vertices in parts of two), its gradients (coordinates in parts of
-// two) and its model updates (samples in parts of three) and declares its
-// blocks separable, so that the block methods
+// oracle (vertices in parts of two) and its model updates (samples in parts
+// of three) and declares its blocks separable, so that the block methods
 // run each block's whole step as one task and idle workers take parts of
 // the running blocks.
 type sepLSQ struct {
@@ -131,46 +130,6 @@ func (m *sepModel) MoveSplit(b int, s, c float64, v Vertex, par Parallel) {
 				z[i] *= s
 			}
 			z[i] += c * v.Dot(sm.row(i, 0))
-		}
-	})
-}
-
-// GradientSplit computes the gradient's coordinates in parts of two, each
-// summed over the samples in Gradient's order.
-func (m *sepModel) GradientSplit(b int, g, x []float64, batch []int, par Parallel) {
-	sm := m.sub[b]
-	np := (len(g) + 1) / 2
-	par(np, func(lo, hi int) {
-		if lo > 0 || hi < np {
-			m.p.split.Add(1)
-		}
-		jlo, jhi := 2*lo, min(2*hi, len(g))
-		for j := jlo; j < jhi; j++ {
-			g[j] = 0
-		}
-		each := func(i int) {
-			r := sm.z(i) - sm.p.y[i]
-			row := sm.row(i, 0)
-			for j := jlo; j < jhi; j++ {
-				g[j] += r * row[j]
-			}
-		}
-		cnt := sm.p.n
-		if batch == nil {
-			for i := 0; i < sm.p.n; i++ {
-				each(i)
-			}
-		} else {
-			cnt = len(batch)
-			for _, i := range batch {
-				each(i)
-			}
-		}
-		for j := jlo; j < jhi; j++ {
-			g[j] /= float64(cnt)
-			if sm.p.lin != nil {
-				g[j] += sm.p.lin[j]
-			}
 		}
 	})
 }

@@ -147,7 +147,7 @@ func (p *Problem) NewModel(x []float64) solver.Model {
 	for b := range m.splits {
 		sb := &m.splits[b]
 		sb.m, sb.b = m, b
-		sb.moveFn, sb.gradFn = sb.move, sb.gradient
+		sb.moveFn = sb.move
 	}
 	if p.opt.Blocks == "row" {
 		m.syncFn = m.syncAll

@@ -152,9 +152,7 @@ type splitBuf struct {
 	b      int
 	s, c   float64
 	v      solver.Vertex
-	g      []float64
 	moveFn func(lo, hi int)
-	gradFn func(lo, hi int)
 }
 
 // parts returns the number of parts of component ci's state: those of z_C,
@@ -238,39 +236,6 @@ func (sb *splitBuf) move(lo, hi int) {
 					st.h[(r0+i)*kc+a] += cv * gv
 				}
 			}
-		}
-	}
-}
-
-// GradientSplit implements solver.SplitModel: the exact gradient of a
-// component block that keeps XᵀX B_C, XᵀX B_C − XᵀY_C, in parts of
-// modelPartRows rows of B (entry by entry as Gradient computes it); any
-// other gradient is Gradient's.
-func (m *model) GradientSplit(b int, g, x []float64, batch []int, par solver.Parallel) {
-	bi := m.p.info[b]
-	st := m.comps[bi.comp]
-	if st.h == nil || batch != nil {
-		m.Gradient(b, g, x, batch)
-		return
-	}
-	sb := &m.splits[b]
-	sb.g = g
-	st.mu.RLock()
-	par((m.p.J+modelPartRows-1)/modelPartRows, sb.gradFn)
-	st.mu.RUnlock()
-	g[bi.size-1] = 1
-	sb.g = nil
-}
-
-func (sb *splitBuf) gradient(lo, hi int) {
-	p := sb.m.p
-	c := p.comps[p.info[sb.b].comp]
-	kc := len(c.tasks)
-	h := sb.m.comps[p.info[sb.b].comp].h
-	for j := lo * modelPartRows; j < min(hi*modelPartRows, p.J); j++ {
-		xy := p.xty[j*p.K : (j+1)*p.K]
-		for a, t := range c.tasks {
-			sb.g[j*kc+a] = h[j*kc+a] - xy[t]
 		}
 	}
 }
