@@ -15,8 +15,9 @@ import (
 
 // BenchmarkBlockWorkers times full-batch bc-ssfw-as iterations with every
 // block on the GFLASSO instance at ten times the paper's size (N = 1000,
-// J = 500, K = 50, λ = γ = 30), on component blocks and on row blocks, with
-// 1, 2 and all cores as workers. It reports the work time per iteration and
+// J = 500, K = 50, λ = γ = 30), on component blocks (5 of them) and on row
+// blocks (2 500), with 1, 2 and all cores as workers, and the same for bcfw
+// (bcfw-component, bcfw-row). It reports the work time per iteration and
 // the speed-up against one worker measured in the same run (x-speedup; the
 // target for 2 workers is ≥ 1.6), and fails if the traces differ. On a
 // machine shared with other work the cores a run gets vary: x-control is
@@ -29,11 +30,14 @@ func BenchmarkBlockWorkers(b *testing.B) {
 	if cores > 2 {
 		counts = append(counts, cores)
 	}
-	for _, blocks := range []string{"component", "row"} {
-		params := spec.Params{"n": "1000", "j": "500", "k": "50", "lambda": "30", "gamma": "30", "blocks": blocks}
-		b.Run(blocks, func(b *testing.B) {
+	for _, c := range []struct{ name, blocks, algo string }{
+		{"component", "component", "bc-ssfw-as"}, {"row", "row", "bc-ssfw-as"},
+		{"bcfw-component", "component", "bcfw"}, {"bcfw-row", "row", "bcfw"},
+	} {
+		params := spec.Params{"n": "1000", "j": "500", "k": "50", "lambda": "30", "gamma": "30", "blocks": c.blocks}
+		b.Run(c.name, func(b *testing.B) {
 			r := spec.Run{Problem: "gflasso", Params: params, Seed: 1, Iters: iters, EvalEvery: iters,
-				Algorithms: []spec.Algo{{Algo: "bc-ssfw-as", Schedule: "full"}}}
+				Algorithms: []spec.Algo{{Algo: c.algo, Schedule: "full"}}}
 			s, v, err := Resolve(&r)
 			if err != nil {
 				b.Fatal(err)

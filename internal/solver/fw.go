@@ -40,6 +40,7 @@ type fwMethod struct {
 	blockwise  bool // r of q blocks sampled per iteration
 	lAuto      float64
 	coupled    bool // the problem's blocks are coupled (CoupledBlocks)
+	separable  bool // a block's whole step is one task (SeparableBlocks)
 	// afterIter, when set (by tests), sees the state after every iteration.
 	afterIter func(st *fwRun, r Record)
 }
@@ -156,6 +157,9 @@ func New(p Problem, cfg Config) (Method, error) {
 	if c, ok := p.(CoupledBlocks); ok && c.BlocksCoupled() {
 		m.coupled = true
 	}
+	if s, ok := p.(SeparableBlocks); ok && s.BlocksSeparable() && !m.coupled {
+		m.separable = true
+	}
 	if m.cfg.DropTol == 0 {
 		m.cfg.DropTol = snapTol
 	}
@@ -234,6 +238,8 @@ type fwRun struct {
 	work                time.Duration
 	// evalErr is an oracle failure in a gap evaluation (CheckedOracle).
 	evalErr error
+	// the block steps' work below block granularity (split.go)
+	splitState
 }
 
 // Run executes the method.
@@ -255,6 +261,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	}
 	st.model = p.NewModel(st.x)
 	st.syncer, _ = st.model.(SyncModel)
+	st.splitter, _ = p.(SplitOracle)
+	st.splitMod, _ = st.model.(SplitModel)
+	st.subPar = st.splitWork
 	st.sample = newSampler(st.n)
 	st.workers = m.cfg.Workers
 	if st.workers <= 0 {
@@ -301,6 +310,11 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	planStep := st.planCurrent
 	st.slopeStep = st.slopeAtMove
 	applyStep := st.applyBlock
+	if m.separable {
+		// one task per block: plan, apply and reshape (see SeparableBlocks),
+		// and no phase 2
+		planStep, applyStep = st.stepCurrent, nil
+	}
 	// Phase 2 runs on the workers too when the blocks are separable: each
 	// block's apply and reshape touch its own coordinates, active set and
 	// model state only. Coupled blocks share model state, which their
@@ -571,6 +585,13 @@ func (st *fwRun) refresh() {
 // planCurrent plans block bs's step of the current iteration.
 func (st *fwRun) planCurrent(bs *blockState) { st.plan(bs, st.k, st.batch, st.wantErr) }
 
+// stepCurrent plans and applies block bs's step of the current iteration
+// (separable blocks: phases 1 and 2 in one task).
+func (st *fwRun) stepCurrent(bs *blockState) {
+	st.plan(bs, st.k, st.batch, st.wantErr)
+	st.applyBlock(bs)
+}
+
 // plan decides block bs's step at the current x (phase 1; read-only on x,
 // the model and the other blocks).
 func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
@@ -591,7 +612,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 		pl.gradErr = e
 		pl.errDur = Now() - te
 	}
-	p := m.p.LMO(bs.idx, g)
+	p := st.lmo(bs.idx, g)
 	pl.p = p
 	gx := dot(g, xb)
 	gp := p.Dot(g)
@@ -783,30 +804,27 @@ func (st *fwRun) move(bs *blockState) {
 		for i := range xb {
 			xb[i] = 0
 		}
-		st.model.Scale(b, 0)
 		pl.p.AddTo(xb, 1)
-		st.model.Add(b, 1, pl.p)
+		st.scaleAdd(b, 0, 1, pl.p)
 	case StepFW:
 		s := 1 - g
 		for i := range xb {
 			xb[i] *= s
 		}
-		st.model.Scale(b, s)
 		pl.p.AddTo(xb, g)
-		st.model.Add(b, g, pl.p)
+		st.scaleAdd(b, s, g, pl.p)
 	case StepAway, StepDrop:
 		s := 1 + g
 		for i := range xb {
 			xb[i] *= s
 		}
-		st.model.Scale(b, s)
 		pl.uVertex.AddTo(xb, -g)
-		st.model.Add(b, -g, pl.uVertex)
+		st.scaleAdd(b, s, -g, pl.uVertex)
 	case StepPairwise:
 		pl.p.AddTo(xb, g)
-		st.model.Add(b, g, pl.p)
+		st.add(b, g, pl.p)
 		pl.uVertex.AddTo(xb, -g)
-		st.model.Add(b, -g, pl.uVertex)
+		st.add(b, -g, pl.uVertex)
 	}
 }
 
@@ -913,10 +931,16 @@ func (st *fwRun) trace2D(r *Record, bs *blockState) {
 // forChosen runs f on every chosen block, on up to workers goroutines that
 // take the blocks in contiguous chunks (no synchronisation per block, so many
 // small blocks pay too). f only writes its own block's state, so the result
-// does not depend on the scheduling. A panic in a problem's code on a worker
+// does not depend on the scheduling. With few blocks per worker and a problem
+// that splits its work (split.go), a worker that finds no block left takes
+// parts of the blocks still running, so that 5 blocks on 2 workers take
+// about 2.5 blocks' time, not 3. A panic in a problem's code on a worker
 // goroutine would end the process: it is reported as that block's failure
 // (plan.err), which fails the run with its message.
 func (st *fwRun) forChosen(workers int, f func(bs *blockState)) {
+	if f == nil {
+		return // nothing to run (phase 2 of separable blocks)
+	}
 	n := len(st.chosen)
 	if workers > n {
 		workers = n
@@ -930,7 +954,10 @@ func (st *fwRun) forChosen(workers int, f func(bs *blockState)) {
 	st.chunk = max(1, n/(4*workers))
 	st.next.Store(0)
 	st.step = f
+	st.helping = st.splitHelps(n, workers)
+	st.left.Store(int64(n))
 	st.dispatch(workers-1, st.chunksJob)
+	st.helping = false
 }
 
 // dispatch runs job on the calling goroutine and on up to helpers helpers of
@@ -945,6 +972,10 @@ func (st *fwRun) dispatch(helpers int, job func()) {
 		st.helpers = st.workers - 1
 		st.pool = make(chan struct{}, st.helpers)
 		st.idle = make(chan struct{}, 1)
+		st.subs = make([]subJob, st.workers)
+		for i := range st.subs {
+			st.subs[i].wake = make(chan struct{}, 1)
+		}
 		for w := 0; w < st.helpers; w++ {
 			go st.helper()
 		}
@@ -1062,17 +1093,23 @@ func (st *fwRun) syncModel() (err error) {
 	return nil
 }
 
-// runChunks runs f on chunks of the chosen blocks until none is left.
+// runChunks runs f on chunks of the chosen blocks until none is left; in a
+// helping pass it then takes parts of the blocks still running until all
+// are done (see splitWork).
 func (st *fwRun) runChunks() {
 	n, chunk, f := len(st.chosen), st.chunk, st.step
 	for {
 		lo := int(st.next.Add(int64(chunk))) - chunk
 		if lo >= n {
-			return
+			break
 		}
 		for i := lo; i < min(lo+chunk, n); i++ {
 			st.guarded(st.bs[st.chosen[i]], f)
+			st.left.Add(-1)
 		}
+	}
+	if st.helping {
+		st.helpUntilDone()
 	}
 }
 

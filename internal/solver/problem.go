@@ -149,3 +149,47 @@ type ProxProblem interface {
 	// reported for proximal iterates on the same footing.
 	Lift(x, y []float64)
 }
+
+// Parallel runs f on disjoint ranges [lo, hi) that together cover [0, n),
+// possibly several at once on other goroutines, in any order and any split,
+// and returns when all of them are done. The engine hands one to a block's
+// step (SplitOracle, SplitModel) so that workers without a block of their
+// own take part of the work of the blocks still running: many blocks and
+// few workers then split evenly (5 blocks on 2 workers, say). With one worker
+// it is f(0, n). A panic in f is the block's failure, as in the step itself.
+type Parallel func(n int, f func(lo, hi int))
+
+// SplitOracle is an optional extension of Problem whose oracle can split its
+// work into parts.
+type SplitOracle interface {
+	// LMOSplit is LMO(b, g), its work split into parts that it hands to par.
+	// It must return LMO's vertex bit for bit however par splits and orders
+	// the parts (for example: each part keeps its own best, and the parts'
+	// bests are compared in a fixed order with a fixed tie-break), so that a
+	// run does not depend on the number of workers. It may be called for
+	// different blocks concurrently.
+	LMOSplit(b int, g []float64, par Parallel) Vertex
+}
+
+// SplitModel is an optional extension of Model whose block updates can split
+// their work into parts.
+type SplitModel interface {
+	Model
+	// MoveSplit records that x_b ← s·x_b + c·v happened, with its work
+	// handed to par in parts. The state it leaves must be the one Scale(b, s)
+	// followed by Add(b, c, v) leaves (Add alone when s = 1, since s·x_b is
+	// then x_b), bit for bit, however par splits and orders the parts.
+	MoveSplit(b int, s, c float64, v Vertex, par Parallel)
+}
+
+// SeparableBlocks is implemented by problems whose blocks are separable in
+// all that a block step touches: block b's Gradient, Line and oracle read
+// only x_b and b's own model state, and its Scale, Add and Reshape write only
+// those. The block methods then run each block's whole step (plan, apply,
+// reshape) as one task, one pass over the workers per iteration instead of
+// two; the iterates are the same as when every block plans at x^k before any
+// applies, since no block reads what another block's step writes. Blocks
+// that share model state (CoupledBlocks) are never run this way.
+type SeparableBlocks interface {
+	BlocksSeparable() bool
+}

@@ -54,14 +54,21 @@ func (c *component) prepareBound() {
 	c.bScratch = k
 }
 
-// dualBound returns an upper bound on ω_C*(g), inflated against rounding;
-// abs is scratch of length |C|.
-func (c *component) dualBound(g, abs []float64) float64 {
+// dualBound returns an upper bound on ω_C*(g), inflated against rounding
+// (NaN when g holds a NaN). The maxima are plain comparisons: the values
+// are never negative, and a NaN is caught up front.
+func (c *component) dualBound(g []float64) float64 {
 	k := len(g)
-	l1 := 0.0
-	for a, v := range g {
-		abs[a] = math.Abs(v)
-		l1 += abs[a]
+	l1, linf := 0.0, 0.0
+	for _, v := range g {
+		w := math.Abs(v)
+		l1 += w
+		if w > linf {
+			linf = w
+		}
+	}
+	if l1 != l1 {
+		return math.NaN()
 	}
 	lk := c.lambda * float64(k)
 	var best float64
@@ -72,7 +79,9 @@ func (c *component) dualBound(g, abs []float64) float64 {
 		}
 		best = math.Abs(s) / lk
 		if len(c.edges) > 0 {
-			best = math.Max(best, l1/(lk+2*c.gamma*c.bWmin))
+			if x := l1 / (lk + 2*c.gamma*c.bWmin); x > best {
+				best = x
+			}
 		}
 	} else {
 		best = l1 / (lk + 2*c.gamma*c.bWmin)
@@ -82,16 +91,16 @@ func (c *component) dualBound(g, abs []float64) float64 {
 		// m ∈ [1, k−1] the largest min(m‖g‖∞, ‖g‖₁)/(λm + γc_min) is at
 		// m* = ‖g‖₁/‖g‖∞ (the first term grows, the second falls), or at
 		// k−1 when m* lies beyond.
-		linf := 0.0
-		for _, v := range abs[:k] {
-			linf = math.Max(linf, v)
-		}
 		gc := c.gamma * c.bCmin
+		var x float64
 		if m := l1 / linf; m < float64(k-1) {
-			best = math.Max(best, l1/(c.lambda*m+gc))
+			x = l1 / (c.lambda*m + gc)
 		} else {
 			m := float64(k - 1)
-			best = math.Max(best, m*linf/(c.lambda*m+gc))
+			x = m * linf / (c.lambda*m + gc)
+		}
+		if x > best || x != x {
+			best = x
 		}
 	}
 	return best * (1 + 1e-12)

@@ -29,6 +29,8 @@ type model struct {
 	grads []gradBuf
 	// syncFn is syncAll as a value made once (Sync allocates nothing)
 	syncFn func(lo, hi int)
+	// splits: per block, the state of a split move (split.go)
+	splits []splitBuf
 }
 
 type lineBuf struct {
@@ -138,6 +140,14 @@ func (p *Problem) NewModel(x []float64) solver.Model {
 			st.gen = 1
 		}
 		m.comps[ci] = st
+	}
+	if p.opt.Blocks != "row" {
+		m.splits = make([]splitBuf, len(p.info))
+	}
+	for b := range m.splits {
+		sb := &m.splits[b]
+		sb.m, sb.b = m, b
+		sb.moveFn = sb.move
 	}
 	if p.opt.Blocks == "row" {
 		m.syncFn = m.syncAll

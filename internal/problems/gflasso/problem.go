@@ -119,6 +119,7 @@ type Problem struct {
 	// pool and vcache (scratch.go): working memory and vertices, shared
 	// by the runs on the instance.
 	pool   sync.Pool
+	splits sync.Pool // *lmoSplit (split.go)
 	vcache []vertexCache
 	tvert  []solver.Vertex // per block: e_t, the epigraph coordinate
 	terms  struct {        // termsOf's cache
@@ -468,22 +469,33 @@ func (p *Problem) Start(b int) solver.Vertex { return solver.Vertex{Key: "0"} }
 // T_b(e_j ⊗ v, 1) of the best row. Ties: the first row, then the first atom
 // in enumeration order, and 0 when the atom does not strictly improve on it.
 func (p *Problem) LMO(b int, g []float64) solver.Vertex {
-	v, _ := p.lmo(b, g, false)
+	v, _ := p.lmo(b, g, false, inline)
 	return v
 }
+
+// LMOSplit implements solver.SplitOracle: LMO with the row scan of an
+// enumerated component split into parts of lmoPartRows rows that par may run
+// concurrently (see enumLMO); the vertex is LMO's, bit for bit.
+func (p *Problem) LMOSplit(b int, g []float64, par solver.Parallel) solver.Vertex {
+	v, _ := p.lmo(b, g, false, par)
+	return v
+}
+
+// inline runs the whole range at once: the oracle's parts one after another.
+func inline(n int, f func(lo, hi int)) { f(0, n) }
 
 // CheckedLMO implements solver.CheckedOracle: the oracle of LMO, except that
 // a linear program that fails fails the call with its message (naming the
 // block and the row) instead of leaving the row out. A gap evaluation needs
 // every row: without one the gap is no certificate.
 func (p *Problem) CheckedLMO(b int, g []float64) (solver.Vertex, error) {
-	return p.lmo(b, g, true)
+	return p.lmo(b, g, true, inline)
 }
 
 // lmo is the oracle; with strict, a failed linear program is an error, else
 // its row is left out (the zero vertex and the other rows remain feasible
 // answers, which is all a step needs).
-func (p *Problem) lmo(b int, g []float64, strict bool) (solver.Vertex, error) {
+func (p *Problem) lmo(b int, g []float64, strict bool, par solver.Parallel) (solver.Vertex, error) {
 	bi := p.info[b]
 	c := p.comps[bi.comp]
 	kc := len(c.tasks)
@@ -495,45 +507,9 @@ func (p *Problem) lmo(b int, g []float64, strict bool) (solver.Vertex, error) {
 	}
 	bestScore, bestRow := 0.0, -1
 	if c.enumerated() {
-		bestAtom, bestSign := -1, 0.0
-		sums := sc.sums[:1<<kc]
-		// Rows in decreasing order of an upper bound on their score
-		// (bound.go), stopping at the first that cannot beat the best so
-		// far; exact ties keep the lowest row, as a plain scan would.
-		nr := bi.r1 - bi.r0
-		bound := sc.bound[:nr]
-		order := sc.order[:nr]
-		for r := range nr {
-			bound[r] = math.Inf(1) // one row: nothing to prune
-			if nr > 1 {
-				bound[r] = c.dualBound(g[r*kc:(r+1)*kc], pat)
-			}
-			order[r] = int32(r)
-		}
-		if nr > 1 {
-			slices.SortFunc(order, func(a, b int32) int {
-				switch {
-				case bound[a] > bound[b]:
-					return -1
-				case bound[a] < bound[b]:
-					return 1
-				}
-				return int(a - b)
-			})
-		}
-		for _, o := range order {
-			if bestRow >= 0 && bound[o] < bestScore {
-				break
-			}
-			r := bi.r0 + int(o)
-			row := g[int(o)*kc : (int(o)+1)*kc]
-			s, a, sg := c.bestAtom(row, sums)
-			if a >= 0 && (s > bestScore || (s == bestScore && bestRow >= 0 && r < bestRow)) {
-				bestScore, bestRow, bestAtom, bestSign = s, r, a, sg
-			}
-		}
-		if bestRow >= 0 {
-			c.atomPattern(bestAtom, bestSign, pat)
+		if best := p.enumLMO(b, g, par); best.row >= 0 {
+			bestScore, bestRow = best.score, best.row
+			c.atomPattern(best.atom, best.sign, pat)
 		}
 	} else {
 		for r := bi.r0; r < bi.r1; r++ {
@@ -805,6 +781,7 @@ var (
 	_ solver.LipschitzBounder = (*Problem)(nil)
 	_ solver.Evaluator        = (*Problem)(nil)
 	_ solver.CheckedOracle    = (*Problem)(nil)
+	_ solver.SplitOracle      = (*Problem)(nil)
 )
 
 // BlocksCoupled reports whether two blocks share a component (row blocks):
@@ -821,3 +798,10 @@ func (p *Problem) BlocksCoupled() bool {
 	}
 	return false
 }
+
+// BlocksSeparable implements solver.SeparableBlocks: component blocks are
+// separable (each owns its component's residual, XᵀX B_C, line scratch and
+// vertex cache; the reshape of a block writes only its own coordinates), so
+// a block method runs each block's whole step as one task. Row blocks are
+// not (they share their component's residual).
+func (p *Problem) BlocksSeparable() bool { return !p.BlocksCoupled() }

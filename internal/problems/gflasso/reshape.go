@@ -43,7 +43,10 @@ func (p *Problem) Reshape(b int, xb []float64, m solver.Model, set, dst *solver.
 	t := xb[bi.size-1]
 	om := 0.0
 	for r := 0; r < bi.r1-bi.r0; r++ {
-		om += c.omega(xb[r*kc : (r+1)*kc])
+		// a zero row adds ω = +0, which leaves the sum as it is: skipped
+		if z := xb[r*kc : (r+1)*kc]; !zeroRow(z) {
+			om += c.omega(z)
+		}
 	}
 	// Nothing to gain (or rounding only).
 	if !(t-om > 1e-12*bi.T) {
@@ -109,6 +112,16 @@ func (p *Problem) Reshape(b int, xb []float64, m solver.Model, set, dst *solver.
 	}
 	xb[bi.size-1] = om
 	m.Add(b, om-t, p.tvert[b])
+	return true
+}
+
+// zeroRow reports whether every entry of z is zero.
+func zeroRow(z []float64) bool {
+	for _, v := range z {
+		if v != 0 {
+			return false
+		}
+	}
 	return true
 }
 

@@ -162,7 +162,7 @@ func TestLMOOrderedEqualsScan(t *testing.T) {
 			if a >= 0 && s > best {
 				best, bestRow, bestAtom, bestSign = s, r, a, sg
 			}
-			if ub := c.dualBound(g[r*kc:(r+1)*kc], make([]float64, kc)); s > ub {
+			if ub := c.dualBound(g[r*kc : (r+1)*kc]); s > ub {
 				t.Fatalf("row %d: score %v above its bound %v", r, s, ub)
 			}
 		}

@@ -17,7 +17,6 @@ type scratch struct {
 	pat, piece, mags []float64
 	sums             []float64
 	bound            []float64
-	order            []int32
 	comp, stack      []int
 	key              []byte
 }
@@ -35,8 +34,8 @@ func (p *Problem) getScratch() *scratch {
 	}
 	s := &scratch{
 		pat: make([]float64, kmax), piece: make([]float64, kmax), mags: make([]float64, 0, kmax),
-		bound: make([]float64, nr), order: make([]int32, nr),
-		comp: make([]int, kmax), stack: make([]int, 0, kmax), key: make([]byte, 0, kmax+24),
+		bound: make([]float64, nr),
+		comp:  make([]int, kmax), stack: make([]int, 0, kmax), key: make([]byte, 0, kmax+24),
 	}
 	s.sums = make([]float64, 1<<kenum)
 	return s
