@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"sort"
@@ -22,11 +23,13 @@ import (
 // the speed-up against one worker measured in the same run (x-speedup; the
 // target for 2 workers is ≥ 1.6), and fails if the traces differ. Each
 // benchmark operation runs the pair (one worker and w, in alternating
-// order) once on row blocks and four times on component blocks, whose runs
-// take milliseconds; the figures are the medians of the pairs' ratios, since
-// on a machine shared with other work a run can lose a core for part of it
-// (single pairs of component runs on the 2-core machine range from 0.8 to
-// 2.4 around a median of 1.7). x-control is the speed-up of a plain arithmetic loop split the same
+// order) twice on row blocks and four times on component blocks, whose runs
+// take milliseconds. On a machine shared with other work a run can lose a
+// core for part of it (single pairs of component runs on the 2-core machine
+// range from 0.8 to 2.4), and such work only ever adds time: x-speedup is
+// the fastest one-worker run's time over the fastest w-worker run's, each
+// the closest to what the code itself needs, and x-speedup-median the
+// median of the pairs' ratios. x-control is the speed-up of a plain arithmetic loop split the same
 // way, measured right after each pair of runs, the most the machine gave at
 // the time. A run is 60 iterations on component blocks (as in the issue that
 // set the target; about 0.25 ms each) and 20 on row blocks (about 25 ms).
@@ -40,8 +43,8 @@ func BenchmarkBlockWorkers(b *testing.B) {
 		name, blocks, algo string
 		iters, pairs       int
 	}{
-		{"component", "component", "bc-ssfw-as", 60, 4}, {"row", "row", "bc-ssfw-as", 20, 1},
-		{"bcfw-component", "component", "bcfw", 60, 4}, {"bcfw-row", "row", "bcfw", 20, 1},
+		{"component", "component", "bc-ssfw-as", 60, 4}, {"row", "row", "bc-ssfw-as", 20, 2},
+		{"bcfw-component", "component", "bcfw", 60, 4}, {"bcfw-row", "row", "bcfw", 20, 2},
 	} {
 		iters := c.iters
 		params := spec.Params{"n": "1000", "j": "500", "k": "50", "lambda": "30", "gamma": "30", "blocks": c.blocks}
@@ -85,6 +88,7 @@ func BenchmarkBlockWorkers(b *testing.B) {
 					b.ResetTimer()
 					var tw float64
 					var speedups, controls []float64
+					minOne, minMany := math.Inf(1), math.Inf(1)
 					for i := 0; i < b.N; i++ {
 						for p := 0; p < c.pairs; p++ {
 							// the order alternates, so that a drift in what the
@@ -103,11 +107,13 @@ func BenchmarkBlockWorkers(b *testing.B) {
 							}
 							tw += many
 							speedups = append(speedups, one/many)
+							minOne, minMany = min(minOne, one), min(minMany, many)
 						}
 						controls = append(controls, control(1)/control(w))
 					}
 					b.ReportMetric(tw/float64(b.N*c.pairs)*1e3, "ms/iter")
-					b.ReportMetric(median(speedups), "x-speedup")
+					b.ReportMetric(minOne/minMany, "x-speedup")
+					b.ReportMetric(median(speedups), "x-speedup-median")
 					b.ReportMetric(median(controls), "x-control")
 				})
 			}
