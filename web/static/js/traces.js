@@ -72,11 +72,9 @@ export class Trace {
       // that carried them leaves them out: it shows that record's.
       if (this.plane && (!e || e.x0 == null)) e = e ? { ...this.plane, ...e } : this.plane;
       this.extras.push(e);
+      if (r.extra && r.extra.x0 != null) this.plane = teachPart(r.extra);
       if (e) {
-        if (e.x0 != null) {
-          this.hasXY = true;
-          if (e !== this.plane) this.plane = teachPart(e);
-        }
+        if (e.x0 != null) this.hasXY = true;
         for (const k in e) if (k.charCodeAt(0) === 119 && k.startsWith('w:')) this.wkeys.add(k);
       }
     }
