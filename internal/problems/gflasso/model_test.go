@@ -430,20 +430,6 @@ func TestSyncSplitsAgreeBitForBit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	splits := map[string]func(n int, f func(lo, hi int)){
-		"whole": func(n int, f func(lo, hi int)) { f(0, n) },
-		// uneven pieces, taken last first
-		"pieces": func(n int, f func(lo, hi int)) {
-			cuts := []int{n}
-			for c := n; c > 0; {
-				c = max(0, c-1-c/3)
-				cuts = append(cuts, c)
-			}
-			for i := 0; i+1 < len(cuts); i++ {
-				f(cuts[i+1], cuts[i])
-			}
-		},
-	}
 	walk := func() *model {
 		m := p.NewModel(make([]float64, p.Dim()))
 		randomWalk(t, p, m, rand.New(rand.NewPCG(3, 4)), 300)
@@ -454,7 +440,7 @@ func TestSyncSplitsAgreeBitForBit(t *testing.T) {
 		// the first read of each component syncs it
 		lazy.Gradient(b, make([]float64, p.info[b].size), nil, nil)
 	}
-	for name, split := range splits {
+	for name, split := range splitWays {
 		m := walk()
 		m.Sync(split)
 		for ci, st := range m.comps {
