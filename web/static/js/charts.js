@@ -396,3 +396,48 @@ export function resizeWithWindow(charts, S) {
     }, 100);
   });
 }
+
+// bindViewControls wires the chart view controls the run and compare pages
+// share (x axis, log x, objective mode, smoothing, drop and away marks, and
+// the bands where the page has them) to S; draw redraws the charts.
+export function bindViewControls(charts, S, draw) {
+  const on = (sel, ev, f) => {
+    const e = $(sel);
+    if (e) e.addEventListener(ev, f);
+  };
+  on('#xaxis', 'change', (ev) => {
+    S.xaxis = ev.target.value;
+    fwlab.xaxis = S.xaxis;
+    S.zoom = null;
+    charts.relayout();
+    draw();
+  });
+  on('#logx', 'change', (ev) => {
+    S.logx = ev.target.checked;
+    S.zoom = null;
+    charts.relayout();
+    draw();
+  });
+  on('#objmode', 'change', (ev) => {
+    S.objmode = ev.target.value;
+    charts.setObjectiveTitle();
+    draw();
+  });
+  on('#bands', 'change', (ev) => {
+    S.bands = ev.target.checked;
+    draw();
+  });
+  on('#smooth', 'input', (ev) => {
+    S.smooth = +ev.target.value;
+    $('#smooth-val').textContent = S.smooth > 0 ? S.smooth.toFixed(2) : 'off';
+    draw();
+  });
+  on('#show-drops', 'change', (ev) => {
+    S.showDrops = ev.target.checked;
+    draw();
+  });
+  on('#show-aways', 'change', (ev) => {
+    S.showAways = ev.target.checked;
+    draw();
+  });
+}

@@ -7,7 +7,7 @@
 import { $, el, api, fwlab } from './util.js';
 import { fmtCell, COLORS } from './format.js';
 import { Trace, Group } from './traces.js';
-import { createCharts, resizeWithWindow } from './charts.js';
+import { createCharts, resizeWithWindow, bindViewControls } from './charts.js';
 import { specDiff, differentInstances } from './lab.js';
 import { bindPNGButtons } from './export.js';
 
@@ -181,40 +181,7 @@ export function initCompare() {
     charts.drawAll();
     S.perf.draws++;
   };
-  $('#xaxis').addEventListener('change', (ev) => {
-    S.xaxis = ev.target.value;
-    S.zoom = null;
-    charts.relayout();
-    redraw();
-  });
-  $('#logx').addEventListener('change', (ev) => {
-    S.logx = ev.target.checked;
-    S.zoom = null;
-    charts.relayout();
-    redraw();
-  });
-  $('#objmode').addEventListener('change', (ev) => {
-    S.objmode = ev.target.value;
-    charts.setObjectiveTitle();
-    redraw();
-  });
-  $('#bands').addEventListener('change', (ev) => {
-    S.bands = ev.target.checked;
-    redraw();
-  });
-  $('#smooth').addEventListener('input', (ev) => {
-    S.smooth = +ev.target.value;
-    $('#smooth-val').textContent = S.smooth > 0 ? S.smooth.toFixed(2) : 'off';
-    redraw();
-  });
-  $('#show-drops').addEventListener('change', (ev) => {
-    S.showDrops = ev.target.checked;
-    redraw();
-  });
-  $('#show-aways').addEventListener('change', (ev) => {
-    S.showAways = ev.target.checked;
-    redraw();
-  });
+  bindViewControls(charts, S, redraw);
   bindPNGButtons(charts, S);
   resizeWithWindow(charts, S);
 

@@ -5,7 +5,7 @@
 import { $, $$, el, api, fwlab } from './util.js';
 import { fmtCell, COLORS, plural } from './format.js';
 import { Trace, Group } from './traces.js';
-import { createCharts, resizeWithWindow } from './charts.js';
+import { createCharts, resizeWithWindow, bindViewControls } from './charts.js';
 import { createStream } from './stream.js';
 import * as Teach from './teaching.js';
 import * as Panels from './panels.js';
@@ -517,37 +517,7 @@ export function initRun() {
     const res = await api('DELETE', `/api/runs/${encodeURIComponent(S.runId)}`);
     if (!res.ok) showError(`stop: ${(res.data && res.data.error) || res.status}`);
   });
-  $('#xaxis').addEventListener('change', (ev) => {
-    S.xaxis = ev.target.value;
-    fwlab.xaxis = S.xaxis;
-    S.zoom = null;
-    charts.relayout();
-    scheduleDraw();
-  });
-  $('#logx').addEventListener('change', (ev) => {
-    S.logx = ev.target.checked;
-    S.zoom = null;
-    charts.relayout();
-    scheduleDraw();
-  });
-  $('#objmode').addEventListener('change', (ev) => {
-    S.objmode = ev.target.value;
-    charts.setObjectiveTitle();
-    scheduleDraw();
-  });
-  $('#smooth').addEventListener('input', (ev) => {
-    S.smooth = +ev.target.value;
-    $('#smooth-val').textContent = S.smooth > 0 ? S.smooth.toFixed(2) : 'off';
-    scheduleDraw();
-  });
-  $('#show-drops').addEventListener('change', (ev) => {
-    S.showDrops = ev.target.checked;
-    scheduleDraw();
-  });
-  $('#show-aways').addEventListener('change', (ev) => {
-    S.showAways = ev.target.checked;
-    scheduleDraw();
-  });
+  bindViewControls(charts, S, scheduleDraw);
   $('#export-csv').addEventListener('click', () => exportTrace(S, 'csv', showError));
   $('#export-jsonl').addEventListener('click', () => exportTrace(S, 'jsonl', showError));
   $('#export-json').addEventListener('click', () => exportBundle(S, showError));
