@@ -40,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -54,6 +55,11 @@ type Store struct {
 	lock      *os.File // held while open: this process owns the file's live runs
 	owner     bool
 	recovered int
+
+	health health // the last write failure (Health)
+
+	readMu  sync.Mutex
+	reading map[string]int // runs whose records are being read (Trim spares them)
 }
 
 // ErrNotFound is returned (wrapped) for an unknown run or sweep id.
@@ -87,7 +93,7 @@ func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: empty path")
 	}
-	s := &Store{path: path}
+	s := &Store{path: path, reading: map[string]int{}}
 	q := url.Values{}
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "1")
@@ -101,7 +107,10 @@ func Open(path string) (*Store, error) {
 		}
 		// the path goes in a file: URI, so escape what a URI would read
 		// (?, #, %) without touching the separators
-		uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+		uri := fileURI(path)
+		if err := checkAtOpen(uri, q); err != nil {
+			return nil, fmt.Errorf("store: %s is damaged and was not opened (see dashboard store check and salvage): %w", path, err)
+		}
 		if err := initFile(uri, q); err != nil {
 			return nil, fmt.Errorf("store: creating %s: %w", path, err)
 		}
@@ -135,6 +144,10 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	if s.owner {
+		if err := s.dropPartialImports(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("store: %s: %w", path, err)
+		}
 		n, err := s.markInterrupted(ctx)
 		if err != nil {
 			s.Close()
@@ -143,6 +156,12 @@ func Open(path string) (*Store, error) {
 		s.recovered = n
 	}
 	return s, nil
+}
+
+// fileURI is path as a file: URI: the characters a URI would read (?, #,
+// %) escaped, the separators left alone.
+func fileURI(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // pageSize is the page size of a new database file: record batches are
