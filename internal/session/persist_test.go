@@ -131,7 +131,12 @@ func TestStoredStatusFollowsTheRun(t *testing.T) {
 }
 
 // Keep trims the oldest unstarred runs as runs end; starred runs stay.
+// (Runs that ended within store.TrimGrace are spared; the test sets it to
+// zero so that trimming is seen at once.)
 func TestKeepTrimsOldUnstarredRuns(t *testing.T) {
+	grace := store.TrimGrace
+	store.TrimGrace = 0
+	defer func() { store.TrimGrace = grace }()
 	st := openStore(t, store.Memory)
 	defer st.Close()
 	m := newManager(t, session.Options{Store: st, Keep: 1})

@@ -47,6 +47,7 @@ type Run struct {
 	cancelled   bool
 	interrupted bool   // live when the manager closed
 	reason      string // why the run was cancelled, when not by the user
+	storeErr    error  // the store refused the run's writes (storefail.go)
 	queued      bool   // waiting in the manager's queue
 	slot        bool   // holds a run slot
 	started     bool   // the traces' goroutines are launched
@@ -125,8 +126,11 @@ func (r *Run) RunStatus() string {
 	}
 	r.mu.Lock()
 	paused, cancelled, running, interrupted, slot := r.paused, r.cancelled, r.running, r.interrupted, r.slot
+	storeErr := r.storeErr
 	r.mu.Unlock()
 	switch {
+	case storeErr != nil:
+		return StatusFailed
 	case interrupted:
 		return StatusInterrupted
 	case cancelled:
@@ -720,9 +724,11 @@ func (t *Trace) lastSummary() solver.Summary {
 // (the records stay).
 func (t *Trace) finish(sum solver.Summary) {
 	t.run.mu.Lock()
-	interrupted := t.run.interrupted
+	interrupted, storeErr, reason := t.run.interrupted, t.run.storeErr, t.run.reason
 	t.run.mu.Unlock()
-	if interrupted && sum.Status == solver.StatusCancelled {
+	if storeErr != nil && sum.Status == solver.StatusCancelled {
+		sum = failedByStore(sum, reason)
+	} else if interrupted && sum.Status == solver.StatusCancelled {
 		sum.Status = StatusInterrupted
 		sum.Message = "interrupted: the server stopped during the run"
 	}

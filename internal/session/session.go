@@ -429,6 +429,7 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	if m.st != nil {
 		r.ID = id
 		r.app = m.st.NewAppender(id, 0)
+		r.app.OnError(r.storeFailed)
 	} else {
 		m.next++
 		r.ID = "r" + strconv.Itoa(m.next)
