@@ -47,7 +47,9 @@ func (s *Store) BeginImport(ctx context.Context) (*Import, error) {
 func (im *Import) ID() string { return im.id }
 
 // AddTrace adds the next trace (t.Index must be the number of traces added
-// so far; its Records, Summary and Panels are ignored, as for PutRun).
+// so far; its Records, Summary and Panels are ignored, as for PutRun). Its
+// algorithm, replication and seed may be left for EndTrace, when a bundle
+// names them after its records.
 func (im *Import) AddTrace(ctx context.Context, t Trace) error {
 	if t.Index != im.traces {
 		return spec.Errorf(fmt.Sprintf("traces[%d].index", im.traces), "must be %d (traces in index order), got %d", im.traces, t.Index)
@@ -61,6 +63,36 @@ func (im *Import) AddTrace(ctx context.Context, t Trace) error {
 		return fmt.Errorf("store: importing run %s trace %d: %w", im.id, t.Index, err)
 	}
 	im.traces++
+	return nil
+}
+
+// EndTrace sets a trace's algorithm, replication and seed (from t) and
+// its result; a result with an empty Status leaves the trace live, to take
+// the run's status at Commit.
+func (im *Import) EndTrace(ctx context.Context, t Trace, r TraceResult) error {
+	if err := checkJSON("panels", r.Panels); err != nil {
+		return err
+	}
+	var sum any
+	if r.Summary != nil {
+		b, err := marshalSummary(r.Summary)
+		if err != nil {
+			return fmt.Errorf("store: run %s trace %d: %w", im.id, t.Index, err)
+		}
+		sum = string(b)
+	}
+	status := r.Status
+	if status == "" {
+		status = StatusRunning
+	}
+	res, err := im.s.exec(ctx, `UPDATE traces SET algo = ?, replication = ?, seed = ?, status = ?, summary = ?, panels = ?, panels_error = ? WHERE run_id = ? AND idx = ?`,
+		t.Algo, t.Replication, t.Seed, status, sum, nullJSON(r.Panels), r.PanelsError, im.id, t.Index)
+	if err != nil {
+		return fmt.Errorf("store: importing run %s trace %d: %w", im.id, t.Index, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: run %s trace %d: %w", im.id, t.Index, ErrNotFound)
+	}
 	return nil
 }
 
