@@ -122,6 +122,9 @@ func jsonKind(k string) string {
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	if s.refuseDegraded(w) {
+		return
+	}
 	sp, code, aerr := s.decodeSpec(w, r)
 	if aerr != nil {
 		writeError(w, code, aerr.Field, aerr.Error)

@@ -317,34 +317,6 @@ func (s *Server) handleFigure(format string) http.HandlerFunc {
 	}
 }
 
-// handleImport stores a bundle as a new run: 201 {"id"}; 400 naming the
-// field of a malformed bundle; 413 over MaxImport.
-func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(s.opts.UploadTimeout))
-	b, err := bundle.Decode(http.MaxBytesReader(w, r.Body, s.opts.MaxImport))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		var be *bundle.Error
-		switch {
-		case errors.As(err, &mbe):
-			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("a bundle may be at most %d bytes%s", s.opts.MaxImport, s.opts.flag("MaxImport")))
-		case errors.As(err, &be):
-			writeError(w, http.StatusBadRequest, be.Path, be.Msg)
-		default:
-			writeError(w, http.StatusBadRequest, "", err.Error())
-		}
-		return
-	}
-	id, err := bundle.Put(r.Context(), s.st, b)
-	if err != nil {
-		s.storeError(w, err)
-		return
-	}
-	w.Header().Set("Location", "/api/runs/"+id)
-	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
-}
-
 // statusWithUser is a run's status with the user's fields from the store
 // (a stored run has them already).
 func (s *Server) statusWithUser(ctx context.Context, run *session.Run) session.Status {

@@ -7,7 +7,8 @@
 // field "" when no field of the spec is at fault; an error body is at most
 // MaxErrorBody bytes and quotes at most 40 characters of any input):
 //
-//	GET    /healthz                  200 "ok"
+//	GET    /healthz                  200 "ok"; 503 "degraded: …" naming the run store's file and
+//	                                 why it cannot write (new runs and imports then get 503)
 //	GET    /api/scenarios            the Catalogue: problems, algorithms, defaults, presets
 //	GET    /api/presets              the presets, each with its run spec
 //	POST   /api/uploads              201 {"path","name","bytes","format","rows","cols"}: a data
@@ -37,8 +38,12 @@
 //	                                 run still live (cancel it first)
 //	GET    /api/runs/{id}/bundle     the run as a bundle (package bundle), streamed from the store
 //	GET    /api/runs/{id}/figure.svg the run's figure (figures.FromRun); also .png and .pdf
-//	POST   /api/runs/import          a bundle → 201 {"id"}; 400 naming the field path of a
-//	                                 malformed one; 413 over MaxImport
+//	POST   /api/runs/import          a bundle, streamed into the store → 201 {"id"}; 200 {"id",
+//	                                 "existing": true} for one imported before; 202
+//	                                 {"status_url"} when it outlasts ImportWait; 400 naming the
+//	                                 field path of a malformed one; 413 over MaxImport; 429
+//	                                 over MaxImports or the memory budget (imports.go)
+//	GET    /api/imports/{n}          an import's status: importing, done (id) or failed (error)
 //	POST   /api/sweeps               {"base": spec, "axes": [...]} (package sweep) → 201 {"id"};
 //	                                 400 naming axes[i].param or axes[i].values[j]
 //	GET    /api/sweeps/{id}          ?gap=G: status, cells with their run, status and medians
@@ -185,8 +190,12 @@ type Options struct {
 	// field's name), for error messages.
 	Flags map[string]string
 	// MaxImport bounds the body of POST /api/runs/import (default
-	// DefaultMaxImport).
-	MaxImport int64
+	// DefaultMaxImport); MaxImports the imports running at once (default
+	// DefaultMaxImports); ImportWait how long an import runs before it is
+	// answered 202 with a status URL (default DefaultImportWait).
+	MaxImport  int64
+	MaxImports int
+	ImportWait time.Duration
 }
 
 // flag names the command-line flag of an Options field, for messages.
@@ -267,6 +276,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxImport <= 0 {
 		o.MaxImport = DefaultMaxImport
 	}
+	if o.MaxImports <= 0 {
+		o.MaxImports = DefaultMaxImports
+	}
+	if o.ImportWait <= 0 {
+		o.ImportWait = DefaultImportWait
+	}
 	return o
 }
 
@@ -282,6 +297,7 @@ type Server struct {
 	router  chi.Router
 	handler http.Handler // router behind guard
 	uploads *uploads
+	imp     *importer // POST /api/runs/import (imports.go)
 	// previews caches the recent answers of POST /api/preview.
 	previews *previews
 
@@ -327,6 +343,7 @@ func New(o Options) (*Server, error) {
 		uploads:    up,
 		allowHosts: map[string]struct{}{},
 		parses:     make(chan struct{}, o.MaxParses),
+		imp:        newImporter(o.MaxImports),
 	}
 	for _, h := range o.AllowHosts {
 		if h = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), "."); h != "" {
@@ -347,10 +364,7 @@ func New(o Options) (*Server, error) {
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok"))
-	})
+	r.Get("/healthz", s.handleHealth)
 	// The websocket route has no Compress or Timeout middleware.
 	r.Get("/ws/runs/{id}", s.handleWS)
 
@@ -377,6 +391,7 @@ func New(o Options) (*Server, error) {
 			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
 			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
 			r.Get("/runs/{id}/panels", s.handlePanels)
+			r.Get("/imports/{id}", s.handleImportStatus)
 			r.Patch("/runs/{id}", s.handleEdit)
 			r.Post("/runs/delete", s.handleDeleteMany)
 			for _, f := range figures.Formats {
