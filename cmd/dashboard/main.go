@@ -26,6 +26,8 @@ func run(args []string) int {
 		return runSolve(args, os.Stdout, os.Stderr)
 	case "import":
 		return runImport(args, os.Stdin, os.Stdout, os.Stderr)
+	case "store":
+		return runStore(args, os.Stdout, os.Stderr)
 	case "help":
 		usage(os.Stdout)
 		return 0
@@ -42,5 +44,7 @@ func usage(w *os.File) {
   dashboard solve -problem NAME [flags]                   run a solver headless
   dashboard solve -h                                      list the solve flags
   dashboard import [-db PATH] FILE…                       load run bundles into the run store
+  dashboard store check PATH                              check a run store's file for damage
+  dashboard store salvage PATH NEW                        copy what can be read of a damaged store into NEW
 `)
 }
