@@ -335,7 +335,8 @@ func (d *decoder) info(m json.RawMessage, in *Info) error {
 }
 
 // checkPanel applies the rules of a panel: an object of at most
-// MaxPanelBytes whose graph ("edges" [{m, l, r}], "components" [[node]])
+// MaxPanelBytes whose graph ("edges" [{m, l, r}] or [[a, b, w]],
+// "components" [[node]])
 // names nodes below the panel's own size in bytes (a panel cannot
 // describe more nodes than it has bytes).
 func checkPanel(path string, m json.RawMessage) error {
@@ -364,14 +365,24 @@ func checkPanel(path string, m json.RawMessage) error {
 		return nil
 	}
 	if len(p.Edges) > 0 && p.Edges[0] == '[' {
-		var edges []map[string]any
+		// as the page reads them: [a, b, w] or {m|from, l|to, r|w}
+		var edges []any
 		if err := json.Unmarshal(p.Edges, &edges); err != nil {
-			return errorf(path+".edges", "must be an array of objects {m, l, r}")
+			return errorf(path+".edges", "must be an array")
 		}
 		for i, e := range edges {
-			for _, k := range []string{"l", "r"} {
-				if err := node(fmt.Sprintf("%s.edges[%d].%s", path, i, k), e[k]); err != nil {
-					return err
+			switch e := e.(type) {
+			case []any:
+				for j := 0; j < min(2, len(e)); j++ {
+					if err := node(fmt.Sprintf("%s.edges[%d][%d]", path, i, j), e[j]); err != nil {
+						return err
+					}
+				}
+			case map[string]any:
+				for _, k := range []string{"m", "l", "from", "to"} {
+					if err := node(fmt.Sprintf("%s.edges[%d].%s", path, i, k), e[k]); err != nil {
+						return err
+					}
 				}
 			}
 		}

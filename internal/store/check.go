@@ -36,6 +36,11 @@ func checkAtOpen(uri string, q url.Values) error {
 	return nil
 }
 
+// tidyProblem drops the schema header SQLite puts before a complaint.
+func tidyProblem(m string) string {
+	return strings.TrimSpace(strings.TrimPrefix(m, "*** in database main ***"))
+}
+
 // integrity runs PRAGMA name(max) (integrity_check or quick_check) and
 // returns its complaints (none for "ok").
 func integrity(ctx context.Context, db *sql.DB, name string, max int) ([]string, error) {
@@ -51,7 +56,7 @@ func integrity(ctx context.Context, db *sql.DB, name string, max int) ([]string,
 			return nil, err
 		}
 		if m != "ok" {
-			msgs = append(msgs, m)
+			msgs = append(msgs, tidyProblem(m))
 		}
 	}
 	return msgs, rows.Err()
@@ -87,9 +92,21 @@ func Check(ctx context.Context, path string) ([]string, error) {
 		return nil, fmt.Errorf("store: checking %s: %w", path, err)
 	}
 	defer db.Close()
+	if _, err := schemaVersion(ctx, db); err != nil {
+		if storageFailure(err) {
+			return []string{err.Error()}, nil // not a database, or its first page is damaged
+		}
+		return nil, fmt.Errorf("store: checking %s: %w", path, err)
+	}
 	msgs, err := integrity(ctx, db, "integrity_check", MaxProblems)
 	if err != nil {
-		return nil, fmt.Errorf("store: checking %s: %w", path, err)
+		// damage the check itself stumbles on: the quick check may get
+		// further, and the failure is a finding too
+		quick, qerr := integrity(ctx, db, "quick_check", MaxProblems)
+		msgs = append(quick, err.Error())
+		if qerr != nil {
+			msgs = append(msgs, qerr.Error())
+		}
 	}
 	return msgs, nil
 }
@@ -231,7 +248,14 @@ func salvageRun(ctx context.Context, src *sql.DB, dst *Store, id, cols, from str
 			id, t.idx, t.algo, t.replication, t.seed, t.status, t.summary, t.panels, t.panelsError); err != nil {
 			return err
 		}
-		n, why, err := salvageBatches(ctx, src, dst, id, t.idx)
+		n, why, err := salvageBatches(ctx, src, dst, id, t.idx, false)
+		if err == nil && n < t.records {
+			// the key's index may be what is damaged: read the table
+			// itself in the order the batches were written
+			if m, why2, err2 := salvageBatches(ctx, src, dst, id, t.idx, true); err2 != nil || m > n {
+				n, why, err = m, why2, err2
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -278,8 +302,40 @@ func readTraces(ctx context.Context, src *sql.DB, id string) ([]salvTrace, error
 
 // salvageBatches copies a trace's record batches in order up to the first
 // that does not read or decode (or a gap), and returns the records copied
-// and why it stopped early.
-func salvageBatches(ctx context.Context, src *sql.DB, dst *Store, id string, trace int) (int, string, error) {
+// and why it stopped early. It seeks each batch by the table's key, or
+// (scan) reads the table's rows in the order they were written, past the
+// batches copied already.
+func salvageBatches(ctx context.Context, src *sql.DB, dst *Store, id string, trace int, scan bool) (int, string, error) {
+	if scan {
+		var n int
+		if err := dst.db.QueryRowContext(ctx, `SELECT records FROM traces WHERE run_id = ? AND idx = ?`, id, trace).Scan(&n); err != nil {
+			return 0, "", err
+		}
+		rows, err := src.QueryContext(ctx, `SELECT first_rec, n, data FROM batches NOT INDEXED WHERE run_id = ? AND trace = ? ORDER BY rowid`, id, trace)
+		if err != nil {
+			return n, fmt.Sprintf("record %d: %v", n, err), nil
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var first, k int
+			var data []byte
+			if err := rows.Scan(&first, &k, &data); err != nil {
+				return n, fmt.Sprintf("record %d: %v", n, err), nil
+			}
+			if first < n {
+				continue // copied already
+			}
+			if next, why, err := copyBatch(ctx, dst, id, trace, n, first, k, data); err != nil || why != "" {
+				return n, why, err
+			} else {
+				n = next
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return n, fmt.Sprintf("record %d: %v", n, err), nil
+		}
+		return n, "the rest are missing", nil
+	}
 	next := 0
 	for {
 		var first, n int
@@ -292,23 +348,31 @@ func salvageBatches(ctx context.Context, src *sql.DB, dst *Store, id string, tra
 		if err != nil {
 			return next, fmt.Sprintf("record %d: %v", next, err), nil
 		}
-		if first != next {
-			return next, fmt.Sprintf("records %d to %d are missing", next, first), nil
+		after, why, err := copyBatch(ctx, dst, id, trace, next, first, n, data)
+		if err != nil || why != "" {
+			return next, why, err
 		}
-		if recs, err := decodeBatch(nil, data); err != nil || len(recs) != n {
-			return next, fmt.Sprintf("the batch at record %d does not decode", next), nil
-		}
-		if err := dst.tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES (?, ?, ?, ?, ?)`, id, trace, first, n, data); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `UPDATE traces SET records = ? WHERE run_id = ? AND idx = ?`, first+n, id, trace)
-			return err
-		}); err != nil {
-			return next, "", err
-		}
-		next = first + n
+		next = after
 	}
+}
+
+// copyBatch copies one batch that should start at record next; it returns
+// the record after it, or why it was not copied.
+func copyBatch(ctx context.Context, dst *Store, id string, trace, next, first, n int, data []byte) (int, string, error) {
+	if first != next {
+		return next, fmt.Sprintf("records %d to %d are missing", next, first), nil
+	}
+	if recs, err := decodeBatch(nil, data); err != nil || len(recs) != n {
+		return next, fmt.Sprintf("the batch at record %d does not decode", next), nil
+	}
+	err := dst.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES (?, ?, ?, ?, ?)`, id, trace, first, n, data); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE traces SET records = ? WHERE run_id = ? AND idx = ?`, first+n, id, trace)
+		return err
+	})
+	return first + n, "", err
 }
 
 // salvageSweep copies a sweep and its cells (a cell whose run was not

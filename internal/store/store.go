@@ -109,7 +109,7 @@ func Open(path string) (*Store, error) {
 		// (?, #, %) without touching the separators
 		uri := fileURI(path)
 		if err := checkAtOpen(uri, q); err != nil {
-			return nil, fmt.Errorf("store: %s is damaged and was not opened (see dashboard store check and salvage): %w", path, err)
+			return nil, fmt.Errorf("store: %s is damaged and was not opened: %w (dashboard store check %s lists the damage; dashboard store salvage %s NEW copies what can be read)", path, err, path, path)
 		}
 		if err := initFile(uri, q); err != nil {
 			return nil, fmt.Errorf("store: creating %s: %w", path, err)
