@@ -121,7 +121,62 @@ func (s *Store) Health() error {
 		return s.health.err
 	}
 	s.health.err = nil
+	if s.stale != nil {
+		if _, err := s.markInterrupted(ctx); err == nil {
+			s.stale = nil
+		}
+	}
 	return nil
+}
+
+// rememberStale records the runs left live when Open could not mark them
+// interrupted, and returns how many there are.
+func (s *Store) rememberStale(ctx context.Context) (int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM runs WHERE status IN (?, ?, ?)`, StatusQueued, StatusRunning, StatusPaused)
+	if err != nil {
+		return 0, fmt.Errorf("listing the runs left live: %w", err)
+	}
+	defer rows.Close()
+	stale := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return 0, fmt.Errorf("listing the runs left live: %w", err)
+		}
+		stale[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("listing the runs left live: %w", err)
+	}
+	if len(stale) > 0 {
+		s.stale = stale
+	}
+	return len(stale), nil
+}
+
+// staleMessage is the message of a run read as interrupted before the
+// store could write so.
+const staleMessage = "interrupted: the server stopped during the run (the run store could not yet write so)"
+
+// unstale makes a run left live by a dead process read as interrupted.
+func (s *Store) unstale(r *Run) {
+	s.health.mu.Lock()
+	stale := s.stale[r.ID]
+	s.health.mu.Unlock()
+	if !stale {
+		return
+	}
+	if Live(r.Status) {
+		r.Status = StatusInterrupted
+		if r.Message == "" {
+			r.Message = staleMessage
+		}
+	}
+	for i := range r.Traces {
+		if Live(r.Traces[i].Status) {
+			r.Traces[i].Status = StatusInterrupted
+		}
+	}
 }
 
 // probe writes probeBytes in a transaction of its own, then removes them.

@@ -489,6 +489,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
 	if err := s.loadTraces(ctx, []*Run{r}, true); err != nil {
 		return nil, fmt.Errorf("store: run %s: %w", id, err)
 	}
+	s.unstale(r)
 	return r, nil
 }
 
@@ -615,6 +616,9 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	}
 	if err := s.loadTraces(ctx, runs, false); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	for _, r := range runs {
+		s.unstale(r)
 	}
 	return runs, total, nil
 }

@@ -57,6 +57,10 @@ type Store struct {
 	recovered int
 
 	health health // the last write failure (Health)
+	// stale holds the runs left live by a dead process that Open could
+	// not mark interrupted (the store could not write): they read as
+	// interrupted, and are written so once the store heals (Health).
+	stale map[string]bool
 
 	readMu  sync.Mutex
 	reading map[string]int // runs whose records are being read (Trim spares them)
@@ -111,7 +115,10 @@ func Open(path string) (*Store, error) {
 		if err := checkAtOpen(uri, q); err != nil {
 			return nil, fmt.Errorf("store: %s is damaged and was not opened: %w (dashboard store check %s lists the damage; dashboard store salvage %s NEW copies what can be read)", path, err, path, path)
 		}
-		if err := initFile(uri, q); err != nil {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+			// an existing file has its page size, vacuum mode and WAL mode
+			// already, and may sit on a full disk: open it without writing
+		} else if err := initFile(uri, q); err != nil {
 			return nil, fmt.Errorf("store: creating %s: %w", path, err)
 		}
 		q.Set("_journal_mode", "WAL")
@@ -144,14 +151,23 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	if s.owner {
-		if err := s.dropPartialImports(ctx); err != nil {
+		// A store that cannot write (a full disk) still opens, degraded
+		// (Health says why), so that its runs can be read and exported.
+		if err := s.dropPartialImports(ctx); err != nil && !storageFailure(err) {
 			s.Close()
 			return nil, fmt.Errorf("store: %s: %w", path, err)
 		}
 		n, err := s.markInterrupted(ctx)
-		if err != nil {
+		if err != nil && !storageFailure(err) {
 			s.Close()
 			return nil, fmt.Errorf("store: %s: %w", path, err)
+		}
+		if err != nil {
+			s.noteWrite(err)
+			if n, err = s.rememberStale(ctx); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("store: %s: %w", path, err)
+			}
 		}
 		s.recovered = n
 	}
