@@ -55,8 +55,13 @@ func integrity(ctx context.Context, db *sql.DB, name string, max int) ([]string,
 		if err := rows.Scan(&m); err != nil {
 			return nil, err
 		}
-		if m != "ok" {
-			msgs = append(msgs, tidyProblem(m))
+		if m == "ok" {
+			continue
+		}
+		for _, l := range strings.Split(tidyProblem(m), "\n") {
+			if l = strings.TrimSpace(l); l != "" && len(msgs) < max {
+				msgs = append(msgs, l)
+			}
 		}
 	}
 	return msgs, rows.Err()
