@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // attackReq is one request an attacker sends.
@@ -582,4 +584,81 @@ func TestUploadsWaitForAParseSlot(t *testing.T) {
 		t.Fatal("the upload did not go through when a parse slot was freed")
 	}
 	<-srv.parses
+}
+
+// damage deletes the record batches of a stored run's trace from record
+// from on, as a damaged file or a run trimmed while it is read would leave
+// it: the trace still reports all its records.
+func damage(t *testing.T, path, id string, trace, from int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Exec(`DELETE FROM batches WHERE run_id = ? AND trace = ? AND first_rec >= ?`, id, trace, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		t.Fatalf("no batch of run %s trace %d from record %d", id, trace, from)
+	}
+}
+
+// A download whose records cannot all be read fails visibly: the trace
+// (JSON Lines, plain or gzip) and the bundle abort the connection midway
+// instead of ending cleanly, and a CSV (which reads the records before its
+// header) answers 500 naming the cause. Before the fix each answered 200 and
+// ended cleanly with a part of the records.
+func TestCutDownloadsFailVisibly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv, ts := newTestServer(t, Options{Session: session.Options{Store: st}})
+	const n = 40_000
+	id := create(t, ts, fakeRun(n, "fw", "afw"))
+	waitFinished(t, srv, id)
+	waitFor(t, "the run to leave memory", func() bool { _, live := srv.Manager().Live(id); return !live })
+	// Whole before the damage.
+	code, body := do(t, "GET", ts.URL+"/api/runs/"+id+"/trace", nil)
+	if whole := bytes.Count(body, []byte("\n")); code != 200 || whole != 2*(n+1) {
+		t.Fatalf("before the damage: %d, %d lines", code, whole)
+	}
+	damage(t, path, id, 1, n/2)
+	for _, c := range []struct{ path, enc string }{
+		{"/trace", "identity"}, {"/trace?format=jsonl", "gzip"}, {"/bundle", "identity"}, {"/bundle", "gzip"},
+	} {
+		t.Run(c.path+" "+c.enc, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", ts.URL+"/api/runs/"+id+c.path, nil)
+			req.Header.Set("Accept-Encoding", c.enc)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Logf("refused before the headers: %v", err)
+				return
+			}
+			defer resp.Body.Close()
+			var r io.Reader = resp.Body
+			if resp.Header.Get("Content-Encoding") == "gzip" {
+				zr, err := gzip.NewReader(resp.Body)
+				if err != nil {
+					t.Logf("the gzip stream is broken at once: %v", err)
+					return
+				}
+				r = zr
+			}
+			got, err := io.ReadAll(r)
+			if err == nil {
+				t.Fatalf("%d: a cut download ended cleanly after %d bytes (%d lines)", resp.StatusCode, len(got), bytes.Count(got, []byte("\n")))
+			}
+			t.Logf("%d bytes, then %v", len(got), err)
+		})
+	}
+	code, body = do(t, "GET", ts.URL+"/api/runs/"+id+"/trace?format=csv", nil)
+	if code != 500 || !strings.Contains(string(body), "missing") {
+		t.Errorf("CSV of a damaged run: %d %.300s", code, body)
+	}
+	healthy(t, ts)
 }

@@ -152,23 +152,25 @@ func appendString(b []byte, s string) []byte {
 const csvHeader = "trace,algo,replication,k,passes,time_s,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err\n"
 
 // extraKeys returns the sorted union of the Extra keys of the first lens[i]
-// records of every trace.
-func extraKeys(traces []*session.Trace, lens []int) []string {
+// records of every trace, or the error of a read that failed.
+func extraKeys(traces []*session.Trace, lens []int) ([]string, error) {
 	seen := map[string]bool{}
 	for i, t := range traces {
-		t.Each(0, lens[i], func(_ int, rec *solver.Record) bool {
+		if _, err := t.Walk(0, lens[i], func(_ int, rec *solver.Record) bool {
 			for k := range rec.Extra {
 				seen[k] = true
 			}
 			return true
-		})
+		}); err != nil {
+			return nil, err
+		}
 	}
 	keys := make([]string, 0, len(seen))
 	for k := range seen {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return keys
+	return keys, nil
 }
 
 // appendCSVHeader appends the header line for the given extra keys.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -582,6 +583,11 @@ func (t *Trace) Each(from, to int, fn func(i int, rec *solver.Record) bool) int 
 	if disk {
 		return t.eachStored(from, min(to, n), fn)
 	}
+	return eachView(&v, from, to, fn)
+}
+
+// eachView is Each over records held in memory.
+func eachView(v *view, from, to int, fn func(i int, rec *solver.Record) bool) int {
 	to = min(to, v.n)
 	if from < 0 || from >= to {
 		return 0
@@ -595,6 +601,44 @@ func (t *Trace) Each(from, to int, fn func(i int, rec *solver.Record) bool) int 
 		}
 	}
 	return to - from
+}
+
+// ErrIncomplete is returned by Walk when the store holds fewer of a
+// trace's records than the trace reports (a damaged store, or a run deleted
+// while it was read).
+var ErrIncomplete = errors.New("the trace's records are incomplete")
+
+// Walk is Each that says why it stopped before the end: the store's error
+// when a read failed, or ErrIncomplete (wrapped) when fewer records than
+// asked for could be read. Records in memory always read whole; a walk that
+// fn stopped reports no error.
+func (t *Trace) Walk(from, to int, fn func(i int, rec *solver.Record) bool) (int, error) {
+	disk, n, v := t.state()
+	if !disk {
+		return eachView(&v, from, to, fn), nil
+	}
+	to = min(to, n)
+	if from < 0 || from >= to {
+		return 0, nil
+	}
+	visited, stopped := 0, false
+	err := t.run.m.st.EachRecord(context.Background(), t.run.ID, t.Index, from, to, func(i int, rec *solver.Record) error {
+		visited++
+		if !fn(i, rec) {
+			stopped = true
+			return errStop
+		}
+		return nil
+	})
+	switch {
+	case stopped:
+		return visited, nil
+	case err != nil:
+		return visited, fmt.Errorf("run %s trace %d: %w", t.run.ID, t.Index, err)
+	case visited < to-from:
+		return visited, fmt.Errorf("run %s trace %d: %w: %d of records %d to %d read", t.run.ID, t.Index, ErrIncomplete, visited, from, to)
+	}
+	return visited, nil
 }
 
 // Status returns running or the final status of the trace's summary.
