@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"database/sql"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -661,4 +662,59 @@ func TestCutDownloadsFailVisibly(t *testing.T) {
 		t.Errorf("CSV of a damaged run: %d %.300s", code, body)
 	}
 	healthy(t, ts)
+}
+
+// CSV cells a spreadsheet would run as formulas are prefixed with ' (the
+// OWASP rule); negative numbers stay numbers.
+func TestCSVCellsAreSpreadsheetSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"fw": "fw", "": "", "=HYPERLINK(\"http://evil\")": `"'=HYPERLINK(""http://evil"")"`,
+		"+1+2": "'+1+2", "-2+3": "'-2+3", "-2.5": "-2.5", "-1e-3": "-1e-3", "@SUM(A1)": "'@SUM(A1)",
+		"\tcmd": "'\tcmd", "\rcmd": "\"'\rcmd\"", "a=b": "a=b", "-": "'-",
+	} {
+		if got := string(appendCSVText(nil, in)); got != want {
+			t.Errorf("%q → %q, want %q", in, got, want)
+		}
+	}
+	// End to end: an imported bundle whose steps are formulas
+	// downloads as CSV with every such cell defused.
+	srv, ts := newTestServer(t, Options{})
+	id := create(t, ts, fakeRun(20, "fw"))
+	waitFinished(t, srv, id)
+	code, body := do(t, "GET", ts.URL+"/api/runs/"+id+"/bundle", nil)
+	if code != 200 {
+		t.Fatalf("bundle: %d", code)
+	}
+	hostile := strings.ReplaceAll(string(body), `"step":"fw"`, `"step":"=HYPERLINK(\"http://evil.example\",\"x\")"`)
+	if hostile == string(body) {
+		t.Fatal("the bundle has no step to rewrite")
+	}
+	code, body = do(t, "POST", ts.URL+"/api/runs/import", []byte(hostile))
+	var out struct{ ID string }
+	if err := json.Unmarshal(body, &out); code != 201 || err != nil {
+		t.Fatalf("import: %d %s", code, body)
+	}
+	code, body = do(t, "GET", ts.URL+"/api/runs/"+out.ID+"/trace?format=csv", nil)
+	if code != 200 {
+		t.Fatalf("csv: %d %s", code, body)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	formulas := 0
+	for _, row := range rows {
+		for _, cell := range row {
+			if formulaLike(cell) {
+				t.Errorf("cell %q would run as a formula", cell)
+			}
+			if strings.HasPrefix(cell, "'=") || strings.HasPrefix(cell, "'@") {
+				formulas++
+			}
+		}
+	}
+	if formulas == 0 {
+		t.Errorf("no defused formula in the download: %.400s", body)
+	}
+	t.Logf("%d formula cells defused in %d rows", formulas, len(rows))
 }

@@ -227,8 +227,13 @@ func appendCSVFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
-// appendCSVText quotes a cell when it needs it (RFC 4180).
+// appendCSVText appends a text cell: one a spreadsheet would run as a
+// formula (see formulaLike) is prefixed with a single quote, and a cell is
+// quoted when it needs it (RFC 4180).
 func appendCSVText(b []byte, s string) []byte {
+	if formulaLike(s) {
+		s = "'" + s
+	}
 	need := false
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
@@ -247,4 +252,21 @@ func appendCSVText(b []byte, s string) []byte {
 		b = append(b, s[i])
 	}
 	return append(b, '"')
+}
+
+// formulaLike reports whether a spreadsheet would read a text cell as a
+// formula (the OWASP rule): it begins with =, +, -, @, a tab or a carriage
+// return, except a cell beginning with - that is a number.
+func formulaLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	switch s[0] {
+	case '=', '+', '@', '\t', '\r':
+		return true
+	case '-':
+		_, err := strconv.ParseFloat(s, 64)
+		return err != nil
+	}
+	return false
 }
