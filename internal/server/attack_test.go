@@ -22,6 +22,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/store"
 )
@@ -717,4 +718,20 @@ func TestCSVCellsAreSpreadsheetSafe(t *testing.T) {
 		t.Errorf("no defused formula in the download: %.400s", body)
 	}
 	t.Logf("%d formula cells defused in %d rows", formulas, len(rows))
+}
+
+// A sparse file the dense models cannot hold (one feature index 2^30) is
+// refused at upload, naming the file field and the limit; before, it was
+// stored and every run on it failed later.
+func TestSparseUploadBeyondTheDenseLimitIsRefused(t *testing.T) {
+	_, ts := newTestServer(t, Options{UploadDir: t.TempDir()})
+	code, out := upload(t, ts, "file", "huge.svm", []byte("1 1:0.5 1073741824:1\n-1 2:1\n"), nil)
+	msg := fmt.Sprint(out["error"])
+	if code != 400 || out["field"] != "file" || !strings.Contains(msg, "1073741824 features") || !strings.Contains(msg, fmt.Sprint(scenarios.MaxDenseEntries)) {
+		t.Fatalf("%d %v", code, out)
+	}
+	// Within the limit: accepted.
+	if code, out := upload(t, ts, "file", "ok.svm", []byte("1 1:0.5 300:1\n-1 2:1\n"), nil); code != 201 || out["cols"] != 300.0 {
+		t.Fatalf("a small sparse file: %d %v", code, out)
+	}
 }
