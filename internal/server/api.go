@@ -138,7 +138,8 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, session.ErrTooLarge):
 			writeError(w, http.StatusRequestEntityTooLarge, "", err.Error())
 		case errors.Is(err, context.DeadlineExceeded):
-			writeError(w, http.StatusGatewayTimeout, "", err.Error())
+			writeError(w, http.StatusGatewayTimeout, "", fmt.Sprintf("%v: the build took longer than the request timeout of %v%s, and no run was made",
+				err, s.opts.Timeout, s.opts.flag("Timeout")))
 		default:
 			writeError(w, http.StatusServiceUnavailable, "", err.Error())
 		}
@@ -168,6 +169,20 @@ func (s *Server) handleControl(op func(*session.Run)) http.HandlerFunc {
 			writeJSON(w, http.StatusAccepted, run.Status())
 		}
 	}
+}
+
+// handleResume resumes a paused run: 202 with its status, or 429 naming
+// the budget when its remaining records do not fit (it stays paused).
+func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
+	run, ok := s.run(w, r)
+	if !ok {
+		return
+	}
+	if err := run.Resume(); err != nil {
+		writeError(w, http.StatusTooManyRequests, "", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusAccepted, run.Status())
 }
 
 func (s *Server) handlePanels(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/store"
 )
 
@@ -734,4 +736,156 @@ func TestSparseUploadBeyondTheDenseLimitIsRefused(t *testing.T) {
 	if code, out := upload(t, ts, "file", "ok.svm", []byte("1 1:0.5 300:1\n-1 2:1\n"), nil); code != 201 || out["cols"] != 300.0 {
 		t.Fatalf("a small sparse file: %d %v", code, out)
 	}
+}
+
+// A request abandoned while its run is built creates nothing, and a build
+// that outlives the request's budget answers 504 and leaves no run (before,
+// both runs appeared once their builds ended).
+func TestAbandonedRequestsCreateNoRun(t *testing.T) {
+	srv, ts := newTestServer(t, Options{Timeout: 400 * time.Millisecond})
+	slow := fakeRun(10, "fw")
+	slow.Params["build_ms"] = "1200"
+	// The client hangs up 150 ms after posting.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/api/runs", bytes.NewReader(mustJSON(t, slow)))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := client.Do(req); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("the abandoned request was answered: %d %s", resp.StatusCode, b)
+	}
+	// The build outlives the 400 ms budget.
+	start := time.Now()
+	code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, slow))
+	took := time.Since(start)
+	if code != http.StatusGatewayTimeout {
+		t.Fatalf("a build over the budget: %d %s", code, body)
+	}
+	t.Logf("504 after %v: %s", took.Round(time.Millisecond), bytes.TrimSpace(body))
+	// A build within the budget makes its run.
+	quick := fakeRun(10, "fw")
+	quick.Params["build_ms"] = "50"
+	id := create(t, ts, quick)
+	waitFinished(t, srv, id)
+	time.Sleep(1500 * time.Millisecond) // both slow builds have ended
+	if l := list(t, ts.URL, ""); l.Total != 1 || l.Runs[0].ID != id {
+		t.Errorf("runs after the abandoned requests: %+v", l.Runs)
+	}
+	if runs := srv.Manager().List(); len(runs) > 1 {
+		t.Errorf("live runs after the abandoned requests: %+v", runs)
+	}
+}
+
+// clientFrom is an HTTP client whose connections come from the given
+// loopback address: the server tells clients apart by address.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+}
+
+func createAs(t *testing.T, hc *http.Client, ts *httptest.Server, sp spec.Run) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", ts.URL+"/api/runs", bytes.NewReader(mustJSON(t, sp)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ ID, Error string }
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != 201 {
+		return resp.StatusCode, out.Error
+	}
+	return 201, out.ID
+}
+
+// The queue is round-robin across clients: client B's first run starts
+// next after client A's running one, not behind A's twenty queued runs
+// (before: position 21, after all of them).
+func TestQueueIsRoundRobinAcrossClients(t *testing.T) {
+	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 1, MaxClientRuns: 30}})
+	a, b := clientFrom("127.0.0.2"), clientFrom("127.0.0.3")
+	blocker := fakeRun(100_000, "fw")
+	blocker.Params["delay_us"] = "100"
+	code, first := createAs(t, a, ts, blocker)
+	if code != 201 {
+		t.Fatalf("blocker: %d %s", code, first)
+	}
+	small := fakeRun(300, "fw")
+	small.Params["delay_us"] = "1000" // about 0.3 s each
+	var aRuns []string
+	for i := 0; i < 20; i++ {
+		code, id := createAs(t, a, ts, small)
+		if code != 201 {
+			t.Fatalf("A's run %d: %d %s", i, code, id)
+		}
+		aRuns = append(aRuns, id)
+	}
+	code, bRun := createAs(t, b, ts, small)
+	if code != 201 {
+		t.Fatalf("B's run: %d %s", code, bRun)
+	}
+	if st := status(t, ts, bRun); st.Status != "queued" || st.QueuePosition != 1 {
+		t.Fatalf("B's first run: %s at position %d, want queued at 1", st.Status, st.QueuePosition)
+	}
+	if st := status(t, ts, aRuns[0]); st.QueuePosition != 2 {
+		t.Errorf("A's first queued run at position %d, want 2", st.QueuePosition)
+	}
+	if st := status(t, ts, aRuns[19]); st.QueuePosition != 21 {
+		t.Errorf("A's last run at position %d, want 21", st.QueuePosition)
+	}
+	start := time.Now()
+	if code, _ := do(t, "DELETE", ts.URL+"/api/runs/"+first, nil); code != 202 {
+		t.Fatalf("cancel the blocker: %d", code)
+	}
+	waitFinished(t, srv, bRun)
+	t.Logf("B's run ended %v after the slot freed", time.Since(start).Round(time.Millisecond))
+	started := 0
+	for _, id := range aRuns {
+		if st := status(t, ts, id); st.Status != "queued" {
+			started++
+		}
+	}
+	if started > 1 {
+		t.Errorf("%d of A's queued runs started before B's first ended", started)
+	}
+}
+
+// A paused run reserves only the records it has made: three runs started
+// paused with nearly the whole record budget leave room for others (before,
+// every other run got 429). Resuming takes the rest back, or answers 429
+// naming the budget and leaves the run paused.
+func TestPausedRunsReserveOnlyWhatTheyMade(t *testing.T) {
+	srv, ts := newTestServer(t, Options{Flags: map[string]string{"MaxTotalRecords": "-max-records"},
+		Session: session.Options{MaxRecords: 9000, MaxTotalRecords: 10_000, MaxClientRuns: 30}})
+	var paused []string
+	for i := 0; i < 3; i++ {
+		sp := fakeRun(3332, "fw")
+		sp.StartPaused = true
+		paused = append(paused, create(t, ts, sp))
+	}
+	for _, id := range paused {
+		waitFor(t, "the paused run's first record", func() bool { return status(t, ts, id).Records >= 1 })
+	}
+	// 3 × 3333 records of budget are held back by the pauses; a run of
+	// 501 records still fits.
+	create(t, ts, fakeRun(500, "fw"))
+	big := fakeRun(8000, "fw")
+	big.Params["delay_us"] = "1000"
+	bigID := create(t, ts, big)
+	code, body := do(t, "POST", ts.URL+"/api/runs/"+paused[0]+"/resume", nil)
+	if code != 429 || !strings.Contains(string(body), "-max-records") || !strings.Contains(string(body), "3332 remaining records") {
+		t.Fatalf("resume beside a large run: %d %s", code, body)
+	}
+	if st := status(t, ts, paused[0]); st.Status != "paused" {
+		t.Errorf("a refused resume left the run %s", st.Status)
+	}
+	do(t, "DELETE", ts.URL+"/api/runs/"+bigID, nil)
+	waitFinished(t, srv, bigID)
+	if code, body := do(t, "POST", ts.URL+"/api/runs/"+paused[0]+"/resume", nil); code != 202 {
+		t.Fatalf("resume with room: %d %s", code, body)
+	}
+	waitFor(t, "the resumed run to end", func() bool { return status(t, ts, paused[0]).Status == "done" })
 }

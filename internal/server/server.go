@@ -374,7 +374,7 @@ func New(o Options) (*Server, error) {
 			r.Get("/runs/{id}", s.handleStatus)
 			r.Delete("/runs/{id}", s.handleCancel)
 			r.Post("/runs/{id}/pause", s.handleControl((*session.Run).Pause))
-			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
+			r.Post("/runs/{id}/resume", s.handleResume)
 			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
 			r.Get("/runs/{id}/panels", s.handlePanels)
 			r.Patch("/runs/{id}", s.handleEdit)

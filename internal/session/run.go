@@ -347,10 +347,17 @@ func (r *Run) Pause() {
 
 // Resume lets every trace run freely again once the run has a run slot: it
 // joins the queue ahead of the runs never started, and runs at once when a
-// slot is free.
-func (r *Run) Resume() {
+// slot is free. A paused run reserves only the records it has made, so
+// Resume takes the rest of its record budget back first: when that does not
+// fit beside the other runs, it fails with ErrBusy (wrapped) and the run
+// stays paused.
+func (r *Run) Resume() error {
 	m := r.m
 	m.mu.Lock()
+	if err := m.reclaimLocked(r); err != nil {
+		m.mu.Unlock()
+		return err
+	}
 	r.mu.Lock()
 	if r.paused {
 		r.paused = false
@@ -377,6 +384,32 @@ func (r *Run) Resume() {
 	m.dispatchLocked()
 	m.mu.Unlock()
 	r.changed()
+	return nil
+}
+
+// reclaimLocked checks that a paused run's remaining records (its budget
+// less what it has made) fit in the record and memory budgets again,
+// evicting finished runs to make room (m.mu held).
+func (m *Manager) reclaimLocked(r *Run) error {
+	r.mu.Lock()
+	paused := r.paused && r.running > 0 && r.ctx.Err() == nil
+	r.mu.Unlock()
+	if !paused {
+		return nil
+	}
+	more := r.budget - r.stored()
+	if more <= 0 {
+		return nil
+	}
+	if !m.makeRoomLocked(more) {
+		return fmt.Errorf("%w: resuming needs room for the run's %d remaining records, and the runs in progress leave too few of the %d records allowed in all%s; cancel one or wait until one finishes",
+			ErrBusy, more, m.opts.MaxTotalRecords, m.opts.flag("MaxTotalRecords"))
+	}
+	if bytes := int64(more) * RecordBytes; !m.makeMemoryLocked(bytes) {
+		return fmt.Errorf("%w: resuming needs about %s for the run's %d remaining records, and the runs in progress hold %s of the server's memory budget of %s%s; cancel one or wait until one finishes",
+			ErrBusy, mib(bytes), more, mib(m.liveBytesLocked()), mib(m.opts.MaxMemory), m.opts.flag("MaxMemory"))
+	}
+	return nil
 }
 
 // Step lets each trace stopped at the pause emit exactly one more record,
