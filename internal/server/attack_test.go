@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -663,6 +664,34 @@ func TestCutDownloadsFailVisibly(t *testing.T) {
 	code, body = do(t, "GET", ts.URL+"/api/runs/"+id+"/trace?format=csv", nil)
 	if code != 500 || !strings.Contains(string(body), "missing") {
 		t.Errorf("CSV of a damaged run: %d %.300s", code, body)
+	}
+	// The stream says so too: close code 1011 naming the cause, never a
+	// done over missing records (before: it spun without an end).
+	c := dial(t, ts, id)
+	defer c.Close()
+	got := 0
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		_, msg, err := c.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != websocket.CloseInternalServerErr || !strings.Contains(ce.Text, "reading the run's records failed") {
+				t.Fatalf("after %d records the stream ended with %v", got, err)
+			}
+			t.Logf("the stream closed after %d records: %d %s", got, ce.Code, ce.Text)
+			break
+		}
+		var m struct {
+			Type    string
+			Batches []struct{ Records []json.RawMessage }
+		}
+		_ = json.Unmarshal(msg, &m)
+		if m.Type == "done" {
+			t.Fatalf("done after %d of %d records", got, 2*(n+1))
+		}
+		for _, b := range m.Batches {
+			got += len(b.Records)
+		}
 	}
 	healthy(t, ts)
 }
