@@ -197,4 +197,13 @@ func TestIncompleteTraceIsShown(t *testing.T) {
 		t.Fatal("retry")
 	}
 	waitFor(t, ctx, "the retry's verdict", `!!fwlab.traceIncomplete && !document.querySelector('#trace-incomplete').hidden`, `fwlab.traceIncomplete`, 30*time.Second)
+	// The exports break off visibly too: an error, and nothing saved.
+	for _, b := range []string{"export-jsonl", "export-json"} {
+		eval[bool](t, ctx, `(() => { document.querySelector('#run-error').textContent = ''; return true; })()`)
+		step(t, ctx, "export "+b, 5*time.Second, chromedp.Click(chromedp.ID(b)))
+		waitFor(t, ctx, b+" failing", `document.querySelector('#run-error').textContent.includes('broke off')`, `[document.querySelector('#run-error').textContent, fwlab.exports]`, 30*time.Second)
+	}
+	if n := eval[int](t, ctx, `(fwlab.exports || []).length`); n != 0 {
+		t.Errorf("%d broken exports were saved", n)
+	}
 }
