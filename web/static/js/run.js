@@ -13,7 +13,7 @@ import { bindPNGButtons, exportTrace, exportBundle, exportFigure, chartPNG } fro
 
 // STATUS_HELP explains each status beside its badge.
 const STATUS_HELP = {
-  queued: 'waiting for a free worker slot (first in, first out); Stop takes it off the queue',
+  queued: 'waiting for a free run slot (taken in turn across clients); Stop takes it off the queue',
   running: 'running',
   paused: 'paused: its worker slot is free until it is resumed',
   done: 'every trace has ended',
