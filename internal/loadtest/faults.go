@@ -33,6 +33,7 @@ type faultReport struct {
 	// Downloads cut by a delete: how many ended with an error, how many
 	// whole.
 	cutBroken, cutWhole int
+	cutDelete           string // the delete's answer
 	problems            []string
 }
 
@@ -53,7 +54,7 @@ func (f *faultReport) String() string {
 		fmt.Fprintf(&b, "hostile run viewed %d answers, %d downloads ended cleanly and were whole\n", f.hostileViews, f.hostileWhole)
 	}
 	if f.cutBroken+f.cutWhole > 0 {
-		fmt.Fprintf(&b, "cut downloads      %d broke off visibly, %d were whole\n", f.cutBroken, f.cutWhole)
+		fmt.Fprintf(&b, "cut downloads      %d broke off visibly, %d ended cleanly (each checked whole; the delete midway: %s)\n", f.cutBroken, f.cutWhole, f.cutDelete)
 	}
 	return b.String()
 }
@@ -302,6 +303,9 @@ func cutDownload(ctx context.Context, hc *http.Client, base string, n int, t *ta
 			return
 		}
 		if st.Status == "done" {
+			// Give the finished run a moment to leave memory: its
+			// download then reads the store, which the delete empties.
+			time.Sleep(time.Second)
 			break
 		}
 		if st.Status != "running" && st.Status != "queued" {
@@ -332,10 +336,17 @@ func cutDownload(ctx context.Context, hc *http.Client, base string, n int, t *ta
 			dreq, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/runs/delete", strings.NewReader(`{"ids":["`+out.ID+`"]}`))
 			dreq.Header.Set("Content-Type", "application/json")
 			t.req()
+			answer := ""
 			if dresp, err := hc.Do(dreq); err == nil {
-				_, _ = io.Copy(io.Discard, dresp.Body)
+				b, _ := io.ReadAll(io.LimitReader(dresp.Body, 4096))
 				dresp.Body.Close()
+				answer = fmt.Sprintf("HTTP %d %s", dresp.StatusCode, bytes.TrimSpace(b))
+			} else {
+				answer = err.Error()
 			}
+			f.mu.Lock()
+			f.cutDelete = answer
+			f.mu.Unlock()
 		}
 		if rerr == io.EOF {
 			f.mu.Lock()

@@ -399,6 +399,16 @@ func client(ctx context.Context, hc *http.Client, base string, iters int, role s
 	// The test's deadline ends the stream too.
 	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
 	defer stop()
+	// A run waiting in the queue sends nothing but the server's pings: each
+	// ping extends the read deadline, as a browser keeps a quiet socket.
+	ws.SetPingHandler(func(data string) error {
+		_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+		err := ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+		if errors.Is(err, websocket.ErrCloseSent) {
+			return nil
+		}
+		return err
+	})
 	var last time.Time
 	batches := 0
 	cursor := map[int]int{}
