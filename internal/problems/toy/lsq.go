@@ -6,6 +6,9 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -14,7 +17,7 @@ import (
 
 // Size limits of the least-squares problems (building one costs O(n·p²)).
 const (
-	MaxP       = 200
+	MaxP       = 100000
 	MaxSamples = 10000
 )
 
@@ -99,76 +102,108 @@ func (d *lsq) Extra(x []float64) map[string]float64 {
 
 // NewModel returns a model maintaining z = A x.
 func (d *lsq) NewModel(x []float64) solver.Model {
-	m := &lsqModel{d: d, z: make([]float64, d.n)}
+	m := &lsqModel{d: d, z: make([]float64, d.n), r: make([]float64, d.n), w: make([]float64, d.n), v: make([]float64, d.p)}
 	m.Reset(x)
 	return m
 }
 
-// lsqModel maintains z = A x incrementally.
+// lsqModel maintains z = A x incrementally, so that a full-batch iteration
+// reads A once: the gradient Aᵀ(z − y) is one pass over A's rows, the line
+// search and the updates of z read only the columns of the step's one or
+// two vertices (sparse vertices: simplex, l1 ball) and vectors of length n.
+// A dense vertex (a corner of the box) costs one more pass per vertex.
 type lsqModel struct {
-	d *lsq
-	z []float64
+	d       *lsq
+	z       []float64
+	r, w, v []float64 // scratch: residual z − y, A d, a dense vertex
+}
+
+// rowsMat is A as a gonum matrix (row-major, n×p).
+func (d *lsq) rowsMat() blas64.General {
+	return blas64.General{Rows: d.n, Cols: d.p, Stride: d.p, Data: d.rows}
 }
 
 func (m *lsqModel) Reset(x []float64) {
-	for i := range m.z {
-		m.z[i] = dot(m.d.row(i), x)
-	}
+	blas64.Gemv(blas.NoTrans, 1, m.d.rowsMat(), vec(x), 0, vec(m.z))
 }
 
-func (m *lsqModel) Scale(_ int, s float64) {
-	for i := range m.z {
-		m.z[i] *= s
-	}
-}
+func (m *lsqModel) Scale(_ int, s float64) { floats.Scale(s, m.z) }
 
-// Add updates z += c·A v in O(n·nnz(v)), one column at a time.
-func (m *lsqModel) Add(_ int, c float64, v solver.Vertex) {
-	for k, j := range v.Idx {
-		axpy(m.z, c*v.Val[k], m.d.col(j))
-	}
-}
+// Add updates z += c·A v: in O(n·nnz(v)) for a sparse vertex.
+func (m *lsqModel) Add(_ int, c float64, v solver.Vertex) { m.addAv(m.z, c, v) }
 
 // Gradient is the mean of (z_i − y_i)·a_i over the batch (all samples when
-// batch is nil); an empty non-nil batch gives the zero vector.
+// batch is nil: Aᵀ(z − y)/n, one pass over A); an empty non-nil batch gives
+// the zero vector. A batch reads only its own rows.
 func (m *lsqModel) Gradient(_ int, g []float64, _ []float64, batch []int) {
-	clear(g)
-	cnt := 0
-	each(m.d.n, batch, func(i int) {
-		axpy(g, m.z[i]-m.d.y[i], m.d.row(i))
-		cnt++
-	})
-	if cnt == 0 {
+	if batch == nil {
+		floats.SubTo(m.r, m.z, m.d.y)
+		blas64.Gemv(blas.Trans, 1/float64(m.d.n), m.d.rowsMat(), vec(m.r), 0, vec(g))
 		return
 	}
-	inv := 1 / float64(cnt)
-	for j := range g {
-		g[j] *= inv
+	clear(g)
+	if len(batch) == 0 {
+		return
 	}
+	for _, i := range batch {
+		floats.AddScaled(g, m.z[i]-m.d.y[i], m.d.row(i))
+	}
+	floats.Scale(1/float64(len(batch)), g)
 }
 
 // Line returns the exact quadratic restriction of the batch objective along
 // d: with r = z − y and w = A d on the batch, φ(γ) − φ(0) = γ·mean(r·w) +
-// ½γ²·mean(w²), and the curvature is mean(w²).
+// ½γ²·mean(w²), and the curvature is mean(w²). A d = XCoef·z + Σ Coef·A v
+// comes from the columns of the vertices (or, for a dense vertex over the
+// full batch, one product with A).
 func (m *lsqModel) Line(_ int, _ []float64, d solver.Direction, batch []int) solver.Line {
 	var rw, ww float64
-	cnt := 0
-	each(m.d.n, batch, func(i int) {
-		a := m.d.row(i)
+	if batch == nil {
+		w := m.w
+		floats.ScaleTo(w, d.XCoef, m.z)
+		for _, t := range d.Terms {
+			m.addAv(w, t.Coef, t.V)
+		}
+		for i, wi := range w {
+			rw += (m.z[i] - m.d.y[i]) * wi
+			ww += wi * wi
+		}
+		n := float64(m.d.n)
+		return quadLine{slope: rw / n, curv: ww / n}
+	}
+	for _, i := range batch {
 		w := d.XCoef * m.z[i]
 		for _, t := range d.Terms {
-			w += t.Coef * t.V.Dot(a)
+			for k, j := range t.V.Idx {
+				w += t.Coef * t.V.Val[k] * m.d.cols[j*m.d.n+i]
+			}
 		}
 		rw += (m.z[i] - m.d.y[i]) * w
 		ww += w * w
-		cnt++
-	})
-	if cnt > 0 {
+	}
+	if cnt := len(batch); cnt > 0 {
 		rw /= float64(cnt)
 		ww /= float64(cnt)
 	}
 	return quadLine{slope: rw, curv: ww}
 }
+
+// addAv adds c·A v to w: column by column for a sparse vertex, one product
+// with A for a dense one (more than an eighth of p nonzero).
+func (m *lsqModel) addAv(w []float64, c float64, v solver.Vertex) {
+	if 8*len(v.Idx) <= m.d.p {
+		for k, j := range v.Idx {
+			floats.AddScaled(w, c*v.Val[k], m.d.col(j))
+		}
+		return
+	}
+	clear(m.v)
+	v.AddTo(m.v, 1)
+	blas64.Gemv(blas.NoTrans, c, m.d.rowsMat(), vec(m.v), 1, vec(w))
+}
+
+// vec is x as a gonum vector.
+func vec(x []float64) blas64.Vector { return blas64.Vector{N: len(x), Inc: 1, Data: x} }
 
 // quadLine is φ(γ) − φ(0) = slope·γ + ½·curv·γ².
 type quadLine struct{ slope, curv float64 }
