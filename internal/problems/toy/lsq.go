@@ -15,10 +15,15 @@ import (
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
-// Size limits of the least-squares problems (building one costs O(n·p²)).
+// Size limits of the generated least-squares problems (building one costs
+// O(n·p² + p³)); the user's data may have up to MaxDataP coordinates and
+// MaxDataSamples samples, and as many entries as the memory budget of the
+// server allows (16 bytes per entry: A is kept by rows and by columns).
 const (
-	MaxP       = 100000
-	MaxSamples = 10000
+	MaxP           = 2000
+	MaxSamples     = 10000
+	MaxDataP       = 100000
+	MaxDataSamples = 10000000
 )
 
 // lsq is the least-squares part shared by Simplex, L1Ball and Box:
@@ -85,14 +90,28 @@ func (d *lsq) Smooth(y, grad []float64) float64 {
 // Lift copies y into x: the proximal and P1 coordinates coincide.
 func (d *lsq) Lift(x, y []float64) { copy(x, y) }
 
-// FStar is the exact optimal value (known by construction).
-func (d *lsq) FStar() float64 { return d.fstar }
+// FStar is the exact optimal value (known by construction; NaN for the
+// user's data, where it is not known).
+func (d *lsq) FStar() float64 {
+	if d.xstar == nil {
+		return math.NaN()
+	}
+	return d.fstar
+}
 
-// XStar returns a copy of the exact minimiser (known by construction).
+// KnownOptimum reports whether FStar and XStar are known (generated data).
+func (d *lsq) KnownOptimum() bool { return d.xstar != nil }
+
+// XStar returns a copy of the exact minimiser (known by construction; nil
+// for the user's data).
 func (d *lsq) XStar() []float64 { return append([]float64(nil), d.xstar...) }
 
-// Extra reports the distance of x to the exact minimiser.
+// Extra reports the distance of x to the exact minimiser (nothing for the
+// user's data).
 func (d *lsq) Extra(x []float64) map[string]float64 {
+	if d.xstar == nil {
+		return nil
+	}
 	s := 0.0
 	for j, xj := range x {
 		s += (xj - d.xstar[j]) * (xj - d.xstar[j])
@@ -318,4 +337,92 @@ func newLSQ(ctx context.Context, rng *rand.Rand, n int, xstar, g []float64) (*ls
 	d.lip = lmax / float64(n) * (1 + 1e-10)
 	d.fstar = d.Objective(xstar)
 	return d, nil
+}
+
+// newLSQData builds the least-squares part from the user's data: A is
+// n×p row-major (rows), y has n entries. The optimum is not known. The
+// Lipschitz constant λ_max(AᵀA)/n is estimated by power iteration (see
+// powerLambda).
+func newLSQData(ctx context.Context, rows []float64, n, p int, y []float64) (*lsq, error) {
+	if p < 1 || p > MaxDataP {
+		return nil, errField("x", "must have between 1 and %d columns (coordinates), got %d", MaxDataP, p)
+	}
+	if n < 1 || n > MaxDataSamples {
+		return nil, errField("x", "must have between 1 and %d rows (samples), got %d", MaxDataSamples, n)
+	}
+	if len(rows) != n*p {
+		return nil, fmt.Errorf("toy: %d entries for a %d×%d matrix", len(rows), n, p)
+	}
+	if len(y) != n {
+		return nil, errField("y", "has %d responses, but X has %d rows", len(y), n)
+	}
+	for i, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errField("y", "response %d is not a finite number: %v", i+1, v)
+		}
+	}
+	d := &lsq{n: n, p: p, rows: rows, y: y, cols: make([]float64, n*p)}
+	for i := 0; i < n; i++ {
+		for j := 0; j < p; j++ {
+			d.cols[j*n+i] = rows[i*p+j]
+		}
+	}
+	lam, err := powerLambda(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	d.lip = lam / float64(n)
+	return d, nil
+}
+
+// powerLambda estimates λ_max(AᵀA) by power iteration from the all-ones
+// vector (a fixed start: the same data give the same estimate), stopping
+// when the estimate changes by less than 1e-10 relative or after 1000
+// steps, and returns it with a 1% margin: an estimate, not a certified
+// bound, as solver.LipschitzBounder allows. A zero matrix gives 0.
+func powerLambda(ctx context.Context, d *lsq) (float64, error) {
+	v := make([]float64, d.p)
+	for j := range v {
+		v[j] = 1 / math.Sqrt(float64(d.p))
+	}
+	av := make([]float64, d.n)
+	A := d.rowsMat()
+	lam := 0.0
+	for it := 0; it < 1000; it++ {
+		if it%16 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		blas64.Gemv(blas.NoTrans, 1, A, vec(v), 0, vec(av))
+		blas64.Gemv(blas.Trans, 1, A, vec(av), 0, vec(v))
+		nv := floats.Norm(v, 2)
+		if nv == 0 {
+			return 0, nil
+		}
+		floats.Scale(1/nv, v)
+		done := math.Abs(nv-lam) <= 1e-10*nv
+		lam = nv
+		if done {
+			break
+		}
+	}
+	return lam * 1.01, nil
+}
+
+// Data returns the data of a least-squares problem (Simplex, L1Ball, Box):
+// A row-major (n×p) and y, shared, not copied; nil for other problems.
+func Data(pr solver.Problem) (rows, y []float64) {
+	var d *lsq
+	switch q := pr.(type) {
+	case *Simplex:
+		d = &q.lsq
+	case *L1Ball:
+		d = &q.lsq
+	case *Box:
+		d = &q.lsq
+	default:
+		return nil, nil
+	}
+	return d.rows, d.y
 }
