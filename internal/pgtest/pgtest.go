@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -89,6 +90,40 @@ func Start(tb testing.TB) *Cluster {
 		}
 	})
 	return c
+}
+
+var shared struct {
+	once sync.Once
+	c    *Cluster
+	err  error
+}
+
+// Shared returns the cluster the tests of this process share, started by
+// the first caller; the package's TestMain must call Main to remove it.
+// Tests on it keep apart by taking a database each (NewDB).
+func Shared(tb testing.TB) *Cluster {
+	tb.Helper()
+	Require(tb)
+	shared.once.Do(func() { shared.c, shared.err = start() })
+	if shared.err != nil {
+		tb.Fatalf("pgtest: %v", shared.err)
+	}
+	return shared.c
+}
+
+// Main runs the tests and then removes the shared cluster, if one was
+// started: call it from TestMain as os.Exit(pgtest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared.c != nil {
+		if err := shared.c.Remove(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	return code
 }
 
 func start() (*Cluster, error) {

@@ -456,6 +456,17 @@ func checkEdits(t *testing.T, s store.Backend) {
 	if un, _, _, _ := s.User(ctx, id); un != name {
 		t.Errorf("a refused edit changed the name to %q", un)
 	}
+	// a NUL character is kept, or refused with an error naming the field
+	// (PostgreSQL's text cannot hold it); never a bare database error
+	nul := "a\x00b"
+	switch err := s.Update(ctx, id, store.Edit{Name: &nul}); {
+	case err == nil:
+		if un, _, _, _ := s.User(ctx, id); un != nul {
+			t.Errorf("a name with NUL read back as %q", un)
+		}
+	case !fieldErr(err, "name"):
+		t.Errorf("a name with NUL: %v", err)
+	}
 	for _, e := range []store.Edit{{Name: &name}, {}} {
 		if err := s.Update(ctx, "nosuchrun222", e); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("editing an unknown run: %v", err)
