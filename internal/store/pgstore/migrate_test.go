@@ -63,6 +63,23 @@ var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing
 			}
 		}
 	},
+	3: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		exec(t, pool, `INSERT INTO runs (id, created_us, status, problem, spec, version, message)
+			VALUES ('dddddddddddd', 1767225600000000, 'queued', 'lasso', $1, 'v0.3', '')`, oldSpec)
+		exec(t, pool, `INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES ('dddddddddddd', 0, 'afw', 0, 3, 'queued')`)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			if claim, beat, err := s.Runner(ctx, "dddddddddddd"); err != nil || claim != "" || !beat.IsZero() {
+				t.Fatalf("a v3 run's runner: %q %v %v", claim, beat, err)
+			}
+			if err := s.Claim(ctx, "dddddddddddd", "w1/1/1"); err != nil {
+				t.Fatal(err)
+			}
+			if claim, beat, err := s.Runner(ctx, "dddddddddddd"); err != nil || claim != "w1/1/1" || beat.IsZero() {
+				t.Errorf("after the claim: %q %v %v", claim, beat, err)
+			}
+		}
+	},
 	2: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)
 			VALUES ('bbbbbbbbbbbb', 1767225600000000, 1767225601000000, 'cancelled', 'lasso', $1, 'v0.2', 'v2 run', '', FALSE, 5, 10, 1, NULL, NULL)`, oldSpec)

@@ -222,26 +222,38 @@ func (s *Store) AppendRecords(ctx context.Context, id string, trace int, recs []
 		return nil
 	}
 	blob := store.EncodeBatch(nil, recs)
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var n int
-		err := tx.QueryRow(ctx, `SELECT records FROM traces WHERE run_id = $1 AND idx = $2 FOR UPDATE`, id, trace).Scan(&n)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("run %s trace %d: %w", id, trace, store.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES ($1, $2, $3, $4, $5)`,
-			id, trace, n, len(recs), blob); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE traces SET records = $1 WHERE run_id = $2 AND idx = $3`, n+len(recs), id, trace)
-		return err
-	})
+	err := s.tx(ctx, func(tx pgx.Tx) error { return appendIn(ctx, tx, id, trace, len(recs), blob) })
 	if err != nil {
 		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, err)
 	}
 	return nil
+}
+
+// Channel is the LISTEN/NOTIFY channel on which every appended batch is
+// announced, with its run's id as the payload (sent when the batch's
+// transaction commits): a server following a run on another machine wakes
+// on it and reads the new records.
+const Channel = "fwlab_records"
+
+// appendIn appends an encoded batch of n records to the end of a trace.
+func appendIn(ctx context.Context, tx pgx.Tx, id string, trace, n int, blob []byte) error {
+	var have int
+	err := tx.QueryRow(ctx, `SELECT records FROM traces WHERE run_id = $1 AND idx = $2 FOR UPDATE`, id, trace).Scan(&have)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("run %s trace %d: %w", id, trace, store.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES ($1, $2, $3, $4, $5)`,
+		id, trace, have, n, blob); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE traces SET records = $1 WHERE run_id = $2 AND idx = $3`, have+n, id, trace); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, id)
+	return err
 }
 
 // SetStatus sets a run's status and end time (zero: none); its traces

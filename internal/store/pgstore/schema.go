@@ -86,6 +86,12 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT ''`,
 	},
+	// 4: who runs a run that a worker took from the queue (its claim), and
+	// when it last said it was alive.
+	{
+		`ALTER TABLE runs ADD COLUMN claim TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN beat_us BIGINT`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.
