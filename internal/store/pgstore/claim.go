@@ -172,3 +172,22 @@ func (s *Store) Runner(ctx context.Context, id string) (claim string, beat time.
 	}
 	return claim, beat, nil
 }
+
+// Release gives a claimed run back to the queue (its worker is stopping):
+// queued again, its claim cleared; the next claim starts it afresh.
+func (s *Store) Release(ctx context.Context, id, claim string) error {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE traces SET status = $2 WHERE run_id = $1`, id, store.StatusQueued); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE runs SET status = $2, claim = '' WHERE id = $1`, id, store.StatusQueued)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: releasing run %s: %w", id, err)
+	}
+	return nil
+}
