@@ -7,8 +7,9 @@
 // processes take jobs with River's locking and run them (Worker). River
 // does the queue's hard parts: one worker per job, priorities (interactive
 // runs before sweep cells), retries, and the rescue of a job whose worker
-// died (after RescueAfter; River has no per-job heartbeat, so RescueAfter
-// must exceed the longest run). Around River, the store keeps the run's
+// died (River has no per-job heartbeat: a job is rescued once it has run
+// longer than its timeout, so RescueAfter is both the longest a run may
+// take and how long a dead worker's run waits). Around River, the store keeps the run's
 // truth: a worker claims the run (pgstore.Claim) before it starts, which
 // removes any partial records of an earlier attempt; it streams records
 // in batches under that claim, beats every BeatEvery, and reads the run's

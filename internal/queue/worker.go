@@ -28,8 +28,10 @@ type Config struct {
 	Store *pgstore.Store
 	Name  string // the worker's name, shown with the runs it ran
 	Slots int    // jobs at once (0: the CPUs)
-	// RescueAfter is how long a job may run before River takes its worker
-	// for dead and queues it again: longer than the longest run.
+	// RescueAfter is how long a run may take: a run still running then
+	// fails, and a job whose worker has not ended it a second later is
+	// taken for lost (its worker dead) and queued again by River's
+	// rescuer (which looks every 30 s). The same on every worker.
 	RescueAfter time.Duration
 	BeatEvery   time.Duration // the run's heartbeat in the store
 	FlushEvery  time.Duration // how often records are written
@@ -83,8 +85,11 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 		ID:                   cfg.Name,
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Slots}},
 		Workers:              workers,
-		JobTimeout:           -1, // a run ends by its own limits
-		RescueStuckJobsAfter: cfg.RescueAfter,
+		// River rescues only jobs with a timeout, once it has passed: a
+		// run may take RescueAfter, after which it fails (execute), and
+		// a job running a second longer has lost its worker.
+		JobTimeout:           cfg.RescueAfter,
+		RescueStuckJobsAfter: cfg.RescueAfter + time.Second,
 		Logger:               cfg.Logger,
 	})
 	if err != nil {
