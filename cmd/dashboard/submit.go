@@ -151,4 +151,3 @@ func waitEnded(ctx context.Context, st *pgstore.Store, what, id string) (string,
 		}
 	}
 }
-

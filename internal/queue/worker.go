@@ -82,9 +82,9 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	c, err := river.NewClient(riverpgxv5.New(cfg.Store.Pool()), &river.Config{
-		ID:                   cfg.Name,
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Slots}},
-		Workers:              workers,
+		ID:      cfg.Name,
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Slots}},
+		Workers: workers,
 		// River rescues only jobs with a timeout, once it has passed: a
 		// run may take RescueAfter, after which it fails (execute), and
 		// a job running a second longer has lost its worker.
