@@ -61,7 +61,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
-func startWorkerProc(t *testing.T, db, name string, args ...string) *workerProc {
+func startWorkerProc(t testing.TB, db, name string, args ...string) *workerProc {
 	t.Helper()
 	w := &workerProc{name: name, done: make(chan struct{})}
 	all := append([]string{"-db", db, "-name", name, "-metrics-addr", "127.0.0.1:0"}, args...)

@@ -76,11 +76,19 @@ func Require(tb testing.TB) {
 	tb.Skipf("pgtest: %v", err)
 }
 
-// Start starts a cluster for the test and registers its removal.
-func Start(tb testing.TB) *Cluster {
+// Start starts a cluster for the test and registers its removal. Its
+// server does not sync to disk (fsync off): fast, and safe for every
+// restart a test makes, not for a crash of the machine.
+func Start(tb testing.TB) *Cluster { return startFor(tb, false) }
+
+// StartDurable is Start with PostgreSQL's defaults for durability (fsync
+// and full page writes on), for benchmarks that measure the database.
+func StartDurable(tb testing.TB) *Cluster { return startFor(tb, true) }
+
+func startFor(tb testing.TB, durable bool) *Cluster {
 	tb.Helper()
 	Require(tb)
-	c, err := start()
+	c, err := start(durable)
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)
 	}
@@ -104,7 +112,7 @@ var shared struct {
 func Shared(tb testing.TB) *Cluster {
 	tb.Helper()
 	Require(tb)
-	shared.once.Do(func() { shared.c, shared.err = start() })
+	shared.once.Do(func() { shared.c, shared.err = start(false) })
 	if shared.err != nil {
 		tb.Fatalf("pgtest: %v", shared.err)
 	}
@@ -126,7 +134,7 @@ func Main(m *testing.M) int {
 	return code
 }
 
-func start() (*Cluster, error) {
+func start(durable bool) (*Cluster, error) {
 	c := &Cluster{bin: Bin()}
 	dir, err := os.MkdirTemp("", "fwlab-pg-")
 	if err != nil {
@@ -151,16 +159,18 @@ func start() (*Cluster, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
-	conf := strings.Join([]string{
+	lines := []string{
 		"listen_addresses = ''",
 		"unix_socket_directories = '" + dir + "'",
 		"max_connections = 200",
-		"fsync = off", // a throwaway cluster: the OS outlives every restart a test makes
-		"full_page_writes = off",
 		"shared_buffers = 32MB",
 		"dynamic_shared_memory_type = mmap",
-		"",
-	}, "\n")
+	}
+	if !durable {
+		// a throwaway cluster: the OS outlives every restart a test makes
+		lines = append(lines, "fsync = off", "full_page_writes = off")
+	}
+	conf := strings.Join(lines, "\n") + "\n"
 	f, err := os.OpenFile(filepath.Join(c.data(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err == nil {
 		_, err = f.WriteString(conf)

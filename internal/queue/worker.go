@@ -23,6 +23,10 @@ const (
 	DefaultFlushEvery  = store.DefaultFlushInterval
 )
 
+// FetchCooldown is the least time between two fetches of jobs by a
+// worker.
+const FetchCooldown = 5 * time.Millisecond
+
 // Config configures a Worker.
 type Config struct {
 	Store *pgstore.Store
@@ -85,6 +89,9 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 		ID:      cfg.Name,
 		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Slots}},
 		Workers: workers,
+		// a freed slot takes the next job within a few milliseconds
+		// (River's default waits 100 ms between fetches)
+		FetchCooldown: FetchCooldown,
 		// River rescues only jobs with a timeout, once it has passed: a
 		// run may take RescueAfter, after which it fails (execute), and
 		// a job running a second longer has lost its worker.
