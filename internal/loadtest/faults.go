@@ -130,12 +130,26 @@ func trickleImport(ctx context.Context, hc *http.Client, base string, n, rate in
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
-	var out struct{ ID, Error string }
+	var out struct {
+		ID, Error string
+		StatusURL string `json:"status_url"`
+	}
 	_ = json.Unmarshal(b, &out)
 	outcome := "HTTP " + strconv.Itoa(resp.StatusCode)
+	if resp.StatusCode == http.StatusAccepted && out.StatusURL != "" {
+		// Answered before the body was read: follow the import's status.
+		code, id, msg, err := followImport(ctx, hc, base+out.StatusURL, t)
+		if err != nil {
+			f.problem("trickled import: %s: %v", out.StatusURL, err)
+			return
+		}
+		outcome += fmt.Sprintf(" then %d", code)
+		resp.StatusCode, out.ID, out.Error = code, id, msg
+		f.mu.Lock()
+		f.importTook = time.Since(start)
+		f.mu.Unlock()
+	}
 	switch {
-	case resp.StatusCode == http.StatusAccepted:
-		outcome += " (accepted, stored later)"
 	case (resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK) && out.ID != "":
 		got, err := countRecords(ctx, hc, base, out.ID, t)
 		switch {
@@ -154,6 +168,29 @@ func trickleImport(ctx context.Context, hc *http.Client, base string, n, rate in
 	f.mu.Lock()
 	f.importOutcome = outcome
 	f.mu.Unlock()
+}
+
+// followImport polls an import's status URL until the import has ended and
+// returns the code it ended with and the run's id or the error.
+func followImport(ctx context.Context, hc *http.Client, url string, t *tally) (int, string, string, error) {
+	for {
+		var st struct {
+			Status, ID, Error string
+			Code              int
+		}
+		t.req()
+		if err := getJSON(ctx, hc, url, &st); err != nil {
+			return 0, "", "", err
+		}
+		if st.Status != "importing" {
+			return st.Code, st.ID, st.Error, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, "", "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // countRecords downloads a run's trace and counts its records; a download
