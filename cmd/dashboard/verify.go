@@ -150,11 +150,7 @@ func reproduce(ctx context.Context, b *bundle.Bundle) (outcome, error) {
 	if store.Live(b.Status) {
 		return outcome{}, fmt.Errorf("the run is still %s: verify it once it has ended", b.Status)
 	}
-	want := make([]verify.Trace, len(b.Traces))
-	for i, t := range b.Traces {
-		want[i] = verify.Trace{Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, Summary: t.Summary, Records: t.Records,
-			Partial: partialTrace(b.Status, &t)}
-	}
+	want := verify.FromBundle(b)
 	got, err := rerun(ctx, b, want)
 	if err != nil {
 		return outcome{}, err
@@ -163,33 +159,11 @@ func reproduce(ctx context.Context, b *bundle.Bundle) (outcome, error) {
 	return outcome{res: res, line: describe(res, b.Version)}, nil
 }
 
-// partialTrace reports whether a trace did not finish, so that only its
-// records so far can be compared.
-func partialTrace(runStatus string, t *bundle.Trace) bool {
-	st := t.Status
-	if st == "" && t.Summary != nil {
-		st = t.Summary.Status
-	}
-	switch st {
-	case solver.StatusCancelled, store.StatusInterrupted, store.StatusQueued, store.StatusRunning, store.StatusPaused:
-		return true
-	case "":
-		return t.Summary == nil && runStatus != "" && runStatus != store.StatusDone
-	}
-	return false
-}
-
-// describe is the report of a comparison.
+// describe is the report of a comparison, with the versions when they
+// differ.
 func describe(res verify.Result, version string) string {
-	partial := ""
-	if res.Partial > 0 {
-		partial = fmt.Sprintf(" (%d unfinished traces compared with the re-run's first records)", res.Partial)
-	}
-	if res.OK() {
-		return fmt.Sprintf("reproduced: %d records identical%s", res.Records, partial)
-	}
-	s := fmt.Sprintf("differs: %s (after %d identical records)%s", res.Diff, res.Records, partial)
-	if v := bundle.ProgramVersion(); version != "" && version != v {
+	s := verify.Report(res)
+	if v := bundle.ProgramVersion(); !res.OK() && version != "" && version != v {
 		s += fmt.Sprintf("; the run was made by fwlab %s, re-run by %s", version, v)
 	}
 	return s
@@ -313,26 +287,12 @@ func verifyStoredRun(ctx context.Context, st *store.Store, id string) (*store.Ve
 	if store.Live(b.Status) {
 		return nil, fmt.Sprintf("the run is still %s: verify it once it has ended", b.Status)
 	}
-	v := &store.Verification{RunID: id, Version: bundle.ProgramVersion()}
 	out, err := reproduce(ctx, b)
-	switch {
-	case err != nil:
-		v.Outcome, v.Detail = store.VerifyFailed, clip(err.Error(), store.MaxVerifyDetail)
-		return v, err.Error()
-	case out.res.OK():
-		v.Outcome = store.VerifyReproduced
-	default:
-		v.Outcome, v.Detail = store.VerifyDiffers, clip(out.res.Diff.String(), store.MaxVerifyDetail)
+	if err != nil {
+		return &store.Verification{RunID: id, Version: bundle.ProgramVersion(), Outcome: store.VerifyFailed,
+			Detail: verify.Clip(err.Error(), store.MaxVerifyDetail)}, err.Error()
 	}
-	v.Records = out.res.Records
+	v := verify.Outcome(out.res)
+	v.RunID, v.Version = id, bundle.ProgramVersion()
 	return v, out.line
-}
-
-// clip cuts s to at most n characters, marking the cut.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -15,7 +15,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/fwlab/fwlab/internal/bundle"
 	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // Ignored names the fields left out of the comparison because they measure
@@ -267,4 +269,63 @@ func FormatOpt(p *float64) string {
 		return "null"
 	}
 	return Format(*p)
+}
+
+// FromBundle returns a run's traces for Compare, marking those that did not
+// finish (Partial): a trace whose status (or its summary's) is cancelled,
+// interrupted or live, or that has no summary in a run that did not end
+// done.
+func FromBundle(b *bundle.Bundle) []Trace {
+	out := make([]Trace, len(b.Traces))
+	for i := range b.Traces {
+		t := &b.Traces[i]
+		out[i] = Trace{Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, Summary: t.Summary, Records: t.Records,
+			Partial: unfinished(b.Status, t)}
+	}
+	return out
+}
+
+func unfinished(runStatus string, t *bundle.Trace) bool {
+	st := t.Status
+	if st == "" && t.Summary != nil {
+		st = t.Summary.Status
+	}
+	switch st {
+	case solver.StatusCancelled, store.StatusInterrupted, store.StatusQueued, store.StatusRunning, store.StatusPaused:
+		return true
+	case "":
+		return t.Summary == nil && runStatus != "" && runStatus != store.StatusDone
+	}
+	return false
+}
+
+// Report is the one-line report of a comparison: "reproduced: N records
+// identical" or "differs: " and the first difference.
+func Report(res Result) string {
+	partial := ""
+	if res.Partial > 0 {
+		partial = fmt.Sprintf(" (%d unfinished traces compared with the re-run's first records)", res.Partial)
+	}
+	if res.OK() {
+		return fmt.Sprintf("reproduced: %d records identical%s", res.Records, partial)
+	}
+	return fmt.Sprintf("differs: %s (after %d identical records)%s", res.Diff, res.Records, partial)
+}
+
+// Outcome is the store's verification for a comparison.
+func Outcome(res Result) *store.Verification {
+	v := &store.Verification{Outcome: store.VerifyReproduced, Records: res.Records}
+	if !res.OK() {
+		v.Outcome, v.Detail = store.VerifyDiffers, Clip(res.Diff.String(), store.MaxVerifyDetail)
+	}
+	return v
+}
+
+// Clip cuts s to at most n characters, marking the cut.
+func Clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
