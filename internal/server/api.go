@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,19 +128,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	run, err := s.mgr.CreateFor(r.Context(), sp, clientAddr(r))
 	if err != nil {
-		var fe *spec.FieldError
-		switch {
-		case errors.As(err, &fe):
-			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
-		case errors.Is(err, session.ErrBusy):
-			writeError(w, http.StatusTooManyRequests, "", err.Error())
-		case errors.Is(err, session.ErrTooLarge):
-			writeError(w, http.StatusRequestEntityTooLarge, "", err.Error())
-		case errors.Is(err, context.DeadlineExceeded):
-			writeError(w, http.StatusGatewayTimeout, "", err.Error())
-		default:
-			writeError(w, http.StatusServiceUnavailable, "", err.Error())
-		}
+		writeCreateError(w, err)
 		return
 	}
 	w.Header().Set("Location", "/api/runs/"+run.ID)
