@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,6 +52,62 @@ func TestVerifyButton(t *testing.T) {
 	step(t, ctx, "open the history", 20*time.Second, chromedp.Navigate(base+"/runs"))
 	waitFor(t, ctx, "the badge", fmt.Sprintf(`(() => { const b = document.querySelector('tr[data-run="%s"] .verified'); return !!b && b.textContent.includes('reproduced'); })()`, id),
 		`document.querySelector('#history-table') && document.querySelector('#history-table').innerHTML.slice(0, 2000)`, 20*time.Second)
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
+}
+
+// TestVerifySweepButton: the sweep page's "Verify every cell" verifies each
+// cell's run through the queue.
+func TestVerifySweepButton(t *testing.T) {
+	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+	doc := `{"base":{"problem":"lasso","algorithms":[{"algo":"afw"}],"iters":40,"eval_every":2},"axes":[{"param":"seed","values":[1,2]}]}`
+	res, err := http.Post(base+"/api/sweeps", "application/json", strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ ID string }
+	err = json.NewDecoder(res.Body).Decode(&created)
+	res.Body.Close()
+	if res.StatusCode != 201 || err != nil {
+		t.Fatalf("POST sweep: %d %v", res.StatusCode, err)
+	}
+	var sw struct {
+		Status string
+		Cells  []struct{ Run string }
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for sw.Status != "done" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweep did not end: %+v", sw)
+		}
+		time.Sleep(100 * time.Millisecond)
+		_ = json.Unmarshal(httpGet(t, base+"/api/sweeps/"+created.ID), &sw)
+	}
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "open the sweep", 20*time.Second, chromedp.Navigate(base+"/sweeps/"+created.ID))
+	waitFor(t, ctx, "the page", `fwlab.sweep && fwlab.sweep.status === 'done'`, `fwlab.sweep`, 20*time.Second)
+	step(t, ctx, "verify every cell", 5*time.Second, chromedp.Click(chromedp.ID("sweep-verify")))
+	waitFor(t, ctx, "the answer", `document.querySelector('#sweep-verify-status').textContent.includes('verifying 2 cells')`,
+		`document.querySelector('#sweep-verify-status').textContent`, 10*time.Second)
+	for _, c := range sw.Cells {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			var vs struct{ Verifications []struct{ Outcome string } }
+			_ = json.Unmarshal(httpGet(t, base+"/api/runs/"+c.Run+"/verifications"), &vs)
+			if len(vs.Verifications) > 0 {
+				if vs.Verifications[0].Outcome != "reproduced" {
+					t.Errorf("cell run %s: %+v", c.Run, vs)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cell run %s was not verified", c.Run)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
 	}

@@ -1,7 +1,8 @@
 // Verification of stored runs: the run page's Verify button and line (a
 // re-run of the run's spec through the queue, compared with it once it
 // ends: POST /api/runs/{id}/verify, GET /api/runs/{id}/verifications),
-// and History's badge of a run's latest verification.
+// History's badge of a run's latest verification, and the sweep page's
+// "Verify every cell" (POST /api/sweeps/{id}/verify).
 
 import { $, el, api } from './util.js';
 
@@ -92,4 +93,21 @@ export function initVerify(runId) {
     status = s;
     update();
   };
+}
+
+// initSweepVerify wires the sweep page's "Verify every cell" button.
+export function initSweepVerify(sweepId) {
+  const btn = $('#sweep-verify');
+  const line = $('#sweep-verify-status');
+  if (!btn || !line) return;
+  btn.addEventListener('click', async () => {
+    btn.disabled = true;
+    const res = await api('POST', `/api/sweeps/${encodeURIComponent(sweepId)}/verify`);
+    if (!res.ok) {
+      line.textContent = 'verify: ' + ((res.data && res.data.error) || `the server answered ${res.status}`);
+      btn.disabled = false;
+      return;
+    }
+    line.textContent = `verifying ${res.data.cells} cells, one after the other; each cell's run shows its outcome (and History)`;
+  });
 }
