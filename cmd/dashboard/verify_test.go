@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/server"
 	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/store"
 )
 
@@ -350,5 +352,45 @@ func TestVerifyUsageErrors(t *testing.T) {
 	out, _, code := runVerifyArgs(filepath.Join(t.TempDir(), "missing.json"))
 	if code != 1 || out != "" {
 		t.Errorf("a missing file: exit %d %q", code, out)
+	}
+}
+
+// A run made by the server (its session layer) reproduces through solve's
+// path: both run a spec alike.
+func TestVerifyServerRun(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "fwlab.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := server.Options{}
+	o.Session.Store = st
+	srv, err := server.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := spec.Run{Problem: "gflasso", Params: spec.Params{"j": "10", "k": "20", "n": "40"}, Iters: 50, EvalEvery: 3, Replications: 2,
+		Algorithms: []spec.Algo{{Algo: "bc-ssfw-as", Workers: 2}, {Algo: "spg"}}}
+	run, err := srv.Manager().Create(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-run.Done()
+	id := run.ID
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	r, err := st.Get(context.Background(), id)
+	if err != nil || r.Status != store.StatusDone {
+		t.Fatalf("the server's run: %+v, %v", r, err)
+	}
+	for _, tr := range r.Traces {
+		n += tr.Records
+	}
+	st.Close()
+	out, stderr, code := runVerifyArgs("-db", db, id)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("run %s: reproduced: %d records identical", id, n)) {
+		t.Fatalf("verify -db of a server's run: %d %s %s", code, out, stderr)
 	}
 }
