@@ -61,7 +61,7 @@ func (s *Store) AddVerification(ctx context.Context, v *Verification) (string, e
 	}
 	v.ID = NewID()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO verifications (id, run_id, at_us, outcome, records, detail, version, rerun_id)
-		SELECT ?, id, ?, ?, ?, ?, ?, ? FROM runs WHERE id = ?`,
+		SELECT ?, id, ?, ?, ?, ?, ?, ? FROM runs WHERE id = ? AND entered_us IS NOT NULL`,
 		v.ID, micros(v.At), v.Outcome, v.Records, v.Detail, v.Version, nullString(v.RerunID), v.RunID)
 	if err != nil {
 		return "", fmt.Errorf("store: recording a verification of run %s: %w", v.RunID, err)

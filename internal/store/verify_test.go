@@ -24,9 +24,9 @@ func init() {
 }
 
 func fillBeforeVerifications(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
-	if _, err := db.Exec(`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, message)
+	if _, err := db.Exec(`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, message, entered_us)
 		VALUES ('dddddddddddd', 1767225600000000, 1767225601000000, 'done', 'lasso', '{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}',
-		'v0.3', 'v3 run', '', 0, 5, 10, 1, NULL, NULL, '')`); err != nil {
+		'v0.4', 'v4 run', '', 0, 5, 10, 1, NULL, NULL, '', 1767225600000000)`); err != nil {
 		t.Fatal(err)
 	}
 	return func(t *testing.T, s *Store) {
