@@ -77,7 +77,7 @@ them. FILE "-" reads standard input. Each run gets a new id.
 	return 0
 }
 
-func importFile(ctx context.Context, st *store.Store, name string, stdin io.Reader) (string, *bundle.Bundle, error) {
+func importFile(ctx context.Context, st store.Backend, name string, stdin io.Reader) (string, *bundle.Bundle, error) {
 	r := stdin
 	if name != "-" {
 		f, err := os.Open(name)

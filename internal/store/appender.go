@@ -23,7 +23,7 @@ const MaxBatchRecords = 4096
 // goroutine appends each trace's buffered records as one batch every
 // interval. Close writes what is left.
 type Appender struct {
-	s        *Store
+	s        recordWriter
 	id       string
 	interval time.Duration
 
