@@ -39,8 +39,9 @@ import (
 
 // Store is an open run store on PostgreSQL. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
-	url  string
+	pool   *pgxpool.Pool
+	url    string
+	health healthState
 }
 
 var _ store.Backend = (*Store)(nil)
