@@ -304,7 +304,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	mgr     *session.Manager
-	st      *store.Store
+	st      store.Backend
 	ownSt   bool // opened by New (in memory), closed by Close
 	stOnce  sync.Once
 	sweeps  *sweeper

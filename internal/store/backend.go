@@ -42,6 +42,8 @@ type Backend interface {
 	DeleteSweep(ctx context.Context, id string) error
 
 	// the store itself
+	Path() string  // where the store is, for messages (no password)
+	Health() error // nil, or why the store cannot write now
 	Owner() bool
 	Recovered() int
 	IntegrityCheck(ctx context.Context) error

@@ -54,6 +54,7 @@ var Checks = []Check{
 	{"SweepsListAndValidate", checkSweepsList},
 	{"ConcurrentWritersAndReaders", checkConcurrent},
 	{"IntegrityAndDiskUsage", checkIntegrity},
+	{"AppenderStreamsInBatches", checkAppender},
 }
 
 // Run runs every check as a subtest, each on a store of its own.
@@ -901,5 +902,39 @@ func checkIntegrity(t *testing.T, s store.Backend) {
 	}
 	if n, err := s.DiskUsage(ctx); err != nil || n <= 0 {
 		t.Errorf("disk usage %d, %v", n, err)
+	}
+}
+
+func checkAppender(t *testing.T, s store.Backend) {
+	ctx := context.Background()
+	id := put(t, s, TestRun("lasso", "afw", "fista"))
+	a := store.NewAppenderFor(s, id, 5*time.Millisecond)
+	rng := rand.New(rand.NewPCG(6, 6))
+	var want [2][]solver.Record
+	for i := 0; i < 300; i++ {
+		tr := i % 2
+		rec := RandRecords(rng, 1)[0]
+		a.Add(tr, rec)
+		want[tr] = append(want[tr], rec)
+		if i == 150 {
+			time.Sleep(20 * time.Millisecond) // a few flushes mid-stream
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a.Add(0, want[0][0]) // after Close: nothing
+	for tr := 0; tr < 2; tr++ {
+		got, err := s.Records(ctx, id, tr, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		CheckRecords(t, got, want[tr])
+	}
+	// a failed write is reported
+	b := store.NewAppenderFor(s, "nosuchrun222", time.Hour)
+	b.Add(0, want[0][0])
+	if err := b.Close(); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an appender for an unknown run: %v", err)
 	}
 }
