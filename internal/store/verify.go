@@ -42,24 +42,9 @@ const MaxVerifyDetail = 2000
 // AddVerification records a verification of a stored run and returns its
 // id. At defaults to now.
 func (s *Store) AddVerification(ctx context.Context, v *Verification) (string, error) {
-	switch v.Outcome {
-	case VerifyReproduced, VerifyDiffers, VerifyFailed:
-	default:
-		return "", spec.Errorf("outcome", "must be %s, %s or %s, got %q", VerifyReproduced, VerifyDiffers, VerifyFailed, v.Outcome)
-	}
-	if v.Records < 0 {
-		return "", spec.Errorf("records", "must be non-negative, got %d", v.Records)
-	}
-	if err := checkText("detail", v.Detail, MaxVerifyDetail); err != nil {
+	if err := v.Prepare(); err != nil {
 		return "", err
 	}
-	if err := checkText("version", v.Version, MaxName); err != nil {
-		return "", err
-	}
-	if v.At.IsZero() {
-		v.At = time.Now()
-	}
-	v.ID = NewID()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO verifications (id, run_id, at_us, outcome, records, detail, version, rerun_id)
 		SELECT ?, id, ?, ?, ?, ?, ?, ? FROM runs WHERE id = ? AND entered_us IS NOT NULL`,
 		v.ID, micros(v.At), v.Outcome, v.Records, v.Detail, v.Version, nullString(v.RerunID), v.RunID)
@@ -74,6 +59,32 @@ func (s *Store) AddVerification(ctx context.Context, v *Verification) (string, e
 		return "", fmt.Errorf("store: run %s: %w", v.RunID, ErrNotFound)
 	}
 	return v.ID, nil
+}
+
+// Prepare checks a verification before it is stored (the outcome is one
+// of the three, the counts non-negative, the texts within their bounds),
+// sets At to now when it is zero and gives it a new ID. Every backend's
+// AddVerification calls it first.
+func (v *Verification) Prepare() error {
+	switch v.Outcome {
+	case VerifyReproduced, VerifyDiffers, VerifyFailed:
+	default:
+		return spec.Errorf("outcome", "must be %s, %s or %s, got %q", VerifyReproduced, VerifyDiffers, VerifyFailed, v.Outcome)
+	}
+	if v.Records < 0 {
+		return spec.Errorf("records", "must be non-negative, got %d", v.Records)
+	}
+	if err := checkText("detail", v.Detail, MaxVerifyDetail); err != nil {
+		return err
+	}
+	if err := checkText("version", v.Version, MaxName); err != nil {
+		return err
+	}
+	if v.At.IsZero() {
+		v.At = time.Now()
+	}
+	v.ID = NewID()
+	return nil
 }
 
 const verifyCols = `id, run_id, at_us, outcome, records, detail, version, rerun_id`
