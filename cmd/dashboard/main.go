@@ -28,6 +28,10 @@ func run(args []string) int {
 		return runImport(args, os.Stdin, os.Stdout, os.Stderr)
 	case "store":
 		return runStore(args, os.Stdout, os.Stderr)
+	case "worker":
+		return runWorker(args, os.Stdout, os.Stderr)
+	case "submit":
+		return runSubmit(args, os.Stdin, os.Stdout, os.Stderr)
 	case "help":
 		usage(os.Stdout)
 		return 0
@@ -46,5 +50,7 @@ func usage(w *os.File) {
   dashboard import [-db PATH] FILE…                       load run bundles into the run store
   dashboard store check PATH                              check a run store's file for damage
   dashboard store salvage PATH NEW                        copy what can be read of a damaged store into NEW
+  dashboard worker -db postgres://… [-slots N] [-name N]  run queued runs from a PostgreSQL run store
+  dashboard submit -db postgres://… [-sweep] FILE         queue a run spec (or a sweep) for the workers
 `)
 }

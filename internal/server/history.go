@@ -263,7 +263,8 @@ func (s *Server) handleDeleteMany(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleBundle writes a run as a bundle, its records read from the store as
-// they go out (a live run: what has reached the store so far).
+// they go out (a live run: what has reached the store so far); a read that
+// fails midway aborts the connection.
 func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	if run, ok := s.mgr.Live(id); ok {
@@ -278,7 +279,13 @@ func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	pw := &progressWriter{w: w, rc: http.NewResponseController(w), d: s.opts.WriteTimeout}
 	if err := bundle.WriteStored(r.Context(), pw, s.st, id); err != nil {
-		s.log.Warn("bundle export", "id", id, "err", err)
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		// A bundle is served whole or not at all: a read that failed
+		// midway drops the connection (the client sees an error, not a
+		// cut JSON document that ends cleanly).
+		s.abort("bundle export", id, err)
 	}
 }
 

@@ -14,8 +14,10 @@
 //	POST   /api/uploads              201 {"path","name","bytes","format","rows","cols"}: a data
 //	                                 file (multipart field "file", optional "format" csv |
 //	                                 svmlight | ocr), checked by parsing (at most MaxParses at
-//	                                 once); 400 malformed (the error names file:line:col) or no
-//	                                 file, 413 over MaxUpload or the UploadQuota of all uploads
+//	                                 once); 400 malformed (the error names file:line:col), no
+//	                                 file, or svmlight data beyond the dense models'
+//	                                 scenarios.MaxDenseEntries, 413 over MaxUpload or the
+//	                                 UploadQuota of all uploads
 //	POST   /api/preview              200 {"dim","samples","blocks","fstar"}: the size of the
 //	                                 instance {"problem","params","seed"} builds (cached);
 //	                                 400 invalid problem or params (field named), 504 slow build
@@ -25,7 +27,8 @@
 //	                                 alone over the memory budget, 429 a budget used up (the
 //	                                 queue, the memory of the runs held, the client's runs;
 //	                                 the message names it and its flag), 503 server closing,
-//	                                 504 build cut by the timeout
+//	                                 504 build cut by the timeout (no run is made, nor for a
+//	                                 request abandoned while its run was built)
 //	GET    /api/runs                 the run store's history, newest first: ?problem, algo, status,
 //	                                 q (name or note), offset, limit → {"runs": [RunRow], "total",
 //	                                 "offset", "limit", "disk_bytes"}
@@ -36,7 +39,8 @@
 //	PATCH  /api/runs/{id}            {"name"?, "note"?, "starred"?} → 200 RunRow
 //	POST   /api/runs/delete          {"ids": [...]} → 200 {"deleted": n}; 409 naming ids[i] for a
 //	                                 run still live (cancel it first)
-//	GET    /api/runs/{id}/bundle     the run as a bundle (package bundle), streamed from the store
+//	GET    /api/runs/{id}/bundle     the run as a bundle (package bundle), streamed from the store;
+//	                                 whole, or the connection is aborted
 //	GET    /api/runs/{id}/figure.svg the run's figure (figures.FromRun); also .png and .pdf
 //	POST   /api/runs/import          a bundle, streamed into the store → 201 {"id"}; 200 {"id",
 //	                                 "existing": true} for one imported before; 202
@@ -52,8 +56,13 @@
 //	DELETE /api/sweeps/{id}          202 {"status"}: cancels the sweep's queued and running cells
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
-//	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step)
+//	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step; /resume answers
+//	                                 429 naming the budget when the run's remaining records do not
+//	                                 fit, and the run stays paused)
 //	GET    /api/runs/{id}/trace      ?format=jsonl (default) | csv: every stored record, tagged
+//	                                 (CSV text cells a spreadsheet would run as formulas are
+//	                                 prefixed with '); a read that fails midway aborts the
+//	                                 connection, one that fails first answers 500
 //	GET    /api/runs/{id}/panels     the instance's panels (an object)
 //	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS);
 //	                                 429 over MaxStreamsPerClient
@@ -388,7 +397,7 @@ func New(o Options) (*Server, error) {
 			r.Get("/runs/{id}", s.handleStatus)
 			r.Delete("/runs/{id}", s.handleCancel)
 			r.Post("/runs/{id}/pause", s.handleControl((*session.Run).Pause))
-			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
+			r.Post("/runs/{id}/resume", s.handleResume)
 			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
 			r.Get("/runs/{id}/panels", s.handlePanels)
 			r.Get("/imports/{id}", s.handleImportStatus)
