@@ -138,7 +138,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	job := s.imp.start()
 	body := http.MaxBytesReader(w, r.Body, s.opts.MaxImport)
 	go func() {
-		code, answer := s.importAnswer(bundle.Import(r.Context(), s.st, body))
+		code, answer := s.importAnswer(bundle.ImportInto(r.Context(), s.st, body))
 		s.imp.finish(job, code, answer)
 	}()
 	timer := time.NewTimer(s.opts.ImportWait)
