@@ -116,7 +116,7 @@ export function initCompare() {
     const one = fs.length && fs.every((f) => f != null && Math.abs(f - fs[0]) <= 1e-12 * Math.max(1, Math.abs(fs[0])));
     S.fstar = one ? fs[0] : null;
     if (!again || (S.objmode === 'fstar' && S.fstar == null)) {
-      S.objmode = S.fstar != null ? 'fstar' : 'raw';
+      S.objmode = S.fstar != null ? 'fstar' : 'best';
       $('#objmode').value = S.objmode;
       charts.setObjectiveTitle();
     }
