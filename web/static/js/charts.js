@@ -229,6 +229,8 @@ export function createCharts(S) {
     }
     C.zoomed = !!S.zoom;
     st.groups = series.map((s) => s.g.key);
+    // Points each group has drawn in this chart.
+    st.drawnBy = Object.fromEntries(series.map((s) => [s.g.key, s.cols[0].filter((v) => v != null).length]));
     C.card.dataset.groups = st.groups.join(',');
     st.xkey = S.xaxis;
     st.logx = S.logx;
