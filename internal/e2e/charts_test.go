@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -530,4 +532,84 @@ func countDecades(vs []float64) int {
 		}
 	}
 	return n
+}
+
+// TestCompareNamesAndDiff: the compare page names a run by its name, else
+// by its sweep cell's values, else by its algorithms and id; its spec diff
+// marks only the differences that act (a default written out, or a field
+// an algorithm does not use, is no difference).
+func TestCompareNamesAndDiff(t *testing.T) {
+	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+	// Effectively the same but for iters: b writes out the defaults a
+	// leaves out (a problem parameter, the step rule, L, replications) and
+	// sets a schedule parameter afw does not use.
+	a := postRun(t, base, `{"problem":"toy-polygon","algorithms":[{"algo":"afw"}],"iters":40}`)
+	b := postRun(t, base, `{"problem":"toy-polygon","params":{"vertices":"6","cond":"4"},"algorithms":[{"algo":"afw","stepsize":"curvature","L":"auto","m0":3}],"replications":1,"iters":50}`)
+	waitRunEnded(t, base, a)
+	waitRunEnded(t, base, b)
+	req, _ := http.NewRequest("PATCH", base+"/api/runs/"+a, strings.NewReader(`{"name":"the baseline"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
+		t.Fatalf("naming run %s: %v %v", a, res, err)
+	}
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(base+"/compare?runs="+a+","+b))
+	waitFor(t, ctx, "the overlay", `fwlab.compare && fwlab.compare.loaded && fwlab.compare.labels`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 20*time.Second)
+	if got := eval[[]string](t, ctx, `fwlab.compare.labels`); len(got) != 2 || got[0] != "the baseline" || got[1] != "afw · "+b {
+		t.Errorf("labels %q, want [the baseline, afw · %s]", got, b)
+	}
+	if d := eval[string](t, ctx, `fwlab.compare.differ.join(',')`); d != "iters" {
+		t.Errorf("differing parameters %q, want iters only", d)
+	}
+	if h := eval[string](t, ctx, `[...document.querySelectorAll('#spec-diff thead th')].map((e) => e.textContent).join('|')`); h != "parameter|the baseline|afw · "+b {
+		t.Errorf("spec table heads %q", h)
+	}
+
+	// A sweep's cells are named by their values.
+	res, err := http.Post(base+"/api/sweeps", "application/json", strings.NewReader(`{"base": {"problem": "toy-polygon", "algorithms": [{"algo": "afw"}], "iters": 30}, "axes": [{"param": "algorithms[0].rho", "values": [0.2, 0.4]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := new(bytes.Buffer)
+	_, _ = body.ReadFrom(res.Body)
+	res.Body.Close()
+	var sw struct{ ID string }
+	if res.StatusCode != 201 || json.Unmarshal(body.Bytes(), &sw) != nil {
+		t.Fatalf("POST /api/sweeps: %d %s", res.StatusCode, body)
+	}
+	var runs []string
+	deadline := time.Now().Add(60 * time.Second)
+	for len(runs) < 2 && time.Now().Before(deadline) {
+		var got struct {
+			Status string
+			Cells  []struct{ Run string }
+		}
+		_ = json.Unmarshal(httpGet(t, base+"/api/sweeps/"+sw.ID), &got)
+		runs = runs[:0]
+		for _, c := range got.Cells {
+			if c.Run != "" {
+				runs = append(runs, c.Run)
+			}
+		}
+		if got.Status != "done" {
+			runs = runs[:0]
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if len(runs) != 2 {
+		t.Fatalf("the sweep's cells: %v", runs)
+	}
+	step(t, ctx, "compare the cells", 20*time.Second, chromedp.Navigate(base+"/compare?runs="+runs[0]+","+runs[1]))
+	waitFor(t, ctx, "the cells' overlay", `fwlab.compare && fwlab.compare.loaded && fwlab.compare.labels`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 20*time.Second)
+	// afw takes no batch schedule: ρ acts on nothing, so no difference.
+	if got := eval[[]string](t, ctx, `fwlab.compare.labels`); len(got) != 2 || got[0] != "ρ of afw = 0.2" || got[1] != "ρ of afw = 0.4" {
+		t.Errorf("the cells' labels %q, want ρ of afw = 0.2 and 0.4", got)
+	}
+	if d := eval[string](t, ctx, `fwlab.compare.differ.join(',')`); d != "" {
+		t.Errorf("differing parameters %q: ρ does not act on afw", d)
+	}
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
 }
