@@ -180,6 +180,11 @@ func TestPresetChartsCoverWholeRun(t *testing.T) {
 			if z := eval[bool](t, ctx, `!!fwlab.zoom || !document.querySelector('#zoom-bar').hidden`); z {
 				t.Errorf("%s: the page shows a zoom nobody made", tag)
 			}
+			// The finished run's page opened again (as after a restart):
+			// its records arrive at once.
+			step(t, ctx, "reload the run page", 30*time.Second, chromedp.Navigate(ts.URL+"/runs/"+id))
+			waitFor(t, ctx, tag+": the reloaded page done", `fwlab.done === true && fwlab.status === 'done'`, `[fwlab.status, fwlab.sync]`, 60*time.Second)
+			waitFor(t, ctx, fmt.Sprintf("%s, reloaded: every chart showing k ∈ [%v, %v] and every algorithm", tag, lo, hi), coverJS(lo, hi), rangesDiag, 20*time.Second)
 			t.Logf("%s: %d records, k ∈ [%v, %v], %.1fs", tag, len(recs), lo, hi, time.Since(t0).Seconds())
 			for _, e := range errs.take() {
 				t.Errorf("%s: %s", tag, e)
