@@ -20,6 +20,8 @@ import * as rules from './js/rules.js';
 import * as teachmath from './js/teachmath.js';
 import * as ranges from './js/ranges.js';
 import * as progress from './js/progress.js';
+import * as teachview from './js/teachview.js';
+import * as effective from './js/effective.js';
 import { Trace } from './js/traces.js';
 
 // The pure functions, for the browser tests and the console.
@@ -45,6 +47,8 @@ Object.assign(fwlab, {
   lab,
   ranges,
   progress,
+  teachview,
+  effective,
 });
 
 function main() {
