@@ -618,3 +618,31 @@ func TestCompareNamesAndDiff(t *testing.T) {
 		t.Errorf("console: %s", e)
 	}
 }
+
+// TestHistoryShowsProgress: a running run's row in History shows its
+// progress towards its limits and the time left, from the server's
+// estimate; the run page shows the same fraction.
+func TestHistoryShowsProgress(t *testing.T) {
+	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+	id := postRun(t, base, longToy)
+	defer stopRun(base, id)
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "open the run page", 20*time.Second, chromedp.Navigate(base+"/runs/"+id))
+	waitFor(t, ctx, "the run page's progress", `fwlab.progress && fwlab.progress.fraction > 0 && fwlab.progress.eta > 0 && /% · about .* left/.test(document.querySelector('#run-eta').textContent)`, `[fwlab.progress, document.querySelector('#run-eta').textContent]`, 30*time.Second)
+	page := eval[float64](t, ctx, `fwlab.progress.fraction`)
+	step(t, ctx, "open the history", 20*time.Second, chromedp.Navigate(base+"/runs"))
+	waitFor(t, ctx, "the running row's progress", fmt.Sprintf(`fwlab.history && fwlab.history.rows.some((r) => r.id === %q && r.progress && r.progress.fraction > 0 && r.progress.eta_s > 0) && !!document.querySelector('tr[data-run=%q] [data-progress] progress')`, id, id), `fwlab.history && fwlab.history.rows`, 30*time.Second)
+	row := eval[map[string]any](t, ctx, fmt.Sprintf(`fwlab.history.rows.find((r) => r.id === %q).progress`, id))
+	frac, _ := row["fraction"].(float64)
+	// The server's fraction is the page's or later (the run went on).
+	if frac < page-1e-9 || frac >= 1 {
+		t.Errorf("History's fraction %v, the run page's %v before", frac, page)
+	}
+	if txt := eval[string](t, ctx, fmt.Sprintf(`document.querySelector('tr[data-run=%q] [data-progress]').textContent`, id)); !strings.Contains(txt, "%") || !strings.Contains(txt, "left") {
+		t.Errorf("History's progress reads %q", txt)
+	}
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
+}
