@@ -374,9 +374,9 @@ func TestRunPageKeys(t *testing.T) {
 	before := eval[float64](t, ctx, `Math.max(...fwlab.traces.map((t) => t.lastK))`)
 	step(t, ctx, "period", 5*time.Second, chromedp.KeyEvent("."))
 	waitFor(t, ctx, "a step taken", fmt.Sprintf(`Math.max(...fwlab.traces.map((t) => t.lastK)) > %v`, before), `[fwlab.status, fwlab.traces.map((t) => t.lastK)]`, 20*time.Second)
-	if s := eval[string](t, ctx, `fwlab.status`); s != "paused" {
-		t.Errorf("after a step the run is %s", s)
-	}
+	// A status the stream sent before the step may arrive after it: the
+	// run settles paused.
+	waitFor(t, ctx, "paused after the step", `fwlab.status === 'paused'`, `fwlab.status`, 10*time.Second)
 	step(t, ctx, "question mark", 5*time.Second, chromedp.KeyEvent("?"))
 	if txt := eval[string](t, ctx, `document.querySelector('#shortcuts').hidden ? '' : document.querySelector('#shortcuts').textContent`); !strings.Contains(txt, "pause or resume") || !strings.Contains(txt, "reset") {
 		t.Errorf("the shortcut list %q", txt)
@@ -644,5 +644,51 @@ func TestHistoryShowsProgress(t *testing.T) {
 	}
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
+	}
+}
+
+// TestCompareLogicPure checks the compare page's effective specs and run
+// names (pure functions) in the browser against specs resolved here by
+// internal/spec's rules.
+func TestCompareLogicPure(t *testing.T) {
+	ts := app(t)
+	ctx := newBrowser(t)
+	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, ctx, "the script", `!!(window.fwlab && fwlab.modules && fwlab.effective)`, ``, 10*time.Second)
+	cat := `{defaults: {iters: 1000, replications: 1, stepsize: 'curvature', schedule: 'paper', rho: 0.1, alpha: 0.5, m0: 1, growth: 1.1, L: 'auto'}, algorithms: [{name: 'ssfw-as', stochastic: true}, {name: 'afw'}, {name: 'fw'}, {name: 'bc-ssfw-as', stochastic: true}, {name: 'spg'}], problems: [{name: 'toy-polygon', params: [{name: 'vertices', default: '6'}, {name: 'points', default: ''}]}]}`
+	same := func(a, b string) bool {
+		return eval[bool](t, ctx, `(() => { const c = `+cat+`; const x = fwlab.effective.effectiveSpec(`+a+`, c), y = fwlab.effective.effectiveSpec(`+b+`, c); return JSON.stringify(x) === JSON.stringify(y); })()`)
+	}
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'afw'}]}`, `{problem: 'toy-polygon', params: {vertices: '6'}, replications: 1, iters: 1000, algorithms: [{algo: 'afw', stepsize: 'curvature', L: 'auto'}]}`, true},
+		// fw's default step is open-loop, not curvature.
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'fw'}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'fw', stepsize: 'curvature'}]}`, false},
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'fw'}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'fw', stepsize: 'open-loop'}]}`, true},
+		// ρ acts on a stochastic method under the paper's schedule only.
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'afw', rho: 0.3}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'afw'}]}`, true},
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'ssfw-as', rho: 0.3}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'ssfw-as'}]}`, false},
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'ssfw-as', rho: 0.3, schedule: 'constant'}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'ssfw-as', schedule: 'constant', m0: 1}]}`, true},
+		// A parameter's value written as a number or a string.
+		{`{problem: 'toy-polygon', params: {vertices: 8}, algorithms: [{algo: 'afw'}]}`, `{problem: 'toy-polygon', params: {vertices: '8'}, algorithms: [{algo: 'afw'}]}`, true},
+		{`{problem: 'toy-polygon', params: {vertices: '8'}, algorithms: [{algo: 'afw'}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'afw'}]}`, false},
+		// spg takes no step rule or L.
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'spg', L: '3'}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'spg'}]}`, true},
+		{`{problem: 'toy-polygon', seed: 0, algorithms: [{algo: 'afw'}]}`, `{problem: 'toy-polygon', seed: 1, algorithms: [{algo: 'afw'}]}`, false},
+	} {
+		if got := same(c.a, c.b); got != c.same {
+			t.Errorf("effectiveSpec(%s) and effectiveSpec(%s) equal: %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	for _, c := range []struct{ run, values, want string }{
+		{`{id: 'x1', name: 'baseline', spec: {algorithms: [{algo: 'afw'}]}}`, `{'algorithms[0].rho': 0.2}`, "baseline"},
+		{`{id: 'x1', spec: {algorithms: [{algo: 'ssfw-as'}]}}`, `{'algorithms[0].rho': 0.2, 'params.n': 100}`, "ρ of ssfw-as = 0.2, n = 100"},
+		{`{id: 'x1', spec: {algorithms: [{algo: 'afw'}, {algo: 'fista'}, {algo: 'afw'}]}}`, `null`, "afw vs fista · x1"},
+	} {
+		if got := eval[string](t, ctx, `fwlab.effective.runLabel(`+c.run+`, `+c.values+`)`); got != c.want {
+			t.Errorf("runLabel(%s, %s) = %q, want %q", c.run, c.values, got, c.want)
+		}
 	}
 }
