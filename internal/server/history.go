@@ -46,6 +46,8 @@ type RunRow struct {
 	// Progress is a live run's way towards its limits (omitted once it
 	// has ended).
 	Progress *RowProgress `json:"progress,omitempty"`
+	// Verified is the run's latest verification here (GET /api/runs only).
+	Verified *VerificationRow `json:"verified,omitempty"`
 }
 
 // RowProgress is how far a live run is: the mean over its traces of the
@@ -238,9 +240,23 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, err)
 		return
 	}
+	ids := make([]string, len(runs))
+	for i, run := range runs {
+		ids[i] = run.ID
+	}
+	last, err := s.st.LastVerifications(r.Context(), ids)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
 	rows := make([]RunRow, 0, len(runs))
 	for _, run := range runs {
-		rows = append(rows, s.runRow(run))
+		row := s.runRow(run)
+		if v, ok := last[run.ID]; ok {
+			vr := verificationRow(v)
+			row.Verified = &vr
+		}
+		rows = append(rows, row)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": f.Offset, "limit": f.Limit, "disk_bytes": disk})
 }
@@ -354,7 +370,8 @@ func (s *Server) handleDeleteMany(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleBundle writes a run as a bundle, its records read from the store as
-// they go out (a live run: what has reached the store so far).
+// they go out (a live run: what has reached the store so far); a read that
+// fails midway aborts the connection.
 func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	if run, ok := s.mgr.Live(id); ok {
@@ -369,7 +386,13 @@ func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	pw := &progressWriter{w: w, rc: http.NewResponseController(w), d: s.opts.WriteTimeout}
 	if err := bundle.WriteStored(r.Context(), pw, s.st, id); err != nil {
-		s.log.Warn("bundle export", "id", id, "err", err)
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		// A bundle is served whole or not at all: a read that failed
+		// midway drops the connection (the client sees an error, not a
+		// cut JSON document that ends cleanly).
+		s.abort("bundle export", id, err)
 	}
 }
 
@@ -406,34 +429,6 @@ func (s *Server) handleFigure(format string) http.HandlerFunc {
 		w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="fwlab-%s.%s"`, run.ID, format))
 		_, _ = w.Write(buf.Bytes())
 	}
-}
-
-// handleImport stores a bundle as a new run: 201 {"id"}; 400 naming the
-// field of a malformed bundle; 413 over MaxImport.
-func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(s.opts.UploadTimeout))
-	b, err := bundle.Decode(http.MaxBytesReader(w, r.Body, s.opts.MaxImport))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		var be *bundle.Error
-		switch {
-		case errors.As(err, &mbe):
-			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("a bundle may be at most %d bytes%s", s.opts.MaxImport, s.opts.flag("MaxImport")))
-		case errors.As(err, &be):
-			writeError(w, http.StatusBadRequest, be.Path, be.Msg)
-		default:
-			writeError(w, http.StatusBadRequest, "", err.Error())
-		}
-		return
-	}
-	id, err := bundle.Put(r.Context(), s.st, b)
-	if err != nil {
-		s.storeError(w, err)
-		return
-	}
-	w.Header().Set("Location", "/api/runs/"+id)
-	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
 
 // statusWithUser is a run's status with the user's fields from the store

@@ -9,6 +9,7 @@ import { $, $$, el, api, postRaw, fwlab } from './util.js';
 import { fmtCell } from './format.js';
 import { keyParams, finals, fmtBytes } from './lab.js';
 import { fmtDuration } from './progress.js';
+import { verifiedBadge } from './verify.js';
 
 const LIMIT = 50;
 const LIVE = new Set(['queued', 'running', 'paused']);
@@ -16,7 +17,7 @@ const LIVE = new Set(['queued', 'running', 'paused']);
 // statusCell shows a run's status, and a live run's progress towards its
 // limits with the time left at its traces' rates (the server's estimate).
 function statusCell(r) {
-  const td = el('td', { class: 'progress-cell' }, el('span', { class: 'status st-' + r.status, text: r.status }));
+  const td = el('td', { class: 'progress-cell' }, el('span', { class: 'status st-' + r.status, text: r.status }), verifiedBadge(r.verified));
   const p = r.progress;
   if (p && LIVE.has(r.status)) {
     const pct = `${Math.floor(100 * p.fraction)}%`;
