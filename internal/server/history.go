@@ -42,6 +42,8 @@ type RunRow struct {
 	Params     map[string]any `json:"params"`
 	Instance   RowInstance    `json:"instance"`
 	Final      []RowFinal     `json:"final"`
+	// Verified is the run's latest verification here (GET /api/runs only).
+	Verified *VerificationRow `json:"verified,omitempty"`
 }
 
 // RowInstance is a run's instance summary.
@@ -147,9 +149,23 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, err)
 		return
 	}
+	ids := make([]string, len(runs))
+	for i, run := range runs {
+		ids[i] = run.ID
+	}
+	last, err := s.st.LastVerifications(r.Context(), ids)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
 	rows := make([]RunRow, 0, len(runs))
 	for _, run := range runs {
-		rows = append(rows, s.runRow(run))
+		row := s.runRow(run)
+		if v, ok := last[run.ID]; ok {
+			vr := verificationRow(v)
+			row.Verified = &vr
+		}
+		rows = append(rows, row)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": f.Offset, "limit": f.Limit, "disk_bytes": disk})
 }

@@ -54,6 +54,11 @@
 //	GET    /api/sweeps               {"sweeps": [{"id","status","created","axes","cells_total",
 //	                                 "cells_done"}], "total", "offset", "limit"}
 //	DELETE /api/sweeps/{id}          202 {"status"}: cancels the sweep's queued and running cells
+//	POST   /api/runs/{id}/verify     202 {"id"} of a re-run of the run's spec, queued like any run;
+//	                                 once it ends it is compared with the run and the outcome
+//	                                 stored (verify.go); 409 a run still live
+//	GET    /api/runs/{id}/verifications {"verifications": [VerificationRow]}, newest first
+//	POST   /api/sweeps/{id}/verify   202 {"cells": n}: verifies every cell, one after the other
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
 //	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step; /resume answers
@@ -410,6 +415,7 @@ func New(o Options) (*Server, error) {
 			r.Get("/sweeps", s.handleSweepList)
 			r.Get("/sweeps/{id}", s.handleSweepGet)
 			r.Delete("/sweeps/{id}", s.handleSweepCancel)
+			s.verifyRoutes(r)
 		})
 	})
 	if err := mountPages(r, s); err != nil {

@@ -41,6 +41,11 @@ type Backend interface {
 	ListSweeps(ctx context.Context, offset, limit int) ([]*Sweep, int, error)
 	DeleteSweep(ctx context.Context, id string) error
 
+	// verifications: re-runs of a stored run compared with it
+	AddVerification(ctx context.Context, v *Verification) (string, error)
+	Verifications(ctx context.Context, runID string) ([]Verification, error)
+	LastVerifications(ctx context.Context, runIDs []string) (map[string]Verification, error)
+
 	// the store itself
 	Path() string  // where the store is, for messages (no password)
 	Health() error // nil, or why the store cannot write now

@@ -96,6 +96,20 @@ var migrations = [][]string{
 		`CREATE INDEX runs_digest ON runs (digest)`,
 		`CREATE TABLE write_probe (id INTEGER PRIMARY KEY, data BLOB NOT NULL)`,
 	},
+	// 5: verifications: a stored run re-run here and compared (verify.go).
+	{
+		`CREATE TABLE verifications (
+			id       TEXT PRIMARY KEY,
+			run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			at_us    BIGINT NOT NULL,
+			outcome  TEXT NOT NULL,
+			records  INTEGER NOT NULL DEFAULT 0,
+			detail   TEXT NOT NULL DEFAULT '',
+			version  TEXT NOT NULL DEFAULT '',
+			rerun_id TEXT
+		)`,
+		`CREATE INDEX verifications_run ON verifications (run_id, at_us)`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

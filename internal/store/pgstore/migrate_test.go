@@ -64,6 +64,22 @@ var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing
 			}
 		}
 	},
+	5: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version) VALUES
+			('gggggggggggg', 1767225600000000, 1767225600000000, 'done', 'lasso', $1, 'v0.5')`, oldSpec)
+		exec(t, pool, `INSERT INTO verifications (id, run_id, at_us, outcome, records, detail, version)
+			VALUES ('hhhhhhhhhhhh', 'gggggggggggg', 1767225700000000, 'reproduced', 51, '', 'v0.5')`)
+		return func(t *testing.T, s *Store) {
+			vs, err := s.Verifications(context.Background(), "gggggggggggg")
+			if err != nil || len(vs) != 1 || vs[0].Records != 51 || vs[0].Outcome != "reproduced" {
+				t.Fatalf("a v5 verification read as %+v, %v", vs, err)
+			}
+			// entered when it was created: long past, so Trim may take it
+			if n, err := s.Trim(context.Background(), 0); err != nil || n != 1 {
+				t.Errorf("trim: %d, %v", n, err)
+			}
+		}
+	},
 	4: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		// runs entered when they were created, or now for a date in the future
 		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version) VALUES

@@ -92,7 +92,21 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN claim TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE runs ADD COLUMN beat_us BIGINT`,
 	},
-	// 5: when a run entered this store (what Trim orders by: an imported
+	// 5: verifications: a stored run re-run here and compared (verify.go).
+	{
+		`CREATE TABLE verifications (
+			id       TEXT PRIMARY KEY,
+			run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			at_us    BIGINT NOT NULL,
+			outcome  TEXT NOT NULL,
+			records  INTEGER NOT NULL DEFAULT 0,
+			detail   TEXT NOT NULL DEFAULT '',
+			version  TEXT NOT NULL DEFAULT '',
+			rerun_id TEXT
+		)`,
+		`CREATE INDEX verifications_run ON verifications (run_id, at_us)`,
+	},
+	// 6: when a run entered this store (what Trim orders by: an imported
 	// bundle's own dates may lie in the future). Existing runs entered
 	// when they were created, or now if that lies in the future.
 	{

@@ -8,6 +8,7 @@
 import { $, $$, el, api, postRaw, fwlab } from './util.js';
 import { fmtCell } from './format.js';
 import { keyParams, finals, fmtBytes } from './lab.js';
+import { verifiedBadge } from './verify.js';
 
 const LIMIT = 50;
 const LIVE = new Set(['queued', 'running', 'paused']);
@@ -158,7 +159,7 @@ export function initHistory() {
       el('td', {}, box),
       el('td', {}, S.live ? null : star),
       el('td', { class: 'run-cell' }, name, note, S.live ? null : edit),
-      el('td', {}, el('span', { class: 'status st-' + r.status, text: r.status })),
+      el('td', {}, el('span', { class: 'status st-' + r.status, text: r.status }), verifiedBadge(r.verified)),
       el('td', { text: r.problem || '' }),
       el('td', {}, ...(r.algorithms || []).map((a) => el('div', { text: a }))),
       el('td', { class: 'params small mono', text: keyParams(r) }),

@@ -10,6 +10,7 @@ import { createStream } from './stream.js';
 import * as Teach from './teaching.js';
 import * as Panels from './panels.js';
 import { bindPNGButtons, exportTrace, exportBundle, exportFigure, chartPNG } from './export.js';
+import { initVerify } from './verify.js';
 
 // STATUS_HELP explains each status beside its badge.
 const STATUS_HELP = {
@@ -214,6 +215,7 @@ export function initRun() {
     $('#btn-resume').disabled = !paused;
     $('#btn-step').disabled = !paused;
     $('#btn-stop').disabled = !active && run.status !== 'queued';
+    verifyStatus(run.status);
     meta(run);
     // Paused: the page shows the run where the server paused it. What the
     // stream has not delivered shortly (a single step's records arrive at
@@ -227,6 +229,7 @@ export function initRun() {
     scheduleDraw();
   }
   let pausedTimer = 0;
+  const verifyStatus = initVerify(S.runId);
 
   const pageRecords = () => S.traces.reduce((a, t) => a + (t ? t.n : 0), 0);
   function serverRecords() {
