@@ -50,6 +50,7 @@ func BenchmarkL1BallScaling(b *testing.B) {
 			}
 			its[q] = last.K
 			per[q] = last.Time / float64(last.K)
+			fmt.Printf("l1-ball scaling p = %d: %.3g ms/iter, %d iterations, %.3g s to 1e-6\n", p, per[q]*1e3, its[q], to[q])
 		}
 	}
 	var sb strings.Builder
