@@ -80,6 +80,11 @@ func TestFullDisk(t *testing.T) {
 	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), path) {
 		t.Errorf("a new run on a full store: %d %s; want 503 naming the store", code, body)
 	}
+	sw := map[string]any{"base": fakeRun(10, "fw"), "axes": []any{map[string]any{"param": "seed", "values": []int{1, 2}}}}
+	code, body = do(t, "POST", ts.URL+"/api/sweeps", mustJSON(t, sw))
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), path) {
+		t.Errorf("a new sweep on a full store: %d %s; want 503 naming the store", code, body)
+	}
 
 	// space comes back: the store heals and takes runs again
 	if err := os.Remove(filler); err != nil {
