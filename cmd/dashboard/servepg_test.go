@@ -73,6 +73,16 @@ func TestServeOnPostgreSQL(t *testing.T) {
 		t.Errorf("the worker's run's trace through the server: %d lines", len(recs))
 	}
 
+	// a bundle exported and imported again is a new run with the same trace
+	bundleJSON := get(t, srv.url+"/api/runs/"+id+"/bundle")
+	imp := post(t, srv.url+"/api/runs/import", string(bundleJSON))
+	if imp == id || imp == "" {
+		t.Fatalf("the import gave %q", imp)
+	}
+	if got := get(t, srv.url+"/api/runs/"+imp+"/trace"); !bytes.Equal(got, trace) {
+		t.Errorf("the imported run's trace differs (%d bytes, want %d)", len(got), len(trace))
+	}
+
 	// the server stops and starts again on the database
 	if err := srv.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
