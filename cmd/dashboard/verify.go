@@ -13,6 +13,7 @@ import (
 
 	"github.com/fwlab/fwlab/internal/bundle"
 	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/verify"
 )
@@ -181,7 +182,12 @@ func rerun(ctx context.Context, b *bundle.Bundle, want []verify.Trace) ([]verify
 		if s != nil {
 			name = s.Name
 		}
-		return nil, fmt.Errorf("cannot re-run it here: %s: %s", name, flagError(err))
+		var fe *spec.FieldError
+		if errors.As(err, &fe) {
+			// the spec's own field names (spec.params.data: …), not flags
+			return nil, fmt.Errorf("cannot re-run it here: %s: spec.%s: %s", name, fe.Field, fe.Msg)
+		}
+		return nil, fmt.Errorf("cannot re-run it here: %s: %v", name, err)
 	}
 	// the traces are stored in the order of the jobs (algorithm, then
 	// replication); a run cut short may have fewer

@@ -394,3 +394,21 @@ func TestVerifyServerRun(t *testing.T) {
 		t.Fatalf("verify -db of a server's run: %d %s %s", code, out, stderr)
 	}
 }
+
+// A run that cannot be re-run here (its data file is gone) says so, naming
+// the spec's field, and fails.
+func TestVerifyMissingData(t *testing.T) {
+	dir := t.TempDir()
+	x, y := filepath.Join(dir, "x.csv"), filepath.Join(dir, "y.csv")
+	os.WriteFile(x, []byte("1,0\n0,1\n1,1\n"), 0o644)
+	os.WriteFile(y, []byte("1\n2\n3\n"), 0o644)
+	file, _ := solveBundle(t, dir, "run.json", "-problem", "lasso", "-x", x, "-y", y, "-algo", "afw", "-iters", "20", "-eval-every", "1")
+	if out, _, code := runVerifyArgs(file); code != 0 {
+		t.Fatalf("verify with the data: %d %s", code, out)
+	}
+	os.Remove(x)
+	out, _, code := runVerifyArgs(file)
+	if code != 1 || !strings.Contains(out, file+": cannot re-run it here: lasso: spec.params.x: ") {
+		t.Fatalf("verify without the data: %d %s", code, out)
+	}
+}

@@ -39,11 +39,13 @@ var ErrNoDigest = errors.New("the bundle carries no digest (written by an fwlab 
 // The encoding ("fwlab-digest-1"), where i64 is 8 bytes little-endian two's
 // complement, f64 the 8 bytes little-endian of the IEEE-754 binary64 bits
 // (every NaN as 0x7FF8000000000000; −0 and +0 stay apart), str a string as
-// i64(its length in bytes) followed by its UTF-8 bytes, and opt an optional
-// number as the byte 0x00 (null) or 0x01 followed by f64:
+// i64(its length in bytes) followed by its UTF-8 bytes, opt an optional
+// number as the byte 0x00 (null) or 0x01 followed by f64, and H(x) the 32
+// bytes of the SHA-256 of x:
 //
-//	digest   = "fwlab-digest-1\n" · i64(number of traces) · trace…   (traces in order)
-//	trace    = str(algo) · i64(replication) · i64(seed) · summary · (0x01 · record)… · 0x00
+//	digest   = H("fwlab-digest-1\n" · i64(number of traces) · trace…)   (traces in order)
+//	trace    = str(algo) · i64(replication) · i64(seed) · summary
+//	           · i64(number of records) · H(record…)                    (records in order)
 //	summary  = 0x00 (none) | 0x01 · f64(objective) · f64(gap) · i64(iters) · f64(passes)
 //	           · f64(time_s) · str(status) · str(message)
 //	record   = i64(k) · f64(passes) · f64(time_s) · str(step) · f64(gamma) · i64(batch)
@@ -51,22 +53,25 @@ var ErrNoDigest = errors.New("the bundle carries no digest (written by an fwlab 
 //	           · opt(objective) · opt(gap) · opt(grad_err)
 //	           · i64(number of extra values) · (str(key) · f64(value))…   (keys in byte order)
 //
+// A trace's records are hashed on their own, so that the digest can be
+// computed as a bundle streams in, whatever the order of its fields: a
+// trace's header may come after its records.
+//
 // Every field of every record is covered, time_s included: the digest says
 // whether the bundle's records are the ones written, not whether a re-run
 // reproduces them (that is `dashboard verify`'s comparison, which leaves
 // time_s out). The spec, the instance summary, names, notes, statuses of
 // the run, panels and aggregates are not covered.
 func Digest(b *Bundle) string {
-	d := newDigester(len(b.Traces))
+	var d digester
 	for i := range b.Traces {
 		t := &b.Traces[i]
-		d.trace(t)
 		for j := range t.Records {
 			d.record(&t.Records[j])
 		}
-		d.endTrace()
+		d.endRecords()
 	}
-	return d.sum()
+	return d.sum(b.Traces)
 }
 
 // CheckDigest compares the digest b carries with the digest of its traces:
@@ -95,85 +100,54 @@ func validDigest(s string) bool {
 	return true
 }
 
-// digester computes a digest as the traces stream by.
+// digester computes a digest as the records stream by: record for each
+// record of a trace, endRecords after its last, and sum with the traces'
+// headers (their Records are not read) once they are known: a trace's
+// header may come after its records. It keeps 40 bytes a trace. The zero
+// value is ready.
 type digester struct {
-	h   hash.Hash
-	buf []byte
+	recs   hash.Hash // the current trace's records
+	n      int64     // their number
+	traces []byte    // for each trace whose records ended: i64(records) · H(records)
+	buf    []byte
 }
 
-func newDigester(traces int) *digester {
-	d := &digester{h: sha256.New(), buf: make([]byte, 0, 512)}
-	d.buf = append(d.buf, digestDomain...)
-	d.i64(int64(traces))
-	return d
-}
+func appendI64(b []byte, v int64) []byte { return binary.LittleEndian.AppendUint64(b, uint64(v)) }
 
-func (d *digester) i64(v int64) { d.buf = binary.LittleEndian.AppendUint64(d.buf, uint64(v)) }
-
-func (d *digester) f64(v float64) {
+func appendF64(b []byte, v float64) []byte {
 	bits := math.Float64bits(v)
 	if v != v {
 		bits = canonicalNaN
 	}
-	d.buf = binary.LittleEndian.AppendUint64(d.buf, bits)
+	return binary.LittleEndian.AppendUint64(b, bits)
 }
 
-func (d *digester) str(s string) {
-	d.i64(int64(len(s)))
-	d.buf = append(d.buf, s...)
-}
+func appendStr(b []byte, s string) []byte { return append(appendI64(b, int64(len(s))), s...) }
 
-func (d *digester) opt(p *float64) {
+func appendOpt(b []byte, p *float64) []byte {
 	if p == nil {
-		d.buf = append(d.buf, 0)
-		return
+		return append(b, 0)
 	}
-	d.buf = append(d.buf, 1)
-	d.f64(*p)
-}
-
-// flush hands the buffered bytes to the hash once there are enough.
-func (d *digester) flush(force bool) {
-	if force || len(d.buf) >= 4096 {
-		d.h.Write(d.buf)
-		d.buf = d.buf[:0]
-	}
-}
-
-// trace starts a trace: its identity and summary (records follow).
-func (d *digester) trace(t *Trace) {
-	d.str(t.Algo)
-	d.i64(int64(t.Replication))
-	d.i64(t.Seed)
-	if s := t.Summary; s == nil {
-		d.buf = append(d.buf, 0)
-	} else {
-		d.buf = append(d.buf, 1)
-		d.f64(s.Objective)
-		d.f64(s.Gap)
-		d.i64(int64(s.Iters))
-		d.f64(s.Passes)
-		d.f64(s.Time)
-		d.str(s.Status)
-		d.str(s.Message)
-	}
-	d.flush(false)
+	return appendF64(append(b, 1), *p)
 }
 
 func (d *digester) record(r *solver.Record) {
-	d.buf = append(d.buf, 1)
-	d.i64(int64(r.K))
-	d.f64(r.Passes)
-	d.f64(r.Time)
-	d.str(r.Step)
-	d.f64(r.Gamma)
-	for _, v := range [...]int{r.Batch, r.Active, r.FWSteps, r.AwaySteps, r.Drops, r.Cleanups} {
-		d.i64(int64(v))
+	if d.recs == nil {
+		d.recs = sha256.New()
 	}
-	d.opt(r.Objective)
-	d.opt(r.Gap)
-	d.opt(r.GradErr)
-	d.i64(int64(len(r.Extra)))
+	b := d.buf[:0]
+	b = appendI64(b, int64(r.K))
+	b = appendF64(b, r.Passes)
+	b = appendF64(b, r.Time)
+	b = appendStr(b, r.Step)
+	b = appendF64(b, r.Gamma)
+	for _, v := range [...]int{r.Batch, r.Active, r.FWSteps, r.AwaySteps, r.Drops, r.Cleanups} {
+		b = appendI64(b, int64(v))
+	}
+	b = appendOpt(b, r.Objective)
+	b = appendOpt(b, r.Gap)
+	b = appendOpt(b, r.GradErr)
+	b = appendI64(b, int64(len(r.Extra)))
 	if len(r.Extra) > 0 {
 		keys := make([]string, 0, len(r.Extra))
 		for k := range r.Extra {
@@ -181,16 +155,53 @@ func (d *digester) record(r *solver.Record) {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			d.str(k)
-			d.f64(r.Extra[k])
+			b = appendStr(b, k)
+			b = appendF64(b, r.Extra[k])
 		}
 	}
-	d.flush(false)
+	d.recs.Write(b)
+	d.buf = b
+	d.n++
 }
 
-func (d *digester) endTrace() { d.buf = append(d.buf, 0) }
+// endRecords closes the current trace's records.
+func (d *digester) endRecords() {
+	if d.recs == nil {
+		d.recs = sha256.New()
+	}
+	d.traces = d.recs.Sum(appendI64(d.traces, d.n))
+	d.recs.Reset()
+	d.n = 0
+}
 
-func (d *digester) sum() string {
-	d.flush(true)
-	return DigestPrefix + hex.EncodeToString(d.h.Sum(nil))
+// sum is the digest of the traces whose records ended, with their headers
+// taken from traces (as many, in order).
+func (d *digester) sum(traces []Trace) string {
+	b := appendI64([]byte(digestDomain), int64(len(traces)))
+	for i := range traces {
+		t := &traces[i]
+		b = appendStr(b, t.Algo)
+		b = appendI64(b, int64(t.Replication))
+		b = appendI64(b, t.Seed)
+		if s := t.Summary; s == nil {
+			b = append(b, 0)
+		} else {
+			b = append(b, 1)
+			b = appendF64(b, s.Objective)
+			b = appendF64(b, s.Gap)
+			b = appendI64(b, int64(s.Iters))
+			b = appendF64(b, s.Passes)
+			b = appendF64(b, s.Time)
+			b = appendStr(b, s.Status)
+			b = appendStr(b, s.Message)
+		}
+		if j := 40 * i; j+40 <= len(d.traces) {
+			b = append(b, d.traces[j:j+40]...)
+		} else {
+			// a trace whose records never ended: none
+			b = sha256.New().Sum(appendI64(b, 0))
+		}
+	}
+	h := sha256.Sum256(b)
+	return DigestPrefix + hex.EncodeToString(h[:])
 }

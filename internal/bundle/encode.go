@@ -28,7 +28,7 @@ func Encode(w io.Writer, b *Bundle) error {
 // Records are not read).
 func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record) error) error) error {
 	e := &encoder{w: w}
-	dg := newDigester(len(b.Traces))
+	var dg digester
 	e.buf = append(e.buf, `{"format":`...)
 	e.str(Format)
 	e.buf = append(e.buf, `,"format_version":`...)
@@ -114,7 +114,6 @@ func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record
 			e.str(t.PanelsError)
 		}
 		e.buf = append(e.buf, `,"records":[`...)
-		dg.trace(t)
 		j := 0
 		err := records(i, func(r *solver.Record) error {
 			dg.record(r)
@@ -133,7 +132,7 @@ func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record
 			return err
 		}
 		e.buf = append(e.buf, "]}"...)
-		dg.endTrace()
+		dg.endRecords()
 	}
 	e.buf = append(e.buf, "]"...)
 	if len(b.Aggregates) > 0 {
@@ -141,7 +140,7 @@ func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record
 		e.raw("aggregates", b.Aggregates)
 	}
 	e.buf = append(e.buf, ",\n\"digest\":"...)
-	e.str(dg.sum())
+	e.str(dg.sum(b.Traces))
 	e.buf = append(e.buf, "}\n"...)
 	e.flush()
 	return e.err
