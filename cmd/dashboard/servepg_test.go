@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
@@ -34,6 +35,11 @@ func TestServeOnPostgreSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// the store has the run's end once the server has written it
+	waitUntil(t, 30*time.Second, "the run's end in PostgreSQL", func() bool {
+		r, err := st.Get(ctx, id)
+		return err == nil && !store.Live(r.Status)
+	})
 	r, err := st.Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -138,6 +139,7 @@ func TestWorkerProcessesRunASweep(t *testing.T) {
 	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	srv := startChild(t, "-db", db) // the dashboard beside the workers
 	ws := []*workerProc{}
 	for i := 0; i < 3; i++ {
 		ws = append(ws, startWorkerProc(t, db, fmt.Sprintf("w%d", i), "-slots", "2", "-rescue-after", "4s", "-drain", "300ms"))
@@ -230,6 +232,22 @@ func TestWorkerProcessesRunASweep(t *testing.T) {
 	}
 	if err := st.IntegrityCheck(ctx); err != nil {
 		t.Error(err)
+	}
+	// the server shows the sweep the workers ran, every cell done
+	var view struct {
+		Status string
+		Cells  []struct{ Run, Status string }
+	}
+	if err := json.Unmarshal(get(t, srv.url+"/api/sweeps/"+sid), &view); err != nil {
+		t.Fatal(err)
+	}
+	if view.Status != "done" || len(view.Cells) != 24 {
+		t.Errorf("the server's sweep: %s with %d cells", view.Status, len(view.Cells))
+	}
+	for i, cell := range view.Cells {
+		if cell.Status != "done" || cell.Run != sw.Cells[i].RunID {
+			t.Errorf("the server's cell %d: %+v", i, cell)
+		}
 	}
 	resp, err := http.Get(strings.TrimSuffix(ws[2].metrics, "/metrics") + "/healthz")
 	if err != nil || resp.StatusCode != 200 {

@@ -26,8 +26,9 @@
 //	                                 invalid spec (field named), 413 body over MaxBody or a run
 //	                                 alone over the memory budget, 429 a budget used up (the
 //	                                 queue, the memory of the runs held, the client's runs;
-//	                                 the message names it and its flag), 503 server closing,
-//	                                 504 build cut by the timeout (no run is made, nor for a
+//	                                 the message names it and its flag), 503 server closing
+//	                                 or its run store cannot write (sweeps too), 504 build
+//	                                 cut by the timeout (no run is made, nor for a
 //	                                 request abandoned while its run was built)
 //	GET    /api/runs                 the run store's history, newest first: ?problem, algo, status,
 //	                                 q (name or note), offset, limit → {"runs": [RunRow], "total",

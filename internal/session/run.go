@@ -875,6 +875,9 @@ func (t *Trace) finish(sum solver.Summary) {
 		if err == nil && m.opts.Keep > 0 {
 			_, _ = m.st.Trim(context.Background(), m.opts.Keep)
 		}
+		if err != nil {
+			m.retryEnd(r)
+		}
 		m.mu.Lock()
 		close(r.done)
 		if err == nil {
