@@ -15,6 +15,25 @@ import (
 // read from it. A new schema version adds an entry for the version before
 // it (the test fails until it does).
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	3: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		if _, err := db.Exec(`INSERT INTO sweeps (id, created_us, status, base, axes) VALUES ('dddddddddddd', 1767225600000000, 'done', '{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}', '[]')`); err != nil {
+			t.Fatal(err)
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			sw, err := s.GetSweep(ctx, "dddddddddddd")
+			if err != nil || sw.Name != "" || sw.Starred {
+				t.Fatalf("v3 sweep read as %+v, %v", sw, err)
+			}
+			name, yes := "ρ study", true
+			if err := s.UpdateSweep(ctx, sw.ID, Edit{Name: &name, Starred: &yes}); err != nil {
+				t.Fatal(err)
+			}
+			if sw, err := s.GetSweep(ctx, sw.ID); err != nil || sw.Name != name || !sw.Starred {
+				t.Errorf("v3 sweep after an edit: %+v, %v", sw, err)
+			}
+		}
+	},
 	2: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
 		for _, q := range []string{
 			`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)

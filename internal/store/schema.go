@@ -80,6 +80,12 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT ''`,
 	},
+	// 4: a sweep's name, note and star, as a run's.
+	{
+		`ALTER TABLE sweeps ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN note TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN starred INTEGER NOT NULL DEFAULT 0`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.
