@@ -42,6 +42,7 @@ type RunRow struct {
 	Params     map[string]any `json:"params"`
 	Instance   RowInstance    `json:"instance"`
 	Final      []RowFinal     `json:"final"`
+	Sweep      *SweepRef      `json:"sweep,omitempty"` // the sweep cell it was made for (sweepapi.go)
 }
 
 // RowInstance is a run's instance summary.
@@ -120,7 +121,7 @@ func queryInt(r *http.Request, name string, def, max int) (int, *apiError) {
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := store.Filter{Problem: q.Get("problem"), Algorithm: q.Get("algo"), Status: q.Get("status"), Text: q.Get("q")}
+	f := store.Filter{Problem: q.Get("problem"), Algorithm: q.Get("algo"), Status: q.Get("status"), Text: q.Get("q"), Sweep: q.Get("sweep")}
 	if f.Status != "" && !knownStatus(f.Status) {
 		writeError(w, http.StatusBadRequest, "status", "must be one of queued, running, paused, done, failed, cancelled, interrupted, got "+quote(f.Status))
 		return
@@ -151,6 +152,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	for _, run := range runs {
 		rows = append(rows, s.runRow(run))
 	}
+	s.attachSweeps(r, rows)
 	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": f.Offset, "limit": f.Limit, "disk_bytes": disk})
 }
 

@@ -45,6 +45,7 @@
 //	GET    /api/sweeps               {"sweeps": [{"id","status","created","axes","cells_total",
 //	                                 "cells_done"}], "total", "offset", "limit"}
 //	DELETE /api/sweeps/{id}          202 {"status"}: cancels the sweep's queued and running cells
+//	(more sweep routes: sweepapi.go)
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
 //	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step)
@@ -187,6 +188,9 @@ type Options struct {
 	// MaxImport bounds the body of POST /api/runs/import (default
 	// DefaultMaxImport).
 	MaxImport int64
+	// MaxSweeps bounds the sweeps one client has queued or running
+	// (default DefaultMaxSweeps).
+	MaxSweeps int
 }
 
 // flag names the command-line flag of an Options field, for messages.
@@ -198,6 +202,9 @@ func (o Options) flag(field string) string {
 }
 
 func (o Options) withDefaults() Options {
+	if o.MaxSweeps <= 0 {
+		o.MaxSweeps = DefaultMaxSweeps
+	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
@@ -382,10 +389,7 @@ func New(o Options) (*Server, error) {
 			for _, f := range figures.Formats {
 				r.Get("/runs/{id}/figure."+f, s.handleFigure(f))
 			}
-			r.Post("/sweeps", s.handleSweepCreate)
-			r.Get("/sweeps", s.handleSweepList)
-			r.Get("/sweeps/{id}", s.handleSweepGet)
-			r.Delete("/sweeps/{id}", s.handleSweepCancel)
+			s.sweepRoutes(r)
 		})
 	})
 	if err := mountPages(r, s); err != nil {

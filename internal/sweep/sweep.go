@@ -8,7 +8,8 @@
 //
 //	{"base": RUNSPEC,
 //	 "axes": [{"param": "algorithms[0].rho", "values": [0.05, 0.1, 0.2]},
-//	          {"param": "params.n", "values": [100, 200]}]}
+//	          {"param": "params.n", "values": [100, 200]}],
+//	 "name": "ρ against n"}
 //
 // A param path names a top-level spec field (seed, iters, passes, gap,
 // eval_every, replications), a problem parameter (params.NAME) or a field of
@@ -52,6 +53,9 @@ type Axis struct {
 type Doc struct {
 	Base spec.Run `json:"base"`
 	Axes []Axis   `json:"axes"`
+	// Name and Note are the user's, as a run's (optional).
+	Name string `json:"name,omitempty"`
+	Note string `json:"note,omitempty"`
 }
 
 // Cell is one point of a sweep: its values (by param path) and its spec.
