@@ -37,7 +37,7 @@ type sweeper struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu   sync.Mutex
+	mu      sync.Mutex
 	live    map[string]context.CancelFunc // running sweeps by id
 	clients map[string]int                // running sweeps by client
 

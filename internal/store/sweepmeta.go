@@ -93,4 +93,3 @@ func (s *Store) CellsOf(ctx context.Context, runIDs ...string) (map[string]CellO
 func sweepFilter(id string) (string, []any) {
 	return "id IN (SELECT run_id FROM sweep_cells WHERE sweep_id = ? AND run_id IS NOT NULL)", []any{id}
 }
-
