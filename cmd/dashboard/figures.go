@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,9 +177,7 @@ func runFigure(name string, a figureArgs, stdout, stderr io.Writer) int {
 	if drawAs != "" {
 		err = fp.draw(data).Render(w, drawAs)
 	} else {
-		e := json.NewEncoder(w)
-		e.SetIndent("", " ")
-		err = e.Encode(sanitize(data))
+		err = writeFigureData(w, sanitize(data))
 	}
 	if file != nil {
 		if cerr := file.Close(); err == nil {
@@ -190,6 +189,28 @@ func runFigure(name string, a figureArgs, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// writeFigureData writes a figure preset's data as one JSON object whose
+// first field, "format", says what it is (figureDataFormat), so that
+// `dashboard import` can tell it from a run bundle.
+func writeFigureData(w io.Writer, data any) error {
+	b, err := json.MarshalIndent(data, "", " ")
+	if err != nil {
+		return err
+	}
+	if len(b) < 2 || b[0] != '{' {
+		return fmt.Errorf("figure data is not a JSON object")
+	}
+	head := "{\n \"format\": \"" + figureDataFormat + "\""
+	if len(bytes.TrimSpace(b[1:len(b)-1])) > 0 {
+		head += ","
+	}
+	if _, err := io.WriteString(w, head); err != nil {
+		return err
+	}
+	_, err = w.Write(append(b[1:], '\n'))
+	return err
 }
 
 // paperFigure1 lays out the paper's Figure 1: (a) the true B, (b) SPG's and

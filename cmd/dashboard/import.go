@@ -22,11 +22,13 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	def, defErr := store.DefaultPath()
 	db := fs.String("db", def, "the run store's file")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: dashboard import [-db PATH] FILE…
+		fmt.Fprint(stderr, `usage: dashboard import [-db PATH] FILE|DIR…
 
 Loads run bundles (written by "dashboard solve -format json" or exported from
 the dashboard) into the run store, where the dashboard lists and compares
-them. FILE "-" reads standard input. Each run gets a new id.
+them. FILE "-" reads standard input. Each run gets a new id. A DIR written
+by "dashboard solve -sweep DOC -out DIR" (or its DIR/sweep.json) is
+imported as one sweep with its cells' runs.
 
 `)
 		fs.PrintDefaults()
@@ -56,6 +58,19 @@ them. FILE "-" reads standard input. Each run gets a new id.
 	defer stop()
 	failed := 0
 	for _, name := range fs.Args() {
+		// A `solve -sweep` directory (or its sweep.json) is one sweep;
+		// figure data is refused saying what it is (importsweep.go).
+		index, err := sniffImport(name)
+		if err == nil && index != "" {
+			err = importSweep(ctx, st, index, stdout, stderr)
+		}
+		if err != nil || index != "" {
+			if err != nil {
+				fmt.Fprintf(stderr, "dashboard import: %s: %v\n", name, err)
+				failed++
+			}
+			continue
+		}
 		id, b, err := importFile(ctx, st, name, stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "dashboard import: %s: %v\n", name, err)
