@@ -132,4 +132,3 @@ func sameJSON(a, b json.RawMessage) bool {
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
 }
-
