@@ -97,8 +97,8 @@ func AssetURL(name string) string {
 
 // Mount adds the dashboard's pages and static files to r:
 // GET / (start page), GET /runs/{id} (a run, live or stored), GET /runs
-// (history), GET /compare?runs=a,b (runs overlaid), GET /sweeps/{id} (a
-// sweep), GET /static/* (assets). The pages read the JSON API.
+// (history), GET /compare?runs=a,b (runs overlaid), GET /sweeps (the
+// sweeps), GET /sweeps/{id} (a sweep), GET /static/* (assets). The pages read the JSON API.
 func Mount(r chi.Router, deps Deps) {
 	r.Get("/", func(w http.ResponseWriter, req *http.Request) {
 		page := StartPage(deps)
@@ -113,6 +113,9 @@ func Mount(r chi.Router, deps Deps) {
 	})
 	r.Get("/compare", func(w http.ResponseWriter, req *http.Request) {
 		render(w, req, templates.Compare(templates.ComparePage{Runs: req.URL.Query().Get("runs"), Asset: AssetURL}))
+	})
+	r.Get("/sweeps", func(w http.ResponseWriter, req *http.Request) {
+		render(w, req, templates.Sweeps(templates.SweepsPage{Asset: AssetURL}))
 	})
 	r.Get("/sweeps/{id}", func(w http.ResponseWriter, req *http.Request) {
 		render(w, req, templates.Sweep(templates.SweepPage{ID: chi.URLParam(req, "id"), Asset: AssetURL}))

@@ -293,7 +293,7 @@ func (s *Server) handleRunSweep(w http.ResponseWriter, r *http.Request) {
 		params[i] = a.Param
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sweep": c.Sweep, "sweep_name": c.SweepName, "index": c.Index,
-		"values": c.Values, "axes": params, "labels": sweep.LabelsOf(x.Axes, &x.Base), "cells": len(x.Cells)})
+		"values": c.Values, "axes": params, "text": sweep.Describe(c.Values, x.Axes, &x.Base), "labels": sweep.LabelsOf(x.Axes, &x.Base), "cells": len(x.Cells)})
 }
 
 // SweepRef is the sweep cell a run of the history was made for.
@@ -302,6 +302,7 @@ type SweepRef struct {
 	Name   string          `json:"name"`
 	Index  int             `json:"index"`
 	Values json.RawMessage `json:"values"`
+	Text   string          `json:"text"` // the values in words (sweep.Describe)
 }
 
 // attachSweeps fills in the sweep of every history row that is a cell.
@@ -315,9 +316,21 @@ func (s *Server) attachSweeps(r *http.Request, rows []RunRow) {
 		s.log.Warn("history: the sweeps of runs", "err", err)
 		return
 	}
+	sweeps := map[string]*store.Sweep{}
 	for i := range rows {
-		if c, ok := cells[rows[i].ID]; ok {
-			rows[i].Sweep = &SweepRef{ID: c.Sweep, Name: c.SweepName, Index: c.Index, Values: c.Values}
+		c, ok := cells[rows[i].ID]
+		if !ok {
+			continue
 		}
+		x, seen := sweeps[c.Sweep]
+		if !seen {
+			x, _ = s.st.GetSweep(r.Context(), c.Sweep)
+			sweeps[c.Sweep] = x
+		}
+		ref := &SweepRef{ID: c.Sweep, Name: c.SweepName, Index: c.Index, Values: c.Values, Text: string(c.Values)}
+		if x != nil {
+			ref.Text = sweep.Describe(c.Values, x.Axes, &x.Base)
+		}
+		rows[i].Sweep = ref
 	}
 }

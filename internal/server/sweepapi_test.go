@@ -154,7 +154,7 @@ func TestSweepStudyAPI(t *testing.T) {
 	// Every cell's run points back; the history shows and filters the sweep.
 	run := sw.Cells[2].Run
 	code, body = do(t, "GET", ts.URL+"/api/runs/"+run+"/sweep", nil)
-	if code != 200 || !strings.Contains(string(body), `"sweep":"`+id+`"`) || !strings.Contains(string(body), `"index":2`) || !strings.Contains(string(body), `"sweep_name":"L study"`) {
+	if code != 200 || !strings.Contains(string(body), `"sweep":"`+id+`"`) || !strings.Contains(string(body), `"index":2`) || !strings.Contains(string(body), `"sweep_name":"L study"`) || !strings.Contains(string(body), `"text":"L of fw = 2, Carathéodory bound of afw = true"`) {
 		t.Errorf("the run's sweep: %d %s", code, body)
 	}
 	code, body = do(t, "POST", ts.URL+"/api/runs", mustJSON(t, fakeRun(10, "fw")))

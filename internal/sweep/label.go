@@ -109,3 +109,18 @@ var stringFields = sync.OnceValue(func() map[string]bool {
 	}
 	return out
 })
+
+// Describe writes a cell's values in words, axis by axis: "ρ of ssfw-as =
+// 0.1, problem's n = 200" (values of axes kept as JSON).
+func Describe(values, axes json.RawMessage, base *spec.Run) string {
+	var as []Axis
+	var vals map[string]json.RawMessage
+	if json.Unmarshal(axes, &as) != nil || json.Unmarshal(values, &vals) != nil {
+		return string(values)
+	}
+	parts := make([]string, 0, len(as))
+	for _, a := range as {
+		parts = append(parts, Label(a.Param, base)+" = "+ValueText(vals[a.Param]))
+	}
+	return strings.Join(parts, ", ")
+}
