@@ -44,7 +44,7 @@ type figurePreset struct {
 
 // checkFlags refuses the flags a figure preset would otherwise ignore.
 func (fp *figurePreset) checkFlags(name string, set map[string]bool, isParam func(string) bool) error {
-	ok := map[string]bool{"scenario": true, "out": true, "format": true}
+	ok := map[string]bool{"scenario": true, "out": true, "format": true, "figsize": true}
 	for _, f := range fp.flags {
 		ok[f] = true
 	}
@@ -175,7 +175,8 @@ func runFigure(name string, a figureArgs, stdout, stderr io.Writer) int {
 		file, w = f, f
 	}
 	if drawAs != "" {
-		err = fp.draw(data).Render(w, drawAs)
+		sz, _ := figures.SizeNamed(o.figsize) // checked with the flags
+		err = fp.draw(data).RenderSize(w, drawAs, sz)
 	} else {
 		err = writeFigureData(w, sanitize(data))
 	}
@@ -225,7 +226,7 @@ func paperFigure1(d *scenarios.Figure1Data) *figures.Figure {
 	for _, h := range []struct {
 		title string
 		z     [][]float64
-	}{{"(a) true B", d.BTrue}, {"(b) B by SPG", d.BSPG}, {"(c) B by bc-ssfw-as", d.BBCSSFWAS}, {"(d) truncated correlation of Y", d.Corr}} {
+	}{{"true B", d.BTrue}, {"B by SPG", d.BSPG}, {"B by bc-ssfw-as", d.BBCSSFWAS}, {"truncated correlation of Y", d.Corr}} {
 		if len(h.z) > 0 && len(h.z[0]) > 0 {
 			f.Panels = append(f.Panels, figures.Panel{Title: h.title, Heat: &figures.Heat{Z: h.z}})
 		}
@@ -253,8 +254,8 @@ func paperFigure1(d *scenarios.Figure1Data) *figures.Figure {
 		relPass.Series = append(relPass.Series, rel(figures.StatSeries(a.Algo, a.LogSubopt.Passes)))
 	}
 	f.Panels = append(f.Panels,
-		figures.Panel{Title: "(e) objective", Lines: obj},
-		figures.Panel{Title: fmt.Sprintf("(e) detail: iterations ≤ %g", cut), Lines: detail},
+		figures.Panel{Title: "objective", Lines: obj},
+		figures.Panel{Title: fmt.Sprintf("objective, detail: iterations ≤ %g", cut), Lines: detail},
 		figures.Panel{Title: fmt.Sprintf("relative error, F* = %.10g", d.FStar), Lines: relIt},
 		figures.Panel{Title: "relative error against effective passes", Lines: relPass})
 	return f
@@ -313,7 +314,7 @@ func paperFigure2(d *ssvm.Figure2Data) *figures.Figure {
 // over the replications of every algorithm, F − F* when the instance knows
 // F*) with a heat map of every matrix among the instance's panels, and
 // writes it to path.
-func drawRun(path, format string, run *spec.Run, info scenarios.Info, traces []traceOut) error {
+func drawRun(path, format, size string, run *spec.Run, info scenarios.Info, traces []traceOut) error {
 	var algos []figures.RunTraces
 	idx := map[string]int{}
 	for _, t := range traces {
@@ -337,7 +338,10 @@ func drawRun(path, format string, run *spec.Run, info scenarios.Info, traces []t
 	if err != nil {
 		return err
 	}
-	err = figures.FromRun(title, algos, fstar, figures.HeatPanels(info.Panels)...).Render(f, format)
+	sz, err := figures.SizeNamed(size)
+	if err == nil {
+		err = figures.FromRun(title, algos, fstar, figures.HeatPanels(info.Panels)...).RenderSize(f, format, sz)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
