@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"github.com/fwlab/fwlab/internal/palette"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -121,6 +122,12 @@ func Mount(r chi.Router, deps Deps) {
 		render(w, req, templates.Sweep(templates.SweepPage{ID: chi.URLParam(req, "id"), Asset: AssetURL}))
 	})
 	r.Get("/static/*", serveStatic)
+	// The series palette shared with the figures (internal/palette).
+	r.Get("/palette.json", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(palette.JSON)
+	})
 }
 
 // render writes a templ component as an HTML page; a rendering failure is a

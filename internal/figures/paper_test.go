@@ -185,7 +185,10 @@ func TestSeriesColourAndDashFromThePalette(t *testing.T) {
 	}
 }
 
-func hex2(v uint8) string { s := strconv.FormatUint(uint64(v), 16); return strings.Repeat("0", 2-len(s)) + s }
+func hex2(v uint8) string {
+	s := strconv.FormatUint(uint64(v), 16)
+	return strings.Repeat("0", 2-len(s)) + s
+}
 
 // A stretch that was not evaluated is not bridged: the line breaks where
 // consecutive abscissae are far apart, not on a regular grid.
