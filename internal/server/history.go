@@ -15,7 +15,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/fwlab/fwlab/internal/bundle"
-	"github.com/fwlab/fwlab/internal/figures"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/store"
@@ -281,41 +280,6 @@ func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	pw := &progressWriter{w: w, rc: http.NewResponseController(w), d: s.opts.WriteTimeout}
 	if err := bundle.WriteStored(r.Context(), pw, s.st, id); err != nil {
 		s.log.Warn("bundle export", "id", id, "err", err)
-	}
-}
-
-// handleFigure draws a run's figure (figures.FromRun) as SVG, PNG or PDF.
-func (s *Server) handleFigure(format string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		run, ok := s.run(w, r)
-		if !ok {
-			return
-		}
-		var algos []figures.RunTraces
-		at := map[string]int{}
-		for _, t := range run.Traces() {
-			i, seen := at[t.Algo]
-			if !seen {
-				i = len(algos)
-				at[t.Algo] = i
-				algos = append(algos, figures.RunTraces{Algo: t.Algo})
-			}
-			algos[i].Traces = append(algos[i].Traces, t.Records(0, t.Len()))
-		}
-		fstar := math.NaN()
-		if f := run.Info().FStar; f != nil {
-			fstar = *f
-		}
-		title := run.Spec().Problem + " · run " + run.ID
-		fig := figures.FromRun(title, algos, fstar)
-		var buf bytes.Buffer
-		if err := fig.Render(&buf, format); err != nil {
-			writeError(w, http.StatusUnprocessableEntity, "", "drawing the figure: "+err.Error())
-			return
-		}
-		w.Header().Set("Content-Type", map[string]string{"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}[format])
-		w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="fwlab-%s.%s"`, run.ID, format))
-		_, _ = w.Write(buf.Bytes())
 	}
 }
 
