@@ -144,7 +144,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		if *only < 0 {
 			index.Cells = append(index.Cells, indexCell{Index: c.Index, Values: c.ValuesJSON(d.Axes), Bundle: name, Status: status, Summary: &sum})
 		}
-		fmt.Fprintf(stdout, "cell %d %s: %s, %s, final gap %s, passes to gap %g: %s\n", c.Index, c.ValuesJSON(d.Axes), name, status,
+		fmt.Fprintf(stdout, "cell %d %s: %s, %s, final gap %s, passes to a gap ≤ %g: %s\n", c.Index, c.ValuesJSON(d.Axes), name, status,
 			fmtMedian(sum.FinalGap), target, fmtMedian(sum.PassesToGap))
 	}
 	if *only < 0 {
