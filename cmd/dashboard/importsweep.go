@@ -99,15 +99,16 @@ func importSweep(ctx context.Context, st *store.Store, indexPath string, stdout,
 			rec.Cells = append(rec.Cells, sc)
 			continue
 		}
-		id, bd, err := importFile(ctx, st, path, nil)
+		res, err := importFile(ctx, st, path, nil)
 		if err != nil {
 			return fmt.Errorf("cell %d: %s: %w", i, c.Bundle, err)
 		}
-		records := 0
-		for _, t := range bd.Traces {
-			records += len(t.Records)
+		id := res.ID
+		if res.Existing {
+			fmt.Fprintf(stdout, "%s: run %s (imported before; nothing new stored)\n", path, id)
+		} else {
+			fmt.Fprintf(stdout, "%s: run %s (%s, %d traces, %d records)\n", path, id, res.Problem, res.Traces, res.Records)
 		}
-		fmt.Fprintf(stdout, "%s: run %s (%s, %d traces, %d records)\n", path, id, bd.Spec.Problem, len(bd.Traces), records)
 		sc.RunID = id
 		runs++
 		rec.Cells = append(rec.Cells, sc)

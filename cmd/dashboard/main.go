@@ -26,6 +26,12 @@ func run(args []string) int {
 		return runSolve(args, os.Stdout, os.Stderr)
 	case "import":
 		return runImport(args, os.Stdin, os.Stdout, os.Stderr)
+	case "store":
+		return runStore(args, os.Stdout, os.Stderr)
+	case "worker":
+		return runWorker(args, os.Stdout, os.Stderr)
+	case "submit":
+		return runSubmit(args, os.Stdin, os.Stdout, os.Stderr)
 	case "help":
 		usage(os.Stdout)
 		return 0
@@ -42,5 +48,9 @@ func usage(w *os.File) {
   dashboard solve -problem NAME [flags]                   run a solver headless
   dashboard solve -h                                      list the solve flags
   dashboard import [-db PATH] FILE|DIR…                   load run bundles (or a solve -sweep DIR) into the run store
+  dashboard store check PATH                              check a run store's file for damage
+  dashboard store salvage PATH NEW                        copy what can be read of a damaged store into NEW
+  dashboard worker -db postgres://… [-slots N] [-name N]  run queued runs from a PostgreSQL run store
+  dashboard submit -db postgres://… [-sweep] FILE         queue a run spec (or a sweep) for the workers
 `)
 }

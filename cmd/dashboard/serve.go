@@ -56,8 +56,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "time a kept-alive connection may stay idle")
 	defDB, defDBErr := store.DefaultPath()
 	db := fs.String("db", defDB, "the run store's file, created on first start (\":memory:\" keeps nothing)")
-	keep := fs.Int("keep", 0, "keep at most this many unstarred runs, deleting the oldest as runs end (0: keep all)")
+	keep := fs.Int("keep", 0, "keep at most this many unstarred runs, deleting those that entered the store first as runs end; starred and live runs, runs that ended or entered in the last minute and runs being downloaded are spared (0: keep all)")
 	maxImport := sizeFlag(fs, "max-import", server.DefaultMaxImport, "largest run bundle POST /api/runs/import takes")
+	maxImports := fs.Int("max-imports", server.DefaultMaxImports, "bundle imports running at once (each streams into the store and is counted in -mem)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dashboard [serve] [-addr localhost:8080] [-data DIR] [flags]")
 		fs.PrintDefaults()
@@ -71,6 +72,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "dashboard serve: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
+		return 2
+	}
+	if *maxImports < 1 {
+		fmt.Fprintf(stderr, "dashboard serve: -max-imports: must be at least 1, got %d\n", *maxImports)
 		return 2
 	}
 	if *keep < 0 {
@@ -121,6 +126,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxStreamsPerClient: *maxStreams,
 		MaxImport:           *maxImport,
 		MaxSweeps:           *maxSweeps,
+		MaxImports:          *maxImports,
 		Session: session.Options{
 			MaxActive: *maxActive, MaxQueued: *maxQueued, MaxClientRuns: *maxClient,
 			MaxMemory: *mem, PauseTimeout: *pauseTimeout, MaxFile: *maxFile,
@@ -130,7 +136,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "MaxUpload": "-max-upload",
 			"MaxActive": "-max-active", "MaxQueued": "-max-queued", "MaxClientRuns": "-max-client-runs",
 			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file",
-			"MaxImport": "-max-import", "MaxSweeps": "-max-sweeps",
+			"MaxImport": "-max-import", "MaxImports": "-max-imports", "MaxSweeps": "-max-sweeps",
 		},
 	})
 	if err != nil {

@@ -1,7 +1,9 @@
 // Command loadtest runs the dashboard's load test (`make loadtest`): a
 // server on a loopback port and, by default, 100 clients that each start a
 // small run and follow its stream, some disconnecting mid-stream and some
-// cancelling. It prints the report and exits 1 when a check failed.
+// cancelling, while one client trickles a large import, two read a hostile
+// stored run and a run is deleted while it downloads. It prints the report
+// and exits 1 when a check failed.
 package main
 
 import (
@@ -19,10 +21,16 @@ func main() {
 	clients := flag.Int("clients", 100, "clients, each starting one run")
 	iters := flag.Int("iters", 5000, "iterations per trace of each run (two traces each)")
 	timeout := flag.Duration("timeout", 3*time.Minute, "the whole test stops after this long")
+	mem := flag.Int64("mem", 512, "the server's memory budget in MiB (its -mem); the process's peak RSS must stay under it")
+	importRecords := flag.Int("import-records", 100_000, "records of the bundle one client trickles in (-1: none)")
+	trickle := flag.Int("trickle-rate", 4<<20, "bytes per second of the trickled import")
+	hostile := flag.Int("hostile-viewers", 2, "clients reading a hostile stored run as its page would (-1: none)")
+	cut := flag.Int("cut-records", 200_000, "records of a run deleted while it downloads (-1: none)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := loadtest.Run(ctx, loadtest.Config{Clients: *clients, Iters: *iters, Timeout: *timeout})
+	rep, err := loadtest.Run(ctx, loadtest.Config{Clients: *clients, Iters: *iters, Timeout: *timeout, Mem: *mem << 20,
+		ImportRecords: *importRecords, TrickleRate: *trickle, HostileViewers: *hostile, CutRecords: *cut})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)

@@ -264,7 +264,8 @@ func (s *Server) handleDeleteMany(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleBundle writes a run as a bundle, its records read from the store as
-// they go out (a live run: what has reached the store so far).
+// they go out (a live run: what has reached the store so far); a read that
+// fails midway aborts the connection.
 func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	if run, ok := s.mgr.Live(id); ok {
@@ -279,36 +280,14 @@ func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	pw := &progressWriter{w: w, rc: http.NewResponseController(w), d: s.opts.WriteTimeout}
 	if err := bundle.WriteStored(r.Context(), pw, s.st, id); err != nil {
-		s.log.Warn("bundle export", "id", id, "err", err)
-	}
-}
-
-// handleImport stores a bundle as a new run: 201 {"id"}; 400 naming the
-// field of a malformed bundle; 413 over MaxImport.
-func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(s.opts.UploadTimeout))
-	b, err := bundle.Decode(http.MaxBytesReader(w, r.Body, s.opts.MaxImport))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		var be *bundle.Error
-		switch {
-		case errors.As(err, &mbe):
-			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("a bundle may be at most %d bytes%s", s.opts.MaxImport, s.opts.flag("MaxImport")))
-		case errors.As(err, &be):
-			writeError(w, http.StatusBadRequest, be.Path, be.Msg)
-		default:
-			writeError(w, http.StatusBadRequest, "", err.Error())
+		if r.Context().Err() != nil {
+			return // the client went away
 		}
-		return
+		// A bundle is served whole or not at all: a read that failed
+		// midway drops the connection (the client sees an error, not a
+		// cut JSON document that ends cleanly).
+		s.abort("bundle export", id, err)
 	}
-	id, err := bundle.Put(r.Context(), s.st, b)
-	if err != nil {
-		s.storeError(w, err)
-		return
-	}
-	w.Header().Set("Location", "/api/runs/"+id)
-	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
 
 // statusWithUser is a run's status with the user's fields from the store

@@ -80,7 +80,23 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT ''`,
 	},
-	// 4: a sweep's name, note and star, as a run's.
+	// 4: when a run entered this store (what -keep orders by: an imported
+	// bundle's own dates may lie in the future), NULL while an import is
+	// still streaming in (such a run is invisible); the digest of an
+	// imported bundle (a second import of it returns the first run); and a
+	// table the health probe writes to. Existing runs entered when they were
+	// created, or now if that lies in the future (SQLite's MIN and
+	// strftime: a PostgreSQL schema starts at this version with its own
+	// SQL).
+	{
+		`ALTER TABLE runs ADD COLUMN entered_us BIGINT`,
+		`UPDATE runs SET entered_us = MIN(created_us, CAST(strftime('%s', 'now') AS INTEGER) * 1000000)`,
+		`CREATE INDEX runs_entered ON runs (entered_us, id)`,
+		`ALTER TABLE runs ADD COLUMN digest TEXT`,
+		`CREATE INDEX runs_digest ON runs (digest)`,
+		`CREATE TABLE write_probe (id INTEGER PRIMARY KEY, data BLOB NOT NULL)`,
+	},
+	// 5: a sweep's name, note and star, as a run's.
 	{
 		`ALTER TABLE sweeps ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE sweeps ADD COLUMN note TEXT NOT NULL DEFAULT ''`,
