@@ -21,6 +21,23 @@ const oldSpec = `{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications"
 // from it. A new schema version adds an entry for the version before it
 // (the test fails until it does).
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	4: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		exec(t, pool, `INSERT INTO sweeps (id, created_us, status, base, axes) VALUES ('ffffffffffff', 1767225600000000, 'done', $1, '[]')`, oldSpec)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			sw, err := s.GetSweep(ctx, "ffffffffffff")
+			if err != nil || sw.Name != "" || sw.Starred {
+				t.Fatalf("v4 sweep read as %+v, %v", sw, err)
+			}
+			name, yes := "ρ study", true
+			if err := s.UpdateSweep(ctx, sw.ID, store.Edit{Name: &name, Starred: &yes}); err != nil {
+				t.Fatal(err)
+			}
+			if sw, err := s.GetSweep(ctx, sw.ID); err != nil || sw.Name != name || !sw.Starred {
+				t.Errorf("v4 sweep after an edit: %+v, %v", sw, err)
+			}
+		}
+	},
 	0: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		return func(t *testing.T, s *Store) {
 			if _, total, err := s.List(context.Background(), store.Filter{}); err != nil || total != 0 {

@@ -92,6 +92,12 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN claim TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE runs ADD COLUMN beat_us BIGINT`,
 	},
+	// 5: a sweep's name, note and star, as a run's.
+	{
+		`ALTER TABLE sweeps ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN note TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN starred BOOLEAN NOT NULL DEFAULT FALSE`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.
