@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -141,4 +142,49 @@ func TestSweepStudyPages(t *testing.T) {
 		t.Errorf("console: %s", e)
 	}
 	t.Logf("screenshots in %s", dir)
+}
+
+// A `solve -sweep DOC -cell I` output directory, its cells run one by one
+// as a job array's tasks would, imported with `dashboard import DIR` beside
+// the running server, is one sweep on the index and on its page, over a
+// boolean axis, at both window sizes.
+func TestImportedSweepDirectory(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "fwlab.db")
+	url, _ := storeServer(t, db)
+	bin := filepath.Join(dir, "dashboard")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/dashboard").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	doc := `{"name":"Carathéodory by array","base":{"problem":"lasso","params":{"n":"40","p":"20"},"algorithms":[{"algo":"ssfw-as"}],"replications":2,"seed":1,"iters":100},
+		"axes":[{"param":"algorithms[0].caratheodory","values":[true,false]}]}`
+	out := filepath.Join(dir, "sweep1")
+	for _, cell := range []string{"1", "0"} {
+		if b, err := exec.Command(bin, "solve", "-sweep", doc, "-cell", cell, "-out", out).CombinedOutput(); err != nil {
+			t.Fatalf("-cell %s: %v\n%s", cell, err, b)
+		}
+	}
+	b, err := exec.Command(bin, "import", "-db", db, out).CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "(2 cells, 2 runs imported, 0 missing)") {
+		t.Fatalf("import DIR: %v\n%s", err, b)
+	}
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	shots := t.TempDir()
+	for _, size := range [][2]int64{{1400, 1000}, {1000, 700}} {
+		viewport(t, ctx, size[0], size[1])
+		step(t, ctx, "open the index", 20*time.Second, chromedp.Navigate(url+"/sweeps"))
+		waitFor(t, ctx, "the imported sweep", `window.fwlab && fwlab.sweeps && fwlab.sweeps.rows.some(r => r.name === 'Carathéodory by array' && r.status === 'done' && r.done === 2 && r.total === 2)`, `JSON.stringify(fwlab.sweeps)`, 10*time.Second)
+		step(t, ctx, "open it", 10*time.Second, chromedp.Click(chromedp.CSS(`#sweeps tbody tr a`)))
+		waitFor(t, ctx, "its page", `window.fwlab && fwlab.sweep && fwlab.sweep.status === 'done' && fwlab.sweep.kind === 'line' && fwlab.sweep.parallel && fwlab.sweep.parallel.lines === 2`, `JSON.stringify(fwlab.sweep)`, 15*time.Second)
+		ticks := eval[string](t, ctx, `Array.from(document.querySelectorAll('#sweep-line text')).map(e => e.textContent).join('|')`)
+		if !strings.Contains(ticks, "true") || !strings.Contains(ticks, "false") || !strings.Contains(ticks, "Carathéodory bound of ssfw-as") {
+			t.Errorf("the boolean axis is not drawn in words: %q", ticks)
+		}
+		overflow(t, ctx, fmt.Sprintf("imported sweep %dx%d", size[0], size[1]))
+		shot(t, ctx, shots, fmt.Sprintf("imported-sweep-%dx%d.png", size[0], size[1]))
+	}
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
 }

@@ -96,8 +96,11 @@ export function sliceData(axis, rows, key) {
 export function parallelPlot({ axes, labels, cells, outcomeOf, log, title, width, link }) {
   const { scales, oscale, lines } = parallelLines(axes, cells, outcomeOf, log);
   const W = Math.max(360, Math.min(1100, width || 800)), H = 320;
-  const L = 60, R = 80, T = 36, B = 40;
   const n = axes.length + 1;
+  // room for the first and last axes' titles (about 7 px a character)
+  const firstTitle = labels[0] || (axes[0] && axes[0].param) || '';
+  const lastTitle = title + (log ? ' (log)' : '');
+  const L = Math.max(60, firstTitle.length * 3.6 + 10), R = Math.max(80, lastTitle.length * 3.6 + 10), T = 36, B = 40;
   const xAt = (k) => L + (k * (W - L - R)) / (n - 1);
   const yAt = (t) => T + (1 - t) * (H - T - B);
   const root = svg('svg', { id: 'sweep-parallel-svg', class: 'sweep-parallel', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `parallel coordinates of ${labels.join(', ')} against ${title}` });
