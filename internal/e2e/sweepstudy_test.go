@@ -188,3 +188,37 @@ func TestImportedSweepDirectory(t *testing.T) {
 		t.Errorf("console: %s", e)
 	}
 }
+
+// The start page sweeps string axes too: the step rule by name, L over
+// auto and a number; the sweep runs and its page draws the names.
+func TestStartPageSweepsAStringAxis(t *testing.T) {
+	url, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(url+"/"))
+	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+	choose(t, ctx, "#problem", "lasso")
+	step(t, ctx, "open the sweep control", 5*time.Second, chromedp.Click(chromedp.CSS(`#sweep-card summary`)))
+	waitFor(t, ctx, "the string parameters", `Array.from(document.querySelectorAll('#sweep-param-0 option')).some(o => o.value === 'algorithms[0].stepsize')`, `document.querySelector('#sweep-param-0').innerHTML`, 5*time.Second)
+	choose(t, ctx, "#sweep-param-0", "algorithms[0].stepsize")
+	choose(t, ctx, "#sweep-values-0", "curvature, backtrack")
+	choose(t, ctx, "#sweep-param-1", "algorithms[0].L")
+	choose(t, ctx, "#sweep-values-1", "auto, 500")
+	if c := eval[string](t, ctx, `document.querySelector('#sweep-count').textContent`); !strings.HasPrefix(c, "4 cells") {
+		t.Errorf("sweep size %q", c)
+	}
+	step(t, ctx, "start the sweep", 5*time.Second, chromedp.Click(chromedp.ID("start-sweep")))
+	waitFor(t, ctx, "the sweep's end", `location.pathname.startsWith('/sweeps/') && window.fwlab && fwlab.sweep && fwlab.sweep.status === 'done' && fwlab.sweep.kind === 'heatmap'`, `[location.href, document.querySelector('#sweep-error') && document.querySelector('#sweep-error').textContent, JSON.stringify(window.fwlab && fwlab.sweep)]`, 60*time.Second)
+	if got := eval[string](t, ctx, `JSON.stringify(fwlab.sweepRequest ? fwlab.sweepRequest.axes : null) || ''`); got != "" && got != "null" {
+		t.Logf("posted axes %s", got)
+	}
+	head := eval[string](t, ctx, `document.querySelector('#heatmap').textContent`)
+	for _, want := range []string{"curvature", "backtrack", "auto", "500", "step rule of", "L of"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("the heat map lacks %q: %q", want, head)
+		}
+	}
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
+}
