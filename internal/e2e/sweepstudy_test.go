@@ -77,6 +77,9 @@ func TestSweepStudyPages(t *testing.T) {
 	// The sweep's page.
 	step(t, ctx, "open the sweep", 10*time.Second, chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-sweep=%q] a`, id))))
 	waitFor(t, ctx, "the drawn sweep", `window.fwlab && fwlab.sweep && fwlab.sweep.status === 'done' && fwlab.sweep.parallel`, `JSON.stringify(fwlab.sweep)`, 15*time.Second)
+	if g := eval[string](t, ctx, `document.querySelector('#gap-target').value`); g != "0.001" {
+		t.Errorf("the gap target is %q, want the base spec's 0.001", g)
+	}
 	if o := eval[string](t, ctx, `fwlab.sweep.outcome + '|' + document.querySelector('#outcome').value`); o != "passes_to_gap|passes_to_gap" {
 		t.Errorf("default outcome %q, want passes to the base's gap", o)
 	}
@@ -138,6 +141,11 @@ func TestSweepStudyPages(t *testing.T) {
 	if h := eval[string](t, ctx, `document.querySelector('#run-sweep a').getAttribute('href')`); h != "/sweeps/"+id {
 		t.Errorf("the run page links to %q", h)
 	}
+	// The run page's figure download takes a size preset.
+	choose(t, ctx, "#figure-format", "pdf")
+	choose(t, ctx, "#figure-size", "column")
+	step(t, ctx, "download the figure", 5*time.Second, chromedp.Click(chromedp.ID("export-figure")))
+	waitFor(t, ctx, "the column-wide PDF", `fwlab.exports.some(e => e.kind === 'figure' && e.type.startsWith('application/pdf') && e.name.endsWith('-column.pdf') && e.bytes > 1000)`, `JSON.stringify(fwlab.exports)`, 30*time.Second)
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
 	}

@@ -58,6 +58,8 @@ export function initSweep() {
     showError('');
     S.sweep = res.data;
     if (S.outcome == null) {
+      // the gap the base spec states is the target the outcome starts with
+      if (res.data.base && res.data.base.gap > 0 && !$('#gap-target').value) $('#gap-target').value = String(res.data.base.gap);
       S.outcome = OUTCOMES[res.data.default_outcome] ? res.data.default_outcome : 'final_gap';
       $('#outcome').value = S.outcome;
       $('#sweep-log').checked = S.log = OUTCOMES[S.outcome].log;
