@@ -21,6 +21,7 @@ import (
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/ssvm"
 	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
 // runServe starts the web dashboard and serves until SIGINT or SIGTERM.
@@ -55,7 +56,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	writeTimeout := fs.Duration("write-timeout", 90*time.Second, "time to answer a request (downloads and websockets set their own per-write deadlines)")
 	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "time a kept-alive connection may stay idle")
 	defDB, defDBErr := store.DefaultPath()
-	db := fs.String("db", defDB, "the run store's file, created on first start (\":memory:\" keeps nothing)")
+	db := fs.String("db", defDB, "the run store: a file, created on first start (\":memory:\" keeps nothing), or a PostgreSQL database postgres://USER@HOST/DB?… (shared with dashboard worker processes)")
 	keep := fs.Int("keep", 0, "keep at most this many unstarred runs, deleting those that entered the store first as runs end; starred and live runs, runs that ended or entered in the last minute and runs being downloaded are spared (0: keep all)")
 	maxImport := sizeFlag(fs, "max-import", server.DefaultMaxImport, "largest run bundle POST /api/runs/import takes")
 	maxImports := fs.Int("max-imports", server.DefaultMaxImports, "bundle imports running at once (each streams into the store and is counted in -mem)")
@@ -101,13 +102,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	st, err := store.Open(*db)
+	st, err := openRunStore(*db)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -db: %v\n", err)
 		return 1
 	}
 	defer st.Close()
-	if !st.Owner() {
+	if !pgstore.IsURL(*db) && !st.Owner() {
 		fmt.Fprintf(stderr, "dashboard serve: -db %s: another fwlab process holds this run store (a server, or an import in progress); two servers cannot share one file: use another -db, or retry once the import is done\n", *db)
 		return 1
 	}

@@ -80,9 +80,16 @@ func storeSalvage(ctx context.Context, from, to string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "dashboard store salvage: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: %d runs, %d records and %d sweeps copied from %s\n", to, rep.Runs, rep.Records, rep.Sweeps, from)
+	fmt.Fprintf(stdout, "%s: copied from %s: %s, %s, %s\n", to, from, plural(rep.Runs, "run"), plural(rep.Records, "record"), plural(rep.Sweeps, "sweep"))
 	for _, l := range rep.Lost {
 		fmt.Fprintf(stdout, "  lost: %s\n", l)
 	}
 	return 0
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

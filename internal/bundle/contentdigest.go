@@ -12,11 +12,17 @@ import (
 // contentDigest identifies a bundle by its content, computed while it
 // streams in: the SHA-256 of the bundle as Encode writes it (its own field
 // order, number forms and white space; "aggregates", derived and not
-// stored, left out), so that the same run reads as the same bundle however
-// its file was laid out. Import records it with the run and answers the
-// run stored first for a bundle imported again. This is the one place that
-// defines it (to become the bundle's records digest once the package has
-// one).
+// stored, and the bundle's own "digest" left out), so that the same run
+// reads as the same bundle however its file was laid out. Import records
+// it with the run and answers the run stored first for a bundle imported
+// again. This is the one place that defines it.
+//
+// It is not Digest (the traces' digest a bundle carries): that one covers
+// the traces alone (two runs of different specs with equal records share
+// it) and its encoding needs the number of traces and each trace's
+// algorithm and summary before its records, which a bundle with its keys
+// in another order (sorted: "records" before "summary") only gives after
+// them, so it cannot be computed in one streaming pass.
 type contentDigest struct {
 	recs hash.Hash // every record, trace by trace, as Encode writes it
 	enc  encoder
@@ -41,7 +47,7 @@ func (c *contentDigest) endTrace(i int) {
 func (c *contentDigest) sum(b *Bundle) (string, error) {
 	h := sha256.New()
 	head := *b
-	head.Aggregates = nil
+	head.Aggregates, head.Digest = nil, ""
 	if err := encode(h, &head, func(int, func(*solver.Record) error) error { return nil }); err != nil {
 		return "", err
 	}

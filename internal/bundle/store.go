@@ -16,7 +16,7 @@ import (
 // one of a run that was live (queued, running, paused) is interrupted. A
 // failure part-way removes what was stored; a process killed part-way
 // leaves a run that the store's next owner marks interrupted.
-func Put(ctx context.Context, st *store.Store, b *Bundle) (string, error) {
+func Put(ctx context.Context, st store.Backend, b *Bundle) (string, error) {
 	status := finalStatus(b.Status)
 	r := storedRun(b)
 	// running while the records go in: an import cut short is marked
@@ -193,7 +193,7 @@ func traceStatus(t *Trace, run string) string {
 }
 
 // FromStore returns a stored run as a bundle, every record included.
-func FromStore(ctx context.Context, st *store.Store, id string) (*Bundle, error) {
+func FromStore(ctx context.Context, st store.Backend, id string) (*Bundle, error) {
 	r, err := st.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ func FromStore(ctx context.Context, st *store.Store, id string) (*Bundle, error)
 // WriteStored writes a stored run as a bundle to w, reading its records
 // from the store as they are written (a few batches at a time), so that
 // exporting a long run does not hold it in memory.
-func WriteStored(ctx context.Context, w io.Writer, st *store.Store, id string) error {
+func WriteStored(ctx context.Context, w io.Writer, st store.Backend, id string) error {
 	r, err := st.Get(ctx, id)
 	if err != nil {
 		return err

@@ -197,6 +197,15 @@ func (d *decoder) bundle() (*Bundle, error) {
 			if err != nil {
 				return nil, err
 			}
+		case "digest":
+			s, err := d.string(k)
+			if err != nil {
+				return nil, err
+			}
+			if !validDigest(s) {
+				return nil, errorf(k, "must be %q followed by 64 lower-case hexadecimal digits, got %s", DigestPrefix, quoteShort(s))
+			}
+			b.Digest = s
 		default:
 			if version == 0 {
 				return nil, errorf(k, "unknown field (is this a fwlab bundle of a newer format version?)")

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +36,11 @@ type faultReport struct {
 	// whole.
 	cutBroken, cutWhole int
 	cutDelete           string // the delete's answer
-	problems            []string
+	// The disk: what was set up, whether it fills, and /healthz after.
+	diskNote string
+	diskFill bool
+	health   string
+	problems []string
 }
 
 func (f *faultReport) problem(format string, args ...any) {
@@ -47,13 +53,20 @@ func (f *faultReport) String() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var b strings.Builder
+	if f.diskNote != "" {
+		fmt.Fprintf(&b, "disk fill          %s", f.diskNote)
+		if f.health != "" {
+			fmt.Fprintf(&b, "; /healthz after: %s", f.health)
+		}
+		b.WriteString("\n")
+	}
 	if f.importBytes > 0 {
 		fmt.Fprintf(&b, "trickled import    %.1f MiB in %v: %s\n", float64(f.importBytes)/(1<<20), f.importTook.Round(time.Millisecond), f.importOutcome)
 	}
 	if f.hostileViews > 0 {
 		fmt.Fprintf(&b, "hostile run viewed %d answers, %d downloads ended cleanly and were whole\n", f.hostileViews, f.hostileWhole)
 	}
-	if f.cutBroken+f.cutWhole > 0 {
+	if f.cutBroken+f.cutWhole > 0 || f.cutDelete != "" {
 		fmt.Fprintf(&b, "cut downloads      %d broke off visibly, %d ended cleanly (each checked whole; the delete midway: %s)\n", f.cutBroken, f.cutWhole, f.cutDelete)
 	}
 	return b.String()
@@ -117,12 +130,26 @@ func trickleImport(ctx context.Context, hc *http.Client, base string, n, rate in
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
-	var out struct{ ID, Error string }
+	var out struct {
+		ID, Error string
+		StatusURL string `json:"status_url"`
+	}
 	_ = json.Unmarshal(b, &out)
 	outcome := "HTTP " + strconv.Itoa(resp.StatusCode)
+	if resp.StatusCode == http.StatusAccepted && out.StatusURL != "" {
+		// Answered before the body was read: follow the import's status.
+		code, id, msg, err := followImport(ctx, hc, base+out.StatusURL, t)
+		if err != nil {
+			f.problem("trickled import: %s: %v", out.StatusURL, err)
+			return
+		}
+		outcome += fmt.Sprintf(" then %d", code)
+		resp.StatusCode, out.ID, out.Error = code, id, msg
+		f.mu.Lock()
+		f.importTook = time.Since(start)
+		f.mu.Unlock()
+	}
 	switch {
-	case resp.StatusCode == http.StatusAccepted:
-		outcome += " (accepted, stored later)"
 	case (resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK) && out.ID != "":
 		got, err := countRecords(ctx, hc, base, out.ID, t)
 		switch {
@@ -141,6 +168,29 @@ func trickleImport(ctx context.Context, hc *http.Client, base string, n, rate in
 	f.mu.Lock()
 	f.importOutcome = outcome
 	f.mu.Unlock()
+}
+
+// followImport polls an import's status URL until the import has ended and
+// returns the code it ended with and the run's id or the error.
+func followImport(ctx context.Context, hc *http.Client, url string, t *tally) (int, string, string, error) {
+	for {
+		var st struct {
+			Status, ID, Error string
+			Code              int
+		}
+		t.req()
+		if err := getJSON(ctx, hc, url, &st); err != nil {
+			return 0, "", "", err
+		}
+		if st.Status != "importing" {
+			return st.Code, st.ID, st.Error, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, "", "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // countRecords downloads a run's trace and counts its records; a download
@@ -291,6 +341,12 @@ func cutDownload(ctx context.Context, hc *http.Client, base string, n int, t *ta
 	var out struct{ ID string }
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable && f.diskFill {
+		f.mu.Lock()
+		f.cutDelete = "not tried: the full store refused the run (503)"
+		f.mu.Unlock()
+		return
+	}
 	if resp.StatusCode != http.StatusCreated {
 		f.problem("cut download: create: HTTP %d", resp.StatusCode)
 		return
@@ -309,6 +365,12 @@ func cutDownload(ctx context.Context, hc *http.Client, base string, n int, t *ta
 			break
 		}
 		if st.Status != "running" && st.Status != "queued" {
+			if st.Status == "failed" && f.diskFill {
+				f.mu.Lock()
+				f.cutDelete = "not tried: the run failed on the full store"
+				f.mu.Unlock()
+				return
+			}
 			f.problem("cut download: the run ended %s", st.Status)
 			return
 		}
@@ -365,4 +427,30 @@ func cutDownload(ctx context.Context, hc *http.Client, base string, n int, t *ta
 		}
 		time.Sleep(time.Millisecond) // a slow reader
 	}
+}
+
+// mountSmall mounts a tmpfs of size bytes on dir (as root) and returns how
+// to unmount it, or why it could not.
+func mountSmall(dir string, size int64) (func(), string) {
+	if os.Geteuid() != 0 {
+		return nil, "mounting a small file system needs root"
+	}
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10), "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		return nil, "mount -t tmpfs failed: " + strings.TrimSpace(string(out))
+	}
+	return func() { _ = exec.Command("umount", dir).Run() }, ""
+}
+
+// health returns the first line of /healthz.
+func health(ctx context.Context, hc *http.Client, base string) string {
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/healthz", nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return fmt.Sprintf("%d %s", resp.StatusCode, line)
 }

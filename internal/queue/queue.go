@@ -58,14 +58,33 @@ const (
 // stopped counts as an attempt).
 const MaxAttempts = 5
 
+// migrationLock is the advisory lock key that serialises the River
+// migrations of processes starting at once (workers, a server, submit).
+const migrationLock = 0x66776c6172 // "fwlar"
+
 // Migrate brings River's tables in the database up to date (beside the
-// store's, which pgstore.Open migrates).
+// store's, which pgstore.Open migrates), one process at a time.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return fmt.Errorf("queue: %w", err)
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+	// River's migrations take several transactions (an enum's new value
+	// must be committed before use), so the lock is a session's, held on
+	// a connection of its own while they run
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
+		return fmt.Errorf("queue: waiting for the migration lock: %w", err)
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock)); uerr != nil {
+		conn.Conn().Close(ctx) // closing the session releases the lock
+	}
+	if err != nil {
 		return fmt.Errorf("queue: migrating River's tables: %w", err)
 	}
 	return nil

@@ -310,3 +310,26 @@ func TestRunLongerThanRescueAfterFails(t *testing.T) {
 		t.Errorf("run %s (%q) with %d records", r.Status, r.Message, r.Traces[0].Records)
 	}
 }
+
+// TestConcurrentStartsMigrateOnce: workers and submitters starting at once
+// on a new database migrate River's tables one at a time, and all start.
+func TestConcurrentStartsMigrateOnce(t *testing.T) {
+	c := pgtest.Shared(t)
+	url := c.NewDB(t)
+	errs := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		go func() {
+			st, err := pgstore.Open(context.Background(), url)
+			if err == nil {
+				defer st.Close()
+				_, err = New(context.Background(), st)
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 6; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

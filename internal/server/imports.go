@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -137,7 +138,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	job := s.imp.start()
 	body := http.MaxBytesReader(w, r.Body, s.opts.MaxImport)
 	go func() {
-		code, answer := s.importAnswer(bundle.Import(r.Context(), s.st, body))
+		code, answer := s.importAnswer(bundle.ImportInto(r.Context(), s.st, body))
 		s.imp.finish(job, code, answer)
 	}()
 	timer := time.NewTimer(s.opts.ImportWait)
@@ -150,7 +151,14 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	}
 	url := "/api/imports/" + strconv.Itoa(job.n)
 	w.Header().Set("Location", url)
-	writeJSON(w, http.StatusAccepted, map[string]string{"status": "importing", "status_url": url})
+	// a whole answer (its length known), so that a client may read it
+	// while it is still sending
+	b, _ := json.Marshal(map[string]string{"status": "importing", "status_url": url})
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = w.Write(b)
 	_ = rc.Flush()
 	<-job.done // the body stays readable until the import has read it
 }

@@ -54,6 +54,11 @@
 //	GET    /api/sweeps               {"sweeps": [{"id","status","created","axes","cells_total",
 //	                                 "cells_done"}], "total", "offset", "limit"}
 //	DELETE /api/sweeps/{id}          202 {"status"}: cancels the sweep's queued and running cells
+//	POST   /api/runs/{id}/verify     202 {"id"} of a re-run of the run's spec, queued like any run;
+//	                                 once it ends it is compared with the run and the outcome
+//	                                 stored (verify.go); 409 a run still live
+//	GET    /api/runs/{id}/verifications {"verifications": [VerificationRow]}, newest first
+//	POST   /api/sweeps/{id}/verify   202 {"cells": n}: verifies every cell, one after the other
 //	(more sweep routes: sweepapi.go)
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
@@ -306,7 +311,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	mgr     *session.Manager
-	st      *store.Store
+	st      store.Backend
 	ownSt   bool // opened by New (in memory), closed by Close
 	stOnce  sync.Once
 	sweeps  *sweeper
@@ -414,6 +419,7 @@ func New(o Options) (*Server, error) {
 				r.Get("/runs/{id}/figure."+f, s.handleFigure(f))
 			}
 			s.sweepRoutes(r)
+			s.verifyRoutes(r)
 		})
 	})
 	if err := mountPages(r, s); err != nil {

@@ -551,9 +551,10 @@ type Trace struct {
 	acquired time.Time // when the slot was taken
 	count    int
 
-	tokens   int  // single steps granted (guarded by run.mu)
-	waiting  bool // blocked by a pause (guarded by run.mu)
-	stepping bool // took a step and has not stopped again yet (guarded by run.mu)
+	tokens   int         // single steps granted (guarded by run.mu)
+	waiting  bool        // blocked by a pause (guarded by run.mu)
+	stepping bool        // took a step and has not stopped again yet (guarded by run.mu)
+	evalStep atomic.Bool // the iteration after a step is evaluated (stepRecorder)
 }
 
 // Len returns the number of records stored so far.
@@ -718,7 +719,7 @@ func (t *Trace) execute(meth solver.Method) {
 		sum = t.stopped() // cancelled while queued, or while waiting for a slot
 		return
 	}
-	res, err := meth.Run(r.ctx, solver.RecorderFunc(t.record))
+	res, err := meth.Run(r.ctx, stepRecorder{t})
 	if err != nil {
 		sum = t.failure(err.Error())
 		return
@@ -873,6 +874,16 @@ func (t *Trace) record(rec solver.Record) {
 	}
 }
 
+// stepRecorder is the trace's Recorder; as a solver.EvalRequester it asks
+// the method to evaluate each iteration taken by a single step.
+type stepRecorder struct{ t *Trace }
+
+func (s stepRecorder) Record(rec solver.Record) { s.t.record(rec) }
+
+// EvalNext reports (once) that the iteration being computed was let
+// through by a step.
+func (s stepRecorder) EvalNext() bool { return s.t.evalStep.Load() && s.t.evalStep.Swap(false) }
+
 // gate blocks while the run is paused and the trace has no step token, or
 // while the run is not paused but waits for a run slot. Cancellation always
 // wins.
@@ -887,6 +898,7 @@ func (t *Trace) gate() {
 		if r.paused && t.tokens > 0 {
 			t.tokens--
 			t.stepping = true
+			t.evalStep.Store(true) // the stepped iteration shows F and the gap
 			r.mu.Unlock()
 			return
 		}

@@ -153,7 +153,7 @@ type Options struct {
 	// finished run leaves memory once it is on disk. The caller closes it
 	// after the manager. Without one, runs live in memory only, with ids
 	// r1, r2, … and the MaxStored eviction.
-	Store *runstore.Store
+	Store runstore.Backend
 	// Keep, with a Store, trims the stored runs to the Keep newest unstarred
 	// ones (starred runs are never trimmed) whenever a run ends; 0 keeps all.
 	Keep int
@@ -233,7 +233,7 @@ type Manager struct {
 	baseCtx   context.Context
 	shutdown  context.CancelFunc
 
-	st *runstore.Store // nil: runs live in memory only
+	st runstore.Backend // nil: runs live in memory only
 	// The status writer (with a store): runs whose status changed wait in
 	// dirty until it writes them.
 	dirtyMu   sync.Mutex
@@ -266,7 +266,7 @@ func NewManager(o Options) *Manager {
 }
 
 // Store returns the manager's store (nil when it has none).
-func (m *Manager) Store() *runstore.Store { return m.st }
+func (m *Manager) Store() runstore.Backend { return m.st }
 
 // Options returns the manager's effective limits.
 func (m *Manager) Options() Options { return m.opts }
@@ -448,7 +448,7 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	}
 	if m.st != nil {
 		r.ID = id
-		r.app = m.st.NewAppender(id, 0)
+		r.app = runstore.NewAppenderFor(m.st, id, 0)
 		r.app.OnError(r.storeFailed)
 	} else {
 		m.next++

@@ -28,7 +28,7 @@ const MaxBatchRecords = 4096
 // written after a lost one, which would renumber it), Err and Close return
 // the failure, and the function given to OnError is called once.
 type Appender struct {
-	s        *Store
+	s        recordWriter
 	id       string
 	interval time.Duration
 

@@ -43,7 +43,14 @@ type Backend interface {
 	UpdateSweep(ctx context.Context, id string, e Edit) error
 	CellsOf(ctx context.Context, runIDs ...string) (map[string]CellOf, error)
 
+	// verifications: re-runs of a stored run compared with it
+	AddVerification(ctx context.Context, v *Verification) (string, error)
+	Verifications(ctx context.Context, runID string) ([]Verification, error)
+	LastVerifications(ctx context.Context, runIDs []string) (map[string]Verification, error)
+
 	// the store itself
+	Path() string  // where the store is, for messages (no password)
+	Health() error // nil, or why the store cannot write now
 	Owner() bool
 	Recovered() int
 	IntegrityCheck(ctx context.Context) error

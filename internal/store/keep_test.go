@@ -48,13 +48,17 @@ func TestTrimOrdersByEntryAndSparesRecentLiveAndRead(t *testing.T) {
 	// a reader in the middle of the read run's records
 	inside := make(chan struct{})
 	release := make(chan struct{})
-	go s.EachRecord(ctx, read, 0, 0, -1, func(i int, _ *solver.Record) error {
-		if i == 0 {
-			close(inside)
-			<-release
-		}
-		return nil
-	})
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		s.EachRecord(ctx, read, 0, 0, -1, func(i int, _ *solver.Record) error {
+			if i == 0 {
+				close(inside)
+				<-release
+			}
+			return nil
+		})
+	}()
 	<-inside
 	setClock(t, late)
 	n, err := s.Trim(ctx, 2)
@@ -84,6 +88,7 @@ func TestTrimOrdersByEntryAndSparesRecentLiveAndRead(t *testing.T) {
 		t.Errorf("trimmed %d runs, want 3", n)
 	}
 	// a minute later, what was recent or being read goes too (past keep)
+	<-readDone
 	setClock(t, late.Add(2*TrimGrace))
 	if n, err := s.Trim(ctx, 2); err != nil || n != 2 {
 		t.Errorf("second trim: %d, %v; want the two no longer recent", n, err)

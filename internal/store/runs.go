@@ -787,7 +787,7 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 			return 0, fmt.Errorf("store: trimming: %w", err)
 		}
 		endedRecently := ended.Valid && ended.Int64 >= recent && ended.Int64 <= nowUS
-		if i >= keep && !Live(st) && !endedRecently && entered < recent && !s.beingRead(id) {
+		if i >= keep && !Live(st) && !endedRecently && entered <= recent && !s.beingRead(id) {
 			del = append(del, id)
 		}
 		i++

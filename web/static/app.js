@@ -19,6 +19,10 @@ import * as decimate from './js/decimate.js';
 import * as schedule from './js/schedule.js';
 import * as rules from './js/rules.js';
 import * as teachmath from './js/teachmath.js';
+import * as ranges from './js/ranges.js';
+import * as progress from './js/progress.js';
+import * as teachview from './js/teachview.js';
+import * as effective from './js/effective.js';
 import { Trace } from './js/traces.js';
 
 // The pure functions, for the browser tests and the console.
@@ -42,6 +46,10 @@ Object.assign(fwlab, {
   vertexAt: teachmath.vertexAt,
   Trace,
   lab,
+  ranges,
+  progress,
+  teachview,
+  effective,
 });
 
 function main() {

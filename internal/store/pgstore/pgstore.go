@@ -11,7 +11,7 @@
 // advisory lock.
 //
 // Differences from the SQLite store, all about the store as a whole:
-// PostgreSQL is shared, so opening it claims no live runs (Owner is true
+// PostgreSQL is shared, so opening it claims no live runs (Owner is false
 // and Recovered 0: the live runs of a process that died are the queue's
 // to rescue); IntegrityCheck checks the records' bookkeeping (every trace's
 // batches contiguous and adding up to its record count) rather than pages;
@@ -39,8 +39,9 @@ import (
 
 // Store is an open run store on PostgreSQL. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
-	url  string
+	pool   *pgxpool.Pool
+	url    string
+	health healthState
 }
 
 var _ store.Backend = (*Store)(nil)
@@ -88,8 +89,10 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Owner is true: a PostgreSQL store is shared, every process may run runs.
-func (s *Store) Owner() bool { return true }
+// Owner is false: a PostgreSQL store is shared, and no process owns its
+// live runs (a server does not mark them interrupted when it starts: they
+// may be running on workers).
+func (s *Store) Owner() bool { return false }
 
 // Recovered is 0: opening claims no live runs (see the package doc).
 func (s *Store) Recovered() int { return 0 }

@@ -92,7 +92,21 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN claim TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE runs ADD COLUMN beat_us BIGINT`,
 	},
-	// 5: a sweep's name, note and star, as a run's.
+	// 5: verifications: a stored run re-run here and compared (verify.go).
+	{
+		`CREATE TABLE verifications (
+			id       TEXT PRIMARY KEY,
+			run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			at_us    BIGINT NOT NULL,
+			outcome  TEXT NOT NULL,
+			records  INTEGER NOT NULL DEFAULT 0,
+			detail   TEXT NOT NULL DEFAULT '',
+			version  TEXT NOT NULL DEFAULT '',
+			rerun_id TEXT
+		)`,
+		`CREATE INDEX verifications_run ON verifications (run_id, at_us)`,
+	},
+	// 6: a sweep's name, note and star, as a run's.
 	{
 		`ALTER TABLE sweeps ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE sweeps ADD COLUMN note TEXT NOT NULL DEFAULT ''`,

@@ -49,12 +49,14 @@ var Checks = []Check{
 	{"EditsAndUser", checkEdits},
 	{"ListFiltersSearchAndPages", checkList},
 	{"Delete", checkDelete},
+	{"Verifications", checkVerifications},
 	{"TrimKeepsNewestStarredAndLive", checkTrim},
 	{"Sweeps", checkSweeps},
 	{"SweepsListAndValidate", checkSweepsList},
 	{"SweepEditsCellsOfAndFilter", checkSweepEdits},
 	{"ConcurrentWritersAndReaders", checkConcurrent},
 	{"IntegrityAndDiskUsage", checkIntegrity},
+	{"AppenderStreamsInBatches", checkAppender},
 }
 
 // Run runs every check as a subtest, each on a store of its own.
@@ -622,8 +624,63 @@ func checkDelete(t *testing.T, s store.Backend) {
 	}
 }
 
+func checkVerifications(t *testing.T, s store.Backend) {
+	ctx := context.Background()
+	a := put(t, s, TestRun("lasso", "afw"))
+	b := put(t, s, TestRun("lasso", "fista"))
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	add := func(run, outcome string, at time.Time, detail string) string {
+		t.Helper()
+		v := &store.Verification{RunID: run, Outcome: outcome, At: at, Records: 7, Detail: detail, Version: "v1", RerunID: ""}
+		id, err := s.AddVerification(ctx, v)
+		if err != nil || id == "" || v.ID != id {
+			t.Fatalf("AddVerification(%s, %s): %q, %v", run, outcome, id, err)
+		}
+		return id
+	}
+	add(a, store.VerifyReproduced, t0, "")
+	second := add(a, store.VerifyDiffers, t0.Add(time.Hour), "trace 0, k = 3: gap 1 vs 2")
+	add(b, store.VerifyFailed, t0, "data file missing")
+	got, err := s.Verifications(ctx, a)
+	if err != nil || len(got) != 2 || got[0].ID != second || got[0].Outcome != store.VerifyDiffers ||
+		!got[0].At.Equal(t0.Add(time.Hour)) || got[0].Records != 7 || got[0].Detail != "trace 0, k = 3: gap 1 vs 2" || got[0].Version != "v1" {
+		t.Errorf("Verifications(a), newest first: %+v, %v", got, err)
+	}
+	last, err := s.LastVerifications(ctx, []string{a, b, "nosuchrun333"})
+	if err != nil || len(last) != 2 || last[a].ID != second || last[b].Outcome != store.VerifyFailed {
+		t.Errorf("LastVerifications: %+v, %v", last, err)
+	}
+	for _, tc := range []struct {
+		field string
+		v     store.Verification
+	}{
+		{"outcome", store.Verification{RunID: a, Outcome: "maybe"}},
+		{"records", store.Verification{RunID: a, Outcome: store.VerifyReproduced, Records: -1}},
+		{"detail", store.Verification{RunID: a, Outcome: store.VerifyFailed, Detail: strings.Repeat("d", store.MaxVerifyDetail+1)}},
+	} {
+		if _, err := s.AddVerification(ctx, &tc.v); !fieldErr(err, tc.field) {
+			t.Errorf("a verification with a bad %s: %v", tc.field, err)
+		}
+	}
+	if _, err := s.AddVerification(ctx, &store.Verification{RunID: "nosuchrun444", Outcome: store.VerifyReproduced}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a verification of an unknown run: %v", err)
+	}
+	// a run's verifications go with it
+	if _, err := s.Delete(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Verifications(ctx, a); err != nil || len(got) != 0 {
+		t.Errorf("a deleted run's verifications: %+v, %v", got, err)
+	}
+}
+
 func checkTrim(t *testing.T, s store.Backend) {
 	ctx := context.Background()
+	// runs that ended or entered within store.TrimGrace are spared
+	// (the SQLite store's rule): trim at once here
+	grace := store.TrimGrace
+	store.TrimGrace = 0
+	defer func() { store.TrimGrace = grace }()
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	var ids []string
 	for i := 0; i < 8; i++ {
@@ -951,5 +1008,39 @@ func checkSweepEdits(t *testing.T, s store.Backend) {
 		if r.ID == runs[2] {
 			t.Error("Filter.Sweep lists a run of no sweep")
 		}
+	}
+}
+
+func checkAppender(t *testing.T, s store.Backend) {
+	ctx := context.Background()
+	id := put(t, s, TestRun("lasso", "afw", "fista"))
+	a := store.NewAppenderFor(s, id, 5*time.Millisecond)
+	rng := rand.New(rand.NewPCG(6, 6))
+	var want [2][]solver.Record
+	for i := 0; i < 300; i++ {
+		tr := i % 2
+		rec := RandRecords(rng, 1)[0]
+		a.Add(tr, rec)
+		want[tr] = append(want[tr], rec)
+		if i == 150 {
+			time.Sleep(20 * time.Millisecond) // a few flushes mid-stream
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a.Add(0, want[0][0]) // after Close: nothing
+	for tr := 0; tr < 2; tr++ {
+		got, err := s.Records(ctx, id, tr, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		CheckRecords(t, got, want[tr])
+	}
+	// a failed write is reported
+	b := store.NewAppenderFor(s, "nosuchrun222", time.Hour)
+	b.Add(0, want[0][0])
+	if err := b.Close(); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an appender for an unknown run: %v", err)
 	}
 }

@@ -9,6 +9,8 @@ import { $, $$, el, api, postRaw, fwlab } from './util.js';
 import { fmtCell } from './format.js';
 import { keyParams, finals, fmtBytes } from './lab.js';
 import { sweepChoices } from './sweeps.js';
+import { fmtDuration } from './progress.js';
+import { verifiedBadge } from './verify.js';
 
 const LIMIT = 50;
 const LIVE = new Set(['queued', 'running', 'paused']);
@@ -18,6 +20,19 @@ function sweepCell(r) {
   const sw = r.sweep;
   if (!sw) return el('td', { class: 'small muted', text: '' });
   return el('td', { class: 'small sweep-ref' }, el('a', { href: '/sweeps/' + encodeURIComponent(sw.id), text: sw.name || sw.id, 'data-sweep': sw.id }), el('div', { class: 'muted', text: sw.text || '' }));
+}
+
+// statusCell shows a run's status, and a live run's progress towards its
+// limits with the time left at its traces' rates (the server's estimate).
+function statusCell(r) {
+  const td = el('td', { class: 'progress-cell' }, el('span', { class: 'status st-' + r.status, text: r.status }), verifiedBadge(r.verified));
+  const p = r.progress;
+  if (p && LIVE.has(r.status)) {
+    const pct = `${Math.floor(100 * p.fraction)}%`;
+    const left = r.status === 'paused' ? 'paused' : p.eta_s == null ? 'measuring' : `~${fmtDuration(p.eta_s)} left`;
+    td.append(el('div', { class: 'small muted mono', 'data-progress': String(p.fraction), title: 'progress towards the run\'s limits; the time left at its traces\' rates' }, el('progress', { max: '1', value: String(p.fraction) }), ` ${pct} · ${left}`));
+  }
+  return td;
 }
 
 export function initHistory() {
@@ -115,7 +130,7 @@ export function initHistory() {
     render();
     fwlab.history.loads++;
     fwlab.history.total = S.total;
-    fwlab.history.rows = S.rows.map((r) => ({ id: r.id, status: r.status, problem: r.problem, algorithms: r.algorithms, name: r.name || '', note: r.note || '', starred: !!r.starred }));
+    fwlab.history.rows = S.rows.map((r) => ({ id: r.id, status: r.status, problem: r.problem, algorithms: r.algorithms, name: r.name || '', note: r.note || '', starred: !!r.starred, progress: r.progress || null }));
     document.body.dataset.ready = '1';
     // Runs still live on this page: look again in a few seconds.
     clearTimeout(S.refresh);
@@ -169,7 +184,7 @@ export function initHistory() {
       el('td', {}, box),
       el('td', {}, S.live ? null : star),
       el('td', { class: 'run-cell' }, name, note, S.live ? null : edit),
-      el('td', {}, el('span', { class: 'status st-' + r.status, text: r.status })),
+      statusCell(r),
       el('td', { text: r.problem || '' }),
       el('td', {}, ...(r.algorithms || []).map((a) => el('div', { text: a }))),
       el('td', { class: 'params small mono', text: keyParams(r) }),

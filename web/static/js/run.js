@@ -10,6 +10,9 @@ import { createStream } from './stream.js';
 import * as Teach from './teaching.js';
 import * as Panels from './panels.js';
 import { bindPNGButtons, exportTrace, exportBundle, exportFigure, chartPNG } from './export.js';
+import { progressOf, fmtDuration } from './progress.js';
+import { bindRunKeys } from './keys.js';
+import { initVerify } from './verify.js';
 
 // STATUS_HELP explains each status beside its badge.
 const STATUS_HELP = {
@@ -173,7 +176,9 @@ export function initRun() {
     if (first || hello) {
       S.fstar = S.info && S.info.fstar != null ? S.info.fstar : null;
       if (first) {
-        S.objmode = S.fstar != null ? 'fstar' : 'raw';
+        // The objective's distance to the optimum: from F* when known,
+        // else from the best value seen.
+        S.objmode = S.fstar != null ? 'fstar' : 'best';
         const om = $('#objmode');
         om.value = S.objmode;
         $('option[value=fstar]', om).disabled = S.fstar == null;
@@ -214,6 +219,7 @@ export function initRun() {
     $('#btn-resume').disabled = !paused;
     $('#btn-step').disabled = !paused;
     $('#btn-stop').disabled = !active && run.status !== 'queued';
+    verifyStatus(run.status);
     meta(run);
     // Paused: the page shows the run where the server paused it. What the
     // stream has not delivered shortly (a single step's records arrive at
@@ -227,6 +233,7 @@ export function initRun() {
     scheduleDraw();
   }
   let pausedTimer = 0;
+  const verifyStatus = initVerify(S.runId);
 
   const pageRecords = () => S.traces.reduce((a, t) => a + (t ? t.n : 0), 0);
   function serverRecords() {
@@ -380,6 +387,7 @@ export function initRun() {
     timed('table', tracesTable);
     timed('teach', Teach.update);
     syncLine();
+    progressLine();
     noteExtraCap();
     const dt = performance.now() - t0;
     perf.drawMs += dt;
@@ -401,6 +409,25 @@ export function initRun() {
     line.textContent = `server ${server.toLocaleString('en')} records · page ${here.toLocaleString('en')}` + (behind ? ' · catching up…' : '');
     line.classList.toggle('behind', behind);
     fwlab.sync = { server, page: here, behind };
+  }
+
+  // progressLine shows how far the run is towards its limits, and the
+  // time left at its traces' own rates.
+  function progressLine() {
+    const run = S.status;
+    if (!run || !run.spec) return;
+    const st = run.traces || [];
+    const p = progressOf(
+      run.spec,
+      S.traces.map((t) => (t ? { last: t.last.rec, status: (st[t.meta.trace] || {}).status } : null)).filter(Boolean)
+    );
+    const live = run.status === 'running' || run.status === 'paused' || run.status === 'queued';
+    const bar = $('#run-progress');
+    bar.value = live ? p.fraction : run.status === 'done' ? 1 : p.fraction;
+    const pct = `${Math.floor(100 * bar.value)}%`;
+    const eta = !live ? '' : run.status === 'paused' ? ' · paused' : p.eta == null ? ' · time left: measuring…' : ` · about ${fmtDuration(p.eta)} left at this rate`;
+    $('#run-eta').textContent = pct + eta;
+    fwlab.progress = { fraction: p.fraction, eta: live ? p.eta : 0 };
   }
 
   // tracesTable: one row per algorithm (replications summarised), and one
@@ -538,6 +565,7 @@ export function initRun() {
   $('#export-figure').addEventListener('click', () => exportFigure(S, $('#figure-format').value, showError));
   bindPNGButtons(charts, S);
   resizeWithWindow(charts, S);
+  bindRunKeys(() => charts.resetZoom());
 
   // --------------------------------------------------------------- start
 

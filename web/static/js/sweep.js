@@ -11,6 +11,7 @@
 import { $, el, api, fwlab } from './util.js';
 import { fmtCell } from './format.js';
 import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf } from './lab.js';
+import { initSweepVerify } from './verify.js';
 import { valueText, parallelPlot, slicePlot } from './sweepplots.js';
 
 const fmtNum = valueText;
@@ -30,6 +31,7 @@ export function initSweep() {
   const id = page.dataset.sweepId;
   const S = { sweep: null, outcome: null, algo: '', log: true, gap: '', timer: 0, polls: 0, rows: [], rowsKey: '' };
   fwlab.sweep = { id, polls: 0, status: '', cells: [], drawn: 0, kind: '', outcome: '', parallel: null, slices: [] };
+  initSweepVerify(id);
   const showError = (msg) => {
     const p = $('#sweep-error');
     p.textContent = msg || '';
