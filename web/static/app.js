@@ -14,6 +14,7 @@ import { initCompare } from './js/compare.js';
 import { initSweep } from './js/sweep.js';
 import { initSweeps, runSweepLink } from './js/sweeps.js';
 import * as lab from './js/lab.js';
+import * as sweepplots from './js/sweepplots.js';
 import * as format from './js/format.js';
 import * as decimate from './js/decimate.js';
 import * as schedule from './js/schedule.js';
@@ -46,6 +47,7 @@ Object.assign(fwlab, {
   vertexAt: teachmath.vertexAt,
   Trace,
   lab,
+  sweepplots,
   ranges,
   progress,
   teachview,

@@ -70,15 +70,15 @@ export function outcomeScale(values, log) {
 // out.
 export function parallelLines(axes, cells, outcomeOf, log) {
   const scales = axes.map((a) => axisScale(a.values));
-  const outs = cells.map(outcomeOf);
-  const oscale = outcomeScale(outs, log);
   const lines = [];
-  cells.forEach((c, i) => {
+  for (const c of cells) {
     const t = axes.map((a, k) => scales[k].pos((c.values || {})[a.param]));
-    if (t.some((x) => x == null)) return;
-    const v = outs[i];
-    lines.push({ cell: c, t, value: v, out: oscale && v != null ? oscale.pos(v) : null });
-  });
+    if (t.some((x) => x == null)) continue;
+    lines.push({ cell: c, t, value: outcomeOf(c), out: null });
+  }
+  // the outcome's scale spans the cells drawn
+  const oscale = outcomeScale(lines.map((l) => l.value), log);
+  for (const l of lines) l.out = oscale && l.value != null ? oscale.pos(l.value) : null;
   return { scales, oscale, lines };
 }
 
