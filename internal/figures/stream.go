@@ -27,8 +27,12 @@ type StreamTraces struct {
 const DefaultColumns = 800
 
 // bin is one column of one trace: the smallest, largest and last value of
-// its evaluated records there.
-type bin struct{ lo, hi, last float64 }
+// its evaluated records there; void when it had evaluated records but none
+// with a value (F − F* ≤ 0 at rounding level on a log axis).
+type bin struct {
+	lo, hi, last float64
+	void         bool
+}
 
 // binned is one trace's decimation on one panel.
 type binned struct{ b []bin }
@@ -36,7 +40,7 @@ type binned struct{ b []bin }
 func newBinned(n int) *binned {
 	b := make([]bin, n)
 	for i := range b {
-		b[i] = bin{math.NaN(), math.NaN(), math.NaN()}
+		b[i] = bin{lo: math.NaN(), hi: math.NaN(), last: math.NaN()}
 	}
 	return &binned{b: b}
 }
@@ -51,17 +55,28 @@ func (t *binned) add(col int, v float64) {
 	p.last = v
 }
 
+// none marks a column whose evaluated records had no value.
+func (t *binned) none(col int) {
+	if math.IsNaN(t.b[col].last) {
+		t.b[col].void = true
+	}
+}
+
 // carry step-interpolates: a column without a record of its own takes the
 // trace's value so far (and, past its end, its final value), as
-// package aggregate does.
+// package aggregate does; after a record without a value the trace
+// contributes nothing until its next value.
 func (t *binned) carry() {
 	cur := math.NaN()
 	for i := range t.b {
-		if math.IsNaN(t.b[i].last) {
-			t.b[i] = bin{cur, cur, cur}
-			continue
+		switch {
+		case !math.IsNaN(t.b[i].last):
+			cur = t.b[i].last
+		case t.b[i].void:
+			cur = math.NaN()
+		default:
+			t.b[i] = bin{lo: cur, hi: cur, last: cur}
 		}
-		cur = t.b[i].last
 	}
 }
 
@@ -123,12 +138,18 @@ func FromRunStream(title string, algos []StreamTraces, fstar float64, columns in
 		for _, t := range a.Traces {
 			bi, bp, bg := newBinned(columns), newBinned(columns), newBinned(columns)
 			t.Each(0, t.Len, func(r *solver.Record) bool {
+				ci, cp := its.col(float64(r.K), columns), passes.col(r.Passes, columns)
 				if v, ok := logValue(r, field, fstar); ok {
-					bi.add(its.col(float64(r.K), columns), v)
-					bp.add(passes.col(r.Passes, columns), v)
+					bi.add(ci, v)
+					bp.add(cp, v)
+				} else if r.Objective != nil {
+					bi.none(ci)
+					bp.none(cp)
 				}
 				if v, ok := logValue(r, aggregate.LogGap, fstar); ok {
-					bg.add(its.col(float64(r.K), columns), v)
+					bg.add(ci, v)
+				} else if r.Gap != nil {
+					bg.none(ci)
 				}
 				return true
 			})

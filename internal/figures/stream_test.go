@@ -67,3 +67,22 @@ func TestFromRunStreamKeepsSpikesAndMedians(t *testing.T) {
 		t.Errorf("column 80: band from %g, want at most %g", s.Lo[80], want[0])
 	}
 }
+
+// A record whose F − F* is not positive (the optimum reached at rounding
+// level) has no point on a log axis: the line stops there rather than
+// carrying the last positive value on as if the run had stalled at it.
+func TestFromRunStreamStopsAtNoValue(t *testing.T) {
+	recs := make([]solver.Record, 100)
+	for k := range recs {
+		f := 1.0 + math.Pow(10, -float64(k))
+		if k >= 10 {
+			f = 1 // F = F*
+		}
+		recs[k] = solver.Record{K: k, Passes: float64(k), Objective: &f}
+	}
+	fig := FromRunStream("t", []StreamTraces{{Algo: "afw", Traces: []TraceSource{srcOf(recs)}}}, 1, 100)
+	s := fig.Panels[0].Lines.Series[0]
+	if !(s.Y[5] > 0) || !math.IsNaN(s.Y[50]) || !math.IsNaN(s.Y[99]) {
+		t.Errorf("F − F* at 5, 50, 99: %v %v %v; want a value, then none", s.Y[5], s.Y[50], s.Y[99])
+	}
+}
