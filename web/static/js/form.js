@@ -195,7 +195,8 @@ export function initStart() {
     setSummary(
       'ok',
       `p = ${plural(d.dim, 'variable', 'variables')} · n = ${plural(d.samples, 'sample', 'samples')} · ` +
-        `q = ${plural(d.blocks, 'block', 'blocks')} · F* ${d.fstar != null ? 'known' : 'unknown'}`
+        `q = ${plural(d.blocks, 'block', 'blocks')} · F* ${d.fstar != null ? 'known' : 'unknown'}` +
+        (d.memory_bytes ? ` · memory ≈ ${lab.fmtBytes(d.memory_bytes)}` : '')
     );
     summary.dataset.q = d.blocks;
     // The instance's own sample count drives the schedule previews (a
