@@ -344,7 +344,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		for _, b := range st.chosen {
 			nextPasses = nextPasses.plus(int64(mk) * int64(m.blocks[b].Size))
 		}
-		eval := cad.DueAt(k, k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses.value() >= lim.MaxPasses), st.work, t0)
+		eval := cad.DueAt(k, k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses.value() >= lim.MaxPasses) || EvalRequested(rec), st.work, t0)
 		wantErr := eval && batch != nil
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).

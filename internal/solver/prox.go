@@ -261,7 +261,7 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		t1 := Now()
 		work += t1 - t0
 		r := Record{K: k, Passes: passes, Time: work.Seconds(), Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
-		eval := cad.DueAt(k, k == lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses), work, t1)
+		eval := cad.DueAt(k, k == lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses) || EvalRequested(rec), work, t1)
 		if eval {
 			obj, gap := evaluate(&r)
 			r.Objective, r.Gap = F(obj), F(gap)

@@ -1294,7 +1294,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			r.AwaySteps = 1
 		}
 		floor := lim.EvalEvery == 0 && float64(evalTime) <= minEvalShare*float64(work)
-		if cad.DueAt(k, last || floor, work-time.Duration(2*float64(est)/(1+solver.EvalShare)), t1) {
+		if cad.DueAt(k, last || floor || solver.EvalRequested(rec), work-time.Duration(2*float64(est)/(1+solver.EvalShare)), t1) {
 			evalAt(&r)
 		}
 		r.Time = work.Seconds()

@@ -55,7 +55,9 @@ func (c *component) prepareBound() {
 }
 
 // dualBound returns an upper bound on ω_C*(g), inflated against rounding
-// (NaN when g holds a NaN). The maxima are plain comparisons: the values
+// (NaN when g holds a NaN). The inflation covers the rounding of the
+// divisions and of sums of absolute values, which do not cancel; the
+// switching term, which may cancel, is the atom's own signed sum. The maxima are plain comparisons: the values
 // are never negative, and a NaN is caught up front.
 func (c *component) dualBound(g []float64) float64 {
 	k := len(g)
@@ -73,11 +75,12 @@ func (c *component) dualBound(g []float64) float64 {
 	lk := c.lambda * float64(k)
 	var best float64
 	if c.bTau != nil {
-		s := 0.0
-		for a, v := range g {
-			s += c.bTau[a] * v
-		}
-		best = math.Abs(s) / lk
+		// <g, τ> summed as the atom's score sums it (signedSum, the subset
+		// sums' order): with mixed signs the sum may cancel far below the
+		// rounding of its terms, and a bound computed in another order
+		// could then fall below the score it bounds by more than any
+		// relative margin
+		best = math.Abs(signedSum(g, c.bTau)) / lk
 		if len(c.edges) > 0 {
 			if x := l1 / (lk + 2*c.gamma*c.bWmin); x > best {
 				best = x

@@ -313,7 +313,7 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 		case s.limits.MaxPasses > 0 && passes >= s.limits.MaxPasses:
 			status = solver.StatusMaxPasses
 		}
-		if cad.Due(it, status != "", work) {
+		if cad.Due(it, status != "" || solver.EvalRequested(rec), work) {
 			switch st := evaluate(&r); {
 			case st == solver.StatusFailed, st != "" && status == "":
 				status = st

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -218,5 +219,94 @@ func TestSplitTracesIndependentOfWorkers(t *testing.T) {
 				t.Fatalf("%s %s r=%d: %d workers give a different trace from 1", c.algo, c.sched.Kind, c.r, w)
 			}
 		}
+	}
+}
+
+// At λ = 1e-4 and γ = 100 on mixed-sign edges the full-component atoms ±τ
+// decide the oracle, and their scores |<g, τ>|/(λ|C|) come from sums that
+// cancel far below the rounding of their terms. The pruned oracle, the split
+// oracle (every way of handing out its parts) and the plain scan of every
+// row agree on the vertex; and a best row copied into other parts goes to
+// the lowest row.
+func TestLMOPrunedExactUnderCancellation(t *testing.T) {
+	X, Y := mixedData(8, 320, 300)
+	p, err := New(X, Y, Options{Lambda: 1e-4, Gamma: 100, Threshold: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed := false
+	for _, c := range p.comps {
+		for _, e := range c.edges {
+			mixed = mixed || e.s < 0
+		}
+	}
+	if !mixed {
+		t.Fatal("the instance must have edges of both signs")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	tested := 0
+	for trial := 0; trial < 200; trial++ {
+		b := rng.IntN(len(p.info))
+		bi := p.info[b]
+		c := p.comps[bi.comp]
+		kc := len(c.tasks)
+		if c.bTau == nil || kc < 3 || bi.r1-bi.r0 <= lmoPartRows {
+			continue
+		}
+		tested++
+		g := make([]float64, bi.size)
+		for r := 0; r < p.J; r++ {
+			// τ∘v with v's entries of both signs cancelling in <g, τ> down
+			// to δ = 1e-4·‖v‖∞, the same δ on every row: the full-component
+			// atoms win, and the rows' scores differ only by the rounding
+			// of their sums (near ties far below the rounding of the terms)
+			row := g[r*kc : (r+1)*kc]
+			big := math.Ldexp(1, 20)
+			sum := 0.0
+			for a := 0; a < kc-1; a++ {
+				v := big * (rng.Float64() - 0.5)
+				row[a] = c.bTau[a] * v
+				sum += v
+			}
+			row[kc-1] = c.bTau[kc-1] * (1e-4*big - sum)
+		}
+		if trial%2 == 0 { // the best row copied into other parts: exact ties
+			sums := make([]float64, 1<<kc)
+			src, top := 0, -1.0
+			for r := 0; r < p.J; r++ {
+				if s, a, _ := c.bestAtom(g[r*kc:(r+1)*kc], sums); a >= 0 && s > top {
+					src, top = r, s
+				}
+			}
+			for r := (src + 1 + rng.IntN(lmoPartRows)) % p.J; r < p.J; r += lmoPartRows + rng.IntN(5) {
+				copy(g[r*kc:(r+1)*kc], g[src*kc:(src+1)*kc])
+			}
+		}
+		g[bi.size-1] = -1e300 // the epigraph coordinate never wins
+		sums := make([]float64, 1<<kc)
+		best, bestRow, bestAtom, bestSign := 0.0, -1, -1, 0.0
+		for r := 0; r < p.J; r++ {
+			s, a, sg := c.bestAtom(g[r*kc:(r+1)*kc], sums)
+			if a >= 0 && s > best {
+				best, bestRow, bestAtom, bestSign = s, r, a, sg
+			}
+		}
+		if bestRow < 0 {
+			t.Fatalf("trial %d: no atom scores above 0", trial)
+		}
+		pat := make([]float64, kc)
+		c.atomPattern(bestAtom, bestSign, pat)
+		want := p.atomVertex(b, bestRow, pat)
+		if got := p.LMO(b, g); got.Key != want.Key {
+			t.Fatalf("trial %d: pruned oracle %s, plain scan %s (row %d)", trial, got.Key, want.Key, bestRow)
+		}
+		for name, par := range splitWays {
+			if got := p.LMOSplit(b, g, par); got.Key != want.Key {
+				t.Fatalf("trial %d, %s: split oracle %s, plain scan %s (row %d)", trial, name, got.Key, want.Key, bestRow)
+			}
+		}
+	}
+	if tested < 20 {
+		t.Fatalf("only %d trials on a balanced component of several parts", tested)
 	}
 }
