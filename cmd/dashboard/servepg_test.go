@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
@@ -34,6 +35,11 @@ func TestServeOnPostgreSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// the store has the run's end once the server has written it
+	waitUntil(t, 30*time.Second, "the run's end in PostgreSQL", func() bool {
+		r, err := st.Get(ctx, id)
+		return err == nil && !store.Live(r.Status)
+	})
 	r, err := st.Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +77,16 @@ func TestServeOnPostgreSQL(t *testing.T) {
 	}
 	if len(recs) < 301 {
 		t.Errorf("the worker's run's trace through the server: %d lines", len(recs))
+	}
+
+	// a bundle exported and imported again is a new run with the same trace
+	bundleJSON := get(t, srv.url+"/api/runs/"+id+"/bundle")
+	imp := post(t, srv.url+"/api/runs/import", string(bundleJSON))
+	if imp == id || imp == "" {
+		t.Fatalf("the import gave %q", imp)
+	}
+	if got := get(t, srv.url+"/api/runs/"+imp+"/trace"); !bytes.Equal(got, trace) {
+		t.Errorf("the imported run's trace differs (%d bytes, want %d)", len(got), len(trace))
 	}
 
 	// the server stops and starts again on the database

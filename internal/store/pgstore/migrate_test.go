@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -60,6 +61,42 @@ var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing
 			}
 			if err := s.SetMessage(ctx, "aaaaaaaaaaaa", "interrupted"); err != nil {
 				t.Error(err)
+			}
+		}
+	},
+	5: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version) VALUES
+			('gggggggggggg', 1767225600000000, 1767225600000000, 'done', 'lasso', $1, 'v0.5')`, oldSpec)
+		exec(t, pool, `INSERT INTO verifications (id, run_id, at_us, outcome, records, detail, version)
+			VALUES ('hhhhhhhhhhhh', 'gggggggggggg', 1767225700000000, 'reproduced', 51, '', 'v0.5')`)
+		return func(t *testing.T, s *Store) {
+			vs, err := s.Verifications(context.Background(), "gggggggggggg")
+			if err != nil || len(vs) != 1 || vs[0].Records != 51 || vs[0].Outcome != "reproduced" {
+				t.Fatalf("a v5 verification read as %+v, %v", vs, err)
+			}
+			// entered when it was created: long past, so Trim may take it
+			if n, err := s.Trim(context.Background(), 0); err != nil || n != 1 {
+				t.Errorf("trim: %d, %v", n, err)
+			}
+		}
+	},
+	4: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// runs entered when they were created, or now for a date in the future
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version) VALUES
+			('eeeeeeeeeeee', 1767225600000000, 1767225600000000, 'done', 'lasso', $1, 'v0.4'),
+			('ffffffffffff', 253402214400000000, 253402214400000000, 'done', 'lasso', $1, 'v0.4')`, oldSpec)
+		return func(t *testing.T, s *Store) {
+			var past, future int64
+			if err := s.pool.QueryRow(context.Background(), `SELECT
+				(SELECT entered_us FROM runs WHERE id = 'eeeeeeeeeeee'), (SELECT entered_us FROM runs WHERE id = 'ffffffffffff')`).Scan(&past, &future); err != nil {
+				t.Fatal(err)
+			}
+			if past != 1767225600000000 || future > time.Now().UnixMicro() || future < time.Now().Add(-time.Hour).UnixMicro() {
+				t.Errorf("entered: %d and %d", past, future)
+			}
+			// the run from 9999 entered now: within the grace, Trim spares it
+			if n, err := s.Trim(context.Background(), 0); err != nil || n != 1 {
+				t.Errorf("trim: %d, %v", n, err)
 			}
 		}
 	},

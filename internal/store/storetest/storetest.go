@@ -58,8 +58,18 @@ var Checks = []Check{
 	{"AppenderStreamsInBatches", checkAppender},
 }
 
-// Run runs every check as a subtest, each on a store of its own.
-func Run(t *testing.T, open Opener) {
+// Clock makes a store read the time from f until restore is called
+// (store.SetClock, pgstore.SetClock); nil skips the checks that need it.
+type Clock func(f func() time.Time) (restore func())
+
+// clock is the Clock of the store being checked.
+var clock Clock
+
+// Run runs every check as a subtest, each on a store of its own; clock
+// sets the store's clock.
+func Run(t *testing.T, open Opener, c Clock) {
+	clock = c
+	defer func() { clock = nil }()
 	for _, c := range Checks {
 		t.Run(c.Name, func(t *testing.T) {
 			c.Fn(t, open(t))
@@ -675,52 +685,66 @@ func checkVerifications(t *testing.T, s store.Backend) {
 
 func checkTrim(t *testing.T, s store.Backend) {
 	ctx := context.Background()
-	// runs that ended or entered within store.TrimGrace are spared
-	// (the SQLite store's rule): trim at once here
-	grace := store.TrimGrace
-	store.TrimGrace = 0
-	defer func() { store.TrimGrace = grace }()
+	if _, err := s.Trim(ctx, -1); !fieldErr(err, "keep") {
+		t.Errorf("keep -1: %v", err)
+	}
+	if clock == nil {
+		t.Skip("no clock for this store: trimming by entry time is not checked")
+	}
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	at := func(tm time.Time) { t.Cleanup(clock(func() time.Time { return tm })) }
 	var ids []string
 	for i := 0; i < 8; i++ {
 		r := TestRun("lasso", "afw")
 		r.Status = store.StatusDone
-		r.Created = base.Add(time.Duration(i) * time.Second)
+		// created dates run backwards: Trim goes by when runs entered
+		r.Created = base.Add(-time.Duration(i) * time.Hour)
+		r.Ended = base.Add(time.Duration(i) * time.Second)
 		switch i {
 		case 1:
 			r.Starred = true
 		case 2:
-			r.Status = store.StatusRunning
+			r.Status, r.Ended = store.StatusRunning, time.Time{}
 		case 3:
-			r.Status = store.StatusQueued
+			r.Status, r.Ended = store.StatusQueued, time.Time{}
 		}
+		at(base.Add(time.Duration(i) * time.Second))
 		id := put(t, s, r)
 		if err := s.AppendRecords(ctx, id, 0, RandRecords(rand.New(rand.NewPCG(1, uint64(i))), 200)); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
 	}
-	if _, err := s.Trim(ctx, -1); !fieldErr(err, "keep") {
-		t.Errorf("keep -1: %v", err)
+	// every run entered and ended within the grace: none goes
+	at(base.Add(10 * time.Second))
+	if n, err := s.Trim(ctx, 0); err != nil || n != 0 {
+		t.Errorf("trim within the grace: %d, %v", n, err)
 	}
-	n, err := s.Trim(ctx, 3) // keeps 7, 6, 5 (newest unstarred), 1 (starred), 2 and 3 (live)
+	late := base.Add(time.Hour)
+	at(late)
+	n, err := s.Trim(ctx, 3) // keeps 7, 6, 5 (entered last, unstarred), 1 (starred), 2 and 3 (live)
 	if err != nil || n != 2 {
 		t.Fatalf("trim: %d, %v", n, err)
 	}
+	left := map[string]bool{}
 	runs, total, _ := s.List(ctx, store.Filter{})
-	var left []string
 	for _, r := range runs {
-		left = append(left, r.ID)
+		left[r.ID] = true
 	}
-	want := []string{ids[7], ids[6], ids[5], ids[3], ids[2], ids[1]}
-	if total != 6 || strings.Join(left, ",") != strings.Join(want, ",") {
-		t.Errorf("left %v, want %v", left, want)
+	for i, id := range ids {
+		if want := i != 0 && i != 4; left[id] != want || total != 6 {
+			t.Errorf("run %d kept %v (%d left), want %v", i, left[id], total, want)
+		}
 	}
-	if n, err := s.Trim(ctx, 3); err != nil || n != 0 {
-		t.Errorf("a second trim: %d, %v", n, err)
-	}
+	// a run that entered just now is spared; the others beyond keep 0 go
+	r := TestRun("lasso", "afw")
+	r.Status, r.Ended = store.StatusDone, base
+	fresh := put(t, s, r)
 	if n, err := s.Trim(ctx, 0); err != nil || n != 3 {
-		t.Errorf("trim to 0: %d, %v (starred and live runs stay)", n, err)
+		t.Errorf("trim to 0: %d, %v (starred, live and fresh runs stay)", n, err)
+	}
+	if _, err := s.Get(ctx, fresh); err != nil {
+		t.Errorf("the fresh run: %v", err)
 	}
 }
 
