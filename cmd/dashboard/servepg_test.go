@@ -164,6 +164,7 @@ func TestServerStreamsAWorkersRunLive(t *testing.T) {
 			break
 		}
 	}
+	t.Logf("%d records in %d batches", got, batches)
 	if got != n+1 || batches < 3 || statuses[0] != "hello:running" || statuses[len(statuses)-1] != "done:done" {
 		t.Errorf("streamed %d records in %d batches, statuses %v; want %d records as they came, hello running, done", got, batches, statuses, n+1)
 	}

@@ -8,8 +8,9 @@ import (
 )
 
 // FollowInterval is how often the stream of a run live on another process
-// (a worker's run in a shared PostgreSQL store) reads it again.
-const FollowInterval = 250 * time.Millisecond
+// (a worker's run in a shared PostgreSQL store) reads it again when no
+// notification woke it sooner.
+const FollowInterval = time.Second
 
 // following reports whether run, read from the store, is live elsewhere:
 // not this server's (not in its memory), still live in a store that this
@@ -29,4 +30,19 @@ func (s *Server) reread(run *session.Run) *session.Run {
 		return fresh
 	}
 	return run
+}
+
+// waker is a store that wakes a reader when a run's records are committed
+// (pgstore: LISTEN/NOTIFY).
+type waker interface {
+	Wake(id string) (<-chan struct{}, func())
+}
+
+// wakeups returns the store's wake-ups for run id (nil when it has none)
+// and the function that ends them.
+func (s *Server) wakeups(id string) (<-chan struct{}, func()) {
+	if w, ok := s.st.(waker); ok {
+		return w.Wake(id)
+	}
+	return nil, func() {}
 }

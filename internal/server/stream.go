@@ -83,11 +83,15 @@ func (st *stream) serve() {
 	defer ping.Stop()
 	// a run live on a worker elsewhere: read it again from the store
 	var reread <-chan time.Time
+	var woken <-chan struct{}
 	follow := st.s.following(st.run)
 	if follow {
 		t := time.NewTicker(FollowInterval)
 		defer t.Stop()
 		reread = t.C
+		var stop func()
+		woken, stop = st.s.wakeups(st.run.ID)
+		defer stop()
 	}
 	runStatus := st.run.RunStatus()
 	var last time.Time
@@ -103,6 +107,9 @@ func (st *stream) serve() {
 			select {
 			case <-sub.C:
 			case <-reread:
+				st.run = st.s.reread(st.run)
+				traces = st.run.Traces()
+			case <-woken:
 				st.run = st.s.reread(st.run)
 				traces = st.run.Traces()
 			case <-ping.C:
