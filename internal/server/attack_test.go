@@ -900,7 +900,7 @@ func TestPausedRunsReserveOnlyWhatTheyMade(t *testing.T) {
 	}
 	// 3 × 3333 records of budget are held back by the pauses; a run of
 	// 501 records still fits.
-	create(t, ts, fakeRun(500, "fw"))
+	waitFinished(t, srv, create(t, ts, fakeRun(500, "fw")))
 	big := fakeRun(8000, "fw")
 	big.Params["delay_us"] = "1000"
 	bigID := create(t, ts, big)
@@ -910,6 +910,20 @@ func TestPausedRunsReserveOnlyWhatTheyMade(t *testing.T) {
 	}
 	if st := status(t, ts, paused[0]); st.Status != "paused" {
 		t.Errorf("a refused resume left the run %s", st.Status)
+	}
+	// With every record of the budget held (8 001 + 3 made + 1 996), a
+	// step, which adds a record, is refused too.
+	filler := fakeRun(1995, "fw")
+	filler.Params["delay_us"] = "1000"
+	fillerID := create(t, ts, filler)
+	code, body = do(t, "POST", ts.URL+"/api/runs/"+paused[1]+"/step", nil)
+	if code != 429 || !strings.Contains(string(body), "a step adds a record to each of the run's 1 traces") {
+		t.Fatalf("a step over the budget: %d %s", code, body)
+	}
+	do(t, "DELETE", ts.URL+"/api/runs/"+fillerID, nil)
+	waitFinished(t, srv, fillerID)
+	if code, body := do(t, "POST", ts.URL+"/api/runs/"+paused[1]+"/step", nil); code != 202 {
+		t.Fatalf("a step with room: %d %s", code, body)
 	}
 	do(t, "DELETE", ts.URL+"/api/runs/"+bigID, nil)
 	waitFinished(t, srv, bigID)

@@ -26,8 +26,9 @@
 //	                                 invalid spec (field named), 413 body over MaxBody or a run
 //	                                 alone over the memory budget, 429 a budget used up (the
 //	                                 queue, the memory of the runs held, the client's runs;
-//	                                 the message names it and its flag), 503 server closing,
-//	                                 504 build cut by the timeout (no run is made, nor for a
+//	                                 the message names it and its flag), 503 server closing
+//	                                 or its run store cannot write (sweeps too), 504 build
+//	                                 cut by the timeout (no run is made, nor for a
 //	                                 request abandoned while its run was built)
 //	GET    /api/runs                 the run store's history, newest first: ?problem, algo, status,
 //	                                 q (name or note), offset, limit → {"runs": [RunRow], "total",
@@ -61,9 +62,9 @@
 //	POST   /api/sweeps/{id}/verify   202 {"cells": n}: verifies every cell, one after the other
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
-//	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step; /resume answers
-//	                                 429 naming the budget when the run's remaining records do not
-//	                                 fit, and the run stays paused)
+//	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step; /resume and /step
+//	                                 answer 429 naming the budget when the run's remaining records,
+//	                                 or the step's, do not fit, and the run stays as it was)
 //	GET    /api/runs/{id}/trace      ?format=jsonl (default) | csv: every stored record, tagged
 //	                                 (CSV text cells a spreadsheet would run as formulas are
 //	                                 prefixed with '); a read that fails midway aborts the
@@ -401,8 +402,8 @@ func New(o Options) (*Server, error) {
 			r.Get("/runs", s.handleList)
 			r.Get("/runs/{id}", s.handleStatus)
 			r.Delete("/runs/{id}", s.handleCancel)
-			r.Post("/runs/{id}/pause", s.handleControl((*session.Run).Pause))
-			r.Post("/runs/{id}/resume", s.handleResume)
+			r.Post("/runs/{id}/pause", s.handleControl(func(r *session.Run) error { r.Pause(); return nil }))
+			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
 			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
 			r.Get("/runs/{id}/panels", s.handlePanels)
 			r.Get("/imports/{id}", s.handleImportStatus)

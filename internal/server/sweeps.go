@@ -80,6 +80,9 @@ func (sw *sweeper) stop() { sw.cancel() }
 func (sw *sweeper) wait() { sw.wg.Wait() }
 
 func (s *Server) handleSweepCreate(w http.ResponseWriter, r *http.Request) {
+	if s.refuseDegraded(w) {
+		return
+	}
 	var doc sweep.Doc
 	if !s.decodeBody(w, r, &doc) {
 		return
