@@ -558,7 +558,7 @@ func TestSweepPageLayout(t *testing.T) {
 	// last iteration, and its gap, O(1/k), stays far above the target 1e-6:
 	// each cell takes a time set by its iterations.
 	two := postSweep(t, base, `{"base":{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"100000"},"algorithms":[{"algo":"fw","stepsize":"open-loop"}],"eval_every":10},
-		"axes":[{"param":"iters","values":[10000,20000,40000]},{"param":"seed","values":[1,2]}]}`)
+		"axes":[{"param":"iters","values":[20000,40000,60000]},{"param":"seed","values":[1,2]}]}`)
 	step(t, ctx, "open the sweep", 20*time.Second, chromedp.Navigate(base+"/sweeps/"+two))
 	waitFor(t, ctx, "a partial heat map", `fwlab.sweep && fwlab.sweep.kind === 'heatmap' && fwlab.sweep.status === 'running'`, `fwlab.sweep`, 10*time.Second)
 	t0 := time.Now()
