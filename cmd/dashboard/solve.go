@@ -319,15 +319,15 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	var traces []traceOut
 	failed := false
 	for _, j := range jobs {
-		tr := traceOut{Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed}
+		tr := traceOut{Algo: j.Label, Replication: j.Replication, Seed: j.Seed}
 		rec := solver.RecorderFunc(func(r solver.Record) {
 			if o.format == "json" || run.Replications > 1 || drawAs != "" {
 				tr.Records = append(tr.Records, r)
 			}
 			if o.format != "json" {
-				enc.write(j.Algo.Algo, j.Replication, r)
+				enc.write(j.Label, j.Replication, r)
 			}
-			progress.show(j.Algo.Algo, j.Replication, r)
+			progress.show(j.Label, j.Replication, r)
 		})
 		res, err := j.Method.Run(ctx, rec)
 		progress.done()
@@ -340,7 +340,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		tr.Summary = res.Summary
 		tr.X = res.X
 		if o.format != "json" {
-			enc.summary(j.Algo.Algo, j.Replication, j.Seed, res.Summary, stderr)
+			enc.summary(j.Label, j.Replication, j.Seed, res.Summary, stderr)
 		}
 		traces = append(traces, tr)
 		if ctx.Err() != nil {

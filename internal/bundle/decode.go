@@ -771,8 +771,10 @@ func check(b *Bundle) error {
 	}
 	for i, t := range b.Traces {
 		p := fmt.Sprintf("traces[%d]", i)
-		if !algos[t.Algo] {
-			return errorf(p+".algo", "must be one of the spec's algorithms, got %s", quoteShort(t.Algo))
+		// a trace is named by its algorithm, with what a variant changes
+		// after " + " (for instance "bc-ssfw-as + slack collapse")
+		if base, _, _ := strings.Cut(t.Algo, " + "); !algos[base] {
+			return errorf(p+".algo", "must be one of the spec's algorithms (with a variant after \" + \"), got %s", quoteShort(t.Algo))
 		}
 		if t.Replication < 0 || t.Replication >= sp.Replications {
 			return errorf(p+".replication", "must be between 0 and %d (the spec's replications − 1), got %d", sp.Replications-1, t.Replication)

@@ -61,8 +61,9 @@ type blockState struct {
 	terms [2]Term   // the planned direction's terms
 	lEst  float64   // backtracking estimate of L
 	plan  stepPlan
-	// cleanups: the weights phase 2 cleaned up in this block
-	cleanups int
+	// cleanups: the weights phase 2 cleaned up in this block; rebuilt: the
+	// atoms its slack collapse's rebuild removed
+	cleanups, rebuilt int
 }
 
 // stepPlan is what phase 1 decides for a block; phase 2 applies it.
@@ -404,6 +405,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 				r.Cleanups += c
 				reset = true
 			}
+			// atoms a rebuild removed are clean-ups too (the rebuilt
+			// representation is exact: no refresh needed)
+			r.Cleanups += bs.rebuilt
 		}
 		if reset {
 			st.refresh()
@@ -796,7 +800,7 @@ func (st *fwRun) stepSize(bs *blockState, k int, xb []float64, d Direction, slop
 // the block (phase 2).
 func (st *fwRun) applyBlock(bs *blockState) {
 	bs.cleanups = st.apply(bs)
-	st.reshape(bs)
+	bs.rebuilt = st.reshape(bs)
 }
 
 // apply performs block bs's planned step on x, the model and the active set

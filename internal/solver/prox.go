@@ -255,9 +255,11 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			copy(y, xn)
 		}
 		copy(x, xn)
-		t1 := Now()
-		work += t1 - t0
-		r := Record{K: k, Passes: passes, Time: work.Seconds(), Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
+		// the record's own figures (the support's size) are part of the
+		// iteration's work
+		r := Record{K: k, Passes: passes, Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
+		work += Now() - t0
+		r.Time = work.Seconds()
 		eval := cad.Due(k, lim.reached(k, passes), passes+float64(k)*proxIterCost)
 		if eval {
 			obj, gap := evaluate(&r)

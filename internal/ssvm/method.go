@@ -1259,8 +1259,6 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		}
 		t0 := solver.Now()
 		info := m.iterate()
-		t1 := solver.Now()
-		work += t1 - t0
 		k := m.k
 		passes := float64(k) / float64(n)
 		last := k >= lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses)
@@ -1272,6 +1270,8 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		case solver.StepAway, solver.StepDrop:
 			r.AwaySteps = 1
 		}
+		// the record's own figures are part of the iteration's work
+		work += solver.Now() - t0
 		if cad.Due(k, last, passes) {
 			evalAt(&r)
 		}
@@ -1309,12 +1309,14 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 }
 
 // evalCost is one evaluation's cost in passes, for the default cadence:
-// decoding the training set (and the test set, when there is one) for the
+// every training word's emission scores and its two decodings (with the
+// loss term, for the primal and the gap, and without, for the error), where
+// an iteration decodes one word once, and the test set's likewise, for the
 // iterate, and again for the average when the iterates are averaged.
 func (m *Method) evalCost() float64 {
-	c := 1.0
+	c := 2.0
 	if m.p.Test != nil {
-		c += float64(m.p.Test.Letters()) / float64(m.p.Train.Letters())
+		c += 2 * float64(m.p.Test.Letters()) / float64(m.p.Train.Letters())
 	}
 	if m.o.Average {
 		c *= 2

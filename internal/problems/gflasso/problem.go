@@ -809,8 +809,8 @@ func (p *Problem) BlocksSeparable() bool { return !p.BlocksCoupled() }
 // spgEvalCost is what one evaluation of spg's iterate costs, in spg's
 // iterations (its passes), for the default cadence: the lift to P1 form,
 // the objective and the FW gap (a gradient and every block's oracle);
-// measured at about eight of its iterations.
-const spgEvalCost = 8
+// measured at eight to twenty of its iterations.
+const spgEvalCost = 20
 
 // EvalCost is what one evaluation of a Frank-Wolfe iterate costs in passes,
 // for the default cadence (solver.EvalCoster): F(B) from scratch, the full
