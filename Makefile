@@ -45,6 +45,7 @@ FUZZ_TARGETS := \
 	./internal/server:FuzzUpload \
 	./internal/store:FuzzDecodeBatch \
 	./internal/bundle:FuzzDecode \
+	./internal/bundle:FuzzDigestRecordField \
 	./internal/sweep:FuzzSweepDecode
 
 ## fuzz: run each input fuzz target for FUZZTIME (default 20000 inputs)

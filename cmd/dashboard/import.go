@@ -26,7 +26,9 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 Loads run bundles (written by "dashboard solve -format json" or exported from
 the dashboard) into the run store, where the dashboard lists and compares
-them. FILE "-" reads standard input. Each run gets a new id.
+them. FILE "-" reads standard input. Each bundle is read as a stream, in
+little memory whatever its size; each run gets a new id, except that a
+bundle imported before (the same content) answers the run it made then.
 
 `)
 		fs.PrintDefaults()
@@ -56,7 +58,7 @@ them. FILE "-" reads standard input. Each run gets a new id.
 	defer stop()
 	failed := 0
 	for _, name := range fs.Args() {
-		id, b, err := importFile(ctx, st, name, stdin)
+		res, err := importFile(ctx, st, name, stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "dashboard import: %s: %v\n", name, err)
 			failed++
@@ -65,11 +67,11 @@ them. FILE "-" reads standard input. Each run gets a new id.
 			}
 			continue
 		}
-		records := 0
-		for _, t := range b.Traces {
-			records += len(t.Records)
+		if res.Existing {
+			fmt.Fprintf(stdout, "%s: run %s (imported before; nothing new stored)\n", name, res.ID)
+			continue
 		}
-		fmt.Fprintf(stdout, "%s: run %s (%s, %d traces, %d records)\n", name, id, b.Spec.Problem, len(b.Traces), records)
+		fmt.Fprintf(stdout, "%s: run %s (%s, %d traces, %d records)\n", name, res.ID, res.Problem, res.Traces, res.Records)
 	}
 	if failed > 0 {
 		return 1
@@ -77,23 +79,15 @@ them. FILE "-" reads standard input. Each run gets a new id.
 	return 0
 }
 
-func importFile(ctx context.Context, st *store.Store, name string, stdin io.Reader) (string, *bundle.Bundle, error) {
+func importFile(ctx context.Context, st *store.Store, name string, stdin io.Reader) (*bundle.Imported, error) {
 	r := stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		defer f.Close()
 		r = f
 	}
-	b, err := bundle.Decode(bufio.NewReaderSize(r, 1<<16))
-	if err != nil {
-		return "", nil, err
-	}
-	id, err := bundle.Put(ctx, st, b)
-	if err != nil {
-		return "", nil, err
-	}
-	return id, b, nil
+	return bundle.Import(ctx, st, bufio.NewReaderSize(r, 1<<16))
 }

@@ -1,6 +1,7 @@
 // Command dashboard is fwlab's single binary: `dashboard` or `dashboard serve`
 // starts the web dashboard; `dashboard solve` runs a solver headless and
-// writes its records as JSON Lines or CSV.
+// writes its records as JSON Lines or CSV; `dashboard import` loads bundles
+// into the run store; `dashboard verify` re-runs runs and compares them.
 package main
 
 import (
@@ -26,6 +27,14 @@ func run(args []string) int {
 		return runSolve(args, os.Stdout, os.Stderr)
 	case "import":
 		return runImport(args, os.Stdin, os.Stdout, os.Stderr)
+	case "verify":
+		return runVerify(args, os.Stdin, os.Stdout, os.Stderr)
+	case "store":
+		return runStore(args, os.Stdout, os.Stderr)
+	case "worker":
+		return runWorker(args, os.Stdout, os.Stderr)
+	case "submit":
+		return runSubmit(args, os.Stdin, os.Stdout, os.Stderr)
 	case "help":
 		usage(os.Stdout)
 		return 0
@@ -42,5 +51,12 @@ func usage(w *os.File) {
   dashboard solve -problem NAME [flags]                   run a solver headless
   dashboard solve -h                                      list the solve flags
   dashboard import [-db PATH] FILE…                       load run bundles into the run store
+  dashboard verify BUNDLE… | -db PATH ID… | -db PATH -sweep ID
+                                                          re-run runs here and compare every record (-h: details)
+  dashboard verify -digest-only BUNDLE…                   check bundles' digests without re-running
+  dashboard store check PATH                              check a run store's file for damage
+  dashboard store salvage PATH NEW                        copy what can be read of a damaged store into NEW
+  dashboard worker -db postgres://… [-slots N] [-name N]  run queued runs from a PostgreSQL run store
+  dashboard submit -db postgres://… [-sweep] FILE         queue a run spec (or a sweep) for the workers
 `)
 }

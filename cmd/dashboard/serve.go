@@ -21,6 +21,7 @@ import (
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/ssvm"
 	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
 // runServe starts the web dashboard and serves until SIGINT or SIGTERM.
@@ -54,9 +55,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	writeTimeout := fs.Duration("write-timeout", 90*time.Second, "time to answer a request (downloads and websockets set their own per-write deadlines)")
 	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "time a kept-alive connection may stay idle")
 	defDB, defDBErr := store.DefaultPath()
-	db := fs.String("db", defDB, "the run store's file, created on first start (\":memory:\" keeps nothing)")
-	keep := fs.Int("keep", 0, "keep at most this many unstarred runs, deleting the oldest as runs end (0: keep all)")
+	db := fs.String("db", defDB, "the run store: a file, created on first start (\":memory:\" keeps nothing), or a PostgreSQL database postgres://USER@HOST/DB?… (shared with dashboard worker processes)")
+	keep := fs.Int("keep", 0, "keep at most this many unstarred runs, deleting those that entered the store first as runs end; starred and live runs, runs that ended or entered in the last minute and runs being downloaded are spared (0: keep all)")
 	maxImport := sizeFlag(fs, "max-import", server.DefaultMaxImport, "largest run bundle POST /api/runs/import takes")
+	maxImports := fs.Int("max-imports", server.DefaultMaxImports, "bundle imports running at once (each streams into the store and is counted in -mem)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dashboard [serve] [-addr localhost:8080] [-data DIR] [flags]")
 		fs.PrintDefaults()
@@ -70,6 +72,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "dashboard serve: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
+		return 2
+	}
+	if *maxImports < 1 {
+		fmt.Fprintf(stderr, "dashboard serve: -max-imports: must be at least 1, got %d\n", *maxImports)
 		return 2
 	}
 	if *keep < 0 {
@@ -95,13 +101,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	st, err := store.Open(*db)
+	st, err := openRunStore(*db)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -db: %v\n", err)
 		return 1
 	}
 	defer st.Close()
-	if !st.Owner() {
+	if !pgstore.IsURL(*db) && !st.Owner() {
 		fmt.Fprintf(stderr, "dashboard serve: -db %s: another fwlab process holds this run store (a server, or an import in progress); two servers cannot share one file: use another -db, or retry once the import is done\n", *db)
 		return 1
 	}
@@ -119,6 +125,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxUpload:           *maxUpload,
 		MaxStreamsPerClient: *maxStreams,
 		MaxImport:           *maxImport,
+		MaxImports:          *maxImports,
 		Session: session.Options{
 			MaxActive: *maxActive, MaxQueued: *maxQueued, MaxClientRuns: *maxClient,
 			MaxMemory: *mem, PauseTimeout: *pauseTimeout, MaxFile: *maxFile,
@@ -128,7 +135,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "MaxUpload": "-max-upload",
 			"MaxActive": "-max-active", "MaxQueued": "-max-queued", "MaxClientRuns": "-max-client-runs",
 			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file",
-			"MaxImport": "-max-import",
+			"MaxImport": "-max-import", "MaxImports": "-max-imports",
 		},
 	})
 	if err != nil {

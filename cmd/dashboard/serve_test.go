@@ -168,6 +168,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"-data", "/no/such/dir"}, 2, "-data"},
 		{[]string{"-addr", "256.1.1.1:99999"}, 1, "-addr"},
 		{[]string{"-keep", "-1"}, 2, "-keep"},
+		{[]string{"-max-imports", "0"}, 2, "-max-imports"},
 		{[]string{"-db", ""}, 2, "-db"},
 		{[]string{"-db", "/dev/null/x.db"}, 1, "-db"},
 	}

@@ -329,11 +329,8 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 			}
 			progress.show(j.Label, j.Replication, r)
 		})
-		res, err := j.Method.Run(ctx, rec)
+		res := runJob(ctx, j, rec)
 		progress.done()
-		if err != nil {
-			res.Summary.Status, res.Summary.Message = solver.StatusFailed, err.Error()
-		}
 		if res.Summary.Status == solver.StatusFailed {
 			failed = true
 		}
@@ -398,6 +395,35 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// buildJobs resolves run (in place), builds its instance and configures
+// every (algorithm, replication) of it: with runJob, the one path by which
+// solve, solve -sweep and verify run a spec.
+func buildJobs(ctx context.Context, run *spec.Run) (*scenarios.Scenario, scenarios.Instance, []scenarios.Job, error) {
+	s, vals, err := scenarios.Resolve(run)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inst, err := s.Build(ctx, vals, run.Seed)
+	if err != nil {
+		return s, nil, nil, err
+	}
+	jobs, err := scenarios.Jobs(inst, run)
+	if err != nil {
+		return s, nil, nil, err
+	}
+	return s, inst, jobs, nil
+}
+
+// runJob runs one trace of a run, handing every record to rec; a method's
+// error ends the trace failed, with the error as its message.
+func runJob(ctx context.Context, j scenarios.Job, rec solver.Recorder) solver.Result {
+	res, err := j.Method.Run(ctx, rec)
+	if err != nil {
+		res.Summary.Status, res.Summary.Message = solver.StatusFailed, err.Error()
+	}
+	return res
 }
 
 // flagError phrases a validation error in the command's vocabulary: the

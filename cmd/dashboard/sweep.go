@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/sweep"
@@ -164,15 +163,7 @@ func fmtMedian(p *float64) string {
 // solveCell runs one cell's spec (every algorithm and replication) and
 // writes its bundle to path; it returns the run's status and the medians.
 func solveCell(ctx context.Context, run spec.Run, path string, target float64) (string, sweep.Summary, error) {
-	s, vals, err := scenarios.Resolve(&run)
-	if err != nil {
-		return "", sweep.Summary{}, err
-	}
-	inst, err := s.Build(ctx, vals, run.Seed)
-	if err != nil {
-		return "", sweep.Summary{}, err
-	}
-	jobs, err := scenarios.Jobs(inst, &run)
+	_, inst, jobs, err := buildJobs(ctx, &run)
 	if err != nil {
 		return "", sweep.Summary{}, err
 	}
@@ -180,10 +171,7 @@ func solveCell(ctx context.Context, run spec.Run, path string, target float64) (
 	var first []sweep.Outcome // algorithm 0's replications
 	for _, j := range jobs {
 		tr := traceOut{Algo: j.Label, Replication: j.Replication, Seed: j.Seed}
-		res, err := j.Method.Run(ctx, solver.RecorderFunc(func(r solver.Record) { tr.Records = append(tr.Records, r) }))
-		if err != nil {
-			res.Summary.Status, res.Summary.Message = solver.StatusFailed, err.Error()
-		}
+		res := runJob(ctx, j, solver.RecorderFunc(func(r solver.Record) { tr.Records = append(tr.Records, r) }))
 		tr.Summary, tr.X = res.Summary, res.X
 		traces = append(traces, tr)
 		if j.Index == 0 {

@@ -17,7 +17,14 @@
 //	  "panels":{…},"records":[
 //	 {"k":0,"passes":0,"time_s":0,"step":"none","gamma":0,"batch":0,"active":1,"objective":7.42,"gap":14.3},
 //	 …]}],
-//	 "aggregates":[…]}
+//	 "aggregates":[…],
+//	 "digest":"sha256:…"}
+//
+// "digest" (format version 2 on) is the SHA-256 of a canonical binary
+// encoding of the traces (see Digest), written last since Encode computes
+// it as the records stream out; CheckDigest compares it with the traces
+// read. Decode keeps it in Bundle.Digest without checking it, so that a
+// bundle whose records were changed can still be read and looked at.
 //
 // Records have the fields and names of solver.Record's JSON. Numbers are
 // written in the shortest form that reads back to the same float64; a
@@ -47,7 +54,8 @@ const Format = "fwlab-bundle"
 
 // FormatVersion is the format version this code writes; Decode reads every
 // version up to it.
-const FormatVersion = 1
+// Version 2 added "digest".
+const FormatVersion = 2
 
 // Bundle is one run.
 type Bundle struct {
@@ -60,6 +68,10 @@ type Bundle struct {
 	Info       Info
 	Traces     []Trace
 	Aggregates json.RawMessage // solve's aggregates over replications, or nil
+	// Digest is the digest the bundle carried when decoded ("" for one
+	// written before format version 2); Encode ignores it and writes the
+	// digest of the traces it writes.
+	Digest string
 }
 
 // Info summarises the problem instance (the JSON of scenarios.Info).

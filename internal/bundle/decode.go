@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
-	"github.com/fwlab/fwlab/internal/store"
 )
 
 // Error is a decoding failure: Path names the field where reading stopped
@@ -47,21 +45,29 @@ func errorf(path, format string, args ...any) *Error {
 // Limits on what a bundle may hold (beyond the spec's own).
 const (
 	MaxTextLen = 10_000 // characters of a name, note, status, step, message or extra key
+	// MaxPanelBytes bounds a panel (the instance's, or a trace's final
+	// estimate's) as JSON.
+	MaxPanelBytes = 4 << 20
+	// MaxExtraMetrics bounds the distinct extra metrics (record.extra
+	// keys) of a trace: each is a chart on the run page.
+	MaxExtraMetrics = 64
+	// MaxValueBytes bounds any other single value: a record, the spec, a
+	// summary, a string.
+	MaxValueBytes = 1 << 20
 )
 
 // Decode reads one bundle from r and validates it (see the package
-// documentation). Nothing may follow the bundle but white space.
+// documentation), holding all of it in memory (Import streams a bundle into
+// a store instead). Nothing may follow the bundle but white space.
 func Decode(r io.Reader) (*Bundle, error) {
-	d := &decoder{dec: json.NewDecoder(r)}
+	ms := &memSink{}
+	d := newDecoder(r, ms)
 	b, err := d.bundle()
 	if err != nil {
 		return nil, err
 	}
+	b.Traces = ms.traces
 	return b, nil
-}
-
-type decoder struct {
-	dec *json.Decoder
 }
 
 // ioError turns a reading failure at path into an Error.
@@ -77,10 +83,15 @@ func ioError(path string, err error) error {
 	if errors.As(err, &fe) {
 		return err
 	}
+	var tl *tooLarge
+	if errors.As(err, &tl) {
+		return errorf(path, "must be at most %s", sizeName(tl.max))
+	}
 	return &Error{Path: path, Msg: err.Error(), Err: err}
 }
 
 func (d *decoder) token(path string) (json.Token, error) {
+	d.src.arm(MaxValueBytes)
 	t, err := d.dec.Token()
 	if err != nil {
 		return nil, ioError(path, err)
@@ -161,11 +172,21 @@ func join(path, field string) string {
 	return path + "." + field
 }
 
-// raw reads the next value whole.
+// raw reads the next value whole (at most MaxValueBytes).
 func (d *decoder) raw(path string) (json.RawMessage, error) {
+	return d.rawMax(path, MaxValueBytes)
+}
+
+// rawMax reads the next value whole, refusing one over max bytes (max < 0:
+// no bound) without reading much more of it than that.
+func (d *decoder) rawMax(path string, max int64) (json.RawMessage, error) {
+	d.src.arm(max)
 	var m json.RawMessage
 	if err := d.dec.Decode(&m); err != nil {
 		return nil, ioError(path, err)
+	}
+	if max >= 0 && int64(len(m)) > max {
+		return nil, errorf(path, "must be at most %s, got %d bytes", sizeName(max), len(m))
 	}
 	return m, nil
 }
@@ -273,267 +294,6 @@ func typeName(t string) string {
 	return "an object"
 }
 
-func (d *decoder) bundle() (*Bundle, error) {
-	if err := d.delim("", '{'); err != nil {
-		return nil, err
-	}
-	b := &Bundle{}
-	seen := map[string]bool{}
-	version := 0
-	last := ""
-	var specRaw, infoRaw json.RawMessage
-	for {
-		k, ok, err := d.key("")
-		if err != nil {
-			var be *Error
-			if last != "" && errors.As(err, &be) && be.Path == "" {
-				be.Msg += fmt.Sprintf(" (after the field %s)", last)
-			}
-			return nil, err
-		}
-		last = k
-		if !ok {
-			break
-		}
-		if seen[k] {
-			return nil, errorf(k, "appears twice")
-		}
-		seen[k] = true
-		switch k {
-		case "format":
-			s, err := d.string(k)
-			if err != nil {
-				return nil, err
-			}
-			if s != Format {
-				return nil, errorf(k, "must be %q, got %s", Format, quoteShort(s))
-			}
-		case "format_version":
-			v, err := d.int(k)
-			if err != nil {
-				return nil, err
-			}
-			if v < 1 || v > FormatVersion {
-				return nil, errorf(k, "must be between 1 and %d (this fwlab's), got %d: a newer fwlab wrote it", FormatVersion, v)
-			}
-			version = int(v)
-		case "version", "status", "name", "note", "created", "ended":
-			s, err := d.string(k)
-			if err != nil {
-				return nil, err
-			}
-			switch k {
-			case "version":
-				b.Version = s
-			case "status":
-				b.Status = s
-			case "name":
-				b.Name = s
-			case "note":
-				b.Note = s
-			case "created":
-				if b.Created, err = parseTime(k, s); err != nil {
-					return nil, err
-				}
-			case "ended":
-				if b.Ended, err = parseTime(k, s); err != nil {
-					return nil, err
-				}
-			}
-		case "spec", "info":
-			// checked once the document is known to be a bundle
-			m, err := d.raw(k)
-			if err != nil {
-				return nil, err
-			}
-			if k == "spec" {
-				specRaw = m
-			} else {
-				infoRaw = m
-			}
-		case "traces":
-			if b.Traces, err = d.traces(); err != nil {
-				return nil, err
-			}
-		case "aggregates":
-			if b.Aggregates, err = d.raw(k); err != nil {
-				return nil, err
-			}
-		default:
-			if version == 0 {
-				return nil, errorf(k, "unknown field (is this a fwlab bundle of a newer format version?)")
-			}
-			return nil, errorf(k, "unknown field")
-		}
-	}
-	if !seen["format"] {
-		return nil, errorf("format", "is required: this is not a fwlab bundle (%q)", Format)
-	}
-	for _, req := range []string{"format_version", "version", "spec", "info", "traces"} {
-		if !seen[req] {
-			return nil, errorf(req, "is required")
-		}
-	}
-	if err := strict("spec", specRaw, &b.Spec); err != nil {
-		return nil, err
-	}
-	if err := d.info(infoRaw, &b.Info); err != nil {
-		return nil, err
-	}
-	if _, err := d.dec.Token(); err != io.EOF {
-		return nil, errorf("", "data after the bundle's closing brace")
-	}
-	if err := check(b); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-func (d *decoder) info(m json.RawMessage, in *Info) error {
-	var raw struct {
-		Dim     *int            `json:"dim"`
-		Samples *int            `json:"samples"`
-		Blocks  *int            `json:"blocks"`
-		FStar   json.RawMessage `json:"fstar"`
-		Panels  json.RawMessage `json:"panels"`
-	}
-	if err := strict("info", m, &raw); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name string
-		v    *int
-		dst  *int
-	}{{"dim", raw.Dim, &in.Dim}, {"samples", raw.Samples, &in.Samples}, {"blocks", raw.Blocks, &in.Blocks}} {
-		if f.v == nil {
-			return errorf("info."+f.name, "is required")
-		}
-		if *f.v < 0 {
-			return errorf("info."+f.name, "must be non-negative, got %d", *f.v)
-		}
-		*f.dst = *f.v
-	}
-	if raw.FStar != nil && string(raw.FStar) != "null" {
-		v, err := parseFloat("info.fstar", raw.FStar)
-		if err != nil {
-			return err
-		}
-		in.FStar = &v
-	}
-	if raw.Panels != nil && string(raw.Panels) != "null" {
-		if raw.Panels[0] != '{' {
-			return errorf("info.panels", "must be an object")
-		}
-		in.Panels = raw.Panels
-	}
-	return nil
-}
-
-func (d *decoder) traces() ([]Trace, error) {
-	if err := d.delim("traces", '['); err != nil {
-		return nil, err
-	}
-	var out []Trace
-	for i := 0; ; i++ {
-		path := fmt.Sprintf("traces[%d]", i)
-		t, err := d.token(path)
-		if err != nil {
-			return nil, err
-		}
-		if t == json.Delim(']') {
-			return out, nil
-		}
-		if t != json.Delim('{') {
-			return nil, errorf(path, "must be an object, got %s", describe(t))
-		}
-		if max := spec.MaxAlgorithms * spec.MaxReplications; i >= max {
-			return nil, errorf(path, "a run has at most %d traces", max)
-		}
-		tr, err := d.trace(path)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, tr)
-	}
-}
-
-func (d *decoder) trace(path string) (Trace, error) {
-	var t Trace
-	seen := map[string]bool{}
-	for {
-		k, ok, err := d.key(path)
-		if err != nil {
-			return t, err
-		}
-		if !ok {
-			break
-		}
-		fp := join(path, k)
-		if seen[k] {
-			return t, errorf(fp, "appears twice")
-		}
-		seen[k] = true
-		switch k {
-		case "algo", "status", "panels_error":
-			s, err := d.string(fp)
-			if err != nil {
-				return t, err
-			}
-			switch k {
-			case "algo":
-				t.Algo = s
-			case "status":
-				t.Status = s
-			case "panels_error":
-				t.PanelsError = s
-			}
-		case "replication", "seed":
-			v, err := d.int(fp)
-			if err != nil {
-				return t, err
-			}
-			if k == "seed" {
-				t.Seed = v
-			} else {
-				t.Replication = int(v)
-			}
-		case "summary":
-			m, err := d.raw(fp)
-			if err != nil {
-				return t, err
-			}
-			if string(m) != "null" {
-				if t.Summary, err = summary(fp, m); err != nil {
-					return t, err
-				}
-			}
-		case "panels":
-			m, err := d.raw(fp)
-			if err != nil {
-				return t, err
-			}
-			if string(m) != "null" {
-				if m[0] != '{' {
-					return t, errorf(fp, "must be an object")
-				}
-				t.Panels = m
-			}
-		case "records":
-			if t.Records, err = d.records(fp); err != nil {
-				return t, err
-			}
-		default:
-			return t, errorf(fp, "unknown field")
-		}
-	}
-	for _, req := range []string{"algo", "replication", "seed", "records"} {
-		if !seen[req] {
-			return t, errorf(join(path, req), "is required")
-		}
-	}
-	return t, nil
-}
-
 func summary(path string, m json.RawMessage) (*solver.Summary, error) {
 	var raw map[string]json.RawMessage
 	if err := strict(path, m, &raw); err != nil {
@@ -586,42 +346,6 @@ func summary(path string, m json.RawMessage) (*solver.Summary, error) {
 		}
 	}
 	return s, nil
-}
-
-func (d *decoder) records(path string) ([]solver.Record, error) {
-	if err := d.delim(path, '['); err != nil {
-		return nil, err
-	}
-	var out []solver.Record
-	var raw map[string]json.RawMessage
-	for i := 0; ; i++ {
-		rp := fmt.Sprintf("%s[%d]", path, i)
-		if !d.dec.More() {
-			if _, err := d.token(rp); err != nil { // the closing bracket
-				return nil, err
-			}
-			return out, nil
-		}
-		clear(raw)
-		if err := d.dec.Decode(&raw); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				return nil, errorf(rp, "must be an object, got %s", te.Value)
-			}
-			return nil, ioError(rp, err)
-		}
-		if raw == nil {
-			return nil, errorf(rp, "must be an object, got null")
-		}
-		r, err := record(rp, raw)
-		if err != nil {
-			return nil, err
-		}
-		if len(out) > 0 && r.K <= out[len(out)-1].K {
-			return nil, errorf(rp+".k", "must be greater than the previous record's k (%d), got %d", out[len(out)-1].K, r.K)
-		}
-		out = append(out, r)
-	}
 }
 
 // recordFields are a record's fields in the order they are checked (and
@@ -748,44 +472,6 @@ func extra(path string, v json.RawMessage) (map[string]float64, error) {
 		out[k] = f
 	}
 	return out, nil
-}
-
-// check applies the rules that span fields: the spec is valid, every trace
-// belongs to one of its algorithms and replications, statuses are known.
-func check(b *Bundle) error {
-	sp := b.Spec
-	sp.Algorithms = append([]spec.Algo(nil), b.Spec.Algorithms...)
-	if err := sp.Normalize(); err != nil {
-		var fe *spec.FieldError
-		if errors.As(err, &fe) {
-			return errorf(join("spec", fe.Field), "%s", fe.Msg)
-		}
-		return errorf("spec", "%v", err)
-	}
-	if b.Status != "" && !slices.Contains(store.Statuses, b.Status) {
-		return errorf("status", "must be one of %s, got %s", strings.Join(store.Statuses, ", "), quoteShort(b.Status))
-	}
-	algos := map[string]bool{}
-	for _, a := range sp.Algorithms {
-		algos[a.Algo] = true
-	}
-	for i, t := range b.Traces {
-		p := fmt.Sprintf("traces[%d]", i)
-		// a trace is named by its algorithm, with what a variant changes
-		// after " + " (for instance "bc-ssfw-as + slack collapse")
-		if base, _, _ := strings.Cut(t.Algo, " + "); !algos[base] {
-			return errorf(p+".algo", "must be one of the spec's algorithms (with a variant after \" + \"), got %s", quoteShort(t.Algo))
-		}
-		if t.Replication < 0 || t.Replication >= sp.Replications {
-			return errorf(p+".replication", "must be between 0 and %d (the spec's replications − 1), got %d", sp.Replications-1, t.Replication)
-		}
-		// k increases, so the first record beyond the limit is found by
-		// bisection
-		if j := sort.Search(len(t.Records), func(j int) bool { return t.Records[j].K > sp.Iters }); j < len(t.Records) {
-			return errorf(fmt.Sprintf("%s.records[%d].k", p, j), "must be at most the spec's iters (%d), got %d", sp.Iters, t.Records[j].K)
-		}
-	}
-	return nil
 }
 
 // appendCompact appends m without insignificant white space.

@@ -28,6 +28,7 @@ func Encode(w io.Writer, b *Bundle) error {
 // Records are not read).
 func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record) error) error) error {
 	e := &encoder{w: w}
+	var dg digester
 	e.buf = append(e.buf, `{"format":`...)
 	e.str(Format)
 	e.buf = append(e.buf, `,"format_version":`...)
@@ -115,6 +116,7 @@ func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record
 		e.buf = append(e.buf, `,"records":[`...)
 		j := 0
 		err := records(i, func(r *solver.Record) error {
+			dg.record(r)
 			if j > 0 {
 				e.buf = append(e.buf, ',')
 			}
@@ -130,12 +132,15 @@ func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record
 			return err
 		}
 		e.buf = append(e.buf, "]}"...)
+		dg.endRecords()
 	}
 	e.buf = append(e.buf, "]"...)
 	if len(b.Aggregates) > 0 {
 		e.buf = append(e.buf, ",\n\"aggregates\":"...)
 		e.raw("aggregates", b.Aggregates)
 	}
+	e.buf = append(e.buf, ",\n\"digest\":"...)
+	e.str(dg.sum(b.Traces))
 	e.buf = append(e.buf, "}\n"...)
 	e.flush()
 	return e.err

@@ -16,33 +16,12 @@ import (
 // one of a run that was live (queued, running, paused) is interrupted. A
 // failure part-way removes what was stored; a process killed part-way
 // leaves a run that the store's next owner marks interrupted.
-func Put(ctx context.Context, st *store.Store, b *Bundle) (string, error) {
-	status := b.Status
-	switch {
-	case status == "":
-		status = store.StatusDone
-	case store.Live(status):
-		// nothing runs it here
-		status = store.StatusInterrupted
-	}
-	r := &store.Run{
-		Spec:     b.Spec,
-		Instance: store.Instance{Dim: b.Info.Dim, Samples: b.Info.Samples, Blocks: b.Info.Blocks, FStar: b.Info.FStar, Panels: b.Info.Panels},
-		Version:  b.Version,
-		Name:     b.Name,
-		Note:     b.Note,
-		// running while the records go in: an import cut short is
-		// marked interrupted, not taken for a whole run
-		Status:  store.StatusRunning,
-		Created: b.Created,
-	}
-	if r.Created.IsZero() {
-		// a bundle from solve records when it ended
-		r.Created = b.Ended
-	}
-	if r.Created.IsZero() {
-		r.Created = time.Now()
-	}
+func Put(ctx context.Context, st store.Backend, b *Bundle) (string, error) {
+	status := finalStatus(b.Status)
+	r := storedRun(b)
+	// running while the records go in: an import cut short is marked
+	// interrupted, not taken for a whole run
+	r.Status = store.StatusRunning
 	for i, t := range b.Traces {
 		r.Traces = append(r.Traces, store.Trace{Index: i, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed})
 	}
@@ -76,6 +55,129 @@ func Put(ctx context.Context, st *store.Store, b *Bundle) (string, error) {
 	return id, nil
 }
 
+// Imported is what Import did.
+type Imported struct {
+	ID       string // the run: new, or the one stored before from the same bundle
+	Existing bool   // the bundle had been imported before: nothing new was kept
+	Problem  string
+	Traces   int
+	Records  int
+	Digest   string // the bundle's content digest (see contentDigest)
+}
+
+// Import reads one bundle from r straight into the store as a new run,
+// decoding it as a stream (a few thousand records at a time, whatever its
+// size) and checking it as Decode does; it returns the run's id. A bundle
+// imported before (the same content digest) is not stored twice: the first
+// run's id comes back with Existing set. A bundle without a status is done;
+// one of a run that was live is interrupted. Until it ends the run is not
+// visible; a failure (a malformed bundle, the reader's error, ctx's end)
+// removes what was stored and returns the error (a *Error naming the path
+// of the field for a malformed bundle).
+func Import(ctx context.Context, st *store.Store, r io.Reader) (*Imported, error) {
+	im, err := st.BeginImport(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ss := &storeSink{ctx: ctx, st: st, im: im}
+	d := newDecoder(r, ss)
+	d.skipAggregates = true
+	d.dig = newContentDigest()
+	fail := func(err error) (*Imported, error) {
+		if aerr := im.Abort(context.WithoutCancel(ctx)); aerr != nil {
+			return nil, fmt.Errorf("%w (and %v)", err, aerr)
+		}
+		return nil, err
+	}
+	b, err := d.bundle()
+	if err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	b.Traces = ss.traces
+	digest, err := d.dig.sum(b)
+	if err != nil {
+		return fail(err)
+	}
+	run := storedRun(b)
+	run.Status = finalStatus(b.Status)
+	run.Ended = b.Ended
+	id, existing, err := im.Commit(ctx, run, digest)
+	if err != nil {
+		return fail(err)
+	}
+	out := &Imported{ID: id, Existing: existing, Problem: b.Spec.Problem, Traces: len(ss.traces), Digest: digest}
+	for _, m := range d.metas {
+		out.Records += m.n
+	}
+	return out, nil
+}
+
+// storedRun is a bundle's run as the store keeps it (without traces,
+// status or end).
+func storedRun(b *Bundle) *store.Run {
+	r := &store.Run{
+		Spec:     b.Spec,
+		Instance: store.Instance{Dim: b.Info.Dim, Samples: b.Info.Samples, Blocks: b.Info.Blocks, FStar: b.Info.FStar, Panels: b.Info.Panels},
+		Version:  b.Version,
+		Name:     b.Name,
+		Note:     b.Note,
+		Created:  b.Created,
+	}
+	if r.Created.IsZero() {
+		// a bundle from solve records when it ended
+		r.Created = b.Ended
+	}
+	if r.Created.IsZero() {
+		r.Created = time.Now()
+	}
+	return r
+}
+
+// finalStatus is the status a bundle's run is stored with: done when it
+// has none, interrupted when it was live (nothing runs it here).
+func finalStatus(s string) string {
+	switch {
+	case s == "":
+		return store.StatusDone
+	case store.Live(s):
+		return store.StatusInterrupted
+	}
+	return s
+}
+
+// storeSink writes a bundle's traces into an import as they are read,
+// keeping only their descriptions.
+type storeSink struct {
+	ctx    context.Context
+	st     *store.Store
+	im     *store.Import
+	traces []Trace // without records
+}
+
+func (s *storeSink) beginTrace(i int) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	s.traces = append(s.traces, Trace{})
+	return s.im.AddTrace(s.ctx, store.Trace{Index: i})
+}
+
+func (s *storeSink) records(i int, recs []solver.Record) error {
+	return s.st.AppendRecords(s.ctx, s.im.ID(), i, recs)
+}
+
+func (s *storeSink) endTrace(i int, t *Trace) error {
+	s.traces[i] = *t
+	res := store.TraceResult{Summary: t.Summary, Panels: t.Panels, PanelsError: t.PanelsError}
+	if t.Status != "" || t.Summary != nil && t.Summary.Status != "" {
+		res.Status = traceStatus(t, "")
+	}
+	return s.im.EndTrace(s.ctx, store.Trace{Index: i, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed}, res)
+}
+
 // traceStatus is a trace's status: its own, its summary's, or the run's;
 // a live one is interrupted.
 func traceStatus(t *Trace, run string) string {
@@ -91,7 +193,7 @@ func traceStatus(t *Trace, run string) string {
 }
 
 // FromStore returns a stored run as a bundle, every record included.
-func FromStore(ctx context.Context, st *store.Store, id string) (*Bundle, error) {
+func FromStore(ctx context.Context, st store.Backend, id string) (*Bundle, error) {
 	r, err := st.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -108,7 +210,7 @@ func FromStore(ctx context.Context, st *store.Store, id string) (*Bundle, error)
 // WriteStored writes a stored run as a bundle to w, reading its records
 // from the store as they are written (a few batches at a time), so that
 // exporting a long run does not hold it in memory.
-func WriteStored(ctx context.Context, w io.Writer, st *store.Store, id string) error {
+func WriteStored(ctx context.Context, w io.Writer, st store.Backend, id string) error {
 	r, err := st.Get(ctx, id)
 	if err != nil {
 		return err

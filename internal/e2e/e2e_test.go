@@ -936,9 +936,12 @@ func TestStartPageRules(t *testing.T) {
 		}
 	}
 
-	// A run link with an unknown id and its spec reproduces the run.
+	// A run link with an unknown id and its spec reproduces the run once
+	// the user presses Start.
 	spec := `{"problem":"toy-polygon","algorithms":[{"algo":"afw"}],"iters":50,"seed":3}`
 	step(t, ctx, "open a run link", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/no-such-run?spec="+url.QueryEscape(spec)))
+	waitFor(t, ctx, "the Start button", `fwlab.awaitingStart === true`, `document.querySelector('#run-page').dataset.status`, 20*time.Second)
+	step(t, ctx, "press Start", 10*time.Second, chromedp.Click(chromedp.ID("btn-start-spec")))
 	waitFor(t, ctx, "the resubmitted run", `!!fwlab.resubmitted && fwlab.done === true`, `[fwlab.resubmitted, fwlab.status, location.href]`, 30*time.Second)
 	id := eval[string](t, ctx, `fwlab.resubmitted`)
 	if p := eval[string](t, ctx, `location.pathname`); p != "/runs/"+id {

@@ -209,7 +209,7 @@ func TestComparePageLayout(t *testing.T) {
 	}
 	series := eval[[]string](t, ctx, `fwlab.charts.objective.series.map(s => s.label)`)
 	joined := strings.Join(series, "|")
-	for _, want := range []string{"zig-zag baseline · ssfw-as", "zig-zag baseline · fista", "aaaaaaaaaaa2 · ssfw-as", "aaaaaaaaaaa2 · fista"} {
+	for _, want := range []string{"zig-zag baseline · ssfw-as", "zig-zag baseline · fista", "ssfw-as · aaaaaaaaaaa2", "fista · aaaaaaaaaaa2"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the objective chart lacks %q: %v", want, series)
 		}

@@ -1,12 +1,17 @@
-// Package loadtest drives a dashboard server on loopback with many clients
-// at once, as `make loadtest` does: each client starts a small run and
-// subscribes to its stream; some disconnect mid-stream, some cancel their
-// run. It reports the requests made, the errors by kind, the time between
-// records batches seen by the live subscribers (p50 and p99) and the peak
-// memory, and then checks that every run reached a final status, that every
-// trace of a finished run is complete (k = 0, 1, … without gaps) and that
-// the goroutines went back to their idle count. The test is bounded in
-// clients and time and stops by itself.
+// Package loadtest drives a dashboard server (on a run store in a
+// temporary file) on loopback with many clients at once, as `make loadtest`
+// does: each client starts a small run and subscribes to its stream; some
+// disconnect mid-stream, some cancel their run. Faults run beside them: one
+// client trickles a large bundle import, viewers read a hostile stored run
+// (2 000 extra metrics, a task graph naming node 30 000 000) as its page
+// would, and a run is deleted while it downloads. It reports the requests
+// made, the errors by kind, the time between records batches seen by the
+// live subscribers (p50 and p99), the peak memory and what the faults saw,
+// and then checks that every run reached a final status, that every trace
+// of a finished run is complete (k = 0, 1, … without gaps), that every
+// download that ended cleanly is whole, that the peak RSS stayed under the
+// server's -mem, and that the goroutines went back to their idle count. The
+// test is bounded in clients and time and stops by itself.
 package loadtest
 
 import (
@@ -20,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -31,6 +37,7 @@ import (
 
 	"github.com/fwlab/fwlab/internal/server"
 	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // Config sets the load.
@@ -44,6 +51,23 @@ type Config struct {
 	DisconnectEvery, CancelEvery int
 	// Timeout bounds the whole test (default 3 minutes).
 	Timeout time.Duration
+	// Mem is the server's memory budget (-mem; default 512 MiB): the
+	// process's peak RSS must stay under it.
+	Mem int64
+	// Faults beside the clients: one client trickles a bundle of
+	// ImportRecords records at TrickleRate bytes per second (default
+	// 100 000 records at 4 MiB/s), HostileViewers read a stored run with
+	// 2 000 extra metrics and a task graph naming node 30 000 000 as its
+	// page would (default 2), and a run of CutRecords records is deleted
+	// while it downloads (default 200 000). A negative value turns a fault
+	// off.
+	ImportRecords, TrickleRate, HostileViewers, CutRecords int
+	// DiskSize, when positive, puts the run store on a file system of
+	// that many bytes (a tmpfs mounted for the test; root only, else the
+	// report says it was skipped), so that the disk fills during the load:
+	// runs the store cannot hold must end failed naming the store, never
+	// done with a record missing, and /healthz must say degraded.
+	DiskSize int64
 }
 
 func (c Config) withDefaults() Config {
@@ -62,6 +86,21 @@ func (c Config) withDefaults() Config {
 	if c.Timeout <= 0 {
 		c.Timeout = 3 * time.Minute
 	}
+	if c.Mem <= 0 {
+		c.Mem = 512 << 20
+	}
+	if c.ImportRecords == 0 {
+		c.ImportRecords = 100_000
+	}
+	if c.TrickleRate <= 0 {
+		c.TrickleRate = 4 << 20
+	}
+	if c.HostileViewers == 0 {
+		c.HostileViewers = 2
+	}
+	if c.CutRecords == 0 {
+		c.CutRecords = 200_000
+	}
 	return c
 }
 
@@ -73,6 +112,8 @@ type Report struct {
 	Batches        int            // records messages seen by the live subscribers
 	GapP50, GapP99 time.Duration  // between records batches of a live subscriber
 	PeakRSS        int64          // bytes (the process: server and clients)
+	Mem            int64          // the server's memory budget (-mem)
+	Faults         string         // what the faults beside the clients saw
 	Statuses       map[string]int // final run statuses
 	TracesChecked  int            // traces of finished runs checked for gaps
 	Problems       []string       // failed checks
@@ -101,7 +142,8 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "errors             %-40s %d\n", k, r.Errors[k])
 	}
 	fmt.Fprintf(&b, "batches            %d to live subscribers; time between batches p50 %v, p99 %v\n", r.Batches, r.GapP50.Round(time.Microsecond), r.GapP99.Round(time.Microsecond))
-	fmt.Fprintf(&b, "peak RSS           %.1f MiB (server and clients in one process)\n", float64(r.PeakRSS)/(1<<20))
+	fmt.Fprintf(&b, "peak RSS           %.1f MiB (server and clients in one process; -mem %.0f MiB)\n", float64(r.PeakRSS)/(1<<20), float64(r.Mem)/(1<<20))
+	b.WriteString(r.Faults)
 	st := make([]string, 0, len(r.Statuses))
 	for k, n := range r.Statuses {
 		st = append(st, k+" "+strconv.Itoa(n))
@@ -150,12 +192,38 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	runtime.GC()
 	idle := runtime.NumGoroutine()
 
+	dir, err := os.MkdirTemp("", "fwlab-loadtest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	f := &faultReport{}
+	small := false
+	if c.DiskSize > 0 {
+		unmount, why := mountSmall(dir, c.DiskSize)
+		if why != "" {
+			f.diskNote = "skipped: " + why
+		} else {
+			small = true
+			f.diskNote = fmt.Sprintf("the store on a %.0f MiB file system", float64(c.DiskSize)/(1<<20))
+			defer unmount()
+		}
+	}
+	dbPath := filepath.Join(dir, "runs.db")
+	st, err := store.Open(dbPath)
+	if err != nil {
+		return nil, err
+	}
+	closeStore := sync.OnceValue(st.Close)
+	defer closeStore()
 	srv, err := server.New(server.Options{
 		ListenAddr:          "127.0.0.1:0",
 		MaxStreamsPerClient: 4 * c.Clients,
-		UploadDir:           os.TempDir(),
+		UploadDir:           dir,
 		Session: session.Options{
+			Store:     st,
 			MaxStored: 2 * c.Clients, MaxClientRuns: 2 * c.Clients, MaxQueued: 2 * c.Clients,
+			MaxMemory: c.Mem,
 		},
 	})
 	if err != nil {
@@ -165,6 +233,13 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if err != nil {
 		_ = srv.Close()
 		return nil, err
+	}
+	hostile := ""
+	if c.HostileViewers > 0 {
+		if hostile, err = putHostileRun(ctx, st, 300); err != nil {
+			_ = srv.Close()
+			return nil, fmt.Errorf("storing the hostile run: %w", err)
+		}
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: time.Minute}
 	served := make(chan error, 1)
@@ -176,6 +251,10 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	peak := newPeak()
 	t := &tally{errors: map[string]int{}}
 	ids := make([]string, c.Clients)
+	f.diskFill = small
+	stopFaults := make(chan struct{})
+	var fwg sync.WaitGroup
+	startFaults(ctx, c, hc, base, hostile, stopFaults, &fwg, t, f)
 	var wg sync.WaitGroup
 	for i := 0; i < c.Clients; i++ {
 		wg.Add(1)
@@ -192,10 +271,16 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		}(i)
 	}
 	wg.Wait()
+	close(stopFaults)
+	fwg.Wait()
 	peak.sample()
+	if small {
+		f.health = health(ctx, hc, base)
+	}
 
-	rep := &Report{Clients: c.Clients, Statuses: map[string]int{}}
+	rep := &Report{Clients: c.Clients, Statuses: map[string]int{}, Mem: c.Mem, Faults: f.String()}
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
+	rep.Problems = append(rep.Problems, f.problems...)
 	// Every run reaches a final status.
 	final := map[string]bool{session.StatusDone: true, session.StatusFailed: true, session.StatusCancelled: true}
 	for _, id := range ids {
@@ -219,11 +304,24 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			problem("run %s is %s at the end", id, st.Status)
 			continue
 		}
+		if st.Status == session.StatusFailed && small {
+			// A run the full store stopped says so, and its trace holds
+			// exactly the records it reports.
+			if !strings.Contains(st.Message, dbPath) {
+				problem("run %s failed with %q, not naming the store %s", id, st.Message, dbPath)
+			}
+			if n, err := checkTrace(ctx, hc, base, id, st, t, false); err != nil {
+				problem("trace of failed run %s: %v", id, err)
+			} else {
+				rep.TracesChecked += n
+			}
+			continue
+		}
 		if st.Status != session.StatusDone {
 			continue
 		}
 		// A finished run's traces are complete: k = 0, 1, … without gaps.
-		n, err := checkTrace(ctx, hc, base, id, st, t)
+		n, err := checkTrace(ctx, hc, base, id, st, t, true)
 		rep.TracesChecked += n
 		if err != nil {
 			problem("trace of %s: %v", id, err)
@@ -241,6 +339,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		problem("serve: %v", err)
 	}
 	tr.CloseIdleConnections()
+	if err := closeStore(); err != nil {
+		problem("closing the store: %v", err)
+	}
 	peak.sample()
 	peak.stop()
 	rep.GoroutinesIdle = idle
@@ -261,11 +362,40 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		rep.GapP99 = gaps[min(len(gaps)-1, len(gaps)*99/100)]
 	}
 	rep.PeakRSS = peak.max()
+	if rep.PeakRSS > c.Mem {
+		problem("peak RSS %.1f MiB over the server's -mem of %.0f MiB", float64(rep.PeakRSS)/(1<<20), float64(c.Mem)/(1<<20))
+	}
 	rep.Elapsed = time.Since(start)
 	if ctx.Err() != nil {
 		problem("the load test ran out of its %v", c.Timeout)
 	}
 	return rep, nil
+}
+
+// startFaults starts the faults beside the clients: the trickled import
+// and the cut download run once, the hostile run's viewers until stop.
+func startFaults(ctx context.Context, c Config, hc *http.Client, base, hostile string, stop <-chan struct{}, wg *sync.WaitGroup, t *tally, f *faultReport) {
+	if c.ImportRecords > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			trickleImport(ctx, hc, base, c.ImportRecords, c.TrickleRate, t, f)
+		}()
+	}
+	if c.CutRecords > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cutDownload(ctx, hc, base, c.CutRecords, t, f)
+		}()
+	}
+	for i := 0; hostile != "" && i < c.HostileViewers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			viewHostile(ctx, hc, base, hostile, 300, stop, t, f)
+		}()
+	}
 }
 
 // client starts one run and follows it as its role says; it returns the
@@ -304,6 +434,16 @@ func client(ctx context.Context, hc *http.Client, base string, iters int, role s
 	// The test's deadline ends the stream too.
 	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
 	defer stop()
+	// A run waiting in the queue sends nothing but the server's pings: each
+	// ping extends the read deadline, as a browser keeps a quiet socket.
+	ws.SetPingHandler(func(data string) error {
+		_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+		err := ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+		if errors.Is(err, websocket.ErrCloseSent) {
+			return nil
+		}
+		return err
+	})
 	var last time.Time
 	batches := 0
 	cursor := map[int]int{}
@@ -408,8 +548,9 @@ func getJSON(ctx context.Context, hc *http.Client, url string, v any) error {
 }
 
 // checkTrace downloads a finished run's trace and checks that each trace's
-// records run k = 0, 1, … without gaps, as many as its status says.
-func checkTrace(ctx context.Context, hc *http.Client, base, id string, st session.Status, t *tally) (int, error) {
+// records run k = 0, 1, … without gaps, as many as its status says (and,
+// when whole is set, every iteration its summary counts).
+func checkTrace(ctx context.Context, hc *http.Client, base, id string, st session.Status, t *tally, whole bool) (int, error) {
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/runs/"+id+"/trace", nil)
 	t.req()
 	resp, err := hc.Do(req)
@@ -434,7 +575,7 @@ func checkTrace(ctx context.Context, hc *http.Client, base, id string, st sessio
 		return 0, err
 	}
 	for i, ts := range st.Traces {
-		if next[i] != ts.Records || ts.Summary == nil || ts.Summary.Iters+1 != ts.Records {
+		if next[i] != ts.Records || (whole && (ts.Summary == nil || ts.Summary.Iters+1 != ts.Records)) {
 			return 0, fmt.Errorf("trace %d: %d records downloaded, %d reported", i, next[i], ts.Records)
 		}
 	}
@@ -464,6 +605,9 @@ type peakRSS struct {
 }
 
 func newPeak() *peakRSS {
+	// Reset the kernel's high-water mark, so that a second round in the
+	// same process measures its own peak (Linux; elsewhere a no-op).
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	p := &peakRSS{quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)

@@ -32,6 +32,10 @@ func lambdaAutoFrac(loss glm.Loss) float64 {
 // maxEntries bounds the size of generated data matrices.
 const maxEntries = 20_000_000
 
+// MaxDenseEntries bounds examples × features of the data the dense models
+// (logistic, svm-dual) hold, so that an upload can be checked against it.
+const MaxDenseEntries = maxEntries
+
 var modelAlgorithms = []string{"ssfw-as", "afw", "pfw", "fw", "fista", "pgd"}
 
 func modelDefaults() []spec.Algo { return []spec.Algo{{Algo: "ssfw-as"}, {Algo: "fista"}} }

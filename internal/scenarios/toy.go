@@ -3,6 +3,9 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/fwlab/fwlab/internal/problems/toy"
 	"github.com/fwlab/fwlab/internal/spec"
@@ -33,9 +36,46 @@ func toyFloatParam(name, def string, lo, hi float64, help string) Param {
 
 func toyLSQParams() []Param {
 	return []Param{
-		toyIntParam("p", "30", 2, toy.MaxP, "dimension of x"),
-		toyIntParam("samples", "200", 1, toy.MaxSamples, "number of least-squares terms n (at least p); batches are drawn from them"),
+		toyIntParam("p", "30", 2, toy.MaxP, "dimension of x (generated data)"),
+		toyIntParam("samples", "200", 1, toy.MaxSamples, "number of least-squares terms n (at least p; generated data); batches are drawn from them"),
+		{Name: "x", Kind: Path, Format: "csv", Default: "", Help: fmt.Sprintf("CSV file of your matrix A (numbers, no header; up to %d columns); replaces the generated data, needs y", toy.MaxDataP)},
+		{Name: "y", Kind: Path, Format: "csv", Default: "", Help: "CSV file of your responses y (one column or one row), with x"},
+		{Name: "data", Kind: Path, Format: "svmlight", Default: "", Help: "svmlight/LIBSVM file: responses as labels, features as the rows of A; replaces the generated data"},
 	}
+}
+
+// toyData reads the user's least-squares data (x and y, or data); ok is
+// false when none is given.
+func toyData(v Values) (rows []float64, n, p int, y []float64, ok bool, err error) {
+	x, y, _, ok, err := loadXY(v)
+	if err != nil || !ok {
+		return nil, 0, 0, nil, false, err
+	}
+	n, p = x.Dims()
+	if n*p > maxEntries {
+		return nil, 0, 0, nil, false, spec.Errorf(dataField(v), "%d samples × %d columns exceed the %d entries a least-squares problem holds", n, p, maxEntries)
+	}
+	return mat.DenseCopyOf(x).RawMatrix().Data, n, p, y, true, nil
+}
+
+// dataField names the parameter that carries the user's matrix.
+func dataField(v Values) string {
+	if v.Str("data") != "" {
+		return "params.data"
+	}
+	return "params.x"
+}
+
+// lsqInfo is the instance's description: F* when it is known (generated
+// data), and where the data came from.
+func lsqInfo(dim, samples int, known bool, fstar float64) Info {
+	info := Info{Dim: dim, Samples: samples, Blocks: 1, Panels: map[string]any{"data": "generated"}}
+	if known {
+		info.FStar = &fstar
+	} else {
+		info.Panels["data"] = "imported"
+	}
+	return info
 }
 
 func toyInfo(dim, samples int, fstar float64, panels map[string]any) Info {
@@ -83,11 +123,20 @@ func init() {
 		Algorithms: toyAlgorithms,
 		Defaults:   toyDefaults(),
 		Build: func(ctx context.Context, v Values, seed int64) (Instance, error) {
-			s, err := toy.NewSimplex(ctx, v.Int("p"), v.Int("samples"), seed)
+			rows, n, p, y, imported, err := toyData(v)
+			if err != nil {
+				return nil, errf("simplex", err)
+			}
+			var s *toy.Simplex
+			if imported {
+				s, err = toy.NewSimplexData(ctx, rows, n, p, y)
+			} else {
+				s, err = toy.NewSimplex(ctx, v.Int("p"), v.Int("samples"), seed)
+			}
 			if err != nil {
 				return nil, toyParamErr("simplex", err)
 			}
-			return &FWInstance{Problem: s, Prox: s, Meta: toyInfo(s.Dim(), s.Samples(), s.FStar(), nil)}, nil
+			return &FWInstance{Problem: s, Prox: s, Meta: lsqInfo(s.Dim(), s.Samples(), s.KnownOptimum(), s.FStar())}, nil
 		},
 	})
 	Register(&Scenario{
@@ -100,11 +149,20 @@ func init() {
 		Algorithms: toyAlgorithms,
 		Defaults:   toyDefaults(),
 		Build: func(ctx context.Context, v Values, seed int64) (Instance, error) {
-			b, err := toy.NewL1Ball(ctx, v.Int("p"), v.Int("samples"), v.Float("radius"), seed)
+			rows, n, p, y, imported, err := toyData(v)
+			if err != nil {
+				return nil, errf("l1ball", err)
+			}
+			var b *toy.L1Ball
+			if imported {
+				b, err = toy.NewL1BallData(ctx, rows, n, p, y, v.Float("radius"))
+			} else {
+				b, err = toy.NewL1Ball(ctx, v.Int("p"), v.Int("samples"), v.Float("radius"), seed)
+			}
 			if err != nil {
 				return nil, toyParamErr("l1ball", err)
 			}
-			return &FWInstance{Problem: b, Prox: b, Meta: toyInfo(b.Dim(), b.Samples(), b.FStar(), nil)}, nil
+			return &FWInstance{Problem: b, Prox: b, Meta: lsqInfo(b.Dim(), b.Samples(), b.KnownOptimum(), b.FStar())}, nil
 		},
 	})
 	Register(&Scenario{
@@ -118,11 +176,20 @@ func init() {
 		Algorithms: toyAlgorithms,
 		Defaults:   toyDefaults(),
 		Build: func(ctx context.Context, v Values, seed int64) (Instance, error) {
-			b, err := toy.NewBox(ctx, v.Int("p"), v.Int("samples"), v.Float("lo"), v.Float("hi"), seed)
+			rows, n, p, y, imported, err := toyData(v)
+			if err != nil {
+				return nil, errf("box", err)
+			}
+			var b *toy.Box
+			if imported {
+				b, err = toy.NewBoxData(ctx, rows, n, p, y, v.Float("lo"), v.Float("hi"))
+			} else {
+				b, err = toy.NewBox(ctx, v.Int("p"), v.Int("samples"), v.Float("lo"), v.Float("hi"), seed)
+			}
 			if err != nil {
 				return nil, toyParamErr("box", err)
 			}
-			return &FWInstance{Problem: b, Prox: b, Meta: toyInfo(b.Dim(), b.Samples(), b.FStar(), nil)}, nil
+			return &FWInstance{Problem: b, Prox: b, Meta: lsqInfo(b.Dim(), b.Samples(), b.KnownOptimum(), b.FStar())}, nil
 		},
 	})
 	RegisterPreset(&Preset{

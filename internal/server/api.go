@@ -122,6 +122,9 @@ func jsonKind(k string) string {
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	if s.refuseDegraded(w) {
+		return
+	}
 	sp, code, aerr := s.decodeSpec(w, r)
 	if aerr != nil {
 		writeError(w, code, aerr.Field, aerr.Error)
@@ -138,7 +141,8 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, session.ErrTooLarge):
 			writeError(w, http.StatusRequestEntityTooLarge, "", err.Error())
 		case errors.Is(err, context.DeadlineExceeded):
-			writeError(w, http.StatusGatewayTimeout, "", err.Error())
+			writeError(w, http.StatusGatewayTimeout, "", fmt.Sprintf("%v: the build took longer than the request timeout of %v%s, and no run was made",
+				err, s.opts.Timeout, s.opts.flag("Timeout")))
 		default:
 			writeError(w, http.StatusServiceUnavailable, "", err.Error())
 		}
@@ -170,6 +174,20 @@ func (s *Server) handleControl(op func(*session.Run)) http.HandlerFunc {
 	}
 }
 
+// handleResume resumes a paused run: 202 with its status, or 429 naming
+// the budget when its remaining records do not fit (it stays paused).
+func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
+	run, ok := s.run(w, r)
+	if !ok {
+		return
+	}
+	if err := run.Resume(); err != nil {
+		writeError(w, http.StatusTooManyRequests, "", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusAccepted, run.Status())
+}
+
 func (s *Server) handlePanels(w http.ResponseWriter, r *http.Request) {
 	if run, ok := s.run(w, r); ok {
 		p := run.Info().Panels
@@ -181,7 +199,11 @@ func (s *Server) handlePanels(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTrace writes every record of every trace stored so far, tagged with
-// trace, algo and replication: JSON Lines (default) or CSV.
+// trace, algo and replication: JSON Lines (default) or CSV. A download is
+// whole or visibly broken: when a read fails before anything is sent the
+// answer is a 500 naming the cause, and when one fails midway the
+// connection is aborted (no terminating chunk), so that no client takes a
+// cut trace for a complete one.
 func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	if format == "" {
@@ -195,6 +217,20 @@ func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	traces := run.Traces()
+	lens := make([]int, len(traces))
+	for i, t := range traces {
+		lens[i] = t.Len() // a running trace grows: both passes see the same records
+	}
+	var extras []string
+	if format == "csv" {
+		var err error
+		if extras, err = extraKeys(traces, lens); err != nil {
+			s.log.Error("trace export", "run", run.ID, "err", err)
+			writeError(w, http.StatusInternalServerError, "", "reading the run's records: "+err.Error())
+			return
+		}
+	}
 	if format == "csv" {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	} else {
@@ -206,21 +242,31 @@ func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
 	// buffer must be written within WriteTimeout, whatever the server's
 	// write timeout for other answers.
 	bw := bufio.NewWriterSize(&progressWriter{w: w, rc: http.NewResponseController(w), d: s.opts.WriteTimeout}, 64<<10)
-	var line []byte
-	traces := run.Traces()
-	lens := make([]int, len(traces))
-	for i, t := range traces {
-		lens[i] = t.Len() // a running trace grows: both passes see the same records
-	}
-	var extras []string
 	if format == "csv" {
-		extras = extraKeys(traces, lens)
 		_, _ = bw.Write(appendCSVHeader(nil, extras))
 	}
+	if err := writeTraces(bw, traces, lens, format, extras); err != nil {
+		if errors.Is(err, errClientGone) {
+			return
+		}
+		s.abort("trace export", run.ID, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return // the client went away
+	}
+}
+
+// errClientGone marks a download whose client stopped reading.
+var errClientGone = errors.New("the client went away")
+
+// writeTraces writes the first lens[i] records of every trace; the error
+// is errClientGone (wrapped) when a write failed, else the read's.
+func writeTraces(bw *bufio.Writer, traces []*session.Trace, lens []int, format string, extras []string) error {
+	var line []byte
 	var werr error
 	for i, t := range traces {
 		tg := &tags{trace: t.Index, algo: t.Algo, replication: t.Replication}
-		t.Each(0, lens[i], func(_ int, rec *solver.Record) bool {
+		_, err := t.Walk(0, lens[i], func(_ int, rec *solver.Record) bool {
 			if format == "csv" {
 				line = appendCSV(line[:0], rec, tg, extras)
 			} else {
@@ -230,10 +276,21 @@ func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
 			return werr == nil
 		})
 		if werr != nil {
-			return // the client went away
+			return fmt.Errorf("%w: %w", errClientGone, werr)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	_ = bw.Flush()
+	return nil
+}
+
+// abort ends a streamed answer whose source failed midway: the error is
+// logged and the connection dropped without the terminating chunk, so the
+// client sees a broken download rather than a short one that looks whole.
+func (s *Server) abort(what, id string, err error) {
+	s.log.Error(what+" cut short: the connection is aborted", "run", id, "err", err)
+	panic(http.ErrAbortHandler)
 }
 
 // progressWriter extends the connection's write deadline before each write.

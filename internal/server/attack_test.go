@@ -3,7 +3,11 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"database/sql"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -20,7 +24,10 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // attackReq is one request an attacker sends.
@@ -582,4 +589,332 @@ func TestUploadsWaitForAParseSlot(t *testing.T) {
 		t.Fatal("the upload did not go through when a parse slot was freed")
 	}
 	<-srv.parses
+}
+
+// damage deletes the record batches of a stored run's trace from record
+// from on, as a damaged file or a run trimmed while it is read would leave
+// it: the trace still reports all its records.
+func damage(t *testing.T, path, id string, trace, from int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Exec(`DELETE FROM batches WHERE run_id = ? AND trace = ? AND first_rec >= ?`, id, trace, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		t.Fatalf("no batch of run %s trace %d from record %d", id, trace, from)
+	}
+}
+
+// A download whose records cannot all be read fails visibly: the trace
+// (JSON Lines, plain or gzip) and the bundle abort the connection midway
+// instead of ending cleanly, and a CSV (which reads the records before its
+// header) answers 500 naming the cause. Before the fix each answered 200 and
+// ended cleanly with a part of the records.
+func TestCutDownloadsFailVisibly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv, ts := newTestServer(t, Options{Session: session.Options{Store: st}})
+	const n = 40_000
+	id := create(t, ts, fakeRun(n, "fw", "afw"))
+	waitFinished(t, srv, id)
+	waitFor(t, "the run to leave memory", func() bool { _, live := srv.Manager().Live(id); return !live })
+	// Whole before the damage.
+	code, body := do(t, "GET", ts.URL+"/api/runs/"+id+"/trace", nil)
+	if whole := bytes.Count(body, []byte("\n")); code != 200 || whole != 2*(n+1) {
+		t.Fatalf("before the damage: %d, %d lines", code, whole)
+	}
+	damage(t, path, id, 1, n/2)
+	for _, c := range []struct{ path, enc string }{
+		{"/trace", "identity"}, {"/trace?format=jsonl", "gzip"}, {"/bundle", "identity"}, {"/bundle", "gzip"},
+	} {
+		t.Run(c.path+" "+c.enc, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", ts.URL+"/api/runs/"+id+c.path, nil)
+			req.Header.Set("Accept-Encoding", c.enc)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Logf("refused before the headers: %v", err)
+				return
+			}
+			defer resp.Body.Close()
+			var r io.Reader = resp.Body
+			if resp.Header.Get("Content-Encoding") == "gzip" {
+				zr, err := gzip.NewReader(resp.Body)
+				if err != nil {
+					t.Logf("the gzip stream is broken at once: %v", err)
+					return
+				}
+				r = zr
+			}
+			got, err := io.ReadAll(r)
+			if err == nil {
+				t.Fatalf("%d: a cut download ended cleanly after %d bytes (%d lines)", resp.StatusCode, len(got), bytes.Count(got, []byte("\n")))
+			}
+			t.Logf("%d bytes, then %v", len(got), err)
+		})
+	}
+	code, body = do(t, "GET", ts.URL+"/api/runs/"+id+"/trace?format=csv", nil)
+	if code != 500 || !strings.Contains(string(body), "missing") {
+		t.Errorf("CSV of a damaged run: %d %.300s", code, body)
+	}
+	// The stream says so too: close code 1011 naming the cause, never a
+	// done over missing records (before: it spun without an end).
+	c := dial(t, ts, id)
+	defer c.Close()
+	got := 0
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		_, msg, err := c.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != websocket.CloseInternalServerErr || !strings.Contains(ce.Text, "reading the run's records failed") {
+				t.Fatalf("after %d records the stream ended with %v", got, err)
+			}
+			t.Logf("the stream closed after %d records: %d %s", got, ce.Code, ce.Text)
+			break
+		}
+		var m struct {
+			Type    string
+			Batches []struct{ Records []json.RawMessage }
+		}
+		_ = json.Unmarshal(msg, &m)
+		if m.Type == "done" {
+			t.Fatalf("done after %d of %d records", got, 2*(n+1))
+		}
+		for _, b := range m.Batches {
+			got += len(b.Records)
+		}
+	}
+	healthy(t, ts)
+}
+
+// CSV cells a spreadsheet would run as formulas are prefixed with ' (the
+// OWASP rule); negative numbers stay numbers.
+func TestCSVCellsAreSpreadsheetSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"fw": "fw", "": "", "=HYPERLINK(\"http://evil\")": `"'=HYPERLINK(""http://evil"")"`,
+		"+1+2": "'+1+2", "-2+3": "'-2+3", "-2.5": "-2.5", "-1e-3": "-1e-3", "@SUM(A1)": "'@SUM(A1)",
+		"\tcmd": "'\tcmd", "\rcmd": "\"'\rcmd\"", "a=b": "a=b", "-": "'-",
+	} {
+		if got := string(appendCSVText(nil, in)); got != want {
+			t.Errorf("%q → %q, want %q", in, got, want)
+		}
+	}
+	// End to end: an imported bundle whose steps are formulas
+	// downloads as CSV with every such cell defused.
+	srv, ts := newTestServer(t, Options{})
+	id := create(t, ts, fakeRun(20, "fw"))
+	waitFinished(t, srv, id)
+	code, body := do(t, "GET", ts.URL+"/api/runs/"+id+"/bundle", nil)
+	if code != 200 {
+		t.Fatalf("bundle: %d", code)
+	}
+	hostile := strings.ReplaceAll(string(body), `"step":"fw"`, `"step":"=HYPERLINK(\"http://evil.example\",\"x\")"`)
+	if hostile == string(body) {
+		t.Fatal("the bundle has no step to rewrite")
+	}
+	code, body = do(t, "POST", ts.URL+"/api/runs/import", []byte(hostile))
+	var out struct{ ID string }
+	if err := json.Unmarshal(body, &out); code != 201 || err != nil {
+		t.Fatalf("import: %d %s", code, body)
+	}
+	code, body = do(t, "GET", ts.URL+"/api/runs/"+out.ID+"/trace?format=csv", nil)
+	if code != 200 {
+		t.Fatalf("csv: %d %s", code, body)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	formulas := 0
+	for _, row := range rows {
+		for _, cell := range row {
+			if formulaLike(cell) {
+				t.Errorf("cell %q would run as a formula", cell)
+			}
+			if strings.HasPrefix(cell, "'=") || strings.HasPrefix(cell, "'@") {
+				formulas++
+			}
+		}
+	}
+	if formulas == 0 {
+		t.Errorf("no defused formula in the download: %.400s", body)
+	}
+	t.Logf("%d formula cells defused in %d rows", formulas, len(rows))
+}
+
+// A sparse file the dense models cannot hold (one feature index 2^30) is
+// refused at upload, naming the file field and the limit; before, it was
+// stored and every run on it failed later.
+func TestSparseUploadBeyondTheDenseLimitIsRefused(t *testing.T) {
+	_, ts := newTestServer(t, Options{UploadDir: t.TempDir()})
+	code, out := upload(t, ts, "file", "huge.svm", []byte("1 1:0.5 1073741824:1\n-1 2:1\n"), nil)
+	msg := fmt.Sprint(out["error"])
+	if code != 400 || out["field"] != "file" || !strings.Contains(msg, "1073741824 features") || !strings.Contains(msg, fmt.Sprint(scenarios.MaxDenseEntries)) {
+		t.Fatalf("%d %v", code, out)
+	}
+	// Within the limit: accepted.
+	if code, out := upload(t, ts, "file", "ok.svm", []byte("1 1:0.5 300:1\n-1 2:1\n"), nil); code != 201 || out["cols"] != 300.0 {
+		t.Fatalf("a small sparse file: %d %v", code, out)
+	}
+}
+
+// A request abandoned while its run is built creates nothing, and a build
+// that outlives the request's budget answers 504 and leaves no run (before,
+// both runs appeared once their builds ended).
+func TestAbandonedRequestsCreateNoRun(t *testing.T) {
+	srv, ts := newTestServer(t, Options{Timeout: 400 * time.Millisecond})
+	slow := fakeRun(10, "fw")
+	slow.Params["build_ms"] = "1200"
+	// The client hangs up 150 ms after posting.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/api/runs", bytes.NewReader(mustJSON(t, slow)))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := client.Do(req); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("the abandoned request was answered: %d %s", resp.StatusCode, b)
+	}
+	// The build outlives the 400 ms budget.
+	start := time.Now()
+	code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, slow))
+	took := time.Since(start)
+	if code != http.StatusGatewayTimeout {
+		t.Fatalf("a build over the budget: %d %s", code, body)
+	}
+	t.Logf("504 after %v: %s", took.Round(time.Millisecond), bytes.TrimSpace(body))
+	// A build within the budget makes its run.
+	quick := fakeRun(10, "fw")
+	quick.Params["build_ms"] = "50"
+	id := create(t, ts, quick)
+	waitFinished(t, srv, id)
+	time.Sleep(1500 * time.Millisecond) // both slow builds have ended
+	if l := list(t, ts.URL, ""); l.Total != 1 || l.Runs[0].ID != id {
+		t.Errorf("runs after the abandoned requests: %+v", l.Runs)
+	}
+	if runs := srv.Manager().List(); len(runs) > 1 {
+		t.Errorf("live runs after the abandoned requests: %+v", runs)
+	}
+}
+
+// clientFrom is an HTTP client whose connections come from the given
+// loopback address: the server tells clients apart by address.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+}
+
+func createAs(t *testing.T, hc *http.Client, ts *httptest.Server, sp spec.Run) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", ts.URL+"/api/runs", bytes.NewReader(mustJSON(t, sp)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ ID, Error string }
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != 201 {
+		return resp.StatusCode, out.Error
+	}
+	return 201, out.ID
+}
+
+// The queue is round-robin across clients: client B's first run starts
+// next after client A's running one, not behind A's twenty queued runs
+// (before: position 21, after all of them).
+func TestQueueIsRoundRobinAcrossClients(t *testing.T) {
+	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 1, MaxClientRuns: 30}})
+	a, b := clientFrom("127.0.0.2"), clientFrom("127.0.0.3")
+	blocker := fakeRun(100_000, "fw")
+	blocker.Params["delay_us"] = "100"
+	code, first := createAs(t, a, ts, blocker)
+	if code != 201 {
+		t.Fatalf("blocker: %d %s", code, first)
+	}
+	small := fakeRun(300, "fw")
+	small.Params["delay_us"] = "1000" // about 0.3 s each
+	var aRuns []string
+	for i := 0; i < 20; i++ {
+		code, id := createAs(t, a, ts, small)
+		if code != 201 {
+			t.Fatalf("A's run %d: %d %s", i, code, id)
+		}
+		aRuns = append(aRuns, id)
+	}
+	code, bRun := createAs(t, b, ts, small)
+	if code != 201 {
+		t.Fatalf("B's run: %d %s", code, bRun)
+	}
+	if st := status(t, ts, bRun); st.Status != "queued" || st.QueuePosition != 1 {
+		t.Fatalf("B's first run: %s at position %d, want queued at 1", st.Status, st.QueuePosition)
+	}
+	if st := status(t, ts, aRuns[0]); st.QueuePosition != 2 {
+		t.Errorf("A's first queued run at position %d, want 2", st.QueuePosition)
+	}
+	if st := status(t, ts, aRuns[19]); st.QueuePosition != 21 {
+		t.Errorf("A's last run at position %d, want 21", st.QueuePosition)
+	}
+	start := time.Now()
+	if code, _ := do(t, "DELETE", ts.URL+"/api/runs/"+first, nil); code != 202 {
+		t.Fatalf("cancel the blocker: %d", code)
+	}
+	waitFinished(t, srv, bRun)
+	t.Logf("B's run ended %v after the slot freed", time.Since(start).Round(time.Millisecond))
+	started := 0
+	for _, id := range aRuns {
+		if st := status(t, ts, id); st.Status != "queued" {
+			started++
+		}
+	}
+	if started > 1 {
+		t.Errorf("%d of A's queued runs started before B's first ended", started)
+	}
+}
+
+// A paused run reserves only the records it has made: three runs started
+// paused with nearly the whole record budget leave room for others (before,
+// every other run got 429). Resuming takes the rest back, or answers 429
+// naming the budget and leaves the run paused.
+func TestPausedRunsReserveOnlyWhatTheyMade(t *testing.T) {
+	srv, ts := newTestServer(t, Options{Flags: map[string]string{"MaxTotalRecords": "-max-records"},
+		Session: session.Options{MaxRecords: 9000, MaxTotalRecords: 10_000, MaxClientRuns: 30}})
+	var paused []string
+	for i := 0; i < 3; i++ {
+		sp := fakeRun(3332, "fw")
+		sp.StartPaused = true
+		paused = append(paused, create(t, ts, sp))
+	}
+	for _, id := range paused {
+		waitFor(t, "the paused run's first record", func() bool { return status(t, ts, id).Records >= 1 })
+	}
+	// 3 × 3333 records of budget are held back by the pauses; a run of
+	// 501 records still fits.
+	create(t, ts, fakeRun(500, "fw"))
+	big := fakeRun(8000, "fw")
+	big.Params["delay_us"] = "1000"
+	bigID := create(t, ts, big)
+	code, body := do(t, "POST", ts.URL+"/api/runs/"+paused[0]+"/resume", nil)
+	if code != 429 || !strings.Contains(string(body), "-max-records") || !strings.Contains(string(body), "3332 remaining records") {
+		t.Fatalf("resume beside a large run: %d %s", code, body)
+	}
+	if st := status(t, ts, paused[0]); st.Status != "paused" {
+		t.Errorf("a refused resume left the run %s", st.Status)
+	}
+	do(t, "DELETE", ts.URL+"/api/runs/"+bigID, nil)
+	waitFinished(t, srv, bigID)
+	if code, body := do(t, "POST", ts.URL+"/api/runs/"+paused[0]+"/resume", nil); code != 202 {
+		t.Fatalf("resume with room: %d %s", code, body)
+	}
+	waitFor(t, "the resumed run to end", func() bool { return status(t, ts, paused[0]).Status == "done" })
 }

@@ -152,23 +152,25 @@ func appendString(b []byte, s string) []byte {
 const csvHeader = "trace,algo,replication,k,passes,time_s,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err\n"
 
 // extraKeys returns the sorted union of the Extra keys of the first lens[i]
-// records of every trace.
-func extraKeys(traces []*session.Trace, lens []int) []string {
+// records of every trace, or the error of a read that failed.
+func extraKeys(traces []*session.Trace, lens []int) ([]string, error) {
 	seen := map[string]bool{}
 	for i, t := range traces {
-		t.Each(0, lens[i], func(_ int, rec *solver.Record) bool {
+		if _, err := t.Walk(0, lens[i], func(_ int, rec *solver.Record) bool {
 			for k := range rec.Extra {
 				seen[k] = true
 			}
 			return true
-		})
+		}); err != nil {
+			return nil, err
+		}
 	}
 	keys := make([]string, 0, len(seen))
 	for k := range seen {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return keys
+	return keys, nil
 }
 
 // appendCSVHeader appends the header line for the given extra keys.
@@ -225,8 +227,13 @@ func appendCSVFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
-// appendCSVText quotes a cell when it needs it (RFC 4180).
+// appendCSVText appends a text cell: one a spreadsheet would run as a
+// formula (see formulaLike) is prefixed with a single quote, and a cell is
+// quoted when it needs it (RFC 4180).
 func appendCSVText(b []byte, s string) []byte {
+	if formulaLike(s) {
+		s = "'" + s
+	}
 	need := false
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
@@ -245,4 +252,21 @@ func appendCSVText(b []byte, s string) []byte {
 		b = append(b, s[i])
 	}
 	return append(b, '"')
+}
+
+// formulaLike reports whether a spreadsheet would read a text cell as a
+// formula (the OWASP rule): it begins with =, +, -, @, a tab or a carriage
+// return, except a cell beginning with - that is a number.
+func formulaLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	switch s[0] {
+	case '=', '+', '@', '\t', '\r':
+		return true
+	case '-':
+		_, err := strconv.ParseFloat(s, 64)
+		return err != nil
+	}
+	return false
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/fwlab/fwlab/internal/bundle"
 	"github.com/fwlab/fwlab/internal/figures"
 	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/store"
 )
@@ -42,6 +43,95 @@ type RunRow struct {
 	Params     map[string]any `json:"params"`
 	Instance   RowInstance    `json:"instance"`
 	Final      []RowFinal     `json:"final"`
+	// Progress is a live run's way towards its limits (omitted once it
+	// has ended).
+	Progress *RowProgress `json:"progress,omitempty"`
+	// Verified is the run's latest verification here (GET /api/runs only).
+	Verified *VerificationRow `json:"verified,omitempty"`
+}
+
+// RowProgress is how far a live run is: the mean over its traces of the
+// fraction of the first limit each will reach (iterations or effective
+// passes), and the seconds left at the traces' own rates (null while no
+// trace has one). web/static/js/progress.js computes the same on the run
+// page.
+type RowProgress struct {
+	Fraction float64  `json:"fraction"`
+	ETA      *float64 `json:"eta_s"`
+}
+
+// traceProgress is one trace's state for runProgress: its last record
+// (nil: none yet) and whether it has ended.
+type traceProgress struct {
+	last  *solver.Record
+	ended bool
+}
+
+// runProgress estimates a run's progress from its limits and its traces'
+// last records: a trace's fraction is k / iters, or passes / passes limit
+// when that is nearer; its time left time_s × (1 − f) / f. The run's time
+// left is the longest of its traces', plus the mean duration of the
+// started traces for each trace not started yet.
+func runProgress(sp spec.Run, traces []traceProgress) RowProgress {
+	if len(traces) == 0 {
+		return RowProgress{}
+	}
+	iters := sp.Iters
+	if iters <= 0 {
+		iters = spec.DefaultIters
+	}
+	var sum, longest, total float64
+	rated, waiting := 0, 0
+	for _, t := range traces {
+		f := 0.0
+		switch {
+		case t.ended:
+			f = 1
+		case t.last != nil:
+			f = float64(t.last.K) / float64(iters)
+			if sp.Passes > 0 && t.last.Passes > 0 {
+				f = math.Max(f, t.last.Passes/sp.Passes)
+			}
+			f = math.Min(1, math.Max(0, f))
+		}
+		sum += f
+		if f >= 1 {
+			continue
+		}
+		if f > 0 && t.last != nil && t.last.Time > 0 {
+			longest = math.Max(longest, t.last.Time*(1-f)/f)
+			total += t.last.Time / f
+			rated++
+		} else {
+			waiting++
+		}
+	}
+	p := RowProgress{Fraction: sum / float64(len(traces))}
+	if p.Fraction >= 1 {
+		zero := 0.0
+		return RowProgress{Fraction: 1, ETA: &zero}
+	}
+	if rated > 0 {
+		eta := longest + float64(waiting)*total/float64(rated)
+		p.ETA = &eta
+	}
+	return p
+}
+
+// liveProgress is runProgress of a run live in this server.
+func liveProgress(sp spec.Run, live *session.Run) *RowProgress {
+	var ts []traceProgress
+	for _, t := range live.Traces() {
+		tp := traceProgress{ended: t.Status() != "running" && t.Status() != "paused" && t.Status() != "queued" && t.Status() != ""}
+		if n := t.Len(); n > 0 {
+			if recs := t.Records(n-1, n); len(recs) == 1 {
+				tp.last = &recs[0]
+			}
+		}
+		ts = append(ts, tp)
+	}
+	p := runProgress(sp, ts)
+	return &p
 }
 
 // RowInstance is a run's instance summary.
@@ -91,6 +181,9 @@ func (s *Server) runRow(r *store.Run) RunRow {
 	live, _ := s.mgr.Live(r.ID)
 	if live != nil {
 		row.Status = live.RunStatus()
+		if row.Status == "running" || row.Status == "paused" || row.Status == "queued" {
+			row.Progress = liveProgress(r.Spec, live)
+		}
 	}
 	for i, t := range r.Traces {
 		f := RowFinal{Algo: t.Algo, Replication: t.Replication, Status: t.Status}
@@ -147,9 +240,23 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, err)
 		return
 	}
+	ids := make([]string, len(runs))
+	for i, run := range runs {
+		ids[i] = run.ID
+	}
+	last, err := s.st.LastVerifications(r.Context(), ids)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
 	rows := make([]RunRow, 0, len(runs))
 	for _, run := range runs {
-		rows = append(rows, s.runRow(run))
+		row := s.runRow(run)
+		if v, ok := last[run.ID]; ok {
+			vr := verificationRow(v)
+			row.Verified = &vr
+		}
+		rows = append(rows, row)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": f.Offset, "limit": f.Limit, "disk_bytes": disk})
 }
@@ -263,7 +370,8 @@ func (s *Server) handleDeleteMany(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleBundle writes a run as a bundle, its records read from the store as
-// they go out (a live run: what has reached the store so far).
+// they go out (a live run: what has reached the store so far); a read that
+// fails midway aborts the connection.
 func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	if run, ok := s.mgr.Live(id); ok {
@@ -278,7 +386,13 @@ func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	pw := &progressWriter{w: w, rc: http.NewResponseController(w), d: s.opts.WriteTimeout}
 	if err := bundle.WriteStored(r.Context(), pw, s.st, id); err != nil {
-		s.log.Warn("bundle export", "id", id, "err", err)
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		// A bundle is served whole or not at all: a read that failed
+		// midway drops the connection (the client sees an error, not a
+		// cut JSON document that ends cleanly).
+		s.abort("bundle export", id, err)
 	}
 }
 
@@ -315,34 +429,6 @@ func (s *Server) handleFigure(format string) http.HandlerFunc {
 		w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="fwlab-%s.%s"`, run.ID, format))
 		_, _ = w.Write(buf.Bytes())
 	}
-}
-
-// handleImport stores a bundle as a new run: 201 {"id"}; 400 naming the
-// field of a malformed bundle; 413 over MaxImport.
-func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(s.opts.UploadTimeout))
-	b, err := bundle.Decode(http.MaxBytesReader(w, r.Body, s.opts.MaxImport))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		var be *bundle.Error
-		switch {
-		case errors.As(err, &mbe):
-			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("a bundle may be at most %d bytes%s", s.opts.MaxImport, s.opts.flag("MaxImport")))
-		case errors.As(err, &be):
-			writeError(w, http.StatusBadRequest, be.Path, be.Msg)
-		default:
-			writeError(w, http.StatusBadRequest, "", err.Error())
-		}
-		return
-	}
-	id, err := bundle.Put(r.Context(), s.st, b)
-	if err != nil {
-		s.storeError(w, err)
-		return
-	}
-	w.Header().Set("Location", "/api/runs/"+id)
-	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
 
 // statusWithUser is a run's status with the user's fields from the store

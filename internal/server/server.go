@@ -7,14 +7,17 @@
 // field "" when no field of the spec is at fault; an error body is at most
 // MaxErrorBody bytes and quotes at most 40 characters of any input):
 //
-//	GET    /healthz                  200 "ok"
+//	GET    /healthz                  200 "ok"; 503 "degraded: …" naming the run store's file and
+//	                                 why it cannot write (new runs and imports then get 503)
 //	GET    /api/scenarios            the Catalogue: problems, algorithms, defaults, presets
 //	GET    /api/presets              the presets, each with its run spec
 //	POST   /api/uploads              201 {"path","name","bytes","format","rows","cols"}: a data
 //	                                 file (multipart field "file", optional "format" csv |
 //	                                 svmlight | ocr), checked by parsing (at most MaxParses at
-//	                                 once); 400 malformed (the error names file:line:col) or no
-//	                                 file, 413 over MaxUpload or the UploadQuota of all uploads
+//	                                 once); 400 malformed (the error names file:line:col), no
+//	                                 file, or svmlight data beyond the dense models'
+//	                                 scenarios.MaxDenseEntries, 413 over MaxUpload or the
+//	                                 UploadQuota of all uploads
 //	POST   /api/preview              200 {"dim","samples","blocks","fstar"}: the size of the
 //	                                 instance {"problem","params","seed"} builds (cached);
 //	                                 400 invalid problem or params (field named), 504 slow build
@@ -24,7 +27,8 @@
 //	                                 alone over the memory budget, 429 a budget used up (the
 //	                                 queue, the memory of the runs held, the client's runs;
 //	                                 the message names it and its flag), 503 server closing,
-//	                                 504 build cut by the timeout
+//	                                 504 build cut by the timeout (no run is made, nor for a
+//	                                 request abandoned while its run was built)
 //	GET    /api/runs                 the run store's history, newest first: ?problem, algo, status,
 //	                                 q (name or note), offset, limit → {"runs": [RunRow], "total",
 //	                                 "offset", "limit", "disk_bytes"}
@@ -35,20 +39,35 @@
 //	PATCH  /api/runs/{id}            {"name"?, "note"?, "starred"?} → 200 RunRow
 //	POST   /api/runs/delete          {"ids": [...]} → 200 {"deleted": n}; 409 naming ids[i] for a
 //	                                 run still live (cancel it first)
-//	GET    /api/runs/{id}/bundle     the run as a bundle (package bundle), streamed from the store
+//	GET    /api/runs/{id}/bundle     the run as a bundle (package bundle), streamed from the store;
+//	                                 whole, or the connection is aborted
 //	GET    /api/runs/{id}/figure.svg the run's figure (figures.FromRun); also .png and .pdf
-//	POST   /api/runs/import          a bundle → 201 {"id"}; 400 naming the field path of a
-//	                                 malformed one; 413 over MaxImport
+//	POST   /api/runs/import          a bundle, streamed into the store → 201 {"id"}; 200 {"id",
+//	                                 "existing": true} for one imported before; 202
+//	                                 {"status_url"} when it outlasts ImportWait; 400 naming the
+//	                                 field path of a malformed one; 413 over MaxImport; 429
+//	                                 over MaxImports or the memory budget (imports.go)
+//	GET    /api/imports/{n}          an import's status: importing, done (id) or failed (error)
 //	POST   /api/sweeps               {"base": spec, "axes": [...]} (package sweep) → 201 {"id"};
 //	                                 400 naming axes[i].param or axes[i].values[j]
 //	GET    /api/sweeps/{id}          ?gap=G: status, cells with their run, status and medians
 //	GET    /api/sweeps               {"sweeps": [{"id","status","created","axes","cells_total",
 //	                                 "cells_done"}], "total", "offset", "limit"}
 //	DELETE /api/sweeps/{id}          202 {"status"}: cancels the sweep's queued and running cells
+//	POST   /api/runs/{id}/verify     202 {"id"} of a re-run of the run's spec, queued like any run;
+//	                                 once it ends it is compared with the run and the outcome
+//	                                 stored (verify.go); 409 a run still live
+//	GET    /api/runs/{id}/verifications {"verifications": [VerificationRow]}, newest first
+//	POST   /api/sweeps/{id}/verify   202 {"cells": n}: verifies every cell, one after the other
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
-//	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step)
+//	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step; /resume answers
+//	                                 429 naming the budget when the run's remaining records do not
+//	                                 fit, and the run stays paused)
 //	GET    /api/runs/{id}/trace      ?format=jsonl (default) | csv: every stored record, tagged
+//	                                 (CSV text cells a spreadsheet would run as formulas are
+//	                                 prefixed with '); a read that fails midway aborts the
+//	                                 connection, one that fails first answers 500
 //	GET    /api/runs/{id}/panels     the instance's panels (an object)
 //	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS);
 //	                                 429 over MaxStreamsPerClient
@@ -185,8 +204,12 @@ type Options struct {
 	// field's name), for error messages.
 	Flags map[string]string
 	// MaxImport bounds the body of POST /api/runs/import (default
-	// DefaultMaxImport).
-	MaxImport int64
+	// DefaultMaxImport); MaxImports the imports running at once (default
+	// DefaultMaxImports); ImportWait how long an import runs before it is
+	// answered 202 with a status URL (default DefaultImportWait).
+	MaxImport  int64
+	MaxImports int
+	ImportWait time.Duration
 }
 
 // flag names the command-line flag of an Options field, for messages.
@@ -267,6 +290,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxImport <= 0 {
 		o.MaxImport = DefaultMaxImport
 	}
+	if o.MaxImports <= 0 {
+		o.MaxImports = DefaultMaxImports
+	}
+	if o.ImportWait <= 0 {
+		o.ImportWait = DefaultImportWait
+	}
 	return o
 }
 
@@ -275,13 +304,14 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	mgr     *session.Manager
-	st      *store.Store
+	st      store.Backend
 	ownSt   bool // opened by New (in memory), closed by Close
 	stOnce  sync.Once
 	sweeps  *sweeper
 	router  chi.Router
 	handler http.Handler // router behind guard
 	uploads *uploads
+	imp     *importer // POST /api/runs/import (imports.go)
 	// previews caches the recent answers of POST /api/preview.
 	previews *previews
 
@@ -327,6 +357,7 @@ func New(o Options) (*Server, error) {
 		uploads:    up,
 		allowHosts: map[string]struct{}{},
 		parses:     make(chan struct{}, o.MaxParses),
+		imp:        newImporter(o.MaxImports),
 	}
 	for _, h := range o.AllowHosts {
 		if h = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), "."); h != "" {
@@ -347,10 +378,7 @@ func New(o Options) (*Server, error) {
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok"))
-	})
+	r.Get("/healthz", s.handleHealth)
 	// The websocket route has no Compress or Timeout middleware.
 	r.Get("/ws/runs/{id}", s.handleWS)
 
@@ -374,9 +402,10 @@ func New(o Options) (*Server, error) {
 			r.Get("/runs/{id}", s.handleStatus)
 			r.Delete("/runs/{id}", s.handleCancel)
 			r.Post("/runs/{id}/pause", s.handleControl((*session.Run).Pause))
-			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
+			r.Post("/runs/{id}/resume", s.handleResume)
 			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
 			r.Get("/runs/{id}/panels", s.handlePanels)
+			r.Get("/imports/{id}", s.handleImportStatus)
 			r.Patch("/runs/{id}", s.handleEdit)
 			r.Post("/runs/delete", s.handleDeleteMany)
 			for _, f := range figures.Formats {
@@ -386,6 +415,7 @@ func New(o Options) (*Server, error) {
 			r.Get("/sweeps", s.handleSweepList)
 			r.Get("/sweeps/{id}", s.handleSweepGet)
 			r.Delete("/sweeps/{id}", s.handleSweepCancel)
+			s.verifyRoutes(r)
 		})
 	})
 	if err := mountPages(r, s); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
@@ -127,7 +128,14 @@ func (st *stream) serve() {
 		}
 		newVersion := st.run.Version()
 		finished := st.run.Finished() // read before the records: a finished trace has stored them all
-		msg, pending := st.records(traces, cursors)
+		msg, pending, rerr := st.records(traces, cursors)
+		if rerr != nil {
+			// The stored records cannot all be read: say so and end the
+			// stream rather than send a done over missing records.
+			st.s.log.Error("streaming a run's records", "run", st.run.ID, "err", rerr)
+			_ = st.conn.CloseWith(closeInternalError, clipClose("reading the run's records failed: "+rerr.Error()), time.Now().Add(time.Second))
+			return
+		}
 		if msg != nil {
 			start := time.Now()
 			if st.conn.WriteText(msg, start.Add(o.WriteTimeout)) != nil {
@@ -177,11 +185,11 @@ func (st *stream) goAway() {
 }
 
 // records encodes the records not yet sent as one message, advances the
-// cursors, and returns the message (nil if nothing is new) and how many
-// stored records remain unsent. Each trace may send its share of MaxBatch,
+// cursors, and returns the message (nil if nothing is new), how many
+// stored records remain unsent, and the error of a read that failed. Each trace may send its share of MaxBatch,
 // or a fifteenth of its backlog (catching up in half a second at the rate
 // limit) up to ten times that share, within its share of MaxMessage bytes.
-func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) {
+func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int, error) {
 	o := &st.s.opts
 	share := max(o.MaxBatch/len(traces), 1)
 	// Each trace's records take at most its share of MaxMessage bytes (and
@@ -207,7 +215,7 @@ func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) 
 			b = append(b, `,"records":[`...)
 			from := cursors[i]
 			sent, limit := 0, len(b)+bytesShare
-			t.Each(from, min(total, from+quota), func(j int, rec *solver.Record) bool {
+			_, err := t.Walk(from, min(total, from+quota), func(j int, rec *solver.Record) bool {
 				if sent > 0 && len(b) >= limit {
 					return false // the message is full: the rest follows
 				}
@@ -218,6 +226,9 @@ func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) 
 				sent++
 				return true
 			})
+			if err != nil {
+				return nil, 0, err
+			}
 			cursors[i] += sent
 			b = append(b, "]}"...)
 			n++
@@ -227,9 +238,22 @@ func (st *stream) records(traces []*session.Trace, cursors []int) ([]byte, int) 
 	b = append(b, "]}"...)
 	st.buf = b
 	if n == 0 {
-		return nil, pending
+		return nil, pending, nil
 	}
-	return b, pending
+	return b, pending, nil
+}
+
+// clipClose cuts a close frame's reason to the 123 bytes a control frame
+// allows, on a rune boundary.
+func clipClose(s string) string {
+	if len(s) <= 123 {
+		return s
+	}
+	cut := 120
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // backlog counts the stored records not yet sent.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fwlab/fwlab/internal/dataio"
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/ssvm"
 )
 
@@ -189,6 +190,12 @@ func checkData(path, name, format string, limit int64) (rows, cols int, err erro
 		s, err := dataio.ParseSVMLight(f, name)
 		if err != nil {
 			return 0, 0, err
+		}
+		// The models that read svmlight data hold it dense: a file they
+		// cannot hold is refused now, not by every run on it later.
+		if int64(s.Rows())*int64(max(s.Dim, 1)) > scenarios.MaxDenseEntries {
+			return 0, 0, fmt.Errorf("%s: %d examples × %d features (its largest feature index) exceed the %d entries the dense models (logistic, svm-dual) hold",
+				name, s.Rows(), s.Dim, scenarios.MaxDenseEntries)
 		}
 		return s.Rows(), s.Dim, nil
 	case FormatOCR:

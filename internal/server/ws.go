@@ -11,10 +11,11 @@ import (
 
 // Close codes used by the stream.
 const (
-	closeNormal     = websocket.CloseNormalClosure // 1000: the run is done
-	closeGoingAway  = websocket.CloseGoingAway     // 1001: the server shuts down
-	closeTryLater   = websocket.CloseTryAgainLater // 1013: the client is too slow
-	closeMaxMessage = 4096                         // the largest message a client may send
+	closeNormal        = websocket.CloseNormalClosure     // 1000: the run is done
+	closeGoingAway     = websocket.CloseGoingAway         // 1001: the server shuts down
+	closeTryLater      = websocket.CloseTryAgainLater     // 1013: the client is too slow
+	closeInternalError = websocket.CloseInternalServerErr // 1011: the run's records cannot be read
+	closeMaxMessage    = 4096                             // the largest message a client may send
 )
 
 // wsConn is the one type that knows the websocket library, so the transport

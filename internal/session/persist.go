@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/fwlab/fwlab/internal/bundle"
@@ -48,8 +49,12 @@ func (m *Manager) putRun(ctx context.Context, r *Run) (string, error) {
 	return id, nil
 }
 
-// persistEnd writes the end of a finished run: the appender's last records,
-// every trace's result, then the run's final status and end time.
+// persistEnd writes the end of a finished run, in the order that keeps
+// the store truthful: the appender's last records (committed), then every
+// trace's result, then the run's final status and end time. When the store
+// refused any of it the run is failed (never done), its message naming the
+// store and the cause; a trace whose records the store did not all take is
+// failed too.
 func (r *Run) persistEnd() error {
 	st := r.m.st
 	ctx := context.Background()
@@ -59,11 +64,26 @@ func (r *Run) persistEnd() error {
 	if r.app != nil {
 		if err := r.app.Close(); err != nil {
 			errs = append(errs, err)
+			if r.noteStoreErr(err) {
+				slog.Error("run store write failed; the run ends failed", "run", r.ID, "store", st.Path(), "err", err)
+			}
 		}
+	}
+	storeErr, reason := r.storeFailure()
+	var held map[int]int // records the store holds by trace, after a failure
+	if storeErr != nil {
+		held = r.storedCounts(ctx)
 	}
 	for _, t := range r.traces {
 		ts := t.TraceStatus()
 		res := runstore.TraceResult{Status: ts.Status, Summary: ts.Summary, PanelsError: ts.PanelsError}
+		if n, ok := held[t.Index]; storeErr != nil && (!ok || n < ts.Records) && ts.Status != solver.StatusFailed {
+			sum := failedByStore(solver.Summary{}, reason)
+			if ts.Summary != nil {
+				sum = failedByStore(*ts.Summary, reason)
+			}
+			res.Status, res.Summary = sum.Status, &sum
+		}
 		if ts.Panels != nil {
 			b, err := json.Marshal(ts.Panels)
 			if err != nil {
@@ -76,8 +96,13 @@ func (r *Run) persistEnd() error {
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) > 0 && storeErr == nil {
+		// the records are in, a trace's result is not: not done either
+		r.noteStoreErr(errors.Join(errs...))
+		slog.Error("run store write failed; the run ends failed", "run", r.ID, "store", st.Path(), "err", errors.Join(errs...))
+	}
 	r.mu.Lock()
-	reason := r.reason
+	reason = r.reason
 	r.mu.Unlock()
 	if reason != "" {
 		if err := st.SetMessage(ctx, r.ID, reason); err != nil {
@@ -90,6 +115,20 @@ func (r *Run) persistEnd() error {
 	}
 	r.persisted, r.final = status, true
 	return errors.Join(errs...)
+}
+
+// storedCounts returns the records the store holds of each trace (none
+// when it cannot say).
+func (r *Run) storedCounts(ctx context.Context) map[int]int {
+	sr, err := r.m.st.Get(ctx, r.ID)
+	if err != nil {
+		return nil
+	}
+	out := map[int]int{}
+	for _, t := range sr.Traces {
+		out[t.Index] = t.Records
+	}
+	return out
 }
 
 // persistStatus writes a live run's status when it changed since the last

@@ -131,7 +131,12 @@ func TestStoredStatusFollowsTheRun(t *testing.T) {
 }
 
 // Keep trims the oldest unstarred runs as runs end; starred runs stay.
+// (Runs that ended within store.TrimGrace are spared; the test sets it to
+// zero so that trimming is seen at once.)
 func TestKeepTrimsOldUnstarredRuns(t *testing.T) {
+	grace := store.TrimGrace
+	store.TrimGrace = 0
+	defer func() { store.TrimGrace = grace }()
 	st := openStore(t, store.Memory)
 	defer st.Close()
 	m := newManager(t, session.Options{Store: st, Keep: 1})
@@ -156,5 +161,38 @@ func TestKeepTrimsOldUnstarredRuns(t *testing.T) {
 	}
 	if _, ok := m.Get(ids[1]); ok {
 		t.Error("a trimmed run is still found")
+	}
+}
+
+// Walk says why it stopped: records held in memory and whole stored ones
+// walk without error; stored records that are missing (a damaged store, a
+// run deleted while read) give the store's error, where Each stops quietly.
+func TestWalkReportsMissingRecords(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "runs.db"))
+	defer st.Close()
+	m := newManager(t, session.Options{Store: st})
+	r, err := m.Create(context.Background(), fakeSpec(5000, nil, "fw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, r)
+	tr := r.Traces()[0]
+	n, err := tr.Walk(0, tr.Len(), func(int, *solver.Record) bool { return true })
+	if err != nil || n != 5001 {
+		t.Fatalf("a whole stored trace: %d records, %v", n, err)
+	}
+	stopped, err := tr.Walk(0, tr.Len(), func(i int, _ *solver.Record) bool { return i < 9 })
+	if err != nil || stopped != 10 {
+		t.Fatalf("a walk its callback stopped: %d records, %v", stopped, err)
+	}
+	if _, err := st.Delete(context.Background(), r.ID); err != nil {
+		t.Fatal(err)
+	}
+	n, err = tr.Walk(0, tr.Len(), func(int, *solver.Record) bool { return true })
+	if err == nil || n != 0 {
+		t.Fatalf("a deleted run's trace: %d records and no error", n)
+	}
+	if each := tr.Each(0, tr.Len(), func(int, *solver.Record) bool { return true }); each != 0 {
+		t.Fatalf("Each read %d records of a deleted run", each)
 	}
 }

@@ -250,3 +250,49 @@ func TestStepRestartsThePauseTimeout(t *testing.T) {
 		t.Errorf("%s with %d records, want cancelled with 7", st.Status, st.Records)
 	}
 }
+
+// The queue takes runs round-robin across clients, first come first served
+// within a client; a client's queued runs are interleaved with the others'
+// in the queue positions too.
+func TestQueueRoundRobinOrder(t *testing.T) {
+	m := newManager(t, session.Options{MaxActive: 1, MaxQueued: 20, MaxStored: 20, MaxClientRuns: 20})
+	first := create(t, m, slowSpec(), "a") // a was served last
+	var runs []*session.Run
+	name := map[*session.Run]string{}
+	for _, c := range []string{"a", "a", "a", "b", "b", "c", "a"} {
+		r := create(t, m, slowSpec(), c)
+		name[r] = c + string(rune('0'+len(runs)))
+		runs = append(runs, r)
+	}
+	// b and c were never served: b (queued first), c, then a, then round by round.
+	want := []string{"b3", "c5", "a0", "b4", "a1", "a2", "a6"}
+	got := make([]string, len(runs))
+	for _, r := range runs {
+		got[r.Status().QueuePosition-1] = name[r]
+	}
+	if !equalS(got, want) {
+		t.Fatalf("queue order %v, want %v", got, want)
+	}
+	// The runs start in that order.
+	var started []string
+	prev := first
+	for range runs {
+		prev.Cancel()
+		waitDone(t, prev)
+		waitFor(t, "the next run to start", func() bool {
+			for _, r := range runs {
+				if r.RunStatus() == session.StatusRunning {
+					started = append(started, name[r])
+					prev = r
+					return true
+				}
+			}
+			return false
+		})
+	}
+	prev.Cancel()
+	waitDone(t, prev)
+	if !equalS(started, want) {
+		t.Fatalf("start order %v, want %v", started, want)
+	}
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,7 @@ type Run struct {
 	cancelled   bool
 	interrupted bool   // live when the manager closed
 	reason      string // why the run was cancelled, when not by the user
+	storeErr    error  // the store refused the run's writes (storefail.go)
 	queued      bool   // waiting in the manager's queue
 	slot        bool   // holds a run slot
 	started     bool   // the traces' goroutines are launched
@@ -125,8 +127,11 @@ func (r *Run) RunStatus() string {
 	}
 	r.mu.Lock()
 	paused, cancelled, running, interrupted, slot := r.paused, r.cancelled, r.running, r.interrupted, r.slot
+	storeErr := r.storeErr
 	r.mu.Unlock()
 	switch {
+	case storeErr != nil:
+		return StatusFailed
 	case interrupted:
 		return StatusInterrupted
 	case cancelled:
@@ -346,10 +351,17 @@ func (r *Run) Pause() {
 
 // Resume lets every trace run freely again once the run has a run slot: it
 // joins the queue ahead of the runs never started, and runs at once when a
-// slot is free.
-func (r *Run) Resume() {
+// slot is free. A paused run reserves only the records it has made, so
+// Resume takes the rest of its record budget back first: when that does not
+// fit beside the other runs, it fails with ErrBusy (wrapped) and the run
+// stays paused.
+func (r *Run) Resume() error {
 	m := r.m
 	m.mu.Lock()
+	if err := m.reclaimLocked(r); err != nil {
+		m.mu.Unlock()
+		return err
+	}
 	r.mu.Lock()
 	if r.paused {
 		r.paused = false
@@ -376,6 +388,32 @@ func (r *Run) Resume() {
 	m.dispatchLocked()
 	m.mu.Unlock()
 	r.changed()
+	return nil
+}
+
+// reclaimLocked checks that a paused run's remaining records (its budget
+// less what it has made) fit in the record and memory budgets again,
+// evicting finished runs to make room (m.mu held).
+func (m *Manager) reclaimLocked(r *Run) error {
+	r.mu.Lock()
+	paused := r.paused && r.running > 0 && r.ctx.Err() == nil
+	r.mu.Unlock()
+	if !paused {
+		return nil
+	}
+	more := r.budget - r.stored()
+	if more <= 0 {
+		return nil
+	}
+	if !m.makeRoomLocked(more) {
+		return fmt.Errorf("%w: resuming needs room for the run's %d remaining records, and the runs in progress leave too few of the %d records allowed in all%s; cancel one or wait until one finishes",
+			ErrBusy, more, m.opts.MaxTotalRecords, m.opts.flag("MaxTotalRecords"))
+	}
+	if bytes := int64(more) * RecordBytes; !m.makeMemoryLocked(bytes) {
+		return fmt.Errorf("%w: resuming needs about %s for the run's %d remaining records, and the runs in progress hold %s of the server's memory budget of %s%s; cancel one or wait until one finishes",
+			ErrBusy, mib(bytes), more, mib(m.liveBytesLocked()), mib(m.opts.MaxMemory), m.opts.flag("MaxMemory"))
+	}
+	return nil
 }
 
 // Step lets each trace stopped at the pause emit exactly one more record,
@@ -513,9 +551,10 @@ type Trace struct {
 	acquired time.Time // when the slot was taken
 	count    int
 
-	tokens   int  // single steps granted (guarded by run.mu)
-	waiting  bool // blocked by a pause (guarded by run.mu)
-	stepping bool // took a step and has not stopped again yet (guarded by run.mu)
+	tokens   int         // single steps granted (guarded by run.mu)
+	waiting  bool        // blocked by a pause (guarded by run.mu)
+	stepping bool        // took a step and has not stopped again yet (guarded by run.mu)
+	evalStep atomic.Bool // the iteration after a step is evaluated (stepRecorder)
 }
 
 // Len returns the number of records stored so far.
@@ -582,6 +621,11 @@ func (t *Trace) Each(from, to int, fn func(i int, rec *solver.Record) bool) int 
 	if disk {
 		return t.eachStored(from, min(to, n), fn)
 	}
+	return eachView(&v, from, to, fn)
+}
+
+// eachView is Each over records held in memory.
+func eachView(v *view, from, to int, fn func(i int, rec *solver.Record) bool) int {
 	to = min(to, v.n)
 	if from < 0 || from >= to {
 		return 0
@@ -595,6 +639,44 @@ func (t *Trace) Each(from, to int, fn func(i int, rec *solver.Record) bool) int 
 		}
 	}
 	return to - from
+}
+
+// ErrIncomplete is returned by Walk when the store holds fewer of a
+// trace's records than the trace reports (a damaged store, or a run deleted
+// while it was read).
+var ErrIncomplete = errors.New("the trace's records are incomplete")
+
+// Walk is Each that says why it stopped before the end: the store's error
+// when a read failed, or ErrIncomplete (wrapped) when fewer records than
+// asked for could be read. Records in memory always read whole; a walk that
+// fn stopped reports no error.
+func (t *Trace) Walk(from, to int, fn func(i int, rec *solver.Record) bool) (int, error) {
+	disk, n, v := t.state()
+	if !disk {
+		return eachView(&v, from, to, fn), nil
+	}
+	to = min(to, n)
+	if from < 0 || from >= to {
+		return 0, nil
+	}
+	visited, stopped := 0, false
+	err := t.run.m.st.EachRecord(context.Background(), t.run.ID, t.Index, from, to, func(i int, rec *solver.Record) error {
+		visited++
+		if !fn(i, rec) {
+			stopped = true
+			return errStop
+		}
+		return nil
+	})
+	switch {
+	case stopped:
+		return visited, nil
+	case err != nil:
+		return visited, fmt.Errorf("run %s trace %d: %w", t.run.ID, t.Index, err)
+	case visited < to-from:
+		return visited, fmt.Errorf("run %s trace %d: %w: %d of records %d to %d read", t.run.ID, t.Index, ErrIncomplete, visited, from, to)
+	}
+	return visited, nil
 }
 
 // Status returns running or the final status of the trace's summary.
@@ -637,7 +719,7 @@ func (t *Trace) execute(meth solver.Method) {
 		sum = t.stopped() // cancelled while queued, or while waiting for a slot
 		return
 	}
-	res, err := meth.Run(r.ctx, solver.RecorderFunc(t.record))
+	res, err := meth.Run(r.ctx, stepRecorder{t})
 	if err != nil {
 		sum = t.failure(err.Error())
 		return
@@ -720,9 +802,11 @@ func (t *Trace) lastSummary() solver.Summary {
 // (the records stay).
 func (t *Trace) finish(sum solver.Summary) {
 	t.run.mu.Lock()
-	interrupted := t.run.interrupted
+	interrupted, storeErr, reason := t.run.interrupted, t.run.storeErr, t.run.reason
 	t.run.mu.Unlock()
-	if interrupted && sum.Status == solver.StatusCancelled {
+	if storeErr != nil && sum.Status == solver.StatusCancelled {
+		sum = failedByStore(sum, reason)
+	} else if interrupted && sum.Status == solver.StatusCancelled {
 		sum.Status = StatusInterrupted
 		sum.Message = "interrupted: the server stopped during the run"
 	}
@@ -790,6 +874,16 @@ func (t *Trace) record(rec solver.Record) {
 	}
 }
 
+// stepRecorder is the trace's Recorder; as a solver.EvalRequester it asks
+// the method to evaluate each iteration taken by a single step.
+type stepRecorder struct{ t *Trace }
+
+func (s stepRecorder) Record(rec solver.Record) { s.t.record(rec) }
+
+// EvalNext reports (once) that the iteration being computed was let
+// through by a step.
+func (s stepRecorder) EvalNext() bool { return s.t.evalStep.Load() && s.t.evalStep.Swap(false) }
+
 // gate blocks while the run is paused and the trace has no step token, or
 // while the run is not paused but waits for a run slot. Cancellation always
 // wins.
@@ -804,6 +898,7 @@ func (t *Trace) gate() {
 		if r.paused && t.tokens > 0 {
 			t.tokens--
 			t.stepping = true
+			t.evalStep.Store(true) // the stepped iteration shows F and the gap
 			r.mu.Unlock()
 			return
 		}

@@ -2,9 +2,9 @@
 // spec, builds the problem instance once, starts one goroutine per
 // (algorithm, replication), stores every record of every trace (the
 // complete, authoritative trace of the run) and notifies subscribers of new
-// records without ever blocking a solver. It also implements a FIFO queue of
-// runs, pause, resume, single step and cancel, and bounds the resources runs
-// may take.
+// records without ever blocking a solver. It also implements a queue of
+// runs (round-robin across clients), pause, resume, single step and cancel,
+// and bounds the resources runs may take.
 //
 // A run's life: queued (waiting for a run slot) → running → done, failed or
 // cancelled; a paused run holds no run slot and waits for a resume, a step or
@@ -15,9 +15,16 @@
 // Limits (all configurable through Options; the defaults are the constants
 // below):
 //   - at most MaxActive runs run at once (run slots); the others wait in a
-//     FIFO queue of at most MaxQueued runs (status queued). A paused run gives
-//     its slot back and takes one again (through the queue, ahead of the runs
-//     never started) when resumed; it is cancelled after PauseTimeout;
+//     queue of at most MaxQueued runs (status queued), taken round-robin
+//     across clients: the next run is the first queued run of the client
+//     whose last run started longest ago (a client's 21st run never delays
+//     another client's first), first come first served within a client. A
+//     paused run gives its slot back and takes one again (through the
+//     queue, ahead of the runs never started) when resumed; it is cancelled
+//     after PauseTimeout;
+//   - a request abandoned before its run is built creates nothing: the
+//     request's context reaches the build, and a run whose context ended
+//     by the time it is built (timeout or client gone) is dropped;
 //   - one client (its address, as the server names it) may have at most
 //     MaxClientRuns runs queued, running or paused;
 //   - without a store, at most MaxStored runs are kept; when a new run
@@ -29,7 +36,9 @@
 //     MaxRecords, since every record is kept in memory (about 130 bytes, plus
 //     16 per problem-specific Extra value);
 //   - the records held by all stored runs (the budgets of unfinished runs,
-//     the actual counts of finished ones) stay within MaxTotalRecords, and
+//     the actual counts of finished and paused ones: a paused run reserves
+//     only the records it has made, and Resume fails with ErrBusy when the
+//     rest of its budget no longer fits) stay within MaxTotalRecords, and
 //     the memory of the unfinished runs' instances plus every run's records
 //     stays within MaxMemory: older finished runs are evicted to make room,
 //     and a new run that would not fit beside the unfinished ones fails with
@@ -59,6 +68,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,7 +153,7 @@ type Options struct {
 	// finished run leaves memory once it is on disk. The caller closes it
 	// after the manager. Without one, runs live in memory only, with ids
 	// r1, r2, … and the MaxStored eviction.
-	Store *runstore.Store
+	Store runstore.Backend
 	// Keep, with a Store, trims the stored runs to the Keep newest unstarred
 	// ones (starred runs are never trimmed) whenever a run ends; 0 keeps all.
 	Keep int
@@ -210,18 +220,20 @@ type Manager struct {
 
 	mu        sync.Mutex
 	runs      map[string]*Run
-	order     []*Run // creation order
-	queue     []*Run // runs waiting for a run slot, first served first
-	running   int    // runs holding a run slot
-	next      int    // last id number handed out
-	pending   int    // runs being built
-	reserved  int    // record budgets of the runs being built
-	reservedB int64  // their record bytes
+	order     []*Run            // creation order
+	queue     []*Run            // runs waiting for a run slot, in arrival order (see nextLocked)
+	served    map[string]uint64 // client → tick of its last run started from the queue
+	tick      uint64
+	running   int   // runs holding a run slot
+	next      int   // last id number handed out
+	pending   int   // runs being built
+	reserved  int   // record budgets of the runs being built
+	reservedB int64 // their record bytes
 	closed    bool
 	baseCtx   context.Context
 	shutdown  context.CancelFunc
 
-	st *runstore.Store // nil: runs live in memory only
+	st runstore.Backend // nil: runs live in memory only
 	// The status writer (with a store): runs whose status changed wait in
 	// dirty until it writes them.
 	dirtyMu   sync.Mutex
@@ -239,6 +251,7 @@ func NewManager(o Options) *Manager {
 		sem:      make(chan struct{}, o.Workers),
 		builds:   make(chan struct{}, o.MaxActive),
 		runs:     map[string]*Run{},
+		served:   map[string]uint64{},
 		baseCtx:  ctx,
 		shutdown: cancel,
 		st:       o.Store,
@@ -253,7 +266,7 @@ func NewManager(o Options) *Manager {
 }
 
 // Store returns the manager's store (nil when it has none).
-func (m *Manager) Store() *runstore.Store { return m.st }
+func (m *Manager) Store() runstore.Backend { return m.st }
 
 // Options returns the manager's effective limits.
 func (m *Manager) Options() Options { return m.opts }
@@ -326,8 +339,7 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		release()
 		return nil, fmt.Errorf("waiting to build %s: %w", sc.Name, ctx.Err())
 	}
-	inst, err := buildSafely(ctx, sc, vals, sp.Seed)
-	<-m.builds
+	inst, err := m.buildWithin(ctx, sc, vals, sp.Seed)
 	if err != nil {
 		release()
 		if ctx.Err() != nil {
@@ -412,6 +424,14 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		unput()
 		return nil, errors.New("session: the manager is closed")
 	}
+	// A request abandoned (or timed out) while its run was being built
+	// creates nothing, even when the build itself did not watch ctx.
+	if err := ctx.Err(); err != nil {
+		m.mu.Unlock()
+		cancel()
+		unput()
+		return nil, fmt.Errorf("building %s: the request ended before its run was made: %w", sc.Name, err)
+	}
 	if need := instBytes + recBytes; need > m.opts.MaxMemory {
 		m.mu.Unlock()
 		cancel()
@@ -428,7 +448,8 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	}
 	if m.st != nil {
 		r.ID = id
-		r.app = m.st.NewAppender(id, 0)
+		r.app = runstore.NewAppenderFor(m.st, id, 0)
+		r.app.OnError(r.storeFailed)
 	} else {
 		m.next++
 		r.ID = "r" + strconv.Itoa(m.next)
@@ -498,13 +519,16 @@ func InstanceBytes(inst scenarios.Instance) int64 {
 	return 16*int64(max(info.Dim, 1))*int64(max(info.Samples, 1)) + 64<<10
 }
 
-// dispatchLocked gives free run slots to the queued runs, first come first
-// served.
+// dispatchLocked gives free run slots to the queued runs in the order of
+// queueOrderLocked: resumed runs first, then round-robin across clients.
 func (m *Manager) dispatchLocked() {
 	for m.running < m.opts.MaxActive && len(m.queue) > 0 {
-		r := m.queue[0]
-		m.queue[0] = nil
-		m.queue = m.queue[1:]
+		i := m.nextLocked()
+		r := m.queue[i]
+		m.queue = append(m.queue[:i], m.queue[i+1:]...)
+		m.tick++
+		m.served[r.client] = m.tick
+		m.pruneServedLocked()
 		r.mu.Lock()
 		r.queued = false
 		if r.ctx.Err() == nil && r.running > 0 {
@@ -518,6 +542,74 @@ func (m *Manager) dispatchLocked() {
 		r.changed()
 	}
 }
+
+// nextLocked returns the queue index of the run to start next: the first
+// resumed run (it ran before), else the first run of the client served
+// longest ago (a client never served first), so that runs are taken
+// round-robin across clients and a client's many runs never delay another
+// client's first.
+func (m *Manager) nextLocked() int {
+	best, stamp := -1, uint64(0)
+	for i, r := range m.queue {
+		if r.started {
+			return i
+		}
+		if st := m.served[r.client]; best < 0 || st < stamp {
+			best, stamp = i, st
+		}
+	}
+	return best
+}
+
+// queueOrderLocked returns the queued runs in the order they will start
+// (when nothing else changes): resumed runs first, then one run of each
+// client in turn, the clients served longest ago first.
+func (m *Manager) queueOrderLocked() []*Run {
+	order := make([]*Run, 0, len(m.queue))
+	byClient := map[string][]*Run{}
+	var clients []string
+	for _, r := range m.queue {
+		if r.started {
+			order = append(order, r)
+			continue
+		}
+		if _, ok := byClient[r.client]; !ok {
+			clients = append(clients, r.client)
+		}
+		byClient[r.client] = append(byClient[r.client], r)
+	}
+	// Stable: clients served equally long ago keep their queue order.
+	sort.SliceStable(clients, func(a, b int) bool { return m.served[clients[a]] < m.served[clients[b]] })
+	for round := 0; len(order) < len(m.queue); round++ {
+		for _, c := range clients {
+			if runs := byClient[c]; round < len(runs) {
+				order = append(order, runs[round])
+			}
+		}
+	}
+	return order
+}
+
+// pruneServedLocked forgets when clients with nothing queued were served,
+// once many are remembered.
+func (m *Manager) pruneServedLocked() {
+	if len(m.served) <= maxServed {
+		return
+	}
+	queued := map[string]bool{}
+	for _, r := range m.queue {
+		queued[r.client] = true
+	}
+	for c := range m.served {
+		if !queued[c] {
+			delete(m.served, c)
+		}
+	}
+}
+
+// maxServed bounds the clients whose last service the queue remembers
+// beyond those with runs queued.
+const maxServed = 4096
 
 // dequeueLocked removes r from the queue (m.mu and r.mu held).
 func (m *Manager) dequeueLocked(r *Run) {
@@ -538,12 +630,39 @@ func (m *Manager) dequeueLocked(r *Run) {
 func (m *Manager) QueuePosition(r *Run) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i, q := range m.queue {
+	if !r.queued {
+		return 0
+	}
+	for i, q := range m.queueOrderLocked() {
 		if q == r {
 			return i + 1
 		}
 	}
 	return 0
+}
+
+// buildWithin builds the instance (holding a build slot, taken by the
+// caller) and returns when it is built or when ctx ends, whichever comes
+// first: a request over its budget is answered at once, while a build that
+// does not watch ctx finishes in the background, keeps its build slot until
+// then, and is dropped.
+func (m *Manager) buildWithin(ctx context.Context, sc *scenarios.Scenario, v scenarios.Values, seed int64) (scenarios.Instance, error) {
+	type built struct {
+		inst scenarios.Instance
+		err  error
+	}
+	ch := make(chan built, 1)
+	go func() {
+		inst, err := buildSafely(ctx, sc, v, seed)
+		<-m.builds
+		ch <- built{inst, err}
+	}()
+	select {
+	case b := <-ch:
+		return b.inst, b.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // buildSafely calls Build, turning a panic into an error.
@@ -588,16 +707,29 @@ func (m *Manager) evictLocked() {
 	}
 }
 
+// holds returns the records a run is counted for: the budget of a run
+// that may still run, the records made by a finished or a paused one (a
+// paused run reserves only what it has made; Resume takes its budget back
+// when it fits).
+func (r *Run) holds() int {
+	if r.Finished() {
+		return r.stored()
+	}
+	r.mu.Lock()
+	paused := r.paused
+	r.mu.Unlock()
+	if paused {
+		return r.stored()
+	}
+	return r.budget
+}
+
 // heldLocked counts the records the stored runs hold or may still add: the
-// budget of an active run, the stored records of a finished one.
+// budget of an active run, the stored records of a finished or paused one.
 func (m *Manager) heldLocked() int {
 	n := m.reserved
 	for _, r := range m.order {
-		if r.Finished() {
-			n += r.stored()
-		} else {
-			n += r.budget
-		}
+		n += r.holds()
 	}
 	return n
 }
@@ -608,7 +740,7 @@ func (m *Manager) makeRoomLocked(budget int) bool {
 	active := m.reserved
 	for _, r := range m.order {
 		if !r.Finished() {
-			active += r.budget
+			active += r.holds()
 		}
 	}
 	if active+budget > m.opts.MaxTotalRecords {
@@ -640,13 +772,18 @@ func (m *Manager) evictOldestFinishedLocked() bool {
 func (m *Manager) liveBytesLocked() int64 {
 	n := m.reservedB
 	for _, r := range m.order {
-		if r.Finished() {
-			n += int64(r.stored()) * RecordBytes
-		} else {
-			n += r.instBytes + int64(r.budget)*RecordBytes
-		}
+		n += r.holdsBytes()
 	}
 	return n
+}
+
+// holdsBytes is the memory a run is counted for: its records (holds) and,
+// while it is unfinished, its instance.
+func (r *Run) holdsBytes() int64 {
+	if r.Finished() {
+		return int64(r.stored()) * RecordBytes
+	}
+	return r.instBytes + int64(r.holds())*RecordBytes
 }
 
 // makeMemoryLocked evicts the oldest finished runs until bytes more fit
@@ -655,7 +792,7 @@ func (m *Manager) makeMemoryLocked(bytes int64) bool {
 	active := m.reservedB
 	for _, r := range m.order {
 		if !r.Finished() {
-			active += r.instBytes + int64(r.budget)*RecordBytes
+			active += r.holdsBytes()
 		}
 	}
 	if active+bytes > m.opts.MaxMemory {

@@ -42,10 +42,15 @@ func NewCadence(every int, evalCost float64) *Cadence {
 // iteration a stopping rule needs; work is the method's counted work up to
 // the end of iteration k (in the units of the evaluation cost). A yes is
 // taken as an evaluation: the caller evaluates.
+//
+// A forced evaluation leaves the cadence as it was: the iterations the
+// cadence evaluates are the same whether or not others were forced (a
+// session stepping through a paused run asks for every step it takes).
 func (c *Cadence) Due(k int, forced bool, work float64) bool {
-	due := forced || k == 1
+	var due bool
 	switch {
-	case due:
+	case k == 1:
+		due = true
 	case c.every > 0:
 		due = k%c.every == 0
 	default:
@@ -54,7 +59,7 @@ func (c *Cadence) Due(k int, forced bool, work float64) bool {
 	if due {
 		c.last = work
 	}
-	return due
+	return due || forced
 }
 
 // epoch is the origin of Now.

@@ -345,8 +345,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		}
 		// the cadence counts the work the iteration is planned to do; a
 		// limit reached by extra work (backtracking, the coupled line
-		// search) is evaluated after the work (limitHit below)
-		eval := cad.Due(k, lim.reached(k, nextPasses.value()), st.cadenceWork(k, nextPasses))
+		// search) is evaluated after the work (below); a session stepping
+		// through a paused run asks for each step
+		eval := cad.Due(k, lim.reached(k, nextPasses.value()) || EvalRequested(rec), st.cadenceWork(k, nextPasses))
 		wantErr := eval && batch != nil
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).

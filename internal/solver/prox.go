@@ -260,7 +260,7 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		r := Record{K: k, Passes: passes, Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
 		work += Now() - t0
 		r.Time = work.Seconds()
-		eval := cad.Due(k, lim.reached(k, passes), passes+float64(k)*proxIterCost)
+		eval := cad.Due(k, lim.reached(k, passes) || EvalRequested(rec), passes+float64(k)*proxIterCost)
 		if eval {
 			obj, gap := evaluate(&r)
 			r.Objective, r.Gap = F(obj), F(gap)

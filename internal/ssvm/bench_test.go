@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -14,7 +16,9 @@ import (
 // averaging, as run) of bcfw and bcfw-as at λ = 0.01 on the full OCR
 // training set, on one core, against a floor measured in the same run right
 // after each pass: the emission scores of every training letter for every
-// label as one gonum matrix product. Metrics:
+// label as one gonum matrix product, the faster of X·Wᵀ (the weights stored
+// labels × features, as the model keeps them) and X·W (stored features ×
+// labels), each timed after every pass. Metrics:
 //
 //   - floors/pass: the median over the benchmark's passes of the pass's CPU
 //     time over that of the floor measured next to it (CPU time of the
@@ -49,6 +53,13 @@ func benchPass(b *testing.B, p *Problem, algo string) {
 		m.iterate()
 	}
 	buf := p.AllEmissions(p.Train, w, nil)
+	// The same scores with the weights stored features × labels: X·W, the
+	// natural product, which gonum computes faster than X·Wᵀ.
+	nl := p.Train.Letters()
+	X := mat.NewDense(nl, p.F, p.Train.X)
+	Wfk := mat.DenseCopyOf(mat.NewDense(p.K, p.F, w[:p.K*p.F]).T())
+	E := mat.NewDense(nl, p.K, nil)
+	E.Mul(X, Wfk)
 	var tPass, tFloor, cPass, cFloor time.Duration
 	var mallocs, bytes uint64
 	ratios := make([]float64, 0, b.N)
@@ -71,6 +82,12 @@ func benchPass(b *testing.B, p *Problem, algo string) {
 		c2, t2 := cpuTime(), time.Now()
 		buf = p.AllEmissions(p.Train, w, buf)
 		c3, t3 := cpuTime(), time.Now()
+		E.Mul(X, Wfk)
+		c4, t4 := cpuTime(), time.Now()
+		// The floor is the faster of the two products.
+		if c4-c3 < c3-c2 {
+			c2, c3, t2, t3 = c3, c4, t3, t4
+		}
 		tPass += t1.Sub(t0)
 		tFloor += t3.Sub(t2)
 		cPass += c1 - c0

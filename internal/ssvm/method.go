@@ -1272,7 +1272,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		}
 		// the record's own figures are part of the iteration's work
 		work += solver.Now() - t0
-		if cad.Due(k, last, passes) {
+		if cad.Due(k, last || solver.EvalRequested(rec), passes) {
 			evalAt(&r)
 		}
 		r.Time = work.Seconds()

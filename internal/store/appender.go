@@ -22,8 +22,13 @@ const MaxBatchRecords = 4096
 // never waits for the database, so a solver's Recorder may call it), and a
 // goroutine appends each trace's buffered records as one batch every
 // interval. Close writes what is left.
+//
+// A write that fails stops the appender for good: the run's records in the
+// store stay a whole prefix of what was added (a later batch is never
+// written after a lost one, which would renumber it), Err and Close return
+// the failure, and the function given to OnError is called once.
 type Appender struct {
-	s        *Store
+	s        recordWriter
 	id       string
 	interval time.Duration
 
@@ -31,6 +36,7 @@ type Appender struct {
 	pending map[int][]solver.Record
 	err     error // the first write failure
 	closed  bool
+	onError func(error)
 
 	wmu  sync.Mutex // one writer at a time (the loop or Flush)
 	stop chan struct{}
@@ -53,10 +59,23 @@ func (s *Store) NewAppender(id string, interval time.Duration) *Appender {
 // records never change once made). After Close it does nothing.
 func (a *Appender) Add(trace int, recs ...solver.Record) {
 	a.mu.Lock()
-	if !a.closed {
+	if !a.closed && a.err == nil {
 		a.pending[trace] = append(a.pending[trace], recs...)
 	}
 	a.mu.Unlock()
+}
+
+// OnError sets fn to be called, once and from the goroutine that wrote,
+// when a write first fails (right away if one already has). fn must not
+// call the appender's Flush or Close.
+func (a *Appender) OnError(fn func(error)) {
+	a.mu.Lock()
+	err := a.err
+	a.onError = fn
+	a.mu.Unlock()
+	if err != nil && fn != nil {
+		fn(err)
+	}
 }
 
 func (a *Appender) loop() {
@@ -80,7 +99,7 @@ func (a *Appender) Flush(ctx context.Context) error {
 	defer a.wmu.Unlock()
 	a.mu.Lock()
 	batches := a.pending
-	if len(batches) == 0 {
+	if len(batches) == 0 || a.err != nil {
 		// Nothing to write. Keeping the (live) buffer past the unlock would
 		// read records Add puts there meanwhile: written now, they would
 		// stay buffered and be written again by the next Flush.
@@ -96,17 +115,29 @@ func (a *Appender) Flush(ctx context.Context) error {
 		for len(recs) > 0 {
 			n := min(len(recs), MaxBatchRecords)
 			if err := a.s.AppendRecords(ctx, a.id, trace, recs[:n]); err != nil {
-				a.mu.Lock()
-				if a.err == nil {
-					a.err = err
-				}
-				a.mu.Unlock()
-				break // the rest would leave a hole
+				a.fail(err)
+				return err // the rest would leave a hole
 			}
 			recs = recs[n:]
 		}
 	}
 	return a.Err()
+}
+
+// fail records the first write failure, drops what is buffered and tells
+// the OnError function.
+func (a *Appender) fail(err error) {
+	a.mu.Lock()
+	first := a.err == nil
+	if first {
+		a.err = err
+		a.pending = map[int][]solver.Record{}
+	}
+	fn := a.onError
+	a.mu.Unlock()
+	if first && fn != nil {
+		fn(err)
+	}
 }
 
 // Err returns the first write failure, if any.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -15,6 +16,32 @@ import (
 // read from it. A new schema version adds an entry for the version before
 // it (the test fails until it does).
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	3: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		// a run made here and a bundle imported from 9999: version 4 dates
+		// their entry into the store by their creation, but never later
+		// than the migration
+		for _, q := range []string{
+			`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, message) VALUES ('dddddddddddd', 1767225600000000, 1767225601000000, 'done', 'lasso', '{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}', 'v0.3', 'm')`,
+			`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version) VALUES ('eeeeeeeeeeee', 253402214400000000, 253402214400000000, 'done', 'lasso', '{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}', 'v0.3')`,
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			var a, b int64
+			if err := s.db.QueryRowContext(ctx, `SELECT entered_us FROM runs WHERE id = 'dddddddddddd'`).Scan(&a); err != nil || a != 1767225600000000 {
+				t.Errorf("entered %d, %v; want its creation", a, err)
+			}
+			if err := s.db.QueryRowContext(ctx, `SELECT entered_us FROM runs WHERE id = 'eeeeeeeeeeee'`).Scan(&b); err != nil || b > time.Now().UnixMicro() {
+				t.Errorf("the future-dated run entered at %d, %v; want at most now", b, err)
+			}
+			if r, err := s.Get(ctx, "dddddddddddd"); err != nil || r.Message != "m" {
+				t.Errorf("v3 run read as %+v, %v", r, err)
+			}
+		}
+	},
 	2: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
 		for _, q := range []string{
 			`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)

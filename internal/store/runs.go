@@ -127,6 +127,10 @@ const (
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
+// now is the store's clock (when a run entered the store; what Trim
+// spares as recent).
+var now = time.Now
+
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
 func checkText(field, s string, max int) error {
@@ -209,10 +213,10 @@ func (s *Store) PutRun(ctx context.Context, r *Run) (string, error) {
 			if !r.Ended.IsZero() {
 				ended = micros(r.Ended)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, entered_us)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				id, micros(r.Created), ended, r.Status, r.Spec.Problem, string(sp), r.Version, r.Name, r.Note, boolInt(r.Starred),
-				r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, optFloat(r.Instance.FStar), nullJSON(r.Instance.Panels)); err != nil {
+				r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, optFloat(r.Instance.FStar), nullJSON(r.Instance.Panels), micros(now())); err != nil {
 				return err
 			}
 			for _, t := range r.Traces {
@@ -259,8 +263,21 @@ func optFloat(p *float64) any {
 }
 
 // tx runs fn in a transaction (BEGIN IMMEDIATE: writers queue on the busy
-// timeout instead of failing on a lock upgrade).
+// timeout instead of failing on a lock upgrade); a storage failure makes
+// the store degraded (Health).
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	return s.noteWrite(s.rawTx(ctx, fn))
+}
+
+// exec runs one writing statement outside a transaction, noting a storage
+// failure as tx does.
+func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	res, err := s.db.ExecContext(ctx, q, args...)
+	return res, s.noteWrite(err)
+}
+
+// rawTx is tx without noting failures.
+func (s *Store) rawTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -336,7 +353,7 @@ func (s *Store) SetMessage(ctx context.Context, id, msg string) error {
 	if err := checkText("message", msg, MaxNote); err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET message = ? WHERE id = ?`, msg, id)
+	res, err := s.exec(ctx, `UPDATE runs SET message = ? WHERE id = ?`, msg, id)
 	if err != nil {
 		return fmt.Errorf("store: setting the message of run %s: %w", id, err)
 	}
@@ -362,7 +379,7 @@ func (s *Store) SetTrace(ctx context.Context, id string, trace int, r TraceResul
 		}
 		sum = string(b)
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE traces SET status = ?, summary = ?, panels = ?, panels_error = ? WHERE run_id = ? AND idx = ?`,
+	res, err := s.exec(ctx, `UPDATE traces SET status = ?, summary = ?, panels = ?, panels_error = ? WHERE run_id = ? AND idx = ?`,
 		r.Status, sum, nullJSON(r.Panels), r.PanelsError, id, trace)
 	if err != nil {
 		return fmt.Errorf("store: setting run %s trace %d: %w", id, trace, err)
@@ -379,7 +396,7 @@ func (s *Store) SetInstance(ctx context.Context, id string, in Instance) error {
 	if err := checkJSON("instance.panels", in.Panels); err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET dim = ?, samples = ?, blocks = ?, fstar = ?, info_panels = ? WHERE id = ?`,
+	res, err := s.exec(ctx, `UPDATE runs SET dim = ?, samples = ?, blocks = ?, fstar = ?, info_panels = ? WHERE id = ?`,
 		in.Dim, in.Samples, in.Blocks, optFloat(in.FStar), nullJSON(in.Panels), id)
 	if err != nil {
 		return fmt.Errorf("store: setting the instance of run %s: %w", id, err)
@@ -413,7 +430,7 @@ func (s *Store) Update(ctx context.Context, id string, e Edit) error {
 	if len(sets) == 0 {
 		q = `UPDATE runs SET id = id WHERE id = ?` // only checks that the run exists
 	}
-	res, err := s.db.ExecContext(ctx, q, append(args, id)...)
+	res, err := s.exec(ctx, q, append(args, id)...)
 	if err != nil {
 		return fmt.Errorf("store: updating run %s: %w", id, err)
 	}
@@ -455,7 +472,7 @@ func scanRun(sc scanner) (*Run, error) {
 
 // Get returns a run with its traces and panels (not its records).
 func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ? AND entered_us IS NOT NULL`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: run %s: %w", id, ErrNotFound)
 	}
@@ -472,6 +489,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
 	if err := s.loadTraces(ctx, []*Run{r}, true); err != nil {
 		return nil, fmt.Errorf("store: run %s: %w", id, err)
 	}
+	s.unstale(r)
 	return r, nil
 }
 
@@ -479,7 +497,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
 // run's status adds from the store on every poll.
 func (s *Store) User(ctx context.Context, id string) (name, note string, starred bool, err error) {
 	var star int64
-	err = s.db.QueryRowContext(ctx, `SELECT name, note, starred FROM runs WHERE id = ?`, id).Scan(&name, &note, &star)
+	err = s.db.QueryRowContext(ctx, `SELECT name, note, starred FROM runs WHERE id = ? AND entered_us IS NOT NULL`, id).Scan(&name, &note, &star)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", false, fmt.Errorf("store: run %s: %w", id, ErrNotFound)
 	}
@@ -552,7 +570,8 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	if f.Limit == 0 {
 		f.Limit = DefaultLimit
 	}
-	var where []string
+	// a run still being imported has no entered_us and is not listed
+	where := []string{"entered_us IS NOT NULL"}
 	var args []any
 	if f.Problem != "" {
 		where, args = append(where, "problem = ?"), append(args, f.Problem)
@@ -568,10 +587,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 		pat := "%" + likeEscape(f.Text) + "%"
 		where, args = append(where, `(LOWER(name) LIKE LOWER(?) ESCAPE '\' OR LOWER(note) LIKE LOWER(?) ESCAPE '\')`), append(args, pat, pat)
 	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
-	}
+	cond := " WHERE " + strings.Join(where, " AND ")
 	var total int
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
@@ -601,6 +617,9 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	if err := s.loadTraces(ctx, runs, false); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
 	}
+	for _, r := range runs {
+		s.unstale(r)
+	}
 	return runs, total, nil
 }
 
@@ -627,6 +646,7 @@ func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, 
 	if from < 0 {
 		return spec.Errorf("from", "must be non-negative, got %d", from)
 	}
+	defer s.reads(id)()
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT records FROM traces WHERE run_id = ? AND idx = ?`, id, trace).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -714,7 +734,7 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 		for i, id := range chunk {
 			args[i] = id
 		}
-		res, err := s.db.ExecContext(ctx, `DELETE FROM runs WHERE id IN (`+placeholders(len(chunk))+`)`, args...)
+		res, err := s.exec(ctx, `DELETE FROM runs WHERE id IN (`+placeholders(len(chunk))+`)`, args...)
 		if err != nil {
 			return total, fmt.Errorf("store: deleting runs: %w", err)
 		}
@@ -723,21 +743,31 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 	}
 	if total > 0 {
 		// give the freed pages back to the file system
-		if _, err := s.db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+		if _, err := s.exec(ctx, `PRAGMA incremental_vacuum`); err != nil {
 			return total, fmt.Errorf("store: vacuum after delete: %w", err)
 		}
 	}
 	return total, nil
 }
 
-// Trim deletes the unstarred runs that are older than the keep newest
-// unstarred runs and no longer live; starred runs are never trimmed. It
-// returns the number deleted.
+// TrimGrace is how long after it ended, or entered the store, a run is
+// spared by Trim (a variable so that tests of trimming need not wait).
+var TrimGrace = time.Minute
+
+// Trim deletes the unstarred runs beyond the keep that entered this store
+// last (by when they entered it, not by the dates a bundle carries), and
+// returns the number deleted. It never deletes a starred run, a live one,
+// one that ended or entered within TrimGrace (by this store's clock: a
+// date in the future does not count as recent), or one whose records are
+// being read in this process (EachRecord).
 func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 	if keep < 0 {
 		return 0, spec.Errorf("keep", "must be non-negative, got %d", keep)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, status FROM runs WHERE starred = 0 ORDER BY created_us DESC, id DESC`)
+	t := now()
+	recent, nowUS := micros(t.Add(-TrimGrace)), micros(t)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, status, ended_us, entered_us FROM runs
+		WHERE starred = 0 AND entered_us IS NOT NULL ORDER BY entered_us DESC, id DESC`)
 	if err != nil {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
@@ -745,11 +775,14 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 	i := 0
 	for rows.Next() {
 		var id, st string
-		if err := rows.Scan(&id, &st); err != nil {
+		var ended sql.NullInt64
+		var entered int64
+		if err := rows.Scan(&id, &st, &ended, &entered); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("store: trimming: %w", err)
 		}
-		if i >= keep && !Live(st) {
+		endedRecently := ended.Valid && ended.Int64 >= recent && ended.Int64 <= nowUS
+		if i >= keep && !Live(st) && !endedRecently && entered <= recent && !s.beingRead(id) {
 			del = append(del, id)
 		}
 		i++
@@ -759,6 +792,27 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
 	return s.Delete(ctx, del...)
+}
+
+// reads marks run id's records as being read until the returned function
+// is called.
+func (s *Store) reads(id string) func() {
+	s.readMu.Lock()
+	s.reading[id]++
+	s.readMu.Unlock()
+	return func() {
+		s.readMu.Lock()
+		if s.reading[id]--; s.reading[id] <= 0 {
+			delete(s.reading, id)
+		}
+		s.readMu.Unlock()
+	}
+}
+
+func (s *Store) beingRead(id string) bool {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	return s.reading[id] > 0
 }
 
 // summaryJSON stores a solver.Summary with its floats exact, non-finite

@@ -80,6 +80,36 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT ''`,
 	},
+	// 4: when a run entered this store (what -keep orders by: an imported
+	// bundle's own dates may lie in the future), NULL while an import is
+	// still streaming in (such a run is invisible); the digest of an
+	// imported bundle (a second import of it returns the first run); and a
+	// table the health probe writes to. Existing runs entered when they were
+	// created, or now if that lies in the future (SQLite's MIN and
+	// strftime: a PostgreSQL schema starts at this version with its own
+	// SQL).
+	{
+		`ALTER TABLE runs ADD COLUMN entered_us BIGINT`,
+		`UPDATE runs SET entered_us = MIN(created_us, CAST(strftime('%s', 'now') AS INTEGER) * 1000000)`,
+		`CREATE INDEX runs_entered ON runs (entered_us, id)`,
+		`ALTER TABLE runs ADD COLUMN digest TEXT`,
+		`CREATE INDEX runs_digest ON runs (digest)`,
+		`CREATE TABLE write_probe (id INTEGER PRIMARY KEY, data BLOB NOT NULL)`,
+	},
+	// 5: verifications: a stored run re-run here and compared (verify.go).
+	{
+		`CREATE TABLE verifications (
+			id       TEXT PRIMARY KEY,
+			run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			at_us    BIGINT NOT NULL,
+			outcome  TEXT NOT NULL,
+			records  INTEGER NOT NULL DEFAULT 0,
+			detail   TEXT NOT NULL DEFAULT '',
+			version  TEXT NOT NULL DEFAULT '',
+			rerun_id TEXT
+		)`,
+		`CREATE INDEX verifications_run ON verifications (run_id, at_us)`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

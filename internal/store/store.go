@@ -40,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -54,6 +55,15 @@ type Store struct {
 	lock      *os.File // held while open: this process owns the file's live runs
 	owner     bool
 	recovered int
+
+	health health // the last write failure (Health)
+	// stale holds the runs left live by a dead process that Open could
+	// not mark interrupted (the store could not write): they read as
+	// interrupted, and are written so once the store heals (Health).
+	stale map[string]bool
+
+	readMu  sync.Mutex
+	reading map[string]int // runs whose records are being read (Trim spares them)
 }
 
 // ErrNotFound is returned (wrapped) for an unknown run or sweep id.
@@ -87,7 +97,7 @@ func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: empty path")
 	}
-	s := &Store{path: path}
+	s := &Store{path: path, reading: map[string]int{}}
 	q := url.Values{}
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "1")
@@ -101,8 +111,14 @@ func Open(path string) (*Store, error) {
 		}
 		// the path goes in a file: URI, so escape what a URI would read
 		// (?, #, %) without touching the separators
-		uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-		if err := initFile(uri, q); err != nil {
+		uri := fileURI(path)
+		if err := checkAtOpen(uri, q); err != nil {
+			return nil, fmt.Errorf("store: %s is damaged and was not opened: %w (dashboard store check %s lists the damage; dashboard store salvage %s NEW copies what can be read)", path, err, path, path)
+		}
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+			// an existing file has its page size, vacuum mode and WAL mode
+			// already, and may sit on a full disk: open it without writing
+		} else if err := initFile(uri, q); err != nil {
 			return nil, fmt.Errorf("store: creating %s: %w", path, err)
 		}
 		q.Set("_journal_mode", "WAL")
@@ -135,14 +151,33 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	if s.owner {
-		n, err := s.markInterrupted(ctx)
-		if err != nil {
+		// A store that cannot write (a full disk) still opens, degraded
+		// (Health says why), so that its runs can be read and exported.
+		if err := s.dropPartialImports(ctx); err != nil && !storageFailure(err) {
 			s.Close()
 			return nil, fmt.Errorf("store: %s: %w", path, err)
+		}
+		n, err := s.markInterrupted(ctx)
+		if err != nil && !storageFailure(err) {
+			s.Close()
+			return nil, fmt.Errorf("store: %s: %w", path, err)
+		}
+		if err != nil {
+			s.noteWrite(err)
+			if n, err = s.rememberStale(ctx); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("store: %s: %w", path, err)
+			}
 		}
 		s.recovered = n
 	}
 	return s, nil
+}
+
+// fileURI is path as a file: URI: the characters a URI would read (?, #,
+// %) escaped, the separators left alone.
+func fileURI(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // pageSize is the page size of a new database file: record batches are

@@ -368,6 +368,13 @@ func TestListFiltersAndPages(t *testing.T) {
 	}
 }
 
+// setClock sets the store's clock to t for the rest of the test.
+func setClock(t *testing.T, at time.Time) {
+	old := now
+	now = func() time.Time { return at }
+	t.Cleanup(func() { now = old })
+}
+
 func TestTrimKeepsNewestUnstarredAndStarredAndLive(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
@@ -377,6 +384,7 @@ func TestTrimKeepsNewestUnstarredAndStarredAndLive(t *testing.T) {
 		r := testRun("lasso", "afw")
 		r.Status = StatusDone
 		r.Created = base.Add(time.Duration(i) * time.Second)
+		setClock(t, r.Created)
 		switch i {
 		case 1:
 			r.Starred = true
@@ -393,6 +401,7 @@ func TestTrimKeepsNewestUnstarredAndStarredAndLive(t *testing.T) {
 		ids = append(ids, id)
 	}
 	before, _ := s.DiskUsage(ctx)
+	setClock(t, base.Add(time.Hour))
 	n, err := s.Trim(ctx, 3) // keeps 7, 6, 5 (newest unstarred), 1 (starred), 2 (live)
 	if err != nil || n != 3 {
 		t.Fatalf("trim: %d, %v", n, err)

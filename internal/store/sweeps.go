@@ -111,7 +111,7 @@ func (s *Store) SetSweepStatus(ctx context.Context, id, status string) error {
 	if !knownStatus(status) {
 		return spec.Errorf("status", "must be a run status, got %q", status)
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE sweeps SET status = ? WHERE id = ?`, status, id)
+	res, err := s.exec(ctx, `UPDATE sweeps SET status = ? WHERE id = ?`, status, id)
 	if err != nil {
 		return fmt.Errorf("store: sweep %s: %w", id, err)
 	}
@@ -123,7 +123,7 @@ func (s *Store) SetSweepStatus(ctx context.Context, id, status string) error {
 
 // SetCellRun links a sweep's cell to its run.
 func (s *Store) SetCellRun(ctx context.Context, id string, cell int, runID string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE sweep_cells SET run_id = ? WHERE sweep_id = ? AND idx = ?`, nullString(runID), id, cell)
+	res, err := s.exec(ctx, `UPDATE sweep_cells SET run_id = ? WHERE sweep_id = ? AND idx = ?`, nullString(runID), id, cell)
 	if err != nil {
 		return fmt.Errorf("store: sweep %s cell %d: %w", id, cell, err)
 	}
@@ -215,7 +215,7 @@ func (s *Store) ListSweeps(ctx context.Context, offset, limit int) ([]*Sweep, in
 
 // DeleteSweep deletes a sweep and its cells (not the cells' runs).
 func (s *Store) DeleteSweep(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM sweeps WHERE id = ?`, id)
+	res, err := s.exec(ctx, `DELETE FROM sweeps WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("store: deleting sweep %s: %w", id, err)
 	}

@@ -18,6 +18,10 @@ import * as decimate from './js/decimate.js';
 import * as schedule from './js/schedule.js';
 import * as rules from './js/rules.js';
 import * as teachmath from './js/teachmath.js';
+import * as ranges from './js/ranges.js';
+import * as progress from './js/progress.js';
+import * as teachview from './js/teachview.js';
+import * as effective from './js/effective.js';
 import { Trace } from './js/traces.js';
 
 // The pure functions, for the browser tests and the console.
@@ -41,6 +45,10 @@ Object.assign(fwlab, {
   vertexAt: teachmath.vertexAt,
   Trace,
   lab,
+  ranges,
+  progress,
+  teachview,
+  effective,
 });
 
 function main() {

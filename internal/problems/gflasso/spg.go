@@ -143,16 +143,23 @@ func (s *SPG) smoothGrad(W, g []float64) {
 	p := s.p
 	j, k := p.J, p.K
 	if s.xtx == nil {
-		r := mat.NewDense(p.N, k, s.res)
-		r.Mul(mat.NewDense(p.N, j, p.x), mat.NewDense(j, k, W))
-		r.Sub(r, mat.NewDense(p.N, k, p.y))
-		mat.NewDense(j, k, g).Mul(mat.NewDense(j, p.N, p.xt), r)
+		// r = XW − Y, then g = Xᵀr (Xᵀ is kept row-major).
+		copy(s.res, p.y)
+		n := p.N
+		spgGemm(blas.NoTrans, blas.NoTrans, 1,
+			blas64.General{Rows: n, Cols: j, Stride: j, Data: p.x},
+			blas64.General{Rows: j, Cols: k, Stride: k, Data: W},
+			-1, blas64.General{Rows: n, Cols: k, Stride: k, Data: s.res})
+		spgGemm(blas.NoTrans, blas.NoTrans, 1,
+			blas64.General{Rows: j, Cols: n, Stride: n, Data: p.xt},
+			blas64.General{Rows: n, Cols: k, Stride: k, Data: s.res},
+			0, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
 	} else {
 		// g = XᵀX W − XᵀY. W is B plus momentum, and soft-thresholding
 		// leaves most rows of B zero: only the columns of XᵀX at W's
 		// nonzero rows count. With few of them they are gathered (XᵀX is
 		// symmetric, so its rows serve) for one J×r by r×K product, else
-		// one J×J by J×K product (blas64 Gemm).
+		// one J×J by J×K product (spgGemm).
 		for i, v := range s.xty {
 			g[i] = -v
 		}
@@ -174,12 +181,12 @@ func (s *SPG) smoothGrad(W, g []float64) {
 				copy(gr[i*j:(i+1)*j], s.xtx[b*j:(b+1)*j])
 				copy(wr[i*k:(i+1)*k], W[b*k:(b+1)*k])
 			}
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+			spgGemm(blas.Trans, blas.NoTrans, 1,
 				blas64.General{Rows: r, Cols: j, Stride: j, Data: gr},
 				blas64.General{Rows: r, Cols: k, Stride: k, Data: wr},
 				1, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
 		default:
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+			spgGemm(blas.NoTrans, blas.NoTrans, 1,
 				blas64.General{Rows: j, Cols: j, Stride: j, Data: s.xtx},
 				blas64.General{Rows: j, Cols: k, Stride: k, Data: W},
 				1, blas64.General{Rows: j, Cols: k, Stride: k, Data: g})
@@ -306,7 +313,7 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 		case s.limits.MaxPasses > 0 && passes >= s.limits.MaxPasses:
 			status = solver.StatusMaxPasses
 		}
-		if cad.Due(it, status != "", passes) {
+		if cad.Due(it, status != "" || solver.EvalRequested(rec), passes) {
 			switch st := evaluate(&r); {
 			case st == solver.StatusFailed, st != "" && status == "":
 				status = st

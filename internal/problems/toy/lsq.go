@@ -6,16 +6,24 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
-// Size limits of the least-squares problems (building one costs O(n·p²)).
+// Size limits of the generated least-squares problems (building one costs
+// O(n·p² + p³)); the user's data may have up to MaxDataP coordinates and
+// MaxDataSamples samples, and as many entries as the memory budget of the
+// server allows (16 bytes per entry: A is kept by rows and by columns).
 const (
-	MaxP       = 200
-	MaxSamples = 10000
+	MaxP           = 2000
+	MaxSamples     = 10000
+	MaxDataP       = 100000
+	MaxDataSamples = 10000000
 )
 
 // lsq is the least-squares part shared by Simplex, L1Ball and Box:
@@ -82,14 +90,28 @@ func (d *lsq) Smooth(y, grad []float64) float64 {
 // Lift copies y into x: the proximal and P1 coordinates coincide.
 func (d *lsq) Lift(x, y []float64) { copy(x, y) }
 
-// FStar is the exact optimal value (known by construction).
-func (d *lsq) FStar() float64 { return d.fstar }
+// FStar is the exact optimal value (known by construction; NaN for the
+// user's data, where it is not known).
+func (d *lsq) FStar() float64 {
+	if d.xstar == nil {
+		return math.NaN()
+	}
+	return d.fstar
+}
 
-// XStar returns a copy of the exact minimiser (known by construction).
+// KnownOptimum reports whether FStar and XStar are known (generated data).
+func (d *lsq) KnownOptimum() bool { return d.xstar != nil }
+
+// XStar returns a copy of the exact minimiser (known by construction; nil
+// for the user's data).
 func (d *lsq) XStar() []float64 { return append([]float64(nil), d.xstar...) }
 
-// Extra reports the distance of x to the exact minimiser.
+// Extra reports the distance of x to the exact minimiser (nothing for the
+// user's data).
 func (d *lsq) Extra(x []float64) map[string]float64 {
+	if d.xstar == nil {
+		return nil
+	}
 	s := 0.0
 	for j, xj := range x {
 		s += (xj - d.xstar[j]) * (xj - d.xstar[j])
@@ -99,76 +121,108 @@ func (d *lsq) Extra(x []float64) map[string]float64 {
 
 // NewModel returns a model maintaining z = A x.
 func (d *lsq) NewModel(x []float64) solver.Model {
-	m := &lsqModel{d: d, z: make([]float64, d.n)}
+	m := &lsqModel{d: d, z: make([]float64, d.n), r: make([]float64, d.n), w: make([]float64, d.n), v: make([]float64, d.p)}
 	m.Reset(x)
 	return m
 }
 
-// lsqModel maintains z = A x incrementally.
+// lsqModel maintains z = A x incrementally, so that a full-batch iteration
+// reads A once: the gradient Aᵀ(z − y) is one pass over A's rows, the line
+// search and the updates of z read only the columns of the step's one or
+// two vertices (sparse vertices: simplex, l1 ball) and vectors of length n.
+// A dense vertex (a corner of the box) costs one more pass per vertex.
 type lsqModel struct {
-	d *lsq
-	z []float64
+	d       *lsq
+	z       []float64
+	r, w, v []float64 // scratch: residual z − y, A d, a dense vertex
+}
+
+// rowsMat is A as a gonum matrix (row-major, n×p).
+func (d *lsq) rowsMat() blas64.General {
+	return blas64.General{Rows: d.n, Cols: d.p, Stride: d.p, Data: d.rows}
 }
 
 func (m *lsqModel) Reset(x []float64) {
-	for i := range m.z {
-		m.z[i] = dot(m.d.row(i), x)
-	}
+	blas64.Gemv(blas.NoTrans, 1, m.d.rowsMat(), vec(x), 0, vec(m.z))
 }
 
-func (m *lsqModel) Scale(_ int, s float64) {
-	for i := range m.z {
-		m.z[i] *= s
-	}
-}
+func (m *lsqModel) Scale(_ int, s float64) { floats.Scale(s, m.z) }
 
-// Add updates z += c·A v in O(n·nnz(v)), one column at a time.
-func (m *lsqModel) Add(_ int, c float64, v solver.Vertex) {
-	for k, j := range v.Idx {
-		axpy(m.z, c*v.Val[k], m.d.col(j))
-	}
-}
+// Add updates z += c·A v: in O(n·nnz(v)) for a sparse vertex.
+func (m *lsqModel) Add(_ int, c float64, v solver.Vertex) { m.addAv(m.z, c, v) }
 
 // Gradient is the mean of (z_i − y_i)·a_i over the batch (all samples when
-// batch is nil); an empty non-nil batch gives the zero vector.
+// batch is nil: Aᵀ(z − y)/n, one pass over A); an empty non-nil batch gives
+// the zero vector. A batch reads only its own rows.
 func (m *lsqModel) Gradient(_ int, g []float64, _ []float64, batch []int) {
-	clear(g)
-	cnt := 0
-	each(m.d.n, batch, func(i int) {
-		axpy(g, m.z[i]-m.d.y[i], m.d.row(i))
-		cnt++
-	})
-	if cnt == 0 {
+	if batch == nil {
+		floats.SubTo(m.r, m.z, m.d.y)
+		blas64.Gemv(blas.Trans, 1/float64(m.d.n), m.d.rowsMat(), vec(m.r), 0, vec(g))
 		return
 	}
-	inv := 1 / float64(cnt)
-	for j := range g {
-		g[j] *= inv
+	clear(g)
+	if len(batch) == 0 {
+		return
 	}
+	for _, i := range batch {
+		floats.AddScaled(g, m.z[i]-m.d.y[i], m.d.row(i))
+	}
+	floats.Scale(1/float64(len(batch)), g)
 }
 
 // Line returns the exact quadratic restriction of the batch objective along
 // d: with r = z − y and w = A d on the batch, φ(γ) − φ(0) = γ·mean(r·w) +
-// ½γ²·mean(w²), and the curvature is mean(w²).
+// ½γ²·mean(w²), and the curvature is mean(w²). A d = XCoef·z + Σ Coef·A v
+// comes from the columns of the vertices (or, for a dense vertex over the
+// full batch, one product with A).
 func (m *lsqModel) Line(_ int, _ []float64, d solver.Direction, batch []int) solver.Line {
 	var rw, ww float64
-	cnt := 0
-	each(m.d.n, batch, func(i int) {
-		a := m.d.row(i)
+	if batch == nil {
+		w := m.w
+		floats.ScaleTo(w, d.XCoef, m.z)
+		for _, t := range d.Terms {
+			m.addAv(w, t.Coef, t.V)
+		}
+		for i, wi := range w {
+			rw += (m.z[i] - m.d.y[i]) * wi
+			ww += wi * wi
+		}
+		n := float64(m.d.n)
+		return quadLine{slope: rw / n, curv: ww / n}
+	}
+	for _, i := range batch {
 		w := d.XCoef * m.z[i]
 		for _, t := range d.Terms {
-			w += t.Coef * t.V.Dot(a)
+			for k, j := range t.V.Idx {
+				w += t.Coef * t.V.Val[k] * m.d.cols[j*m.d.n+i]
+			}
 		}
 		rw += (m.z[i] - m.d.y[i]) * w
 		ww += w * w
-		cnt++
-	})
-	if cnt > 0 {
+	}
+	if cnt := len(batch); cnt > 0 {
 		rw /= float64(cnt)
 		ww /= float64(cnt)
 	}
 	return quadLine{slope: rw, curv: ww}
 }
+
+// addAv adds c·A v to w: column by column for a sparse vertex, one product
+// with A for a dense one (more than an eighth of p nonzero).
+func (m *lsqModel) addAv(w []float64, c float64, v solver.Vertex) {
+	if 8*len(v.Idx) <= m.d.p {
+		for k, j := range v.Idx {
+			floats.AddScaled(w, c*v.Val[k], m.d.col(j))
+		}
+		return
+	}
+	clear(m.v)
+	v.AddTo(m.v, 1)
+	blas64.Gemv(blas.NoTrans, c, m.d.rowsMat(), vec(m.v), 1, vec(w))
+}
+
+// vec is x as a gonum vector.
+func vec(x []float64) blas64.Vector { return blas64.Vector{N: len(x), Inc: 1, Data: x} }
 
 // quadLine is φ(γ) − φ(0) = slope·γ + ½·curv·γ².
 type quadLine struct{ slope, curv float64 }
@@ -283,4 +337,92 @@ func newLSQ(ctx context.Context, rng *rand.Rand, n int, xstar, g []float64) (*ls
 	d.lip = lmax / float64(n) * (1 + 1e-10)
 	d.fstar = d.Objective(xstar)
 	return d, nil
+}
+
+// newLSQData builds the least-squares part from the user's data: A is
+// n×p row-major (rows), y has n entries. The optimum is not known. The
+// Lipschitz constant λ_max(AᵀA)/n is estimated by power iteration (see
+// powerLambda).
+func newLSQData(ctx context.Context, rows []float64, n, p int, y []float64) (*lsq, error) {
+	if p < 1 || p > MaxDataP {
+		return nil, errField("x", "must have between 1 and %d columns (coordinates), got %d", MaxDataP, p)
+	}
+	if n < 1 || n > MaxDataSamples {
+		return nil, errField("x", "must have between 1 and %d rows (samples), got %d", MaxDataSamples, n)
+	}
+	if len(rows) != n*p {
+		return nil, fmt.Errorf("toy: %d entries for a %d×%d matrix", len(rows), n, p)
+	}
+	if len(y) != n {
+		return nil, errField("y", "has %d responses, but X has %d rows", len(y), n)
+	}
+	for i, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errField("y", "response %d is not a finite number: %v", i+1, v)
+		}
+	}
+	d := &lsq{n: n, p: p, rows: rows, y: y, cols: make([]float64, n*p)}
+	for i := 0; i < n; i++ {
+		for j := 0; j < p; j++ {
+			d.cols[j*n+i] = rows[i*p+j]
+		}
+	}
+	lam, err := powerLambda(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	d.lip = lam / float64(n)
+	return d, nil
+}
+
+// powerLambda estimates λ_max(AᵀA) by power iteration from the all-ones
+// vector (a fixed start: the same data give the same estimate), stopping
+// when the estimate changes by less than 1e-10 relative or after 1000
+// steps, and returns it with a 1% margin: an estimate, not a certified
+// bound, as solver.LipschitzBounder allows. A zero matrix gives 0.
+func powerLambda(ctx context.Context, d *lsq) (float64, error) {
+	v := make([]float64, d.p)
+	for j := range v {
+		v[j] = 1 / math.Sqrt(float64(d.p))
+	}
+	av := make([]float64, d.n)
+	A := d.rowsMat()
+	lam := 0.0
+	for it := 0; it < 1000; it++ {
+		if it%16 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		blas64.Gemv(blas.NoTrans, 1, A, vec(v), 0, vec(av))
+		blas64.Gemv(blas.Trans, 1, A, vec(av), 0, vec(v))
+		nv := floats.Norm(v, 2)
+		if nv == 0 {
+			return 0, nil
+		}
+		floats.Scale(1/nv, v)
+		done := math.Abs(nv-lam) <= 1e-10*nv
+		lam = nv
+		if done {
+			break
+		}
+	}
+	return lam * 1.01, nil
+}
+
+// Data returns the data of a least-squares problem (Simplex, L1Ball, Box):
+// A row-major (n×p) and y, shared, not copied; nil for other problems.
+func Data(pr solver.Problem) (rows, y []float64) {
+	var d *lsq
+	switch q := pr.(type) {
+	case *Simplex:
+		d = &q.lsq
+	case *L1Ball:
+		d = &q.lsq
+	case *Box:
+		d = &q.lsq
+	default:
+		return nil, nil
+	}
+	return d.rows, d.y
 }

@@ -44,6 +44,16 @@ func NewSimplex(ctx context.Context, p, n int, seed int64) (*Simplex, error) {
 	return &Simplex{*d}, nil
 }
 
+// NewSimplexData is least squares over the simplex on the user's data: A
+// (n×p, row-major in rows, which the problem keeps) and y.
+func NewSimplexData(ctx context.Context, rows []float64, n, p int, y []float64) (*Simplex, error) {
+	d, err := newLSQData(ctx, rows, n, p, y)
+	if err != nil {
+		return nil, err
+	}
+	return &Simplex{*d}, nil
+}
+
 // SimplexVertex returns e_j.
 func SimplexVertex(j int) solver.Vertex {
 	return solver.Vertex{Key: "v" + strconv.Itoa(j), Idx: []int{j}, Val: []float64{1}}
@@ -117,6 +127,19 @@ func NewL1Ball(ctx context.Context, p, n int, radius float64, seed int64) (*L1Ba
 	return &L1Ball{lsq: *d, radius: radius}, nil
 }
 
+// NewL1BallData is least squares over the l1 ball on the user's data (see
+// NewSimplexData).
+func NewL1BallData(ctx context.Context, rows []float64, n, p int, y []float64, radius float64) (*L1Ball, error) {
+	if !(radius > 0) || math.IsInf(radius, 0) || radius > 1e6 {
+		return nil, errField("radius", "must be a number > 0 and ≤ 1e6, got %v", radius)
+	}
+	d, err := newLSQData(ctx, rows, n, p, y)
+	if err != nil {
+		return nil, err
+	}
+	return &L1Ball{lsq: *d, radius: radius}, nil
+}
+
 // Radius is the ball's radius.
 func (b *L1Ball) Radius() float64 { return b.radius }
 
@@ -167,14 +190,8 @@ func NewBox(ctx context.Context, p, n int, lo, hi float64, seed int64) (*Box, er
 	if err := checkSizes(p, n); err != nil {
 		return nil, err
 	}
-	if math.IsNaN(lo) || math.Abs(lo) > 1e6 {
-		return nil, errField("lo", "must be a number between -1e6 and 1e6, got %v", lo)
-	}
-	if math.IsNaN(hi) || math.Abs(hi) > 1e6 {
-		return nil, errField("hi", "must be a number between -1e6 and 1e6, got %v", hi)
-	}
-	if !(hi > lo) {
-		return nil, errField("hi", "must be greater than lo = %v, got %v", lo, hi)
+	if err := checkBounds(lo, hi); err != nil {
+		return nil, err
 	}
 	rng := newRand(seed)
 	xs := make([]float64, p)
@@ -194,6 +211,33 @@ func NewBox(ctx context.Context, p, n int, lo, hi float64, seed int64) (*Box, er
 		return nil, err
 	}
 	return &Box{lsq: *d, lo: lo, hi: hi}, nil
+}
+
+// NewBoxData is least squares over [lo, hi]^p on the user's data (see
+// NewSimplexData).
+func NewBoxData(ctx context.Context, rows []float64, n, p int, y []float64, lo, hi float64) (*Box, error) {
+	if err := checkBounds(lo, hi); err != nil {
+		return nil, err
+	}
+	d, err := newLSQData(ctx, rows, n, p, y)
+	if err != nil {
+		return nil, err
+	}
+	return &Box{lsq: *d, lo: lo, hi: hi}, nil
+}
+
+// checkBounds validates the box's bounds.
+func checkBounds(lo, hi float64) error {
+	if math.IsNaN(lo) || math.Abs(lo) > 1e6 {
+		return errField("lo", "must be a number between -1e6 and 1e6, got %v", lo)
+	}
+	if math.IsNaN(hi) || math.Abs(hi) > 1e6 {
+		return errField("hi", "must be a number between -1e6 and 1e6, got %v", hi)
+	}
+	if !(hi > lo) {
+		return errField("hi", "must be greater than lo = %v, got %v", lo, hi)
+	}
+	return nil
 }
 
 // Bounds returns lo and hi.

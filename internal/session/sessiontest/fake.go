@@ -32,6 +32,8 @@ var once sync.Once
 //	data      a data-file path (kind Path), recorded in the instance's panels
 //	panel_err when non-empty, ResultPanels fails with this text
 //	blocks    the instance's block count q (1)
+//	build_ms  milliseconds the build takes, without watching its context
+//	          (a build slower than its request)
 //
 // A method with workers w > 1 (a block method's pool, at most q) counts as w
 // goroutines computing at once, for MaxConcurrency.
@@ -51,10 +53,12 @@ func Register() {
 				{Name: "data", Kind: scenarios.Path, Default: "", Help: "a data file"},
 				{Name: "panel_err", Kind: scenarios.String, Default: "", Help: "error text returned by ResultPanels"},
 				{Name: "blocks", Kind: scenarios.Int, Default: "1", Help: "block count q", Min: 1, HasMin: true, Max: 64, HasMax: true},
+				{Name: "build_ms", Kind: scenarios.Int, Default: "0", Help: "milliseconds the build takes", Min: 0, HasMin: true, Max: 60_000, HasMax: true},
 			},
 			Algorithms: []string{"fw", "afw", "ssfw-as", "fista"},
 			Defaults:   []spec.Algo{{Algo: "ssfw-as"}, {Algo: "fista"}},
 			Build: func(ctx context.Context, v scenarios.Values, seed int64) (scenarios.Instance, error) {
+				time.Sleep(time.Duration(v.Int("build_ms")) * time.Millisecond)
 				return &Instance{
 					N: v.Int("n"), PanicAt: v.Int("panic_at"), Fail: v.Str("fail"),
 					Delay: time.Duration(v.Int("delay_us")) * time.Microsecond, Data: v.Str("data"),

@@ -8,6 +8,7 @@ import { $, el, fwlab } from './util.js';
 import { Decimator, merge, ema, bestSeen } from './decimate.js';
 import { fmtNum, fmtCell, alpha, metric, extraOrder } from './format.js';
 import { drawEvents, markProbe, laneSpace } from './events.js';
+import { padRange, logTicks } from './ranges.js';
 
 const BASE_CHARTS = ['objective', 'gap', 'active', 'batch', 'gamma', 'grad_err'];
 // Series with about one value per iteration that jumps about: drawn as
@@ -16,8 +17,12 @@ const BASE_CHARTS = ['objective', 'gap', 'active', 'batch', 'gamma', 'grad_err']
 const DENSE = new Set(['gamma']);
 const XLABEL = { k: 'iteration k', passes: 'effective passes', time_s: 'seconds' };
 const HEIGHT = 220;
-// Thin grid lines: log axes draw one per 1…9 × 10^k.
-const GRID = { stroke: 'rgba(0,0,0,0.07)', width: 1 };
+// Grid lines: the labelled ticks' a little stronger than a log axis's
+// minor lines (2…9 × 10^k, or the decades left unlabelled).
+const GRID = { stroke: 'rgba(0,0,0,0.10)', width: 1 };
+const MINOR = { stroke: 'rgba(0,0,0,0.045)', width: 1 };
+// Css pixels per label on an axis.
+const LABEL_SPACE = { x: 70, y: 34 };
 const TICKS = { stroke: 'rgba(0,0,0,0.25)', width: 1, size: 5 };
 
 export function createCharts(S) {
@@ -25,6 +30,9 @@ export function createCharts(S) {
   // A group of replications is drawn as its median, with its min–max band
   // unless the page turned bands off (S.bands === false).
   const banded = (g) => g.band && S.bands !== false;
+  // Groups hidden from the legend (a click hides, shift-click isolates).
+  S.hidden = S.hidden || new Set();
+  const shown = () => S.groups.filter((g) => !S.hidden.has(g.key));
   const extra = {};
   const logKey = (id) => `fwlab.logy.${S.runId}.${id}`;
 
@@ -73,6 +81,7 @@ export function createCharts(S) {
 
   function build() {
     const box = $('#charts');
+    zoomBar(box);
     for (const id of BASE_CHARTS) {
       const def = { id, col: id, log: metric(id).log };
       makeChart(def, box);
@@ -131,7 +140,32 @@ export function createCharts(S) {
 
   function drawAll() {
     addExtraCharts();
+    S.xext = runExtent();
     for (const C of charts) draw(C);
+    legendMarks();
+  }
+
+  // runExtent is the x range of every shown group's records: the window
+  // each chart shows while it follows the run, so that every chart spans
+  // the whole run, whichever of its values are missing.
+  function runExtent() {
+    let lo = Infinity, hi = -Infinity;
+    for (const g of shown()) {
+      const xcol = g.band ? g.med[S.xaxis] : g.traces[0].cols[S.xaxis];
+      if (!xcol) continue;
+      const ok = (v) => v === v && (!S.logx || v > 0);
+      for (let i = 0; i < g.n; i++)
+        if (ok(xcol[i])) {
+          lo = Math.min(lo, xcol[i]);
+          break;
+        }
+      for (let i = g.n - 1; i >= 0; i--)
+        if (ok(xcol[i])) {
+          hi = Math.max(hi, xcol[i]);
+          break;
+        }
+    }
+    return lo <= hi ? [lo, hi] : null;
   }
 
   function draw(C) {
@@ -142,7 +176,7 @@ export function createCharts(S) {
     const smooth = S.smooth > 0;
     const series = [];
     let width = 0;
-    for (const g of S.groups) {
+    for (const g of shown()) {
       let d = C.decs.get(g.key);
       if (!d || d.band !== banded(g)) {
         d = new Decimator(1000);
@@ -181,22 +215,23 @@ export function createCharts(S) {
     }
     st.drawn = data[0].length;
     if (empty) return;
-    const layout = S.groups.map((g) => g.key + (banded(g) ? '+band' : '')).join(',') + `|${S.xaxis}|${S.logx}|${C.logY}|${smooth}|${S.showDrops}${S.showAways}`;
-    S.internal++;
-    try {
-      if (!C.u || C.layout !== layout) {
-        if (C.u) C.u.destroy();
-        C.u = new uPlot(options(C, series), data, C.body);
-        C.layout = layout;
-        C.zoomed = false;
-        C.u.over.addEventListener('dblclick', () => resetZoom());
-        if (S.zoom) applyZoom(C, S.zoom);
-      } else {
-        C.u.setData(data, !C.zoomed);
-      }
-    } finally {
-      S.internal--;
+    const layout = shown().map((g) => g.key + (banded(g) ? '+band' : '')).join(',') + `|${S.xaxis}|${S.logx}|${C.logY}|${smooth}|${S.showDrops}${S.showAways}`;
+    // The scales are functions of the page's state (xRange, yRange): the
+    // data is always set with its scales reset, and the user's zoom, when
+    // there is one, is what xRange returns.
+    if (!C.u || C.layout !== layout) {
+      if (C.u) C.u.destroy();
+      C.u = new uPlot(options(C, series), data, C.body);
+      C.layout = layout;
+      bindPointer(C);
+    } else {
+      C.u.setData(data, true);
     }
+    C.zoomed = !!S.zoom;
+    st.groups = series.map((s) => s.g.key);
+    // Points each group has drawn in this chart.
+    st.drawnBy = Object.fromEntries(series.map((s) => [s.g.key, s.cols[0].filter((v) => v != null).length]));
+    C.card.dataset.groups = st.groups.join(',');
     st.xkey = S.xaxis;
     st.logx = S.logx;
     st.xmax = data[0][data[0].length - 1];
@@ -245,77 +280,190 @@ export function createCharts(S) {
       // Room above the plot for the event lanes.
       padding: [laneSpace(S.groups.length, S), null, null, null],
       scales: {
-        x: { time: false, distr: S.logx ? 3 : 1, log: 10 },
-        y: { distr: C.logY ? 3 : 1, log: 10 },
+        x: { time: false, distr: S.logx ? 3 : 1, log: 10, range: (u, lo, hi) => xRange(lo, hi) },
+        y: { distr: C.logY ? 3 : 1, log: 10, range: (u, lo, hi) => padRange(lo, hi, C.logY) },
       },
       axes: [
-        { label: XLABEL[S.xaxis], values: (u, splits) => splits.map(fmtNum), size: 40, labelSize: 18, grid: GRID, ticks: TICKS },
-        { values: (u, splits) => splits.map(fmtNum), size: 60, grid: GRID, ticks: TICKS },
+        axis('x', S.logx, { label: XLABEL[S.xaxis], size: 40, labelSize: 18 }),
+        axis('y', C.logY, { size: 60 }),
+        ...(S.logx ? [minorAxis('x', 2)] : []),
+        ...(C.logY ? [minorAxis('y', 3)] : []),
       ],
       cursor: {
         // The cursor moves on every chart; zoom and reset are shared by
         // this module (x only), never uPlot's own sync of the selection.
         sync: { key: 'fwlab-' + S.runId, scales: ['x', null], filters: { pub: (type) => type === 'mousemove' || type === 'mouseleave' || type === 'mouseenter' } },
         dataIdx: (u, si, idx) => nearest(u.data[si], idx),
-        drag: { x: true, y: true, uni: 20 },
+        // A box drawn with the mouse selects an x window; this module
+        // applies it (userZoom), never uPlot on its own.
+        drag: { x: true, y: false, setScale: false },
         bind: { dblclick: () => null },
       },
       hooks: {
-        setSelect: [
-          (u) => {
-            if (u.select.width > 0 || u.select.height > 0) C.userAt = performance.now();
-          },
-        ],
-        setScale: [(u, key) => onScale(C, u, key)],
+        setSelect: [(u) => onSelect(C, u)],
+        setScale: [(u, key) => showRange(C, u, key)],
         draw: [(u) => drawEvents(C, u, S)],
         setCursor: [(u) => readout(C, u)],
       },
     };
   }
 
-  // onScale: a scale change not made by this module is the user's zoom.
-  // An x zoom is applied to every chart's x; each chart keeps its own y.
-  function onScale(C, u, key) {
-    // uPlot may apply a scale after the call that asked for it returns, so
-    // a change counts as the user's only right after their selection.
-    if (S.internal > 0 || !(performance.now() - (C.userAt || 0) < 500)) return;
-    C.zoomed = true;
-    if (key !== 'x') return;
-    S.zoom = { min: u.scales.x.min, max: u.scales.x.max };
-    fwlab.zoom = S.zoom;
-    S.internal++;
-    try {
-      for (const D of charts) if (D !== C && D.u) applyZoom(D, S.zoom);
-    } finally {
-      S.internal--;
-    }
+  // axis is a chart's x or y axis; a log axis is labelled at decades
+  // (logTicks), its tick labels never uPlot's (which print 1e-5 as "0").
+  function axis(key, log, o) {
+    const a = { ...o, values: (u, splits) => splits.map(fmtNum), grid: GRID, ticks: TICKS };
+    if (log) Object.assign(a, { splits: (u, ai, lo, hi) => logTicks(lo, hi, labels(u, key)).major, filter: (u, splits) => splits });
+    return a;
   }
 
-  function applyZoom(D, z) {
-    const y = D.u.scales.y;
-    const ymin = y.min, ymax = y.max;
-    D.u.batch(() => {
-      D.u.setScale('x', { min: z.min, max: z.max });
-      if (ymin != null && ymax != null) D.u.setScale('y', { min: ymin, max: ymax });
+  // minorAxis draws a log axis's minor grid lines, without labels.
+  function minorAxis(key, side) {
+    return {
+      scale: key,
+      side,
+      size: 0,
+      gap: 0,
+      labelSize: 0,
+      splits: (u, ai, lo, hi) => logTicks(lo, hi, labels(u, key)).minor,
+      values: (u, splits) => splits.map(() => ''),
+      filter: (u, splits) => splits,
+      grid: MINOR,
+      ticks: { show: false },
+    };
+  }
+
+  // labels is how many labels fit along a chart's axis.
+  function labels(u, key) {
+    const px = key === 'x' ? u.bbox.width : u.bbox.height;
+    return Math.max(2, Math.floor(px / (devicePixelRatio || 1) / LABEL_SPACE[key]));
+  }
+
+  // xRange: the user's zoom where there is one, else the whole run.
+  function xRange(lo, hi) {
+    if (S.zoom) return [S.zoom.min, S.zoom.max];
+    const e = S.xext;
+    if (e) return e[1] > e[0] ? [e[0], e[1]] : S.logx ? [e[0] / 2, e[0] * 2] : [e[0] - 1, e[1] + 1];
+    if (lo != null && hi != null && hi > lo) return [lo, hi];
+    return S.logx ? [1, 10] : [0, 1];
+  }
+
+  // showRange writes a chart's visible ranges on its card, for tests and
+  // tools: data-x-range="min,max" and data-y-range="min,max".
+  function showRange(C, u, key) {
+    const sc = u.scales[key];
+    if (!sc || sc.min == null || sc.max == null) return;
+    C.card.dataset[key === 'x' ? 'xRange' : 'yRange'] = `${sc.min},${sc.max}`;
+  }
+
+  // bindPointer marks a chart's selection as the user's only while the
+  // user's pointer made it: from a press on the plot to the release.
+  function bindPointer(C) {
+    const over = C.u.over;
+    over.addEventListener('mousedown', (ev) => {
+      if (ev.button === 0) C.userDrag = true;
     });
-    D.zoomed = true;
+    over.addEventListener('dblclick', () => resetZoom());
+  }
+
+  // onSelect: the box the user drew on a chart zooms every chart's x to it
+  // (each chart's y is then fitted to its data in that window).
+  function onSelect(C, u) {
+    if (!C.userDrag) return;
+    C.userDrag = false;
+    const sel = u.select;
+    if (!(sel.width >= 2)) return;
+    const a = u.posToVal(sel.left, 'x'), b = u.posToVal(sel.left + sel.width, 'x');
+    u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+    if (a === a && b === b && b > a) userZoom(a, b);
+  }
+
+  // userZoom sets the window every chart shows, until a reset.
+  function userZoom(min, max) {
+    S.zoom = { min, max };
+    fwlab.zoom = S.zoom;
+    fwlab.zooms = (fwlab.zooms || 0) + 1;
+    for (const D of charts) {
+      D.zoomed = true;
+      if (D.u) D.u.setScale('x', { min, max });
+    }
+    zoomBar();
   }
 
   // resetZoom restores every chart and resumes following the stream.
   function resetZoom() {
+    const was = !!S.zoom;
     S.zoom = null;
     fwlab.zoom = null;
-    S.internal++;
-    try {
-      for (const C of charts) {
-        C.zoomed = false;
-        C.userAt = 0;
-        if (C.u) C.u.setData(C.u.data, true);
-      }
-    } finally {
-      S.internal--;
+    for (const C of charts) {
+      C.zoomed = false;
+      if (C.u) C.u.setData(C.u.data, true);
     }
-    fwlab.resets = (fwlab.resets || 0) + 1;
+    zoomBar();
+    if (was) fwlab.resets = (fwlab.resets || 0) + 1;
+  }
+
+  // zoomBar shows the zoomed window above the charts with a reset button
+  // (created once in the chart container's parent).
+  let bar = null;
+  function zoomBar(box) {
+    if (!bar && box) {
+      const text = el('span', { class: 'zoom-text' });
+      const btn = el('button', { type: 'button', class: 'small', id: 'zoom-reset', text: 'Reset zoom', title: 'Show the whole run and follow it again (Esc, r or a double click)' });
+      btn.addEventListener('click', () => resetZoom());
+      bar = el('div', { class: 'zoom-bar', id: 'zoom-bar', role: 'status', hidden: '' }, text, ' ', btn);
+      bar._text = text;
+      box.before(bar);
+      document.addEventListener('keydown', (ev) => {
+        if (ev.key === 'Escape' && S.zoom && !ev.defaultPrevented) resetZoom();
+      });
+    }
+    if (!bar) return;
+    bar.hidden = !S.zoom;
+    if (S.zoom) bar._text.textContent = `zoomed to ${XLABEL[S.xaxis]} ${fmtNum(S.zoom.min)} – ${fmtNum(S.zoom.max)}; every chart's y fits this window`;
+  }
+
+  // legendMarks marks the legend's entries of hidden groups; a click on an
+  // entry hides or shows its group, a shift-click shows it alone (again:
+  // shows every group).
+  let legendBound = false;
+  function legendMarks() {
+    const box = $('#legend-algos');
+    if (!box) return;
+    if (!legendBound) {
+      legendBound = true;
+      const act = (ev) => {
+        const item = ev.target.closest('[data-group]');
+        if (!item) return;
+        toggleGroup(item.dataset.group, ev.shiftKey);
+      };
+      box.addEventListener('click', act);
+      box.addEventListener('keydown', (ev) => {
+        if (ev.key === 'Enter' || ev.key === ' ') {
+          ev.preventDefault();
+          act(ev);
+        }
+      });
+    }
+    for (const item of box.querySelectorAll('[data-group]')) {
+      const off = S.hidden.has(item.dataset.group);
+      item.classList.add('toggle');
+      item.classList.toggle('off', off);
+      item.setAttribute('role', 'button');
+      item.setAttribute('tabindex', '0');
+      item.setAttribute('aria-pressed', String(!off));
+      item.title = off ? 'hidden: click to show (shift-click: show it alone)' : 'click to hide (shift-click: show it alone)';
+    }
+    fwlab.hidden = [...S.hidden];
+  }
+
+  function toggleGroup(key, isolate) {
+    const keys = S.groups.map((g) => g.key);
+    if (isolate) {
+      const alone = keys.every((k) => (k === key) !== S.hidden.has(k));
+      S.hidden = new Set(alone ? [] : keys.filter((k) => k !== key));
+    } else if (S.hidden.has(key)) S.hidden.delete(key);
+    else S.hidden.add(key);
+    drawAll();
   }
 
   // readout writes the values under the cursor below the chart.
@@ -351,7 +499,10 @@ export function createCharts(S) {
     if (!C || !C.u) return null;
     const xs = C.u.data[0];
     return {
-      zoomed: C.zoomed,
+      zoomed: !!S.zoom,
+      xRange: C.card.dataset.xRange || '',
+      yRange: C.card.dataset.yRange || '',
+      groups: C.card.dataset.groups || '',
       min: C.u.scales.x.min,
       max: C.u.scales.x.max,
       ymin: C.u.scales.y.min,
@@ -366,7 +517,7 @@ export function createCharts(S) {
     };
   }
 
-  return { build, drawAll, draw, charts, chartScale, resetZoom, resize, relayout, setObjectiveTitle, markProbe: (id) => markProbe(charts.find((c) => c.def.id === id) || {}) };
+  return { build, drawAll, draw, charts, chartScale, resetZoom, userZoom, toggleGroup, resize, relayout, setObjectiveTitle, markProbe: (id) => markProbe(charts.find((c) => c.def.id === id) || {}) };
 }
 
 // nearest finds the closest non-null value to idx, so that hovering reads
@@ -381,19 +532,12 @@ export function nearest(arr, idx) {
 }
 
 // resizeWithWindow resizes the charts when the window's size settles; the
-// resize is the page's own, not a user's zoom.
+// resize is the page's own, never a user's zoom.
 export function resizeWithWindow(charts, S) {
   let timer = null;
   window.addEventListener('resize', () => {
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      S.internal++;
-      try {
-        charts.resize();
-      } finally {
-        S.internal--;
-      }
-    }, 100);
+    timer = setTimeout(() => charts.resize(), 100);
   });
 }
 
@@ -408,13 +552,13 @@ export function bindViewControls(charts, S, draw) {
   on('#xaxis', 'change', (ev) => {
     S.xaxis = ev.target.value;
     fwlab.xaxis = S.xaxis;
-    S.zoom = null;
+    charts.resetZoom();
     charts.relayout();
     draw();
   });
   on('#logx', 'change', (ev) => {
     S.logx = ev.target.checked;
-    S.zoom = null;
+    charts.resetZoom();
     charts.relayout();
     draw();
   });

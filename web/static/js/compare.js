@@ -10,6 +10,7 @@ import { Trace, Group } from './traces.js';
 import { createCharts, resizeWithWindow, bindViewControls } from './charts.js';
 import { specDiff, differentInstances } from './lab.js';
 import { bindPNGButtons } from './export.js';
+import { effectiveSpec, runLabel } from './effective.js';
 
 const LIVE = new Set(['queued', 'running', 'paused']);
 
@@ -61,6 +62,50 @@ export function initCompare() {
     return { id, status: st.data, text };
   }
 
+  // The catalogue resolves the specs' defaults (fetched once).
+  let catalogue = null;
+  async function loadCatalogue() {
+    if (catalogue) return catalogue;
+    const res = await api('GET', '/api/scenarios');
+    catalogue = res.ok && res.data ? res.data : {};
+    return catalogue;
+  }
+
+  // cellValues finds the sweep cell of each run that has no name: from the
+  // sweep named in the URL (?sweep=ID), else from the server's recent
+  // sweeps. Returns {runId: {path: value}}.
+  let cells = null;
+  async function cellValues(runs) {
+    if (cells) return cells;
+    cells = {};
+    const want = new Set(runs.filter((r) => !r.status.name).map((r) => r.id));
+    for (const r of runs) {
+      const sw = r.status.sweep;
+      if (sw && sw.values && typeof sw.values === 'object') {
+        cells[r.id] = sw.values;
+        want.delete(r.id);
+      }
+    }
+    if (!want.size) return cells;
+    const named = new URLSearchParams(location.search).get('sweep');
+    let ids = named ? [named] : [];
+    if (!ids.length) {
+      const list = await api('GET', '/api/sweeps?limit=20').catch(() => null);
+      ids = list && list.ok && list.data && Array.isArray(list.data.sweeps) ? list.data.sweeps.map((x) => x.id) : [];
+    }
+    for (const id of ids) {
+      if (!want.size) break;
+      const res = await api('GET', `/api/sweeps/${encodeURIComponent(id)}`).catch(() => null);
+      for (const c of (res && res.ok && res.data && res.data.cells) || []) {
+        if (c.run && want.has(c.run) && c.values && typeof c.values === 'object') {
+          cells[c.run] = c.values;
+          want.delete(c.run);
+        }
+      }
+    }
+    return cells;
+  }
+
   async function load() {
     const got = await Promise.all(
       ids.map((id) =>
@@ -72,6 +117,11 @@ export function initCompare() {
     const bad = got.filter((g) => g.error);
     if (bad.length) showError(bad.map((g) => g.error).join('; '));
     const runs = got.filter((g) => !g.error);
+    const [cat, values] = await Promise.all([loadCatalogue().catch(() => ({})), cellValues(runs).catch(() => ({}))]);
+    for (const r of runs) {
+      r.label = runLabel({ ...r.status, id: r.id }, values[r.id]);
+      r.byAlgo = !r.status.name && !values[r.id];
+    }
     // A reload starts the traces afresh (the charts' state goes with them).
     const again = S.groups.length > 0;
     S.traces.length = 0;
@@ -79,7 +129,7 @@ export function initCompare() {
     // One group per (run, algorithm row); its traces are the replications.
     for (const run of runs) {
       const st = run.status;
-      const label = st.name || run.id;
+      const label = run.label;
       const local = {};
       const seen = {};
       for (const tm of st.traces || []) {
@@ -89,7 +139,9 @@ export function initCompare() {
         let g = S.groups.find((x) => x.key === key);
         if (!g) {
           const rows = ((st.spec && st.spec.algorithms) || []).filter((a) => a.algo === tm.algo);
-          g = new Group(key, `${label} · ${tm.algo}${rows.length > 1 ? ' #' + (ord + 1) : ''}`, COLORS[S.groups.length % COLORS.length]);
+          const algo = `${tm.algo}${rows.length > 1 ? ' #' + (ord + 1) : ''}`;
+          // A run named by its algorithms: each group by its algorithm and the run's id.
+          g = new Group(key, run.byAlgo ? `${algo} · ${run.id}` : `${label} · ${algo}`, COLORS[S.groups.length % COLORS.length]);
           g.run = run.id;
           S.groups.push(g);
         }
@@ -116,12 +168,12 @@ export function initCompare() {
     const one = fs.length && fs.every((f) => f != null && Math.abs(f - fs[0]) <= 1e-12 * Math.max(1, Math.abs(fs[0])));
     S.fstar = one ? fs[0] : null;
     if (!again || (S.objmode === 'fstar' && S.fstar == null)) {
-      S.objmode = S.fstar != null ? 'fstar' : 'raw';
+      S.objmode = S.fstar != null ? 'fstar' : 'best';
       $('#objmode').value = S.objmode;
       charts.setObjectiveTitle();
     }
     $('option[value=fstar]', $('#objmode')).disabled = S.fstar == null;
-    specTable(runs);
+    specTable(runs, cat);
     legend(runs);
     for (const g of S.groups) g.update(() => true);
     if (again) charts.relayout();
@@ -142,12 +194,15 @@ export function initCompare() {
       ...S.groups.map((g) => el('span', { class: 'legend-algo', 'data-group': g.key }, el('span', { class: 'swatch', style: { background: g.color } }), ` ${g.label}${g.band ? ` · median of ${g.traces.length}` : ''}`))
     );
     $('#compare-runs').replaceChildren(
-      ...runs.flatMap((r, i) => [i ? ' · ' : '', el('a', { href: '/runs/' + encodeURIComponent(r.id), text: r.status.name || r.id }), ` (${r.status.status})`])
+      ...runs.flatMap((r, i) => [i ? ' · ' : '', el('a', { href: '/runs/' + encodeURIComponent(r.id), text: r.label, title: r.id, 'data-run': r.id }), ` (${r.status.status})`])
     );
   }
 
-  function specTable(runs) {
-    const specs = runs.map((r) => r.status.spec || {});
+  // specTable lays the runs' effective specs side by side (defaults
+  // resolved, fields that do not act left out): a highlighted row is a
+  // difference that acts on the results.
+  function specTable(runs, cat) {
+    const specs = runs.map((r) => effectiveSpec(r.status.spec || {}, cat));
     const rows = specDiff(specs);
     const inst = runs.map((r) => r.status.info || r.status.instance || {});
     const instRow = (k, title, f) => {
@@ -156,7 +211,7 @@ export function initCompare() {
       return { key: title, values: values.map((v) => (v === undefined ? undefined : f(v))), differ: norm.some((v) => v !== norm[0]), instance: true };
     };
     rows.push(instRow('dim', 'instance: p (variables)', String), instRow('samples', 'instance: n (samples)', String), instRow('blocks', 'instance: q (blocks)', String), instRow('fstar', 'instance: F*', (v) => fmtCell(v, 10)));
-    const head = el('tr', {}, el('th', { text: 'parameter' }), ...runs.map((r) => el('th', {}, el('a', { href: '/runs/' + encodeURIComponent(r.id), text: r.status.name || r.id }))));
+    const head = el('tr', {}, el('th', { text: 'parameter' }), ...runs.map((r) => el('th', {}, el('a', { href: '/runs/' + encodeURIComponent(r.id), text: r.label, title: r.id }))));
     $('#spec-diff thead').replaceChildren(head);
     $('#spec-diff tbody').replaceChildren(
       ...rows.map((r) =>
@@ -169,6 +224,7 @@ export function initCompare() {
       )
     );
     fwlab.compare.differ = rows.filter((r) => r.differ).map((r) => r.key);
+    fwlab.compare.labels = runs.map((r) => r.label);
     const flagged = differentInstances(runs.map((r) => ({ spec: r.status.spec, instance: r.status.info })));
     fwlab.compare.flagged = flagged;
     const p = $('#compare-flag');

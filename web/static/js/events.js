@@ -40,7 +40,9 @@ export function drawEvents(C, u, S) {
     if (S.showDrops) lanes[g.key + '/drop'] = laneIdx++;
     if (S.showAways) lanes[g.key + '/away'] = laneIdx++;
   });
-  S.groups.forEach((g, gi) => {
+  S.groups.forEach((g) => {
+    // A group hidden from the legend has no marks either.
+    if (S.hidden && S.hidden.has(g.key)) return;
     const t = g.traces[0];
     const xcol = t.cols[S.xaxis];
     const positions = (list) => {

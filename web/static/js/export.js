@@ -87,13 +87,21 @@ export function exportPNG(C, S) {
   a.remove();
 }
 
+// exportTrace downloads the complete trace; a download the server broke
+// off midway (it could not read every record) is reported and not saved.
 export async function exportTrace(S, format, showError) {
-  const res = await fetch(`/api/runs/${encodeURIComponent(S.runId)}/trace?format=${format}`);
-  if (!res.ok) {
-    showError(`export failed: the server answered ${res.status}`);
+  let res, text;
+  try {
+    res = await fetch(`/api/runs/${encodeURIComponent(S.runId)}/trace?format=${format}`);
+    if (!res.ok) {
+      showError(`export failed: the server answered ${res.status}`);
+      return;
+    }
+    text = await res.text();
+  } catch (e) {
+    showError(`export failed: the download broke off (${e.message}); nothing was saved`);
     return;
   }
-  const text = await res.text();
   fwlab.exports.push({ kind: format, bytes: text.length, lines: text.split('\n').filter((l) => l).length });
   fwlab.lastExport = text;
   const type = format === 'csv' ? 'text/csv' : 'application/x-ndjson';
@@ -121,7 +129,13 @@ async function fetchDownload(S, url, name, kind, showError) {
     showError(`${kind} failed: ${msg}`);
     return null;
   }
-  const blob = await res.blob();
+  let blob;
+  try {
+    blob = await res.blob();
+  } catch (e) {
+    showError(`${kind} failed: the download broke off (${e.message}); nothing was saved`);
+    return null;
+  }
   fwlab.exports.push({ kind, bytes: blob.size, type: blob.type, name });
   download(name, blob);
   return blob;

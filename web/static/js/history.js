@@ -8,9 +8,24 @@
 import { $, $$, el, api, postRaw, fwlab } from './util.js';
 import { fmtCell } from './format.js';
 import { keyParams, finals, fmtBytes } from './lab.js';
+import { fmtDuration } from './progress.js';
+import { verifiedBadge } from './verify.js';
 
 const LIMIT = 50;
 const LIVE = new Set(['queued', 'running', 'paused']);
+
+// statusCell shows a run's status, and a live run's progress towards its
+// limits with the time left at its traces' rates (the server's estimate).
+function statusCell(r) {
+  const td = el('td', { class: 'progress-cell' }, el('span', { class: 'status st-' + r.status, text: r.status }), verifiedBadge(r.verified));
+  const p = r.progress;
+  if (p && LIVE.has(r.status)) {
+    const pct = `${Math.floor(100 * p.fraction)}%`;
+    const left = r.status === 'paused' ? 'paused' : p.eta_s == null ? 'measuring' : `~${fmtDuration(p.eta_s)} left`;
+    td.append(el('div', { class: 'small muted mono', 'data-progress': String(p.fraction), title: 'progress towards the run\'s limits; the time left at its traces\' rates' }, el('progress', { max: '1', value: String(p.fraction) }), ` ${pct} · ${left}`));
+  }
+  return td;
+}
 
 export function initHistory() {
   const url = new URLSearchParams(location.search);
@@ -104,7 +119,7 @@ export function initHistory() {
     render();
     fwlab.history.loads++;
     fwlab.history.total = S.total;
-    fwlab.history.rows = S.rows.map((r) => ({ id: r.id, status: r.status, problem: r.problem, algorithms: r.algorithms, name: r.name || '', note: r.note || '', starred: !!r.starred }));
+    fwlab.history.rows = S.rows.map((r) => ({ id: r.id, status: r.status, problem: r.problem, algorithms: r.algorithms, name: r.name || '', note: r.note || '', starred: !!r.starred, progress: r.progress || null }));
     document.body.dataset.ready = '1';
     // Runs still live on this page: look again in a few seconds.
     clearTimeout(S.refresh);
@@ -158,7 +173,7 @@ export function initHistory() {
       el('td', {}, box),
       el('td', {}, S.live ? null : star),
       el('td', { class: 'run-cell' }, name, note, S.live ? null : edit),
-      el('td', {}, el('span', { class: 'status st-' + r.status, text: r.status })),
+      statusCell(r),
       el('td', { text: r.problem || '' }),
       el('td', {}, ...(r.algorithms || []).map((a) => el('div', { text: a }))),
       el('td', { class: 'params small mono', text: keyParams(r) }),

@@ -4,16 +4,19 @@
 
 import { $, $$, el, api, fwlab } from './util.js';
 import { fmtCell, COLORS, plural } from './format.js';
-import { Trace, Group } from './traces.js';
+import { Trace, Group, extraCap, MAX_EXTRA_KEYS } from './traces.js';
 import { createCharts, resizeWithWindow, bindViewControls } from './charts.js';
 import { createStream } from './stream.js';
 import * as Teach from './teaching.js';
 import * as Panels from './panels.js';
 import { bindPNGButtons, exportTrace, exportBundle, exportFigure, chartPNG } from './export.js';
+import { progressOf, fmtDuration } from './progress.js';
+import { bindRunKeys } from './keys.js';
+import { initVerify } from './verify.js';
 
 // STATUS_HELP explains each status beside its badge.
 const STATUS_HELP = {
-  queued: 'waiting for a free worker slot (first in, first out); Stop takes it off the queue',
+  queued: 'waiting for a free run slot (taken in turn across clients); Stop takes it off the queue',
   running: 'running',
   paused: 'paused: its worker slot is free until it is resumed',
   done: 'every trace has ended',
@@ -68,6 +71,9 @@ export function initRun() {
     const r = chartPNG(C, S);
     return { width: r.canvas.width, height: r.canvas.height, legend: r.legend, title: r.title };
   };
+
+  const MAX_GRAPH_NODES = 5000;
+  const MAX_GRAPH_EDGES = 50000;
 
   const showError = (msg) => {
     const p = $('#run-error');
@@ -170,7 +176,9 @@ export function initRun() {
     if (first || hello) {
       S.fstar = S.info && S.info.fstar != null ? S.info.fstar : null;
       if (first) {
-        S.objmode = S.fstar != null ? 'fstar' : 'raw';
+        // The objective's distance to the optimum: from F* when known,
+        // else from the best value seen.
+        S.objmode = S.fstar != null ? 'fstar' : 'best';
         const om = $('#objmode');
         om.value = S.objmode;
         $('option[value=fstar]', om).disabled = S.fstar == null;
@@ -180,7 +188,7 @@ export function initRun() {
       if (!charts.charts.length) charts.build();
       if (S.info && S.info.panels) {
         if (S.info.panels.geometry) Teach.init(S, S.info.panels.geometry);
-        Panels.render(S.info.panels);
+        Panels.render(safePanels(S.info.panels));
       }
       const sp = run.spec ? JSON.stringify(run.spec) : specText;
       if (sp) $('#edit-spec').href = '/?spec=' + encodeURIComponent(sp);
@@ -211,6 +219,7 @@ export function initRun() {
     $('#btn-resume').disabled = !paused;
     $('#btn-step').disabled = !paused;
     $('#btn-stop').disabled = !active && run.status !== 'queued';
+    verifyStatus(run.status);
     meta(run);
     // Paused: the page shows the run where the server paused it. What the
     // stream has not delivered shortly (a single step's records arrive at
@@ -224,6 +233,7 @@ export function initRun() {
     scheduleDraw();
   }
   let pausedTimer = 0;
+  const verifyStatus = initVerify(S.runId);
 
   const pageRecords = () => S.traces.reduce((a, t) => a + (t ? t.n : 0), 0);
   function serverRecords() {
@@ -325,13 +335,22 @@ export function initRun() {
     status: onStatus,
     records: scheduleDraw,
     error: showError,
+    incomplete: (info) => {
+      const box = $('#trace-incomplete');
+      box.hidden = !info;
+      if (!info) return;
+      const pct = info.expected ? ((100 * info.loaded) / info.expected).toFixed(1) : '0';
+      $('#trace-incomplete-text').textContent =
+        `Incomplete: the page holds ${info.loaded} of the ${info.expected} records the server counts (${pct}%)` +
+        `${info.error ? ` — the download failed: ${info.error}` : ''}. The charts and exports show only what was loaded.`;
+    },
     done: async () => {
       try {
         const res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}/panels`);
         if (res.ok && res.data) {
           S.info = S.info || {};
           S.info.panels = res.data;
-          Panels.render(res.data);
+          Panels.render(safePanels(res.data));
         }
       } catch (e) {
         /* the panels sent with hello stay */
@@ -368,6 +387,8 @@ export function initRun() {
     timed('table', tracesTable);
     timed('teach', Teach.update);
     syncLine();
+    progressLine();
+    noteExtraCap();
     const dt = performance.now() - t0;
     perf.drawMs += dt;
     perf.draws++;
@@ -388,6 +409,25 @@ export function initRun() {
     line.textContent = `server ${server.toLocaleString('en')} records · page ${here.toLocaleString('en')}` + (behind ? ' · catching up…' : '');
     line.classList.toggle('behind', behind);
     fwlab.sync = { server, page: here, behind };
+  }
+
+  // progressLine shows how far the run is towards its limits, and the
+  // time left at its traces' own rates.
+  function progressLine() {
+    const run = S.status;
+    if (!run || !run.spec) return;
+    const st = run.traces || [];
+    const p = progressOf(
+      run.spec,
+      S.traces.map((t) => (t ? { last: t.last.rec, status: (st[t.meta.trace] || {}).status } : null)).filter(Boolean)
+    );
+    const live = run.status === 'running' || run.status === 'paused' || run.status === 'queued';
+    const bar = $('#run-progress');
+    bar.value = live ? p.fraction : run.status === 'done' ? 1 : p.fraction;
+    const pct = `${Math.floor(100 * bar.value)}%`;
+    const eta = !live ? '' : run.status === 'paused' ? ' · paused' : p.eta == null ? ' · time left: measuring…' : ` · about ${fmtDuration(p.eta)} left at this rate`;
+    $('#run-eta').textContent = pct + eta;
+    fwlab.progress = { fraction: p.fraction, eta: live ? p.eta : 0 };
   }
 
   // tracesTable: one row per algorithm (replications summarised), and one
@@ -517,6 +557,7 @@ export function initRun() {
     const res = await api('DELETE', `/api/runs/${encodeURIComponent(S.runId)}`);
     if (!res.ok) showError(`stop: ${(res.data && res.data.error) || res.status}`);
   });
+  $('#trace-retry').addEventListener('click', () => stream.catchUp());
   bindViewControls(charts, S, scheduleDraw);
   $('#export-csv').addEventListener('click', () => exportTrace(S, 'csv', showError));
   $('#export-jsonl').addEventListener('click', () => exportTrace(S, 'jsonl', showError));
@@ -524,26 +565,106 @@ export function initRun() {
   $('#export-figure').addEventListener('click', () => exportFigure(S, $('#figure-format').value, showError));
   bindPNGButtons(charts, S);
   resizeWithWindow(charts, S);
+  bindRunKeys(() => charts.resetZoom());
 
   // --------------------------------------------------------------- start
+
+  // safePanels returns the instance's panels with a task graph the page can
+  // draw: edges whose node ids are not whole numbers below the graph's size
+  // (its correlation matrix's order, else MAX_GRAPH_NODES) are left out, and
+  // at most MAX_GRAPH_EDGES are kept, so that a hostile stored run (an edge
+  // naming node 30 000 000) cannot freeze the page. What was left out is
+  // said under the panels.
+  function safePanels(p) {
+    if (!p || typeof p !== 'object' || Array.isArray(p)) return p;
+    const out = { ...p };
+    const notes = [];
+    const isId = (v, n) => Number.isInteger(v) && v >= 0 && v < n;
+    const n = Array.isArray(p.corr) && p.corr.length ? Math.min(p.corr.length, MAX_GRAPH_NODES) : MAX_GRAPH_NODES;
+    if (Array.isArray(p.edges)) {
+      const ends = (e) => (Array.isArray(e) ? [e[0], e[1]] : e && typeof e === 'object' ? [e.m != null ? e.m : e.from, e.l != null ? e.l : e.to] : [NaN, NaN]);
+      const kept = p.edges.filter((e) => ends(e).every((v) => isId(v, n))).slice(0, MAX_GRAPH_EDGES);
+      if (kept.length < p.edges.length) notes.push(`${p.edges.length - kept.length} of ${p.edges.length} task-graph edges left out (node ids must be whole numbers below ${n}; at most ${MAX_GRAPH_EDGES} edges are drawn)`);
+      out.edges = kept;
+    }
+    if (Array.isArray(p.components)) {
+      let dropped = 0;
+      out.components = p.components.map((c) => {
+        if (!Array.isArray(c)) return c;
+        const k = c.filter((v) => isId(v, n));
+        dropped += c.length - k.length;
+        return k;
+      });
+      if (dropped) notes.push(`${dropped} component members left out (not node ids below ${n})`);
+    }
+    fwlab.panelNotes = notes;
+    let note = $('#panel-notes');
+    if (!note && notes.length) {
+      note = el('p', { id: 'panel-notes', class: 'muted small' });
+      $('#panels').append(note);
+    }
+    if (note) note.textContent = notes.join('; ');
+    return out;
+  }
+
+  // noteExtraCap says under the charts when a run carries more extra
+  // metrics than the page charts.
+  function noteExtraCap() {
+    const d = extraCap.dropped.size;
+    fwlab.extraDropped = d;
+    if (!d) return;
+    let note = $('#extra-capped');
+    if (!note) {
+      note = el('p', { id: 'extra-capped', class: 'muted small' });
+      $('#extra-charts').before(note);
+    }
+    note.textContent = `${d} more problem-specific metrics are not charted: the page charts at most ${MAX_EXTRA_KEYS} (every metric is in the exports).`;
+  }
+
+  // confirmStart shows the spec of a run link with a Start button and
+  // resolves with the created run once the user has pressed it and the
+  // server accepted the spec (a refusal is shown and the button stays).
+  function confirmStart(spec) {
+    const box = $('#spec-start');
+    const btn = $('#btn-start-spec');
+    $('#spec-start-text').textContent = JSON.stringify(spec, null, 2);
+    $('#spec-start-edit').href = '/?spec=' + encodeURIComponent(specText);
+    box.hidden = false;
+    page.dataset.status = 'awaiting-start';
+    fwlab.awaitingStart = true;
+    return new Promise((resolve) => {
+      btn.addEventListener('click', async function onClick() {
+        btn.disabled = true;
+        const created = await api('POST', '/api/runs', spec);
+        btn.disabled = false;
+        if (created.status !== 201) {
+          showError(`the spec was refused: ${created.data && created.data.field ? created.data.field + ': ' : ''}${(created.data && created.data.error) || created.status}`);
+          return;
+        }
+        showError('');
+        btn.removeEventListener('click', onClick);
+        box.hidden = true;
+        fwlab.awaitingStart = false;
+        resolve(created);
+      });
+    });
+  }
 
   async function start() {
     let res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}`);
     if (res.status === 404 && specText) {
-      // An unknown id with a spec in the URL: submit the spec again, so a
-      // link reproduces the run.
+      // An unknown id with a spec in the URL: show the spec and start it
+      // only when the user presses Start (a page elsewhere may have opened
+      // this link; it must not start runs by itself).
       let spec;
       try {
         spec = JSON.parse(specText);
       } catch (e) {
         showError(`the spec in the URL is not valid JSON: ${e.message}`);
+        page.dataset.status = 'missing';
         return;
       }
-      const created = await api('POST', '/api/runs', spec);
-      if (created.status !== 201) {
-        showError(`the spec in the URL was refused: ${created.data && created.data.field ? created.data.field + ': ' : ''}${(created.data && created.data.error) || created.status}`);
-        return;
-      }
+      const created = await confirmStart(spec);
       S.runId = created.data.id;
       page.dataset.runId = S.runId;
       $('#run-id').textContent = S.runId;

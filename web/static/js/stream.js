@@ -6,13 +6,18 @@ import { fwlab } from './util.js';
 
 // createStream connects to /ws/runs/{id}; on receives the messages:
 // {status(run, hello), records(batches) → false when a gap was found,
-// done(run), error(msg)}. The page's own record counts come from S.traces.
+// done(run), error(msg), incomplete(info)}. incomplete gets
+// {loaded, expected, error} when the page could not load every record the
+// server counts (a download cut midway, a damaged store), and null once it
+// has them all. The page's own record counts come from S.traces.
 export function createStream(S, on) {
   const perf = S.perf;
   let ws = null;
 
+  let broken = false; // the stream closed with 1011: do not reconnect
+
   function connect() {
-    if (ws && ws.readyState <= 1) return;
+    if (broken || (ws && ws.readyState <= 1)) return;
     const sock = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/runs/${encodeURIComponent(S.runId)}`);
     ws = sock;
     fwlab.wsMessages = fwlab.wsMessages || 0;
@@ -45,7 +50,13 @@ export function createStream(S, on) {
       if (ws !== sock) return;
       ws = null;
       if (S.done) return;
-      if (ev.code === 1013) catchUp();
+      if (ev.code === 1011) {
+        // The server cannot read the run's records: no reconnecting in a
+        // loop; the complete trace is tried once and a retry offered.
+        broken = true;
+        on.error(`the server could not send every record: ${ev.reason || 'internal error'}`);
+        catchUp();
+      } else if (ev.code === 1013) catchUp();
       else setTimeout(connect, 1000);
     };
   }
@@ -71,9 +82,12 @@ export function createStream(S, on) {
     if (S.catchingUp) return;
     S.catchingUp = true;
     on.records();
+    let failure = null;
     try {
       const res = await fetch(`/api/runs/${encodeURIComponent(S.runId)}/trace?format=jsonl`);
       if (!res.ok) throw new Error(`trace: ${res.status}`);
+      // A download the server aborted midway rejects here: nothing of it
+      // is taken for the whole trace.
       const text = await res.text();
       const idx = {};
       for (const line of text.split('\n')) {
@@ -85,12 +99,39 @@ export function createStream(S, on) {
         if (i >= t.n) t.push(r);
       }
     } catch (e) {
+      failure = e.message;
       on.error(`fetching the complete trace failed: ${e.message}`);
     } finally {
       S.catchingUp = false;
     }
     on.records();
+    checkComplete(failure);
     if (!S.done) connect();
+  }
+
+  // counts compares the records the page holds with those the server
+  // counts for each trace (its status, or a batch's stored count).
+  function counts() {
+    let loaded = 0, expected = 0;
+    for (const st of (S.status && S.status.traces) || []) {
+      const t = S.traces[st.trace];
+      if (!t) continue;
+      const want = Math.max(st.records || 0, (S.stored && S.stored[st.trace]) || 0);
+      loaded += Math.min(t.n, want);
+      expected += want;
+    }
+    return { loaded, expected };
+  }
+
+  // checkComplete tells the page whether it holds every record: a failed
+  // download, or a finished run with records missing, is incomplete.
+  function checkComplete(failure) {
+    const c = counts();
+    const short = (S.done || broken) && c.loaded < c.expected;
+    const info = failure || short ? { ...c, error: failure } : null;
+    S.incomplete = info;
+    fwlab.traceIncomplete = info;
+    on.incomplete(info);
   }
 
   async function finish() {

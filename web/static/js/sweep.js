@@ -6,6 +6,7 @@
 import { $, el, api, fwlab } from './util.js';
 import { fmtCell, fmtNum } from './format.js';
 import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf } from './lab.js';
+import { initSweepVerify } from './verify.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const LIVE = new Set(['queued', 'running', 'paused']);
@@ -22,6 +23,7 @@ export function initSweep() {
   const id = page.dataset.sweepId;
   const S = { sweep: null, outcome: 'final_gap', algo: '', log: true, gap: '', timer: 0, polls: 0 };
   fwlab.sweep = { id, polls: 0, status: '', cells: [], drawn: 0, kind: '' };
+  initSweepVerify(id);
   const showError = (msg) => {
     const p = $('#sweep-error');
     p.textContent = msg || '';

@@ -1,19 +1,24 @@
 // The teaching view of 2-D problems: the polygon with its labelled
-// vertices, level sets, the minimiser, and up to two traces on the same
-// polygon (iterate path, active vertices by weight, the FW and away
-// vertices of the step, drop steps; proximal methods as a path of gradient
-// steps and projections), a key, the step in words, the active-set
-// timeline, and step-by-step play. It reads panels.geometry: {vertices:
+// vertices, level sets, the minimiser, and up to two traces side by side,
+// each on its own polygon under one step slider (iterate path, active
+// vertices by weight, the FW and away vertices of the step, drop steps;
+// proximal methods as a path of gradient steps and projections), a key,
+// the step in words with F and the gap, the active-set timeline,
+// step-by-step play, wheel or pinch zoom and drag to pan (shared by both
+// polygons, with a reset), and a presentation mode for a lecture hall
+// (large type, the polygons and one chart; space steps, p plays or
+// pauses, Esc leaves). It reads panels.geometry: {vertices:
 // [[x,y]…] or [{key,x,y}…], keys?: [...], Q, center (or c), b?, xstar?}
 // with F(x) = ½(x−c)ᵀQ(x−c) + bᵀx.
 
 import { $, $$, el, fwlab } from './util.js';
 import { fmtCell, alpha } from './format.js';
 import { describeStep } from './teachmath.js';
+import { zoomView, panView, lastFinite } from './teachview.js';
 
 const FW = '#2a9d2a', AWAY = '#e07b00', DROP = '#c00';
 
-let S = null, G = null, on = false, pos = 0, follow = true, timer = null, contours = null, view = null;
+let S = null, G = null, on = false, pos = 0, follow = true, timer = null, contours = null, view = null, home = null, contourView = null;
 fwlab.teach = { frames: 0, drawn: false };
 
 export function parseGeometry(g) {
@@ -46,8 +51,8 @@ export function init(state, geometry) {
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
   const span = Math.max(x1 - x0, y1 - y0) || 1;
   const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
-  view = { x0: cx - 0.62 * span, x1: cx + 0.62 * span, y0: cy - 0.62 * span, y1: cy + 0.62 * span };
-  contours = levelSets();
+  home = { x0: cx - 0.62 * span, x1: cx + 0.62 * span, y0: cy - 0.62 * span, y1: cy + 0.62 * span };
+  view = { ...home };
   $('#teach-slider').addEventListener('input', (ev) => {
     pos = +ev.target.value;
     follow = false;
@@ -58,16 +63,134 @@ export function init(state, geometry) {
     follow = false;
     draw();
   });
-  $('#teach-fwd').addEventListener('click', () => {
-    pos++;
-    follow = false;
-    draw();
-  });
+  $('#teach-fwd').addEventListener('click', () => stepBy(1));
   $('#teach-play').addEventListener('click', () => (timer ? stop() : play()));
   $('#teach-speed').addEventListener('change', () => timer && (stop(), play()));
   $('#teach-trace').addEventListener('change', () => draw());
   $('#teach-trace2').addEventListener('change', () => draw());
+  $('#teach-reset').addEventListener('click', () => resetView());
+  $('#teach-present').addEventListener('click', () => present(!document.body.classList.contains('presenting')));
+  for (const cv of planes()) bindZoom(cv);
+  bindPresentKeys();
   key();
+  // The polygon from the start, before any record (k = 0 of a run that
+  // starts paused, or a queued run).
+  draw();
+}
+
+const planes = () => [$('#teach-canvas'), $('#teach-canvas2')];
+
+// setView changes the window both polygons show, and redraws.
+function setView(v) {
+  view = v;
+  fwlab.teach.view = { ...view };
+  draw();
+}
+
+function resetView() {
+  setView({ ...home });
+}
+
+// canvasPoint turns a pointer position on a canvas into the plane's
+// coordinates.
+function canvasPoint(cv, ev) {
+  const r = cv.getBoundingClientRect();
+  const fx = (ev.clientX - r.left) / r.width, fy = (ev.clientY - r.top) / r.height;
+  return [view.x0 + fx * (view.x1 - view.x0), view.y1 - fy * (view.y1 - view.y0)];
+}
+
+// bindZoom: the wheel (and a trackpad's pinch, which the browser sends as
+// a wheel with ctrlKey) zooms about the pointer; one pointer dragging pans;
+// two pointers pinch.
+function bindZoom(cv) {
+  cv.addEventListener(
+    'wheel',
+    (ev) => {
+      ev.preventDefault();
+      const [mx, my] = canvasPoint(cv, ev);
+      const unit = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
+      setView(zoomView(view, home, mx, my, Math.exp(ev.deltaY * unit * (ev.ctrlKey ? 0.01 : 0.0015))));
+    },
+    { passive: false }
+  );
+  const pts = new Map();
+  let last = null;
+  cv.addEventListener('pointerdown', (ev) => {
+    cv.setPointerCapture(ev.pointerId);
+    pts.set(ev.pointerId, { x: ev.clientX, y: ev.clientY });
+    last = null;
+  });
+  const end = (ev) => {
+    pts.delete(ev.pointerId);
+    last = null;
+  };
+  cv.addEventListener('pointerup', end);
+  cv.addEventListener('pointercancel', end);
+  cv.addEventListener('pointermove', (ev) => {
+    if (!pts.has(ev.pointerId)) return;
+    const r = cv.getBoundingClientRect();
+    const prev = pts.get(ev.pointerId);
+    pts.set(ev.pointerId, { x: ev.clientX, y: ev.clientY });
+    if (pts.size === 1) {
+      setView(panView(view, (ev.clientX - prev.x) / r.width, (ev.clientY - prev.y) / r.height));
+      return;
+    }
+    const [a, b] = [...pts.values()];
+    const d = Math.hypot(a.x - b.x, a.y - b.y);
+    if (last && d > 0) {
+      const [mx, my] = canvasPoint(cv, { clientX: (a.x + b.x) / 2, clientY: (a.y + b.y) / 2 });
+      setView(zoomView(view, home, mx, my, last / d));
+    }
+    last = d;
+  });
+  cv.addEventListener('dblclick', () => resetView());
+}
+
+// present switches the lecture hall's presentation mode: large type, the
+// polygons and one chart (the objective), keys to step and play.
+function present(onOff) {
+  document.body.classList.toggle('presenting', onOff);
+  $('#teach-present').textContent = onOff ? 'Leave presentation' : 'Present';
+  $('#teach-present').setAttribute('aria-pressed', String(onOff));
+  fwlab.teach.presenting = onOff;
+  // The charts take their new width.
+  window.dispatchEvent(new Event('resize'));
+  draw();
+}
+
+function bindPresentKeys() {
+  document.addEventListener('keydown', (ev) => {
+    if (!document.body.classList.contains('presenting') || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const t = ev.target;
+    if (t && /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName || '') && t.type !== 'range') return;
+    let done = true;
+    if (ev.key === ' ' || ev.key === 'ArrowRight') {
+      if (timer) stop();
+      stepBy(1);
+    } else if (ev.key === 'ArrowLeft') {
+      if (timer) stop();
+      stepBy(-1);
+    } else if (ev.key === 'p') timer ? stop() : play();
+    else if (ev.key === 'Escape') present(false);
+    else if (ev.key === '0') resetView();
+    else done = false;
+    if (done) ev.preventDefault();
+  });
+}
+
+// stepBy moves the slider; past the last record of a paused run, a step
+// forward asks the server for the next iteration.
+function stepBy(d) {
+  follow = false;
+  const n = maxN();
+  if (d > 0 && pos >= n - 1 && S.status && S.status.status === 'paused') {
+    follow = true;
+    const b = $('#btn-step');
+    if (b && !b.disabled) b.click();
+    return;
+  }
+  pos = Math.max(0, Math.min(n - 1, pos + d));
+  draw();
 }
 
 function play() {
@@ -124,26 +247,39 @@ export function update() {
   if (follow) pos = Math.max(0, n - 1);
   // While a long run streams in, the drawing follows at a few frames per
   // second: the charts are the live view, this one is for stepping.
+  // A paused run (stepped one record at a time) is drawn at once; a
+  // throttled frame is drawn when its time comes, so that the last records
+  // are never left undrawn.
   const now = performance.now();
-  if (follow && !S.done && now - lastLive < 400) return;
+  const streaming = S.status && S.status.status === 'running';
+  if (follow && streaming && !S.done && now - lastLive < 400) {
+    if (!trailing) trailing = setTimeout(() => ((trailing = 0), update()), 400 - (now - lastLive));
+    return;
+  }
+  clearTimeout(trailing);
+  trailing = 0;
   lastLive = now;
   draw();
 }
-let lastLive = 0;
+let lastLive = 0, trailing = 0;
 
-// levelSets traces contour lines of F by marching squares on a grid.
+// levelSets traces contour lines of F by marching squares on a grid over
+// the window shown, at levels spread over the values F takes there (up to
+// its largest at a vertex), so that a zoomed window has its own.
 function levelSets() {
   const N = 90, vals = [];
-  let lo = Infinity;
+  let lo = Infinity, top = -Infinity;
   for (let j = 0; j <= N; j++)
     for (let i = 0; i <= N; i++) {
       const x = view.x0 + ((view.x1 - view.x0) * i) / N, y = view.y0 + ((view.y1 - view.y0) * j) / N;
       const f = F(x, y);
       vals.push(f);
       lo = Math.min(lo, f);
+      top = Math.max(top, f);
     }
   let hi = -Infinity;
   for (const v of G.verts) hi = Math.max(hi, F(v.x, v.y));
+  hi = Math.min(hi, top);
   if (!(hi > lo)) hi = lo + 1;
   const levels = [];
   for (let l = 1; l <= 12; l++) levels.push(lo + (hi - lo) * Math.pow(l / 12, 2) * 1.2);
@@ -191,9 +327,83 @@ function key() {
 
 function draw() {
   if (!on) return;
-  const cv = $('#teach-canvas');
+  if (contourView !== view) {
+    contours = levelSets();
+    contourView = view;
+  }
+  const ts = shown();
+  const [cv1, cv2] = planes();
+  cv2.hidden = ts.length < 2;
+  $('#teach-planes').classList.toggle('two', ts.length >= 2);
+  const n = maxN();
+  pos = Math.max(0, Math.min(pos, Math.max(0, n - 1)));
+  $('#teach-slider').value = pos;
+  const lines = [];
+  let active = 0, dropsDrawn = 0;
+  const drawn = [];
+  [cv1, cv2].forEach((cv, i) => {
+    if (i && ts.length < 2) return;
+    const got = drawPlane(cv, ts[i] ? [ts[i]] : [], lines);
+    if (i === 0) active = got.active;
+    dropsDrawn += got.drops;
+    drawn.push(ts[i] ? ts[i].meta.trace : null);
+    cv.dataset.trace = ts[i] ? String(ts[i].meta.trace) : '';
+  });
+  const caps = $$('.teach-cap');
+  caps.forEach((c, i) => {
+    const t = ts[i];
+    c.hidden = !t || ts.length < 2;
+    if (t) c.replaceChildren(el('span', { class: 'swatch', style: { background: t.group.color } }), ` ${t.group.label.split(' (')[0]}${t.group.traces.length > 1 ? ` · rep ${t.meta.replication}` : ''}`);
+  });
+  fwlab.teach.view = { ...view };
+  fwlab.teach.polygon = true;
+  if (!ts.length || !n) {
+    $('#teach-step').textContent = n ? '' : 'k = 0: waiting for the first record';
+    return;
+  }
+  $('#teach-step').textContent = `step ${pos + 1} / ${n}`;
+  $('#teach-readout').replaceChildren(
+    ...lines.map((l) =>
+      el(
+        'p',
+        { class: 'teach-line', 'data-trace': String(l.t.meta.trace) },
+        el('span', { class: 'swatch', style: { background: l.color } }),
+        ' ',
+        el('strong', { text: `${l.t.group.label.split(' (')[0]}, k = ${l.k}: ` }),
+        el('span', { class: 'words', text: l.words }),
+        el('br'),
+        el('span', { class: 'muted mono stats', text: l.stats })
+      )
+    )
+  );
+  fwlab.teach = { ...fwlab.teach, frames: (fwlab.teach.frames || 0) + 1, drawn: true, pos, active, drops: dropsDrawn, traces: ts.map((t) => t.meta.trace), planes: drawn, algos: ts.map((t) => t.meta.algo), words: lines.map((l) => l.words), stats: lines.map((l) => l.stats), ks: lines.map((l) => l.k) };
+  timeline(ts);
+}
+
+const UNIT = 520;
+
+// fit gives a canvas as many pixels as it shows (at least 260 a side).
+function fit(cv) {
+  const w = cv.getBoundingClientRect().width;
+  if (!(w > 0)) return;
+  const px = Math.max(260, Math.round(w * (devicePixelRatio || 1)));
+  if (cv.width !== px) {
+    cv.width = px;
+    cv.height = px;
+  }
+}
+
+// drawPlane draws the polygon, its level sets and the traces ts at the
+// step shown on one canvas; it adds each trace's readout to lines.
+function drawPlane(cv, ts, lines) {
+  fit(cv);
   const ctx = cv.getContext('2d');
-  const W = cv.width, H = cv.height;
+  // Drawn in units of a 520 px square, scaled to the canvas: marks and
+  // type grow with the canvas (a projector's presentation mode).
+  ctx.setTransform(cv.width / UNIT, 0, 0, cv.height / UNIT, 0, 0);
+  const W = UNIT, H = UNIT;
+  // Type for the back of a lecture hall while presenting.
+  const big = document.body.classList.contains('presenting') ? 1.9 : 1;
   const X = (x) => ((x - view.x0) / (view.x1 - view.x0)) * W;
   const Y = (y) => H - ((y - view.y0) / (view.y1 - view.y0)) * H;
   ctx.clearRect(0, 0, W, H);
@@ -222,12 +432,12 @@ function draw() {
     ctx.lineWidth = 1.2;
     ctx.strokeRect(X(G.xstar[0]) - 4, Y(G.xstar[1]) - 4, 8, 8);
     ctx.fillStyle = '#000';
-    ctx.font = '12px sans-serif';
+    ctx.font = `${Math.round(12 * big)}px sans-serif`;
     ctx.fillText('x*', X(G.xstar[0]) + 7, Y(G.xstar[1]) + 13);
   }
   // Vertices with their labels, outside the polygon.
   const cx = G.verts.reduce((s, v) => s + v.x, 0) / G.verts.length, cy = G.verts.reduce((s, v) => s + v.y, 0) / G.verts.length;
-  ctx.font = '600 13px sans-serif';
+  ctx.font = `600 ${Math.round(13 * big)}px sans-serif`;
   ctx.textAlign = 'center';
   ctx.textBaseline = 'middle';
   for (const v of G.verts) {
@@ -236,19 +446,14 @@ function draw() {
     ctx.arc(X(v.x), Y(v.y), 3, 0, 2 * Math.PI);
     ctx.fill();
     const d = Math.hypot(X(v.x) - X(cx), Y(v.y) - Y(cy)) || 1;
-    ctx.fillText(v.key, X(v.x) + ((X(v.x) - X(cx)) / d) * 16, Y(v.y) + ((Y(v.y) - Y(cy)) / d) * 16);
+    ctx.fillText(v.key, X(v.x) + ((X(v.x) - X(cx)) / d) * 16 * big, Y(v.y) + ((Y(v.y) - Y(cy)) / d) * 16 * big);
   }
   ctx.textAlign = 'start';
   ctx.textBaseline = 'alphabetic';
-  const ts = shown();
-  const n = maxN();
-  if (!ts.length || !n) return;
-  pos = Math.max(0, Math.min(pos, n - 1));
-  $('#teach-slider').value = pos;
+  if (!ts.length || !maxN()) return { active: 0, drops: 0 };
   const byKey = {};
   for (const v of G.verts) byKey[v.key] = v;
   let active = 0, dropsDrawn = 0;
-  const lines = [];
   ts.forEach((t, ti) => {
     const ex = t.extras;
     const p = Math.min(pos, t.n - 1);
@@ -364,26 +569,19 @@ function draw() {
     }
     const rec = { k: t.cols.k[p], step: t.step[p], gamma: t.cols.gamma[p] };
     const words = describeStep(rec, e, p > 0 ? ex[p - 1] : null, G.verts);
-    const stats = `|U| = ${t.cols.active[p]} · F = ${fmtCell(t.cols.objective[p], 8)} · gap = ${fmtCell(t.cols.gap[p], 3)}` + (e.x0 != null ? ` · x = (${fmtCell(e.x0, 4)}, ${fmtCell(e.x1, 4)})` : '');
-    lines.push({ t, color, k: rec.k, words, stats });
+    lines.push({ t, color, k: rec.k, words, stats: `|U| = ${t.cols.active[p]} · ${evaluated(t, p)}` + (e.x0 != null ? ` · x = (${fmtCell(e.x0, 4)}, ${fmtCell(e.x1, 4)})` : '') });
   });
-  $('#teach-step').textContent = `step ${pos + 1} / ${n}`;
-  $('#teach-readout').replaceChildren(
-    ...lines.map((l) =>
-      el(
-        'p',
-        { class: 'teach-line', 'data-trace': String(l.t.meta.trace) },
-        el('span', { class: 'swatch', style: { background: l.color } }),
-        ' ',
-        el('strong', { text: `${l.t.group.label.split(' (')[0]}, k = ${l.k}: ` }),
-        el('span', { class: 'words', text: l.words }),
-        el('br'),
-        el('span', { class: 'muted mono', text: l.stats })
-      )
-    )
-  );
-  fwlab.teach = { frames: (fwlab.teach.frames || 0) + 1, drawn: true, pos, active, drops: dropsDrawn, traces: ts.map((t) => t.meta.trace), algos: ts.map((t) => t.meta.algo), words: lines.map((l) => l.words) };
-  timeline(ts);
+  return { active, drops: dropsDrawn };
+}
+
+// evaluated writes F and the gap at record p, or, where p was not
+// evaluated (a run left to its cadence), those of the last record before
+// it that was, saying which.
+function evaluated(t, p) {
+  const i = lastFinite(t.cols.objective, p);
+  if (i < 0) return 'F and gap: not evaluated yet';
+  const at = i === p ? '' : ` (at k = ${t.cols.k[i]})`;
+  return `F = ${fmtCell(t.cols.objective[i], 8)} · gap = ${fmtCell(t.cols.gap[i], 3)}${at}`;
 }
 
 // timeline: one row per vertex that was ever active, labelled as on the

@@ -6,6 +6,24 @@ export const BASE = ['k', 'passes', 'time_s', 'gamma', 'batch', 'active', 'objec
 // Extra keys that belong to the teaching view, not to charts.
 export const TEACH = /^(x0|x1|fw_x0|fw_x1|away_x0|away_x1|from_x0|from_x1|at_x0|at_x1|w:.*)$/;
 
+// MAX_EXTRA_KEYS bounds the problem-specific metrics a page keeps in
+// columns (and so the charts built from them): a stored run with thousands
+// of extra keys must not freeze the page. The keys beyond it are counted in
+// extraCap.dropped and left out.
+export const MAX_EXTRA_KEYS = 64;
+export const extraCap = { keys: new Set(), dropped: new Set() };
+
+// admitExtra reports whether the extra key k gets a column on this page.
+function admitExtra(k) {
+  if (extraCap.keys.has(k)) return true;
+  if (extraCap.keys.size < MAX_EXTRA_KEYS) {
+    extraCap.keys.add(k);
+    return true;
+  }
+  if (extraCap.dropped.size < 100000) extraCap.dropped.add(k);
+  return false;
+}
+
 // teachPart returns the teaching view's keys of a record's extra.
 export function teachPart(e) {
   const p = {};
@@ -61,7 +79,7 @@ export class Trace {
     if (r.step === 'away' || r.away_steps > 0) this.aways.push(i);
     if (r.extra) {
       for (const [k, v] of Object.entries(r.extra)) {
-        if (TEACH.test(k)) continue;
+        if (TEACH.test(k) || !admitExtra(k)) continue;
         this.col(k)[i] = v == null ? NaN : +v;
         this.counts['extra:' + k] = (this.counts['extra:' + k] || 0) + 1;
       }

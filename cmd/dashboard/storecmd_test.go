@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runStoreArgs(args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := runStore(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// import twice stores one run; store check says ok, or lists the damage
+// of a file with a page overwritten (exit 1); salvage copies what reads;
+// usage errors exit 2.
+func TestStoreCommands(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "run.json")
+	if _, stderr, code := solve(t, "-problem", "lasso", "-algo", "ssfw-as,fista", "-iters", "3000", "-format", "json", "-out", file); code != 0 {
+		t.Fatalf("solve: %s", stderr)
+	}
+	db := filepath.Join(dir, "runs.db")
+	out, stderr, code := runImportArgs("-db", db, file, file)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 || !strings.Contains(lines[1], "imported before") || strings.Fields(lines[0])[2] != strings.Fields(lines[1])[2] {
+		t.Fatalf("importing a bundle twice: %d %q %s", code, out, stderr)
+	}
+	if out, _, code := runStoreArgs("check", db); code != 0 || out != db+": ok\n" {
+		t.Errorf("check of a sound store: %d %q", code, out)
+	}
+
+	fi, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(db, os.O_RDWR, 0)
+	junk := bytes.Repeat([]byte{0xa5, 0x17, 0xff, 0x03}, 4096)
+	f.WriteAt(junk, (fi.Size()/16384/2)*16384)
+	f.Close()
+	out, _, code = runStoreArgs("check", db)
+	if code != 1 || !strings.Contains(out, "damaged") || !strings.Contains(out, "dashboard store salvage") {
+		t.Errorf("check of a damaged store: %d %q", code, out)
+	}
+	var serr strings.Builder
+	if code := serve(context.Background(), []string{"-db", db, "-addr", "localhost:0"}, io.Discard, &serr); code != 1 || !strings.Contains(serr.String(), db) || !strings.Contains(serr.String(), "damaged") {
+		t.Errorf("serving a damaged store: %d %q", code, serr.String())
+	}
+	rescued := filepath.Join(dir, "rescued.db")
+	out, stderr, code = runStoreArgs("salvage", db, rescued)
+	if code != 0 || !strings.Contains(out, "copied from "+db) {
+		t.Errorf("salvage: %d %q %s", code, out, stderr)
+	}
+	if out, _, code := runStoreArgs("check", rescued); code != 0 {
+		t.Errorf("check of the salvaged store: %d %q", code, out)
+	}
+	if _, _, code := runStoreArgs("salvage", db, rescued); code != 1 {
+		t.Errorf("salvage over an existing file: exit %d", code)
+	}
+	for _, args := range [][]string{{}, {"check"}, {"salvage", db}, {"fix", db}} {
+		if _, _, code := runStoreArgs(args...); code != 2 {
+			t.Errorf("store %v: exit %d, want 2", args, code)
+		}
+	}
+}

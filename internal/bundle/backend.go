@@ -1,0 +1,30 @@
+package bundle
+
+import (
+	"context"
+	"io"
+
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// ImportInto is Import for any run store: the SQLite store streams the
+// bundle in (Import); another (PostgreSQL) decodes it whole and puts it
+// (Put), with no check for a bundle imported before.
+func ImportInto(ctx context.Context, st store.Backend, r io.Reader) (*Imported, error) {
+	if sq, ok := st.(*store.Store); ok {
+		return Import(ctx, sq, r)
+	}
+	b, err := Decode(r)
+	if err != nil {
+		return nil, err
+	}
+	id, err := Put(ctx, st, b)
+	if err != nil {
+		return nil, err
+	}
+	out := &Imported{ID: id, Problem: b.Spec.Problem, Traces: len(b.Traces)}
+	for _, t := range b.Traces {
+		out.Records += len(t.Records)
+	}
+	return out, nil
+}

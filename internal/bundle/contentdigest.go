@@ -1,0 +1,56 @@
+package bundle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"strconv"
+
+	"github.com/fwlab/fwlab/internal/solver"
+)
+
+// contentDigest identifies a bundle by its content, computed while it
+// streams in: the SHA-256 of the bundle as Encode writes it (its own field
+// order, number forms and white space; "aggregates", derived and not
+// stored, and the bundle's own "digest" left out), so that the same run
+// reads as the same bundle however its file was laid out. Import records
+// it with the run and answers the run stored first for a bundle imported
+// again. This is the one place that defines it.
+//
+// It is not Digest (the traces' digest a bundle carries): that one covers
+// the traces alone (two runs of different specs with equal records share
+// it) and its encoding needs the number of traces and each trace's
+// algorithm and summary before its records, which a bundle with its keys
+// in another order (sorted: "records" before "summary") only gives after
+// them, so it cannot be computed in one streaming pass.
+type contentDigest struct {
+	recs hash.Hash // every record, trace by trace, as Encode writes it
+	enc  encoder
+}
+
+func newContentDigest() *contentDigest { return &contentDigest{recs: sha256.New()} }
+
+func (c *contentDigest) record(_ int, r *solver.Record) {
+	c.enc.buf = c.enc.buf[:0]
+	c.enc.record(r)
+	c.enc.buf = append(c.enc.buf, '\n')
+	c.recs.Write(c.enc.buf)
+}
+
+func (c *contentDigest) endTrace(i int) {
+	c.recs.Write(strconv.AppendInt([]byte("end of trace "), int64(i), 10))
+	c.recs.Write([]byte{'\n'})
+}
+
+// sum is the digest of b (its Traces without records, as they were read)
+// with the records hashed so far.
+func (c *contentDigest) sum(b *Bundle) (string, error) {
+	h := sha256.New()
+	head := *b
+	head.Aggregates, head.Digest = nil, ""
+	if err := encode(h, &head, func(int, func(*solver.Record) error) error { return nil }); err != nil {
+		return "", err
+	}
+	h.Write(c.recs.Sum(nil))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,680 @@
+package bundle
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// The decoder reads a bundle as a stream: the records of each trace go to
+// a sink a chunk at a time (memory for Decode, a store for Import), so
+// that what it holds is bounded by the largest single value (a panel, the
+// spec, a record), never by the number of records.
+
+// chunkRecords is how many records the decoder hands a sink at once.
+const chunkRecords = 4096
+
+// sink receives the traces of a bundle as they are read.
+type sink interface {
+	beginTrace(i int) error
+	records(i int, recs []solver.Record) error // recs is reused after the call
+	endTrace(i int, t *Trace) error            // t without its Records
+}
+
+// memSink keeps everything (Decode).
+type memSink struct{ traces []Trace }
+
+func (m *memSink) beginTrace(int) error { m.traces = append(m.traces, Trace{}); return nil }
+
+func (m *memSink) records(i int, recs []solver.Record) error {
+	m.traces[i].Records = append(m.traces[i].Records, recs...)
+	return nil
+}
+
+func (m *memSink) endTrace(i int, t *Trace) error {
+	recs := m.traces[i].Records
+	m.traces[i] = *t
+	m.traces[i].Records = recs
+	return nil
+}
+
+// tooLarge is the bounded reader's refusal.
+type tooLarge struct{ max int64 }
+
+func (e *tooLarge) Error() string { return fmt.Sprintf("a value larger than %s", sizeName(e.max)) }
+
+// boundedReader refuses to read more than a bound past the point where it
+// was armed: a value larger than its bound fails without being buffered
+// whole.
+type boundedReader struct {
+	r        io.Reader
+	n        int64 // bytes read
+	limit    int64 // refuse reads past this (< 0: none)
+	armedFor int64
+}
+
+func (b *boundedReader) arm(max int64) {
+	if max < 0 {
+		b.limit = -1
+		return
+	}
+	b.limit, b.armedFor = b.n+max, max
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.limit >= 0 {
+		if b.n >= b.limit {
+			return 0, &tooLarge{b.armedFor}
+		}
+		if rem := b.limit - b.n; int64(len(p)) > rem {
+			p = p[:rem]
+		}
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+func sizeName(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// traceMeta is what the decoder keeps of a trace whose records have gone
+// to the sink.
+type traceMeta struct {
+	algo        string
+	replication int
+	n           int  // records
+	lastK       int  // the last record's k
+	checkedK    bool // every k was checked against the spec's iters
+	extras      map[string]struct{}
+}
+
+type decoder struct {
+	dec  *json.Decoder
+	src  *boundedReader
+	sink sink
+	b    *Bundle // the fields read so far (its Traces stay empty)
+
+	formatSeen bool
+	specRaw    json.RawMessage
+	sp         *spec.Run // the normalised spec, once checked
+	metas      []traceMeta
+	chunk      []solver.Record
+
+	// skipAggregates reads "aggregates" without keeping it (Import).
+	skipAggregates bool
+	// dig, when set, hashes the content as it is read (Import).
+	dig *contentDigest
+}
+
+func newDecoder(r io.Reader, s sink) *decoder {
+	src := &boundedReader{r: r, limit: -1}
+	return &decoder{dec: json.NewDecoder(src), src: src, sink: s, b: &Bundle{}}
+}
+
+func (d *decoder) bundle() (*Bundle, error) {
+	if err := d.delim("", '{'); err != nil {
+		return nil, err
+	}
+	b := d.b
+	seen := map[string]bool{}
+	version := 0
+	last := ""
+	var infoRaw json.RawMessage
+	for {
+		k, ok, err := d.key("")
+		if err != nil {
+			var be *Error
+			if last != "" && errors.As(err, &be) && be.Path == "" {
+				be.Msg += fmt.Sprintf(" (after the field %s)", last)
+			}
+			return nil, err
+		}
+		last = k
+		if !ok {
+			break
+		}
+		if seen[k] {
+			return nil, errorf(k, "appears twice")
+		}
+		seen[k] = true
+		switch k {
+		case "format":
+			s, err := d.string(k)
+			if err != nil {
+				return nil, err
+			}
+			if s != Format {
+				return nil, errorf(k, "must be %q, got %s", Format, quoteShort(s))
+			}
+			d.formatSeen = true
+		case "format_version":
+			v, err := d.int(k)
+			if err != nil {
+				return nil, err
+			}
+			if v < 1 || v > FormatVersion {
+				return nil, errorf(k, "must be between 1 and %d (this fwlab's), got %d: a newer fwlab wrote it", FormatVersion, v)
+			}
+			version = int(v)
+		case "version", "status", "name", "note", "created", "ended":
+			if err := d.header(k); err != nil {
+				return nil, err
+			}
+		case "spec":
+			// checked once the document is known to be a bundle
+			if d.specRaw, err = d.raw(k); err != nil {
+				return nil, err
+			}
+		case "info":
+			if infoRaw, err = d.rawMax(k, MaxPanelBytes+64<<10); err != nil {
+				return nil, err
+			}
+		case "traces":
+			if err := d.traces(); err != nil {
+				return nil, err
+			}
+		case "aggregates":
+			if d.skipAggregates {
+				err = d.skip(k)
+			} else {
+				b.Aggregates, err = d.rawMax(k, -1)
+			}
+			if err != nil {
+				return nil, err
+			}
+		case "digest":
+			s, err := d.string(k)
+			if err != nil {
+				return nil, err
+			}
+			if !validDigest(s) {
+				return nil, errorf(k, "must be %q followed by 64 lower-case hexadecimal digits, got %s", DigestPrefix, quoteShort(s))
+			}
+			b.Digest = s
+		default:
+			if version == 0 {
+				return nil, errorf(k, "unknown field (is this a fwlab bundle of a newer format version?)")
+			}
+			return nil, errorf(k, "unknown field")
+		}
+	}
+	if !seen["format"] {
+		return nil, errorf("format", "is required: this is not a fwlab bundle (%q)", Format)
+	}
+	for _, req := range []string{"format_version", "version", "spec", "info", "traces"} {
+		if !seen[req] {
+			return nil, errorf(req, "is required")
+		}
+	}
+	if err := d.parseSpec(); err != nil {
+		return nil, err
+	}
+	if err := d.info(infoRaw, &b.Info); err != nil {
+		return nil, err
+	}
+	d.src.arm(MaxValueBytes)
+	if _, err := d.dec.Token(); err != io.EOF {
+		return nil, errorf("", "data after the bundle's closing brace")
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// header reads one of the bundle's string fields.
+func (d *decoder) header(k string) error {
+	s, err := d.string(k)
+	if err != nil {
+		return err
+	}
+	b := d.b
+	switch k {
+	case "version":
+		b.Version = s
+	case "status":
+		b.Status = s
+	case "name":
+		b.Name = s
+	case "note":
+		b.Note = s
+	case "created":
+		b.Created, err = parseTime(k, s)
+	case "ended":
+		b.Ended, err = parseTime(k, s)
+	}
+	return err
+}
+
+// parseSpec checks the spec (once): strictly decoded into the bundle,
+// normalised into d.sp.
+func (d *decoder) parseSpec() error {
+	if d.sp != nil {
+		return nil
+	}
+	if err := strict("spec", d.specRaw, &d.b.Spec); err != nil {
+		return err
+	}
+	sp := d.b.Spec
+	sp.Algorithms = append([]spec.Algo(nil), d.b.Spec.Algorithms...)
+	if err := sp.Normalize(); err != nil {
+		var fe *spec.FieldError
+		if errors.As(err, &fe) {
+			return errorf(join("spec", fe.Field), "%s", fe.Msg)
+		}
+		return errorf("spec", "%v", err)
+	}
+	d.sp = &sp
+	return nil
+}
+
+// skip reads the next value without keeping it.
+func (d *decoder) skip(path string) error {
+	depth := 0
+	for {
+		t, err := d.token(path)
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+func (d *decoder) info(m json.RawMessage, in *Info) error {
+	var raw struct {
+		Dim     *int            `json:"dim"`
+		Samples *int            `json:"samples"`
+		Blocks  *int            `json:"blocks"`
+		FStar   json.RawMessage `json:"fstar"`
+		Panels  json.RawMessage `json:"panels"`
+	}
+	if err := strict("info", m, &raw); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		dst  *int
+	}{{"dim", raw.Dim, &in.Dim}, {"samples", raw.Samples, &in.Samples}, {"blocks", raw.Blocks, &in.Blocks}} {
+		if f.v == nil {
+			return errorf("info."+f.name, "is required")
+		}
+		if *f.v < 0 {
+			return errorf("info."+f.name, "must be non-negative, got %d", *f.v)
+		}
+		*f.dst = *f.v
+	}
+	if raw.FStar != nil && string(raw.FStar) != "null" {
+		v, err := parseFloat("info.fstar", raw.FStar)
+		if err != nil {
+			return err
+		}
+		in.FStar = &v
+	}
+	if raw.Panels != nil && string(raw.Panels) != "null" {
+		if err := checkPanel("info.panels", raw.Panels); err != nil {
+			return err
+		}
+		in.Panels = raw.Panels
+	}
+	return nil
+}
+
+// checkPanel applies the rules of a panel: an object of at most
+// MaxPanelBytes whose graph ("edges" [{m, l, r}] or [[a, b, w]],
+// "components" [[node]])
+// names nodes below the panel's own size in bytes (a panel cannot
+// describe more nodes than it has bytes).
+func checkPanel(path string, m json.RawMessage) error {
+	if len(m) == 0 || m[0] != '{' {
+		return errorf(path, "must be an object")
+	}
+	if len(m) > MaxPanelBytes {
+		return errorf(path, "must be at most %s, got %d bytes", sizeName(MaxPanelBytes), len(m))
+	}
+	var p struct {
+		Edges      json.RawMessage `json:"edges"`
+		Components json.RawMessage `json:"components"`
+	}
+	if err := json.Unmarshal(m, &p); err != nil {
+		return errorf(path, "must be an object")
+	}
+	limit := int64(len(m))
+	node := func(fp string, v any) error {
+		f, ok := v.(float64)
+		if !ok {
+			return nil // not a node id: the page ignores it
+		}
+		if f != float64(int64(f)) || f < 0 || int64(f) >= limit {
+			return errorf(fp, "a node id must be an integer from 0 to %d (below the panel's size in bytes), got %g", limit-1, f)
+		}
+		return nil
+	}
+	if len(p.Edges) > 0 && p.Edges[0] == '[' {
+		// as the page reads them: [a, b, w] or {m|from, l|to, r|w}
+		var edges []any
+		if err := json.Unmarshal(p.Edges, &edges); err != nil {
+			return errorf(path+".edges", "must be an array")
+		}
+		for i, e := range edges {
+			switch e := e.(type) {
+			case []any:
+				for j := 0; j < min(2, len(e)); j++ {
+					if err := node(fmt.Sprintf("%s.edges[%d][%d]", path, i, j), e[j]); err != nil {
+						return err
+					}
+				}
+			case map[string]any:
+				for _, k := range []string{"m", "l", "from", "to"} {
+					if err := node(fmt.Sprintf("%s.edges[%d].%s", path, i, k), e[k]); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	if len(p.Components) > 0 && p.Components[0] == '[' {
+		var comps [][]any
+		if err := json.Unmarshal(p.Components, &comps); err != nil {
+			return errorf(path+".components", "must be an array of arrays of node ids")
+		}
+		for i, c := range comps {
+			for j, v := range c {
+				if err := node(fmt.Sprintf("%s.components[%d][%d]", path, i, j), v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// traceStatuses are the statuses a trace may have: the solver's and the
+// run's.
+var traceStatuses = append([]string{solver.StatusConverged, solver.StatusStalled, solver.StatusMaxIters, solver.StatusMaxPasses,
+	solver.StatusCancelled, solver.StatusFailed}, store.Statuses...)
+
+func checkTraceStatus(path, s string) error {
+	if !slices.Contains(traceStatuses, s) {
+		return errorf(path, "must be one of %s, got %s", strings.Join(traceStatuses, ", "), quoteShort(s))
+	}
+	return nil
+}
+
+func (d *decoder) traces() error {
+	if err := d.delim("traces", '['); err != nil {
+		return err
+	}
+	if d.specRaw != nil && d.formatSeen {
+		// check the spec now, so that records are checked as they come
+		if err := d.parseSpec(); err != nil {
+			return err
+		}
+	}
+	for i := 0; ; i++ {
+		path := fmt.Sprintf("traces[%d]", i)
+		t, err := d.token(path)
+		if err != nil {
+			return err
+		}
+		if t == json.Delim(']') {
+			return nil
+		}
+		if t != json.Delim('{') {
+			return errorf(path, "must be an object, got %s", describe(t))
+		}
+		if max := spec.MaxAlgorithms * spec.MaxReplications; i >= max {
+			return errorf(path, "a run has at most %d traces", max)
+		}
+		if err := d.sink.beginTrace(i); err != nil {
+			return err
+		}
+		d.metas = append(d.metas, traceMeta{})
+		tr, err := d.trace(path, i)
+		if err != nil {
+			return err
+		}
+		m := &d.metas[i]
+		m.algo, m.replication = tr.Algo, tr.Replication
+		if d.dig != nil {
+			d.dig.endTrace(i)
+		}
+		if err := d.sink.endTrace(i, &tr); err != nil {
+			return err
+		}
+	}
+}
+
+func (d *decoder) trace(path string, i int) (Trace, error) {
+	var t Trace
+	seen := map[string]bool{}
+	for {
+		k, ok, err := d.key(path)
+		if err != nil {
+			return t, err
+		}
+		if !ok {
+			break
+		}
+		fp := join(path, k)
+		if seen[k] {
+			return t, errorf(fp, "appears twice")
+		}
+		seen[k] = true
+		switch k {
+		case "algo", "status", "panels_error":
+			s, err := d.string(fp)
+			if err != nil {
+				return t, err
+			}
+			switch k {
+			case "algo":
+				t.Algo = s
+			case "status":
+				if err := checkTraceStatus(fp, s); err != nil {
+					return t, err
+				}
+				t.Status = s
+			case "panels_error":
+				t.PanelsError = s
+			}
+		case "replication", "seed":
+			v, err := d.int(fp)
+			if err != nil {
+				return t, err
+			}
+			if k == "seed" {
+				t.Seed = v
+			} else {
+				t.Replication = int(v)
+			}
+		case "summary":
+			m, err := d.raw(fp)
+			if err != nil {
+				return t, err
+			}
+			if string(m) != "null" {
+				if t.Summary, err = summary(fp, m); err != nil {
+					return t, err
+				}
+				if err := checkTraceStatus(fp+".status", t.Summary.Status); err != nil {
+					return t, err
+				}
+			}
+		case "panels":
+			m, err := d.rawMax(fp, MaxPanelBytes)
+			if err != nil {
+				return t, err
+			}
+			if string(m) != "null" {
+				if err := checkPanel(fp, m); err != nil {
+					return t, err
+				}
+				t.Panels = m
+			}
+		case "records":
+			if err := d.records(fp, i); err != nil {
+				return t, err
+			}
+		default:
+			return t, errorf(fp, "unknown field")
+		}
+	}
+	for _, req := range []string{"algo", "replication", "seed", "records"} {
+		if !seen[req] {
+			return t, errorf(join(path, req), "is required")
+		}
+	}
+	return t, nil
+}
+
+// records reads a trace's records, checks each (k increasing, at most the
+// spec's iters when the spec came first, at most MaxExtraMetrics extra
+// keys in the trace) and hands them to the sink a chunk at a time.
+func (d *decoder) records(path string, i int) error {
+	if err := d.delim(path, '['); err != nil {
+		return err
+	}
+	m := &d.metas[i]
+	m.checkedK = d.sp != nil
+	chunk := d.chunk[:0]
+	var raw map[string]json.RawMessage
+	for j := 0; ; j++ {
+		if !d.dec.More() {
+			rp := fmt.Sprintf("%s[%d]", path, j)
+			if _, err := d.token(rp); err != nil { // the closing bracket
+				return err
+			}
+			break
+		}
+		clear(raw)
+		d.src.arm(MaxValueBytes)
+		if err := d.dec.Decode(&raw); err != nil {
+			rp := fmt.Sprintf("%s[%d]", path, j)
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return errorf(rp, "must be an object, got %s", te.Value)
+			}
+			return ioError(rp, err)
+		}
+		rp := fmt.Sprintf("%s[%d]", path, j)
+		if raw == nil {
+			return errorf(rp, "must be an object, got null")
+		}
+		r, err := record(rp, raw)
+		if err != nil {
+			return err
+		}
+		if err := d.checkRecord(rp, m, &r); err != nil {
+			return err
+		}
+		if d.dig != nil {
+			d.dig.record(i, &r)
+		}
+		chunk = append(chunk, r)
+		if len(chunk) == chunkRecords {
+			if err := d.sink.records(i, chunk); err != nil {
+				return err
+			}
+			clear(chunk)
+			chunk = chunk[:0]
+		}
+	}
+	d.chunk = chunk[:0]
+	if len(chunk) > 0 {
+		if err := d.sink.records(i, chunk); err != nil {
+			return err
+		}
+		clear(chunk)
+	}
+	return nil
+}
+
+func (d *decoder) checkRecord(rp string, m *traceMeta, r *solver.Record) error {
+	if m.n > 0 && r.K <= m.lastK {
+		return errorf(rp+".k", "must be greater than the previous record's k (%d), got %d", m.lastK, r.K)
+	}
+	if d.sp != nil && r.K > d.sp.Iters {
+		return errorf(rp+".k", "must be at most the spec's iters (%d), got %d", d.sp.Iters, r.K)
+	}
+	for k := range r.Extra {
+		if _, ok := m.extras[k]; ok {
+			continue
+		}
+		if len(m.extras) >= MaxExtraMetrics {
+			return errorf(rp+".extra."+k, "a trace may have at most %d extra metrics (each is a chart); this is one more", MaxExtraMetrics)
+		}
+		if m.extras == nil {
+			m.extras = map[string]struct{}{}
+		}
+		m.extras[k] = struct{}{}
+	}
+	m.lastK = r.K
+	m.n++
+	return nil
+}
+
+// check applies the rules that span fields: the run's status is known,
+// every trace belongs to one of the spec's algorithms and replications,
+// each (algorithm, replication) at most as often as the spec lists the
+// algorithm, and no record's k is beyond the spec's iters.
+func (d *decoder) check() error {
+	b, sp := d.b, d.sp
+	if b.Status != "" && !slices.Contains(store.Statuses, b.Status) {
+		return errorf("status", "must be one of %s, got %s", strings.Join(store.Statuses, ", "), quoteShort(b.Status))
+	}
+	algos := map[string]int{}
+	for _, a := range sp.Algorithms {
+		algos[a.Algo]++
+	}
+	type key struct {
+		algo string
+		rep  int
+	}
+	seen := map[key][]int{}
+	for i, m := range d.metas {
+		p := fmt.Sprintf("traces[%d]", i)
+		// a trace is named by its algorithm, with what a variant changes
+		// after " + " (for instance "bc-ssfw-as + slack collapse")
+		base, _, _ := strings.Cut(m.algo, " + ")
+		if algos[base] == 0 {
+			return errorf(p+".algo", "must be one of the spec's algorithms (with a variant after \" + \"), got %s", quoteShort(m.algo))
+		}
+		if m.replication < 0 || m.replication >= sp.Replications {
+			return errorf(p+".replication", "must be between 0 and %d (the spec's replications − 1), got %d", sp.Replications-1, m.replication)
+		}
+		k := key{base, m.replication}
+		if prev := seen[k]; len(prev) >= algos[base] {
+			return errorf(p, "duplicates traces[%d] (algo %s, replication %d): the spec lists %s %d time(s), so a bundle has at most that many such traces",
+				prev[0], quoteShort(m.algo), m.replication, quoteShort(base), algos[base])
+		}
+		seen[k] = append(seen[k], i)
+		if !m.checkedK && m.n > 0 && m.lastK > sp.Iters {
+			return errorf(fmt.Sprintf("%s.records[%d].k", p, m.n-1), "must be at most the spec's iters (%d), got %d", sp.Iters, m.lastK)
+		}
+	}
+	return nil
+}

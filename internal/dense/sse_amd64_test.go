@@ -1,0 +1,3 @@
+package dense
+
+func sseTile() tileFunc { return tileSSE2 }

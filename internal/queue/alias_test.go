@@ -1,0 +1,7 @@
+package queue
+
+import "github.com/fwlab/fwlab/internal/store/pgstore"
+
+type pgstoreStore = pgstore.Store
+
+var pgstoreOpen = pgstore.Open

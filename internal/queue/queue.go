@@ -1,0 +1,217 @@
+// Package queue runs fwlab's runs on River, a job queue on PostgreSQL
+// (github.com/riverqueue/river with its pgx v5 driver), for a dashboard
+// whose runs are shared by several machines (DESIGN §12).
+//
+// A run, or a sweep's cell, is put in the PostgreSQL store (pgstore) as a
+// queued run and a River job naming it is inserted; `dashboard worker`
+// processes take jobs with River's locking and run them (Worker). River
+// does the queue's hard parts: one worker per job, priorities (interactive
+// runs before sweep cells), retries, and the rescue of a job whose worker
+// died (River has no per-job heartbeat: a job is rescued once it has run
+// longer than its timeout, so RescueAfter is both the longest a run may
+// take and how long a dead worker's run waits). Around River, the store keeps the run's
+// truth: a worker claims the run (pgstore.Claim) before it starts, which
+// removes any partial records of an earlier attempt; it streams records
+// in batches under that claim, beats every BeatEvery, and reads the run's
+// status on each beat, so a cancel written to the store reaches it; a
+// worker whose claim was taken over stops without writing.
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/store/pgstore"
+	"github.com/fwlab/fwlab/internal/sweep"
+)
+
+// RunArgs is the job of one run: the run is in the store, the job names it.
+type RunArgs struct {
+	RunID string `json:"run_id"`
+	// SweepID and Cell are set for a sweep's cell.
+	SweepID string `json:"sweep_id,omitempty"`
+	Cell    int    `json:"cell,omitempty"`
+}
+
+// Kind is River's name of the job kind.
+func (RunArgs) Kind() string { return "fwlab_run" }
+
+// Job priorities (River's 1 is first): interactive runs before sweep cells.
+const (
+	PriorityRun  = 1
+	PriorityCell = 2
+)
+
+// MaxAttempts bounds how often a job is tried (a worker that died or was
+// stopped counts as an attempt).
+const MaxAttempts = 5
+
+// migrationLock is the advisory lock key that serialises the River
+// migrations of processes starting at once (workers, a server, submit).
+const migrationLock = 0x66776c6172 // "fwlar"
+
+// Migrate brings River's tables in the database up to date (beside the
+// store's, which pgstore.Open migrates), one process at a time.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	// River's migrations take several transactions (an enum's new value
+	// must be committed before use), so the lock is a session's, held on
+	// a connection of its own while they run
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
+		return fmt.Errorf("queue: waiting for the migration lock: %w", err)
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock)); uerr != nil {
+		conn.Conn().Close(ctx) // closing the session releases the lock
+	}
+	if err != nil {
+		return fmt.Errorf("queue: migrating River's tables: %w", err)
+	}
+	return nil
+}
+
+// Queue inserts runs and sweeps as jobs (it works no jobs itself).
+type Queue struct {
+	st     *pgstore.Store
+	client *river.Client[pgx.Tx]
+}
+
+// New returns a queue on the store's database, River's tables migrated.
+func New(ctx context.Context, st *pgstore.Store) (*Queue, error) {
+	if err := Migrate(ctx, st.Pool()); err != nil {
+		return nil, err
+	}
+	c, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	return &Queue{st: st, client: c}, nil
+}
+
+// storedRun resolves a spec as a server does and returns the run to store:
+// queued, one trace per (algorithm, replication) in the session's order.
+func storedRun(sp spec.Run) (*store.Run, error) {
+	sc, vals, err := scenarios.Resolve(&sp)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNoFiles(sc, vals); err != nil {
+		return nil, err
+	}
+	r := &store.Run{Spec: sp, Version: bundle.ProgramVersion(), Status: store.StatusQueued}
+	i := 0
+	for _, a := range sp.Algorithms {
+		for rep := 0; rep < sp.Replications; rep++ {
+			r.Traces = append(r.Traces, store.Trace{Index: i, Algo: a.Algo, Replication: rep, Seed: sp.Seed + int64(rep)})
+			i++
+		}
+	}
+	return r, nil
+}
+
+// checkNoFiles refuses a spec that names a data file: a worker on another
+// machine would read other bytes or none (data that travels with the run
+// is not built yet).
+func checkNoFiles(sc *scenarios.Scenario, vals scenarios.Values) error {
+	for _, p := range sc.Params {
+		if p.Kind == scenarios.Path {
+			if vals.Str(p.Name) != "" {
+				return spec.Errorf("params."+p.Name, "names a data file, which runs on workers cannot read yet (run it with dashboard serve's own slots)")
+			}
+		}
+	}
+	return nil
+}
+
+// Submit stores a run of sp and queues it; it returns the run's id.
+func (q *Queue) Submit(ctx context.Context, sp spec.Run) (string, error) {
+	r, err := storedRun(sp)
+	if err != nil {
+		return "", err
+	}
+	id, err := q.st.PutRun(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	if err := q.insert(ctx, RunArgs{RunID: id}, PriorityRun); err != nil {
+		return "", q.undo(ctx, id, err)
+	}
+	return id, nil
+}
+
+func (q *Queue) insert(ctx context.Context, args RunArgs, priority int) error {
+	_, err := q.client.Insert(ctx, args, &river.InsertOpts{Priority: priority, MaxAttempts: MaxAttempts,
+		UniqueOpts: river.UniqueOpts{ByArgs: true}})
+	if err != nil {
+		return fmt.Errorf("queue: inserting the job of run %s: %w", args.RunID, err)
+	}
+	return nil
+}
+
+// undo deletes a run whose job could not be inserted.
+func (q *Queue) undo(ctx context.Context, id string, err error) error {
+	if _, derr := q.st.Delete(context.WithoutCancel(ctx), id); derr != nil {
+		return errors.Join(err, derr)
+	}
+	return err
+}
+
+// SubmitSweep stores a sweep and one queued run per cell, and queues the
+// cells; it returns the sweep's id.
+func (q *Queue) SubmitSweep(ctx context.Context, doc *sweep.Doc) (string, error) {
+	cells, err := doc.Cells()
+	if err != nil {
+		return "", err
+	}
+	runs := make([]*store.Run, len(cells))
+	for i, c := range cells {
+		if runs[i], err = storedRun(c.Spec); err != nil {
+			return "", fmt.Errorf("cell %d: %w", i, err)
+		}
+	}
+	axes, err := jsonAxes(doc.Axes)
+	if err != nil {
+		return "", err
+	}
+	sw := &store.Sweep{Base: doc.Base, Axes: axes, Status: store.StatusRunning}
+	for i, c := range cells {
+		sw.Cells = append(sw.Cells, store.Cell{Index: i, Values: c.ValuesJSON(doc.Axes)})
+	}
+	sid, err := q.st.PutSweep(ctx, sw)
+	if err != nil {
+		return "", err
+	}
+	for i, r := range runs {
+		id, err := q.st.PutRun(ctx, r)
+		if err != nil {
+			return sid, fmt.Errorf("cell %d: %w", i, err)
+		}
+		if err := q.st.SetCellRun(ctx, sid, i, id); err != nil {
+			return sid, fmt.Errorf("cell %d: %w", i, err)
+		}
+		if err := q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i}, PriorityCell); err != nil {
+			return sid, fmt.Errorf("cell %d: %w", i, q.undo(ctx, id, err))
+		}
+	}
+	return sid, nil
+}

@@ -1,0 +1,195 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/store/pgstore"
+)
+
+// Defaults of a Worker's configuration.
+const (
+	DefaultRescueAfter = 10 * time.Minute
+	DefaultBeatEvery   = 2 * time.Second
+	DefaultFlushEvery  = store.DefaultFlushInterval
+)
+
+// FetchCooldown is the least time between two fetches of jobs by a
+// worker.
+const FetchCooldown = 5 * time.Millisecond
+
+// Config configures a Worker.
+type Config struct {
+	Store *pgstore.Store
+	Name  string // the worker's name, shown with the runs it ran
+	Slots int    // jobs at once (0: the CPUs)
+	// RescueAfter is how long a run may take: a run still running then
+	// fails, and a job whose worker has not ended it a second later is
+	// taken for lost (its worker dead) and queued again by River's
+	// rescuer (which looks every 30 s). The same on every worker.
+	RescueAfter time.Duration
+	BeatEvery   time.Duration // the run's heartbeat in the store
+	FlushEvery  time.Duration // how often records are written
+	Logger      *slog.Logger
+}
+
+// Worker takes run jobs from River and runs them.
+type Worker struct {
+	river.WorkerDefaults[RunArgs]
+	cfg    Config
+	client *river.Client[pgx.Tx]
+	m      *metrics
+}
+
+// NewWorker returns a worker on the store's database (River's tables
+// migrated); Start starts it.
+func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("queue: a worker needs a PostgreSQL store")
+	}
+	if cfg.Name == "" {
+		return nil, errors.New("queue: a worker needs a name")
+	}
+	if cfg.Slots < 0 {
+		return nil, fmt.Errorf("queue: slots must be non-negative, got %d", cfg.Slots)
+	}
+	if cfg.Slots == 0 {
+		cfg.Slots = runtime.NumCPU()
+	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = DefaultRescueAfter
+	}
+	if cfg.BeatEvery <= 0 {
+		cfg.BeatEvery = DefaultBeatEvery
+	}
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = DefaultFlushEvery
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := Migrate(ctx, cfg.Store.Pool()); err != nil {
+		return nil, err
+	}
+	w := &Worker{cfg: cfg, m: newMetrics()}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely[RunArgs](workers, w); err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	c, err := river.NewClient(riverpgxv5.New(cfg.Store.Pool()), &river.Config{
+		ID:      cfg.Name,
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Slots}},
+		Workers: workers,
+		// a freed slot takes the next job within a few milliseconds
+		// (River's default waits 100 ms between fetches)
+		FetchCooldown: FetchCooldown,
+		// River rescues only jobs with a timeout, once it has passed: a
+		// run may take RescueAfter, after which it fails (execute), and
+		// a job running a second longer has lost its worker.
+		JobTimeout:           cfg.RescueAfter,
+		RescueStuckJobsAfter: cfg.RescueAfter + time.Second,
+		Logger:               cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	w.client = c
+	return w, nil
+}
+
+// Start starts taking jobs.
+func (w *Worker) Start(ctx context.Context) error { return w.client.Start(ctx) }
+
+// Stop stops taking jobs and waits until the running ones finish, at most
+// until ctx ends; then it cancels them, which releases their runs to the
+// queue, and waits for that (at most release). It returns the number of
+// runs released.
+func (w *Worker) Stop(ctx context.Context, release time.Duration) (int, error) {
+	before := w.m.released.Load()
+	err := w.client.Stop(ctx)
+	if err == nil {
+		return int(w.m.released.Load() - before), nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), release)
+	defer cancel()
+	err = w.client.StopAndCancel(rctx)
+	return int(w.m.released.Load() - before), err
+}
+
+// Work runs one job (River calls it).
+func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	id := job.Args.RunID
+	claim := fmt.Sprintf("%s/%d/%d", w.cfg.Name, job.ID, job.Attempt)
+	err := w.cfg.Store.Claim(ctx, id, claim)
+	switch {
+	case errors.Is(err, pgstore.ErrNotLive), errors.Is(err, store.ErrNotFound):
+		return nil // cancelled while queued, or deleted: nothing to run
+	case err != nil:
+		return err // the database is away: River tries again
+	}
+	w.m.running.Add(1)
+	defer w.m.running.Add(-1)
+	out, err := w.execute(ctx, id, claim)
+	switch out {
+	case released:
+		w.m.released.Add(1)
+		if err == nil {
+			err = errors.New("released")
+		}
+		return fmt.Errorf("run %s released: %w", id, err)
+	case lost:
+		return nil
+	}
+	if err != nil {
+		w.m.failures.Add(1)
+		return err
+	}
+	w.m.finished.Add(1)
+	if job.Args.SweepID != "" {
+		return w.endSweep(context.WithoutCancel(ctx), job.Args.SweepID)
+	}
+	return nil
+}
+
+// endSweep sets a sweep's status once none of its cells' runs is live:
+// failed if one failed, cancelled if one was cancelled, done otherwise.
+func (w *Worker) endSweep(ctx context.Context, id string) error {
+	sw, err := w.cfg.Store.GetSweep(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	status := store.StatusDone
+	for _, c := range sw.Cells {
+		if c.RunID == "" {
+			continue
+		}
+		r, err := w.cfg.Store.Get(ctx, c.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case store.Live(r.Status):
+			return nil
+		case r.Status == store.StatusFailed:
+			status = store.StatusFailed
+		case r.Status == store.StatusCancelled && status == store.StatusDone:
+			status = store.StatusCancelled
+		}
+	}
+	return w.cfg.Store.SetSweepStatus(ctx, id, status)
+}

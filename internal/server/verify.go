@@ -1,0 +1,275 @@
+package server
+
+// Verification through the queue: POST /api/runs/{id}/verify re-runs a
+// stored run's spec as a run of its own (named "verification of run ID",
+// queued, watched and stored like any run), and once that run ends
+// compares its traces with the original's (package verify) and records the
+// outcome in the store. POST /api/sweeps/{id}/verify does so for every
+// cell of a sweep, one cell after the other. The watchers run under the
+// sweeper's context and wait group, so that Close stops them (an
+// interrupted re-run records nothing) and waits for them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/session"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/verify"
+)
+
+// VerificationRow is a verification as the API gives it.
+type VerificationRow struct {
+	At      time.Time `json:"at"`
+	Outcome string    `json:"outcome"` // reproduced, differs or failed
+	Records int       `json:"records"` // records found identical
+	Detail  string    `json:"detail"`  // the first difference, or why the re-run failed
+	Version string    `json:"version"` // the fwlab that re-ran it
+	RerunID string    `json:"rerun_id,omitempty"`
+}
+
+func verificationRow(v store.Verification) VerificationRow {
+	return VerificationRow{At: v.At, Outcome: v.Outcome, Records: v.Records, Detail: v.Detail, Version: v.Version, RerunID: v.RerunID}
+}
+
+// verifyRoutes registers the verification routes (under /api, with the
+// request timeout).
+func (s *Server) verifyRoutes(r chi.Router) {
+	r.Post("/runs/{id}/verify", s.handleVerify)
+	r.Get("/runs/{id}/verifications", s.handleVerifications)
+	r.Post("/sweeps/{id}/verify", s.handleSweepVerify)
+}
+
+// handleVerifications: 200 {"verifications": [VerificationRow]}, newest
+// first; 404 for an unknown run.
+func (s *Server) handleVerifications(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if _, err := s.st.Get(r.Context(), id); err != nil {
+		s.storeError(w, err)
+		return
+	}
+	vs, err := s.st.Verifications(r.Context(), id)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	rows := make([]VerificationRow, 0, len(vs))
+	for _, v := range vs {
+		rows = append(rows, verificationRow(v))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"verifications": rows})
+}
+
+// verifiable returns a stored run that has ended, or answers why not.
+func (s *Server) verifiable(w http.ResponseWriter, r *http.Request, id string) (*store.Run, bool) {
+	run, err := s.st.Get(r.Context(), id)
+	if err != nil {
+		s.storeError(w, err)
+		return nil, false
+	}
+	status := run.Status
+	if live, ok := s.mgr.Live(id); ok {
+		status = live.RunStatus()
+	}
+	if store.Live(status) {
+		writeError(w, http.StatusConflict, "id", fmt.Sprintf("run %s is %s: verify it once it has ended", id, status))
+		return nil, false
+	}
+	return run, true
+}
+
+// handleVerify re-runs a stored run through the queue: 202 {"id"} of the
+// re-run; 404 unknown run, 409 a run still live, and the answers of POST
+// /api/runs for the re-run (400, 413, 429, 503, 504).
+func (s *Server) handleVerify(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	orig, ok := s.verifiable(w, r, id)
+	if !ok {
+		return
+	}
+	rerun, err := s.startRerun(r.Context(), orig, clientAddr(r))
+	if err != nil {
+		writeCreateError(w, err)
+		return
+	}
+	s.watch(func(ctx context.Context) { s.finishVerify(ctx, id, rerun) })
+	w.Header().Set("Location", "/api/runs/"+rerun.ID)
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": rerun.ID})
+}
+
+// watch runs fn in a goroutine under the sweeper's context and wait group;
+// false when the server is closing (fn is not run).
+func (s *Server) watch(fn func(ctx context.Context)) bool {
+	sw := s.sweeps
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.ctx.Err() != nil {
+		return false
+	}
+	sw.wg.Add(1)
+	go func() {
+		defer sw.wg.Done()
+		fn(sw.ctx)
+	}()
+	return true
+}
+
+// startRerun creates the re-run of a stored run, named after it.
+func (s *Server) startRerun(ctx context.Context, orig *store.Run, client string) (*session.Run, error) {
+	sp := orig.Spec
+	sp.Algorithms = append([]spec.Algo(nil), orig.Spec.Algorithms...)
+	sp.StartPaused = false
+	rerun, err := s.mgr.CreateFor(ctx, sp, client)
+	if err != nil {
+		return nil, err
+	}
+	name := "verification of run " + orig.ID
+	if err := s.st.Update(ctx, rerun.ID, store.Edit{Name: &name}); err != nil {
+		s.log.Warn("naming a verification run", "id", rerun.ID, "err", err)
+	}
+	return rerun, nil
+}
+
+// finishVerify waits for the re-run to end, compares it with the original
+// and records the outcome. Nothing is recorded when the server closes
+// first (the re-run is interrupted: it proves nothing).
+func (s *Server) finishVerify(ctx context.Context, id string, rerun *session.Run) {
+	select {
+	case <-rerun.Done():
+	case <-ctx.Done():
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	v := s.compareRerun(ctx, id, rerun.ID)
+	if v == nil {
+		return
+	}
+	if _, err := s.st.AddVerification(ctx, v); err != nil {
+		s.log.Warn("recording a verification", "id", id, "rerun", rerun.ID, "err", err)
+	}
+}
+
+// compareRerun compares a finished re-run with the original run; nil when
+// there is nothing to record.
+func (s *Server) compareRerun(ctx context.Context, id, rerunID string) *store.Verification {
+	failed := func(format string, a ...any) *store.Verification {
+		return &store.Verification{RunID: id, RerunID: rerunID, Version: bundle.ProgramVersion(), Outcome: store.VerifyFailed,
+			Detail: verify.Clip(fmt.Sprintf(format, a...), store.MaxVerifyDetail)}
+	}
+	got, err := bundle.FromStore(ctx, s.st, rerunID)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return failed("the re-run %s was deleted before it could be compared", rerunID)
+		}
+		return failed("reading the re-run %s: %v", rerunID, err)
+	}
+	switch got.Status {
+	case store.StatusInterrupted:
+		return nil
+	case store.StatusCancelled:
+		return failed("the re-run %s was cancelled", rerunID)
+	}
+	want, err := bundle.FromStore(ctx, s.st, id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // the run itself was deleted meanwhile
+		}
+		return failed("reading the run: %v", err)
+	}
+	v := verify.Outcome(verify.Compare(verify.FromBundle(want), verify.FromBundle(got)))
+	v.RunID, v.RerunID, v.Version = id, rerunID, bundle.ProgramVersion()
+	return v
+}
+
+// handleSweepVerify verifies every cell of a sweep through the queue, one
+// cell after the other: 202 {"cells": n} (the cells with a run); 404
+// unknown sweep, 409 a sweep still running.
+func (s *Server) handleSweepVerify(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	sw, err := s.st.GetSweep(r.Context(), id)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	if store.Live(sw.Status) {
+		writeError(w, http.StatusConflict, "id", fmt.Sprintf("sweep %s is %s: verify it once it has ended", id, sw.Status))
+		return
+	}
+	var ids []string
+	for _, c := range sw.Cells {
+		if c.RunID != "" {
+			ids = append(ids, c.RunID)
+		}
+	}
+	client := clientAddr(r)
+	if !s.watch(func(ctx context.Context) {
+		for _, runID := range ids {
+			if !s.verifyCell(ctx, runID, client) {
+				return
+			}
+		}
+	}) {
+		writeError(w, http.StatusServiceUnavailable, "", "the server is closing")
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]int{"cells": len(ids)})
+}
+
+// verifyCell re-runs one stored run, waiting for room in the queue as a
+// sweep does, and records the outcome; false when the server is closing.
+func (s *Server) verifyCell(ctx context.Context, id, client string) bool {
+	orig, err := s.st.Get(ctx, id)
+	if err != nil {
+		return ctx.Err() == nil // deleted meanwhile: nothing to verify
+	}
+	for {
+		rerun, err := s.startRerun(ctx, orig, client)
+		switch {
+		case err == nil:
+			s.finishVerify(ctx, id, rerun)
+			return ctx.Err() == nil
+		case errors.Is(err, session.ErrBusy):
+			select {
+			case <-time.After(sweepRetry):
+				continue
+			case <-ctx.Done():
+				return false
+			}
+		case ctx.Err() != nil:
+			return false
+		}
+		v := &store.Verification{RunID: id, Version: bundle.ProgramVersion(), Outcome: store.VerifyFailed,
+			Detail: verify.Clip("cannot re-run it here: "+err.Error(), store.MaxVerifyDetail)}
+		if _, err := s.st.AddVerification(ctx, v); err != nil {
+			s.log.Warn("recording a verification", "id", id, "err", err)
+		}
+		return true
+	}
+}
+
+// writeCreateError answers a failure to create a run (POST /api/runs and
+// the re-runs of verification).
+func writeCreateError(w http.ResponseWriter, err error) {
+	var fe *spec.FieldError
+	switch {
+	case errors.As(err, &fe):
+		writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+	case errors.Is(err, session.ErrBusy):
+		writeError(w, http.StatusTooManyRequests, "", err.Error())
+	case errors.Is(err, session.ErrTooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, "", err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusGatewayTimeout, "", err.Error())
+	default:
+		writeError(w, http.StatusServiceUnavailable, "", err.Error())
+	}
+}

@@ -1,0 +1,28 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/solver"
+)
+
+// recordWriter is what an Appender writes to: any Backend.
+type recordWriter interface {
+	AppendRecords(ctx context.Context, id string, trace int, recs []solver.Record) error
+}
+
+// NewAppenderFor is NewAppender for any Backend: it streams run id's
+// records to b, writing every interval (≤ 0: DefaultFlushInterval).
+func NewAppenderFor(b Backend, id string, interval time.Duration) *Appender {
+	if s, ok := b.(*Store); ok {
+		return s.NewAppender(id, interval)
+	}
+	if interval <= 0 {
+		interval = DefaultFlushInterval
+	}
+	a := &Appender{s: b, id: id, interval: interval, pending: map[int][]solver.Record{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go a.loop()
+	return a
+}

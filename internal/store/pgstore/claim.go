@@ -1,0 +1,193 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// A run taken from the queue by a worker is claimed: the worker's claim (a
+// string unique to the attempt, such as "worker-name/job-id/attempt") is
+// written on the run, and the run's records are appended, its heart beats
+// and it ends only under that claim. A worker presumed dead whose job was
+// rescued and claimed again elsewhere finds its claim gone and stops,
+// writing nothing more: so every record is stored once.
+
+// ErrClaimLost is returned (wrapped) when a run is no longer claimed by the
+// caller (another worker took it over, or it was deleted).
+var ErrClaimLost = errors.New("the run is claimed by another worker")
+
+// ErrNotLive is returned (wrapped) by Claim for a run that has ended (it
+// was cancelled while queued, for instance): there is nothing to run.
+var ErrNotLive = errors.New("the run has ended")
+
+// Claim takes a live run for a worker and starts it afresh: its records,
+// trace results and message are removed (a run is a pure function of its
+// spec and seed, DESIGN §7, so a run restarted elsewhere gives the same
+// records again), its traces and itself set running.
+func (s *Store) Claim(ctx context.Context, id, claim string) error {
+	if claim == "" || strings.IndexByte(claim, 0) >= 0 {
+		return fmt.Errorf("store: claiming run %s: the claim must be a non-empty text", id)
+	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var status string
+		err := tx.QueryRow(ctx, `SELECT status FROM runs WHERE id = $1 FOR UPDATE`, id).Scan(&status)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if !store.Live(status) && status != store.StatusInterrupted {
+			return fmt.Errorf("%w (%s)", ErrNotLive, status)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM batches WHERE run_id = $1`, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE traces SET records = 0, summary = NULL, panels = NULL, panels_error = '', status = $2 WHERE run_id = $1`,
+			id, store.StatusRunning); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE runs SET status = $2, ended_us = NULL, message = '', claim = $3, beat_us = $4 WHERE id = $1`,
+			id, store.StatusRunning, claim, micros(time.Now()))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: claiming run %s: %w", id, err)
+	}
+	return nil
+}
+
+// lockClaim locks the run's row in tx and checks that claim holds it.
+func lockClaim(ctx context.Context, tx pgx.Tx, id, claim string) (status string, err error) {
+	var got string
+	err = tx.QueryRow(ctx, `SELECT claim, status FROM runs WHERE id = $1 FOR SHARE`, id).Scan(&got, &status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("%w: run %s was deleted", ErrClaimLost, id)
+	}
+	if err != nil {
+		return "", err
+	}
+	if got != claim {
+		return "", fmt.Errorf("%w: run %s is now %q's", ErrClaimLost, id, got)
+	}
+	return status, nil
+}
+
+// AppendClaimed is AppendRecords under a claim: nothing is written once the
+// claim is lost.
+func (s *Store) AppendClaimed(ctx context.Context, id, claim string, trace int, recs []solver.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	blob := store.EncodeBatch(nil, recs)
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
+			return err
+		}
+		return appendIn(ctx, tx, id, trace, len(recs), blob)
+	})
+	if err != nil {
+		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, err)
+	}
+	return nil
+}
+
+// Beat records that the claimed run's worker is alive and returns the
+// run's status (a run cancelled through the store reads cancelled here,
+// which is how a cancel reaches its worker).
+func (s *Store) Beat(ctx context.Context, id, claim string) (status string, err error) {
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		st, err := lockClaim(ctx, tx, id, claim)
+		if err != nil {
+			return err
+		}
+		status = st
+		_, err = tx.Exec(ctx, `UPDATE runs SET beat_us = $2 WHERE id = $1`, id, micros(time.Now()))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: heartbeat of run %s: %w", id, err)
+	}
+	return status, nil
+}
+
+// Finish ends a claimed run: each trace's result, then the run's status,
+// end time and message, in one transaction under the claim.
+func (s *Store) Finish(ctx context.Context, id, claim string, results []store.TraceResult, status, message string, ended time.Time) error {
+	if !store.KnownStatus(status) {
+		return fmt.Errorf("store: finishing run %s: unknown status %q", id, status)
+	}
+	if err := checkText("message", message, store.MaxNote); err != nil {
+		return err
+	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
+			return err
+		}
+		for i, r := range results {
+			var sum *string
+			if r.Summary != nil {
+				b, err := store.MarshalSummary(r.Summary)
+				if err != nil {
+					return err
+				}
+				str := string(b)
+				sum = &str
+			}
+			if _, err := tx.Exec(ctx, `UPDATE traces SET status = $1, summary = $2, panels = $3, panels_error = $4 WHERE run_id = $5 AND idx = $6`,
+				r.Status, sum, nullJSON(r.Panels), strings.ReplaceAll(r.PanelsError, "\x00", ""), id, i); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `UPDATE runs SET status = $2, ended_us = $3, message = $4 WHERE id = $1`, id, status, micros(ended), message)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: finishing run %s: %w", id, err)
+	}
+	return nil
+}
+
+// Runner returns the claim of the worker that runs (or ran) a run, and its
+// last heartbeat (zero if none).
+func (s *Store) Runner(ctx context.Context, id string) (claim string, beat time.Time, err error) {
+	var us *int64
+	err = s.pool.QueryRow(ctx, `SELECT claim, beat_us FROM runs WHERE id = $1`, id).Scan(&claim, &us)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", time.Time{}, notFound("run " + id)
+	}
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	if us != nil {
+		beat = fromMicros(*us)
+	}
+	return claim, beat, nil
+}
+
+// Release gives a claimed run back to the queue (its worker is stopping):
+// queued again, its claim cleared; the next claim starts it afresh.
+func (s *Store) Release(ctx context.Context, id, claim string) error {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE traces SET status = $2 WHERE run_id = $1`, id, store.StatusQueued); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE runs SET status = $2, claim = '' WHERE id = $1`, id, store.StatusQueued)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: releasing run %s: %w", id, err)
+	}
+	return nil
+}

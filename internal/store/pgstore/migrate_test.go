@@ -1,0 +1,237 @@
+package pgstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fwlab/fwlab/internal/pgtest"
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/store/storetest"
+	"math/rand/v2"
+)
+
+const oldSpec = `{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}`
+
+// oldVersions fills a database at an earlier schema version, written with
+// that version's SQL, and returns a check of what the current code reads
+// from it. A new schema version adds an entry for the version before it
+// (the test fails until it does).
+var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	0: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		return func(t *testing.T, s *Store) {
+			if _, total, err := s.List(context.Background(), store.Filter{}); err != nil || total != 0 {
+				t.Errorf("a new database lists %d runs, %v", total, err)
+			}
+		}
+	},
+	1: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		recs := storetest.RandRecords(rand.New(rand.NewPCG(11, 12)), 30)
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)
+			VALUES ('aaaaaaaaaaaa', 1767225600000000, NULL, 'running', 'lasso', $1, 'v0.1', 'old run', 'kept', TRUE, 5, 10, 1, 0.5, '{"p":1}')`, oldSpec)
+		exec(t, pool, `INSERT INTO traces (run_id, idx, algo, replication, seed, status, records, summary, panels, panels_error)
+			VALUES ('aaaaaaaaaaaa', 0, 'afw', 0, 3, 'running', 30, NULL, NULL, '')`)
+		exec(t, pool, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES ('aaaaaaaaaaaa', 0, 0, 10, $1)`, store.EncodeBatch(nil, recs[:10]))
+		exec(t, pool, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES ('aaaaaaaaaaaa', 0, 10, 20, $1)`, store.EncodeBatch(nil, recs[10:]))
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			r, err := s.Get(ctx, "aaaaaaaaaaaa")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// a shared store leaves live runs to the queue: still running
+			if r.Status != store.StatusRunning || r.Name != "old run" || !r.Starred || r.Spec.Iters != 50 || r.Message != "" ||
+				r.Instance.Samples != 10 || *r.Instance.FStar != 0.5 || string(r.Instance.Panels) != `{"p":1}` || r.Traces[0].Records != 30 {
+				t.Errorf("old run read as %+v", r)
+			}
+			got, err := s.Records(ctx, "aaaaaaaaaaaa", 0, 0, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			storetest.CheckRecords(t, got, recs)
+			if _, err := s.PutSweep(ctx, &store.Sweep{Axes: []byte(`[]`)}); err != nil {
+				t.Error(err)
+			}
+			if err := s.AppendRecords(ctx, "aaaaaaaaaaaa", 0, []solver.Record{{K: 99, Step: "fw"}}); err != nil {
+				t.Error(err)
+			}
+			if err := s.SetMessage(ctx, "aaaaaaaaaaaa", "interrupted"); err != nil {
+				t.Error(err)
+			}
+		}
+	},
+	3: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		exec(t, pool, `INSERT INTO runs (id, created_us, status, problem, spec, version, message)
+			VALUES ('dddddddddddd', 1767225600000000, 'queued', 'lasso', $1, 'v0.3', '')`, oldSpec)
+		exec(t, pool, `INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES ('dddddddddddd', 0, 'afw', 0, 3, 'queued')`)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			if claim, beat, err := s.Runner(ctx, "dddddddddddd"); err != nil || claim != "" || !beat.IsZero() {
+				t.Fatalf("a v3 run's runner: %q %v %v", claim, beat, err)
+			}
+			if err := s.Claim(ctx, "dddddddddddd", "w1/1/1"); err != nil {
+				t.Fatal(err)
+			}
+			if claim, beat, err := s.Runner(ctx, "dddddddddddd"); err != nil || claim != "w1/1/1" || beat.IsZero() {
+				t.Errorf("after the claim: %q %v %v", claim, beat, err)
+			}
+		}
+	},
+	2: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)
+			VALUES ('bbbbbbbbbbbb', 1767225600000000, 1767225601000000, 'cancelled', 'lasso', $1, 'v0.2', 'v2 run', '', FALSE, 5, 10, 1, NULL, NULL)`, oldSpec)
+		exec(t, pool, `INSERT INTO sweeps (id, created_us, status, base, axes) VALUES ('cccccccccccc', 1767225600000000, 'done', $1, '[]')`, oldSpec)
+		exec(t, pool, `INSERT INTO sweep_cells (sweep_id, idx, vals, run_id) VALUES ('cccccccccccc', 0, '{}', 'bbbbbbbbbbbb')`)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			r, err := s.Get(ctx, "bbbbbbbbbbbb")
+			if err != nil || r.Status != store.StatusCancelled || r.Name != "v2 run" || r.Message != "" || r.Ended.IsZero() {
+				t.Fatalf("v2 run read as %+v, %v", r, err)
+			}
+			if err := s.SetMessage(ctx, r.ID, "cancelled: paused too long"); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := s.Get(ctx, r.ID); err != nil || r.Message != "cancelled: paused too long" {
+				t.Errorf("message %q, %v", r.Message, err)
+			}
+			if sw, err := s.GetSweep(ctx, "cccccccccccc"); err != nil || sw.Cells[0].RunID != "bbbbbbbbbbbb" {
+				t.Errorf("v2 sweep read as %+v, %v", sw, err)
+			}
+		}
+	},
+}
+
+func exec(t *testing.T, pool *pgxpool.Pool, q string, args ...any) {
+	t.Helper()
+	if _, err := pool.Exec(context.Background(), q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func newPool(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
+// TestMigratesEveryEarlierVersion builds a database at every earlier schema
+// version with that version's SQL, fills it, and opens it with the current
+// code: the data is read, and what later versions added works beside it.
+func TestMigratesEveryEarlierVersion(t *testing.T) {
+	c := pgtest.Shared(t)
+	ctx := context.Background()
+	for v := 0; v < SchemaVersion; v++ {
+		fill, ok := oldVersions[v]
+		if !ok {
+			t.Errorf("no test data for schema version %d: add an entry to oldVersions", v)
+			continue
+		}
+		t.Run("v"+string(rune('0'+v)), func(t *testing.T) {
+			url := c.NewDB(t)
+			pool := newPool(t, url)
+			if err := migrateTo(ctx, pool, v); err != nil {
+				t.Fatal(err)
+			}
+			check := fill(t, pool)
+			pool.Close()
+			s, err := Open(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			check(t, s)
+			var got int
+			if err := s.pool.QueryRow(ctx, `SELECT version FROM fwlab_schema`).Scan(&got); err != nil || got != SchemaVersion {
+				t.Errorf("schema version %d, %v; want %d", got, err, SchemaVersion)
+			}
+			if err := s.IntegrityCheck(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestOpenRefusesNewerSchema: a database of a newer fwlab is left alone.
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	c := pgtest.Shared(t)
+	url := c.NewDB(t)
+	s, err := Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, s.pool, `UPDATE fwlab_schema SET version = 99`)
+	s.Close()
+	if _, err := Open(context.Background(), url); err == nil || !strings.Contains(err.Error(), "schema version 99 is newer") {
+		t.Fatalf("opening a newer schema: %v", err)
+	}
+}
+
+// TestConcurrentOpensMigrateOnce: processes starting at once (a server and
+// its workers) migrate one at a time, and all open.
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	c := pgtest.Shared(t)
+	url := c.NewDB(t)
+	errs := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		go func() {
+			s, err := Open(context.Background(), url)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 6; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	pool := newPool(t, url)
+	defer pool.Close()
+	var rows, v int
+	if err := pool.QueryRow(context.Background(), `SELECT COUNT(*), MAX(version) FROM fwlab_schema`).Scan(&rows, &v); err != nil || rows != 1 || v != SchemaVersion {
+		t.Errorf("fwlab_schema: %d rows, version %d, %v", rows, v, err)
+	}
+}
+
+// TestIntegrityCheckFindsDamage: a batch gone or a count too high is named
+// by IntegrityCheck, and a read reports the missing records.
+func TestIntegrityCheckFindsDamage(t *testing.T) {
+	c := pgtest.Shared(t)
+	ctx := context.Background()
+	s, err := Open(ctx, c.NewDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id, err := s.PutRun(ctx, storetest.TestRun("lasso", "afw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for b := 0; b < 5; b++ {
+		if err := s.AppendRecords(ctx, id, 0, storetest.RandRecords(rng, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, s.pool, `DELETE FROM batches WHERE first_rec = 20`)
+	err = s.IntegrityCheck(ctx)
+	if err == nil || !strings.Contains(err.Error(), "batch at 30 follows records to 20") || !strings.Contains(err.Error(), "counts 50 records, its batches hold 40") {
+		t.Errorf("a batch gone: %v", err)
+	}
+	if _, err := s.Records(ctx, id, 0, 0, -1); err == nil || !strings.Contains(err.Error(), "records 20 to 30 are missing") {
+		t.Errorf("reading across the gap: %v", err)
+	}
+	if got, err := s.Records(ctx, id, 0, 30, 45); err != nil || len(got) != 15 {
+		t.Errorf("the records after the gap: %d, %v", len(got), err)
+	}
+}

@@ -1,0 +1,371 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// ids are compared byte by byte, as in SQLite, whatever the database's
+// collation
+const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar, message`
+
+func scanRun(row pgx.Row, extra ...any) (*store.Run, error) {
+	var r store.Run
+	var ended *int64
+	var created int64
+	var sp string
+	dst := []any{&r.ID, &created, &ended, &r.Status, &sp, &r.Version, &r.Name, &r.Note, &r.Starred,
+		&r.Instance.Dim, &r.Instance.Samples, &r.Instance.Blocks, &r.Instance.FStar, &r.Message}
+	if err := row.Scan(append(dst, extra...)...); err != nil {
+		return nil, err
+	}
+	r.Created = fromMicros(created)
+	if ended != nil {
+		r.Ended = fromMicros(*ended)
+	}
+	if err := json.Unmarshal([]byte(sp), &r.Spec); err != nil {
+		return nil, fmt.Errorf("run %s: decoding the stored spec: %w", r.ID, err)
+	}
+	return &r, nil
+}
+
+// Get returns a run with its traces and panels (not its records).
+func (s *Store) Get(ctx context.Context, id string) (*store.Run, error) {
+	var panels *string
+	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+`, info_panels FROM runs WHERE id = $1`, id), &panels)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound("run " + id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	if panels != nil {
+		r.Instance.Panels = json.RawMessage(*panels)
+	}
+	if err := s.loadTraces(ctx, []*store.Run{r}, true); err != nil {
+		return nil, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// User returns a run's name, note and star.
+func (s *Store) User(ctx context.Context, id string) (name, note string, starred bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT name, note, starred FROM runs WHERE id = $1`, id).Scan(&name, &note, &starred)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", false, notFound("run " + id)
+	}
+	if err != nil {
+		return "", "", false, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	return name, note, starred, nil
+}
+
+// loadTraces fills the runs' traces (with their panels when asked).
+func (s *Store) loadTraces(ctx context.Context, runs []*store.Run, panels bool) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	byID := make(map[string]*store.Run, len(runs))
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		byID[r.ID] = r
+		ids[i] = r.ID
+		r.Traces = nil
+	}
+	cols := `run_id, idx, algo, replication, seed, status, records, summary, panels_error`
+	if panels {
+		cols += `, panels`
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+cols+` FROM traces WHERE run_id = ANY($1) ORDER BY run_id, idx`, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t store.Trace
+		var runID string
+		var sum, pan *string
+		dst := []any{&runID, &t.Index, &t.Algo, &t.Replication, &t.Seed, &t.Status, &t.Records, &sum, &t.PanelsError}
+		if panels {
+			dst = append(dst, &pan)
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return err
+		}
+		if sum != nil {
+			t.Summary, err = store.UnmarshalSummary([]byte(*sum))
+			if err != nil {
+				return fmt.Errorf("trace %d: %w", t.Index, err)
+			}
+		}
+		if pan != nil {
+			t.Panels = json.RawMessage(*pan)
+		}
+		r := byID[runID]
+		r.Traces = append(r.Traces, t)
+	}
+	return rows.Err()
+}
+
+// List returns a page of runs, newest first (or oldest first), and the
+// number of runs the filter selects. The runs come without panels.
+func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, error) {
+	if f.Offset < 0 {
+		return nil, 0, spec.Errorf("offset", "must be non-negative, got %d", f.Offset)
+	}
+	if f.Limit < 0 || f.Limit > store.MaxLimit {
+		return nil, 0, spec.Errorf("limit", "must be between 0 and %d, got %d", store.MaxLimit, f.Limit)
+	}
+	if f.Limit == 0 {
+		f.Limit = store.DefaultLimit
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if f.Problem != "" {
+		where = append(where, "problem = "+arg(f.Problem))
+	}
+	if f.Status != "" {
+		where = append(where, "status = "+arg(f.Status))
+	}
+	if f.Algorithm != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND t.algo = "+arg(f.Algorithm)+")")
+	}
+	if f.Text != "" {
+		if strings.IndexByte(f.Text, 0) >= 0 {
+			return nil, 0, spec.Errorf("text", "must not contain the NUL character")
+		}
+		p := arg("%" + store.LikeEscape(f.Text) + "%")
+		where = append(where, `(LOWER(name) LIKE LOWER(`+p+`) ESCAPE '\' OR LOWER(note) LIKE LOWER(`+p+`) ESCAPE '\')`)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	var total int
+	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM runs`+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	order := ` ORDER BY created_us DESC, id COLLATE "C" DESC`
+	if f.OldestFirst {
+		order = ` ORDER BY created_us, id COLLATE "C"`
+	}
+	q := `SELECT ` + runCols + ` FROM runs` + cond + order + ` LIMIT ` + arg(f.Limit) + ` OFFSET ` + arg(f.Offset)
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	var runs []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		}
+		runs = append(runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	if err := s.loadTraces(ctx, runs, false); err != nil {
+		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	return runs, total, nil
+}
+
+// Records returns the records of a trace with indices in [from, to); to < 0
+// means to the end.
+func (s *Store) Records(ctx context.Context, id string, trace, from, to int) ([]solver.Record, error) {
+	var out []solver.Record
+	err := s.EachRecord(ctx, id, trace, from, to, func(_ int, r *solver.Record) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
+}
+
+// readPage is how many batches one read of EachRecord takes.
+const readPage = 16
+
+type batch struct {
+	first int
+	data  []byte
+}
+
+// EachRecord calls fn for every record of a trace with index in [from, to)
+// (to < 0: to the end), in order, reading a few batches at a time (no
+// connection is held while fn runs, so fn may use the store).
+func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, fn func(i int, r *solver.Record) error) error {
+	if from < 0 {
+		return spec.Errorf("from", "must be non-negative, got %d", from)
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT records FROM traces WHERE run_id = $1 AND idx = $2`, id, trace).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(fmt.Sprintf("run %s trace %d", id, trace))
+	}
+	if err != nil {
+		return fmt.Errorf("store: reading run %s trace %d: %w", id, trace, err)
+	}
+	if to < 0 || to > n {
+		to = n
+	}
+	next := from
+	var recs []solver.Record
+	for next < to {
+		bs, err := s.batches(ctx, id, trace, next, to)
+		if err != nil {
+			return fmt.Errorf("store: reading run %s trace %d: %w", id, trace, err)
+		}
+		if len(bs) == 0 {
+			return fmt.Errorf("store: reading run %s trace %d: records %d to %d are missing", id, trace, next, to)
+		}
+		before := next
+		for _, b := range bs {
+			if b.first > next {
+				return fmt.Errorf("store: reading run %s trace %d: records %d to %d are missing", id, trace, next, b.first)
+			}
+			recs, err = store.DecodeBatch(recs[:0], b.data)
+			if err != nil {
+				return fmt.Errorf("store: reading run %s trace %d batch at %d: %w", id, trace, b.first, err)
+			}
+			for j := next - b.first; j < len(recs) && b.first+j < to; j++ {
+				if err := fn(b.first+j, &recs[j]); err != nil {
+					return err
+				}
+				next = b.first + j + 1
+			}
+			if next < b.first+len(recs) && next < to {
+				return fmt.Errorf("store: reading run %s trace %d: batch at %d is short", id, trace, b.first)
+			}
+		}
+		if next == before {
+			return fmt.Errorf("store: reading run %s trace %d: records %d to %d are missing", id, trace, next, to)
+		}
+	}
+	return nil
+}
+
+// batches reads up to readPage batches of a trace from the one holding
+// record next, stopping before record to.
+func (s *Store) batches(ctx context.Context, id string, trace, next, to int) ([]batch, error) {
+	rows, err := s.pool.Query(ctx, `SELECT first_rec, data FROM batches
+		WHERE run_id = $1 AND trace = $2 AND first_rec >= (
+			SELECT COALESCE(MAX(first_rec), 0) FROM batches WHERE run_id = $1 AND trace = $2 AND first_rec <= $3)
+		AND first_rec < $4 ORDER BY first_rec LIMIT $5`, id, trace, next, to, readPage)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var bs []batch
+	for rows.Next() {
+		var b batch
+		if err := rows.Scan(&b.first, &b.data); err != nil {
+			return nil, err
+		}
+		bs = append(bs, b)
+	}
+	return bs, rows.Err()
+}
+
+// Delete deletes runs with their traces and records; unknown ids are
+// skipped. It returns the number deleted.
+func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM runs WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return 0, fmt.Errorf("store: deleting runs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// Trim deletes the unstarred runs older than the keep newest unstarred runs
+// that are no longer live; starred runs are never trimmed.
+func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
+	if keep < 0 {
+		return 0, spec.Errorf("keep", "must be non-negative, got %d", keep)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, status FROM runs WHERE NOT starred ORDER BY created_us DESC, id COLLATE "C" DESC`)
+	if err != nil {
+		return 0, fmt.Errorf("store: trimming: %w", err)
+	}
+	var del []string
+	i := 0
+	for rows.Next() {
+		var id, st string
+		if err := rows.Scan(&id, &st); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("store: trimming: %w", err)
+		}
+		if i >= keep && !store.Live(st) {
+			del = append(del, id)
+		}
+		i++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("store: trimming: %w", err)
+	}
+	return s.Delete(ctx, del...)
+}
+
+// IntegrityCheck checks the records' bookkeeping: every trace's batches
+// start at record 0, follow each other without gap or overlap and add up
+// to the trace's record count.
+func (s *Store) IntegrityCheck(ctx context.Context) error {
+	rows, err := s.pool.Query(ctx, `
+		WITH b AS (
+			SELECT run_id, trace, first_rec, n,
+				COALESCE(LAG(first_rec + n) OVER (PARTITION BY run_id, trace ORDER BY first_rec), 0) AS expect
+			FROM batches)
+		SELECT run_id, trace, 'batch at ' || first_rec || ' follows records to ' || expect FROM b WHERE first_rec <> expect
+		UNION ALL
+		SELECT t.run_id, t.idx, 'counts ' || t.records || ' records, its batches hold ' || COALESCE(SUM(b.n), 0)
+		FROM traces t LEFT JOIN batches b ON b.run_id = t.run_id AND b.trace = t.idx
+		GROUP BY t.run_id, t.idx, t.records HAVING t.records <> COALESCE(SUM(b.n), 0)
+		LIMIT 20`)
+	if err != nil {
+		return fmt.Errorf("store: integrity check: %w", err)
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var id, msg string
+		var trace int
+		if err := rows.Scan(&id, &trace, &msg); err != nil {
+			return fmt.Errorf("store: integrity check: %w", err)
+		}
+		msgs = append(msgs, fmt.Sprintf("run %s trace %d: %s", id, trace, msg))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: integrity check: %w", err)
+	}
+	if len(msgs) > 0 {
+		return fmt.Errorf("store: integrity check: %s", strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// DiskUsage returns the size of the database.
+func (s *Store) DiskUsage(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: disk usage: %w", err)
+	}
+	return n, nil
+}

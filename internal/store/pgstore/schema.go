@@ -1,0 +1,183 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations[i] takes a database from schema version i to i+1 (the one row
+// of fwlab_schema). A released migration is never edited: a change is a new
+// entry at the end, and TestMigratesEveryEarlierVersion fills a database
+// at every earlier version and opens it with the current code.
+//
+// Versions 1 to 3 are the steps the SQLite schema took (internal/store's
+// schema.go), in PostgreSQL's types: BYTEA record batches, BOOLEAN stars,
+// times as BIGINT microseconds since the Unix epoch.
+var migrations = [][]string{
+	// 1: runs, their traces and the traces' record batches.
+	{
+		`CREATE TABLE runs (
+			id          TEXT PRIMARY KEY,
+			created_us  BIGINT NOT NULL,
+			ended_us    BIGINT,
+			status      TEXT NOT NULL,
+			problem     TEXT NOT NULL,
+			spec        TEXT NOT NULL,
+			version     TEXT NOT NULL,
+			name        TEXT NOT NULL DEFAULT '',
+			note        TEXT NOT NULL DEFAULT '',
+			starred     BOOLEAN NOT NULL DEFAULT FALSE,
+			dim         INTEGER NOT NULL DEFAULT 0,
+			samples     INTEGER NOT NULL DEFAULT 0,
+			blocks      INTEGER NOT NULL DEFAULT 0,
+			fstar       DOUBLE PRECISION,
+			info_panels TEXT
+		)`,
+		`CREATE INDEX runs_created ON runs (created_us, id)`,
+		`CREATE INDEX runs_status ON runs (status)`,
+		`CREATE INDEX runs_problem ON runs (problem)`,
+		`CREATE TABLE traces (
+			run_id       TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			idx          INTEGER NOT NULL,
+			algo         TEXT NOT NULL,
+			replication  INTEGER NOT NULL,
+			seed         BIGINT NOT NULL,
+			status       TEXT NOT NULL,
+			records      INTEGER NOT NULL DEFAULT 0,
+			summary      TEXT,
+			panels       TEXT,
+			panels_error TEXT NOT NULL DEFAULT '',
+			PRIMARY KEY (run_id, idx)
+		)`,
+		`CREATE INDEX traces_algo ON traces (algo, run_id)`,
+		`CREATE TABLE batches (
+			run_id    TEXT NOT NULL,
+			trace     INTEGER NOT NULL,
+			first_rec INTEGER NOT NULL,
+			n         INTEGER NOT NULL,
+			data      BYTEA NOT NULL,
+			PRIMARY KEY (run_id, trace, first_rec),
+			FOREIGN KEY (run_id, trace) REFERENCES traces (run_id, idx) ON DELETE CASCADE
+		)`,
+	},
+	// 2: sweeps (a base spec and axes) and their cells, one run each.
+	{
+		`CREATE TABLE sweeps (
+			id         TEXT PRIMARY KEY,
+			created_us BIGINT NOT NULL,
+			status     TEXT NOT NULL,
+			base       TEXT NOT NULL,
+			axes       TEXT NOT NULL
+		)`,
+		`CREATE TABLE sweep_cells (
+			sweep_id TEXT NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+			idx      INTEGER NOT NULL,
+			vals     TEXT NOT NULL,
+			run_id   TEXT REFERENCES runs (id) ON DELETE SET NULL,
+			PRIMARY KEY (sweep_id, idx)
+		)`,
+		`CREATE INDEX sweep_cells_run ON sweep_cells (run_id)`,
+	},
+	// 3: why a run ended as it did, when its traces do not say.
+	{
+		`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT ''`,
+	},
+	// 4: who runs a run that a worker took from the queue (its claim), and
+	// when it last said it was alive.
+	{
+		`ALTER TABLE runs ADD COLUMN claim TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN beat_us BIGINT`,
+	},
+	// 5: verifications: a stored run re-run here and compared (verify.go).
+	{
+		`CREATE TABLE verifications (
+			id       TEXT PRIMARY KEY,
+			run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			at_us    BIGINT NOT NULL,
+			outcome  TEXT NOT NULL,
+			records  INTEGER NOT NULL DEFAULT 0,
+			detail   TEXT NOT NULL DEFAULT '',
+			version  TEXT NOT NULL DEFAULT '',
+			rerun_id TEXT
+		)`,
+		`CREATE INDEX verifications_run ON verifications (run_id, at_us)`,
+	},
+}
+
+// SchemaVersion is the schema version this code writes.
+var SchemaVersion = len(migrations)
+
+// migrationLock is the advisory lock key that serialises the migrations of
+// processes starting at once (a server and its workers).
+const migrationLock = 0x66776c6162 // "fwlab"
+
+// migrateTo brings the database to schema version target, one version per
+// transaction.
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, target int) error {
+	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS fwlab_schema (version INTEGER NOT NULL)`); err != nil {
+		// two processes creating the table at once: one wins, the other's
+		// error is harmless if the table is there now
+		var one int
+		if err2 := pool.QueryRow(ctx, `SELECT 1 FROM fwlab_schema LIMIT 1`).Scan(&one); err2 != nil && !errors.Is(err2, pgx.ErrNoRows) {
+			return fmt.Errorf("creating the schema version table: %w", err)
+		}
+	}
+	for {
+		done, err := migrateStep(ctx, pool, target)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func migrateStep(ctx context.Context, pool *pgxpool.Pool, target int) (done bool, err error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+		return false, fmt.Errorf("waiting for the migration lock: %w", err)
+	}
+	v, err := version(ctx, tx)
+	if err != nil {
+		return false, err
+	}
+	if v > len(migrations) {
+		return false, fmt.Errorf("schema version %d is newer than this fwlab's (%d): use a newer fwlab or another database", v, len(migrations))
+	}
+	if v >= target {
+		return true, nil
+	}
+	for _, stmt := range migrations[v] {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return false, fmt.Errorf("migrating to schema version %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM fwlab_schema`); err != nil {
+		return false, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO fwlab_schema (version) VALUES ($1)`, v+1); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("migrating to schema version %d: %w", v+1, err)
+	}
+	return false, nil
+}
+
+func version(ctx context.Context, q pgx.Tx) (int, error) {
+	var v int
+	err := q.QueryRow(ctx, `SELECT version FROM fwlab_schema`).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the schema version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,331 @@
+// Package verify compares a run's traces with those of a re-run of the same
+// spec, field by field: what `dashboard verify` and the dashboard's Verify
+// action report. A run is a pure function of (spec, seed, version) (DESIGN
+// §7), so every field of every record, and every trace's summary, must be
+// identical, bit for bit, except those that are wall-clock by nature
+// (Ignored).
+//
+// Numbers are compared by their bits, every NaN being one value: −0 and +0
+// differ, as do two floats one unit in the last place apart.
+package verify
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// Ignored names the fields left out of the comparison because they measure
+// wall-clock time: a record's time_s and a summary's time_s. Nothing else
+// is: counters, step kinds, γ, batch sizes, objectives, gaps, sampled
+// gradients' errors, problem-specific values (extra), statuses and messages
+// are all compared.
+var Ignored = []string{"time_s"}
+
+// Trace is one (algorithm, replication) of a run, as stored or re-run.
+type Trace struct {
+	Algo        string
+	Replication int
+	Seed        int64
+	// Partial marks a trace that did not finish (cancelled, interrupted,
+	// still live when exported): its records are compared with the re-run's
+	// first ones, and its summary is not compared.
+	Partial bool
+	Summary *solver.Summary // nil: none
+	Records []solver.Record
+}
+
+// Diff is the first difference found.
+type Diff struct {
+	Trace       int    // the trace's index in the run
+	Algo        string // its algorithm
+	Replication int    // and replication
+	// Record is the index of the differing record in the trace, -1 when
+	// the difference is in the trace itself (its identity, its number of
+	// records, its summary); K is then -1 too.
+	Record, K int
+	// Field names what differs: a record's field ("gap", "extra.dual"),
+	// "summary.status", "records" (their number), "traces" (theirs).
+	Field string
+	// Want is the stored (or bundled) value, Got the re-run's.
+	Want, Got string
+}
+
+// String says where the difference is and gives both values.
+func (d *Diff) String() string {
+	where := fmt.Sprintf("trace %d (%s #%d)", d.Trace, d.Algo, d.Replication)
+	if d.Field == "traces" {
+		where = "the run"
+	} else if d.Record >= 0 {
+		where += fmt.Sprintf(" record %d (k = %d)", d.Record, d.K)
+	}
+	return fmt.Sprintf("%s, field %s: stored %s, re-run %s", where, d.Field, d.Want, d.Got)
+}
+
+// Result is the outcome of a comparison.
+type Result struct {
+	Records int   // records compared (and found identical, when Diff is nil)
+	Diff    *Diff // the first difference, or nil
+	// Partial counts the traces compared as a prefix (Trace.Partial).
+	Partial int
+}
+
+// OK reports whether everything compared was identical.
+func (r Result) OK() bool { return r.Diff == nil }
+
+// Compare compares the stored traces with the re-run's, in order, and
+// stops at the first difference.
+func Compare(want, got []Trace) Result {
+	var res Result
+	for i := range want {
+		if i >= len(got) {
+			res.Diff = &Diff{Trace: i, Algo: want[i].Algo, Replication: want[i].Replication, Record: -1, K: -1,
+				Field: "traces", Want: strconv.Itoa(len(want)), Got: strconv.Itoa(len(got))}
+			return res
+		}
+		n, d := compareTrace(i, &want[i], &got[i])
+		res.Records += n
+		if want[i].Partial {
+			res.Partial++
+		}
+		if d != nil {
+			res.Diff = d
+			return res
+		}
+	}
+	if len(got) > len(want) {
+		t := &got[len(want)]
+		res.Diff = &Diff{Trace: len(want), Algo: t.Algo, Replication: t.Replication, Record: -1, K: -1,
+			Field: "traces", Want: strconv.Itoa(len(want)), Got: strconv.Itoa(len(got))}
+	}
+	return res
+}
+
+// compareTrace returns the number of identical records and the first
+// difference.
+func compareTrace(i int, w, g *Trace) (int, *Diff) {
+	diff := func(rec, k int, field, want, got string) *Diff {
+		return &Diff{Trace: i, Algo: w.Algo, Replication: w.Replication, Record: rec, K: k, Field: field, Want: want, Got: got}
+	}
+	switch {
+	case w.Algo != g.Algo:
+		return 0, diff(-1, -1, "algo", strconv.Quote(w.Algo), strconv.Quote(g.Algo))
+	case w.Replication != g.Replication:
+		return 0, diff(-1, -1, "replication", strconv.Itoa(w.Replication), strconv.Itoa(g.Replication))
+	case w.Seed != g.Seed:
+		return 0, diff(-1, -1, "seed", strconv.FormatInt(w.Seed, 10), strconv.FormatInt(g.Seed, 10))
+	}
+	n := 0
+	for j := range w.Records {
+		if j >= len(g.Records) {
+			break
+		}
+		if field, a, b := Record(&w.Records[j], &g.Records[j]); field != "" {
+			return n, diff(j, w.Records[j].K, field, a, b)
+		}
+		n++
+	}
+	if len(w.Records) != len(g.Records) && !(w.Partial && len(g.Records) >= len(w.Records)) {
+		// the first record one side has and the other has not
+		j := min(len(w.Records), len(g.Records))
+		k, want, got := 0, "none", "none"
+		if j < len(w.Records) {
+			k, want = w.Records[j].K, "a record"
+		} else {
+			k, got = g.Records[j].K, "a record"
+		}
+		d := diff(j, k, "records", want, got)
+		d.Want += fmt.Sprintf(" (%d records in all)", len(w.Records))
+		d.Got += fmt.Sprintf(" (%d records in all)", len(g.Records))
+		return n, d
+	}
+	if w.Partial {
+		return n, nil
+	}
+	if field, a, b := Summary(w.Summary, g.Summary); field != "" {
+		return n, diff(-1, -1, "summary."+field, a, b)
+	}
+	return n, nil
+}
+
+// Record compares two records field by field (but Ignored ones) and
+// returns the first differing field with both values, or "".
+func Record(w, g *solver.Record) (field, want, got string) {
+	ints := []struct {
+		name string
+		a, b int
+	}{{"k", w.K, g.K}, {"batch", w.Batch, g.Batch}, {"active", w.Active, g.Active}, {"fw_steps", w.FWSteps, g.FWSteps},
+		{"away_steps", w.AwaySteps, g.AwaySteps}, {"drops", w.Drops, g.Drops}, {"cleanups", w.Cleanups, g.Cleanups}}
+	// in the order of the record's JSON
+	if ints[0].a != ints[0].b {
+		return "k", strconv.Itoa(w.K), strconv.Itoa(g.K)
+	}
+	if !Same(w.Passes, g.Passes) {
+		return "passes", Format(w.Passes), Format(g.Passes)
+	}
+	if w.Step != g.Step {
+		return "step", strconv.Quote(w.Step), strconv.Quote(g.Step)
+	}
+	if !Same(w.Gamma, g.Gamma) {
+		return "gamma", Format(w.Gamma), Format(g.Gamma)
+	}
+	for _, c := range ints[1:] {
+		if c.a != c.b {
+			return c.name, strconv.Itoa(c.a), strconv.Itoa(c.b)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		a, b *float64
+	}{{"objective", w.Objective, g.Objective}, {"gap", w.Gap, g.Gap}, {"grad_err", w.GradErr, g.GradErr}} {
+		if !sameOpt(c.a, c.b) {
+			return c.name, FormatOpt(c.a), FormatOpt(c.b)
+		}
+	}
+	keys := make([]string, 0, len(w.Extra)+len(g.Extra))
+	for k := range w.Extra {
+		keys = append(keys, k)
+	}
+	for k := range g.Extra {
+		if _, ok := w.Extra[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		a, inW := w.Extra[k]
+		b, inG := g.Extra[k]
+		if inW != inG || !Same(a, b) {
+			fa, fb := Format(a), Format(b)
+			if !inW {
+				fa = "absent"
+			}
+			if !inG {
+				fb = "absent"
+			}
+			return "extra." + k, fa, fb
+		}
+	}
+	return "", "", ""
+}
+
+// Summary compares two summaries (but Ignored fields) and returns the
+// first differing field, or "".
+func Summary(w, g *solver.Summary) (field, want, got string) {
+	switch {
+	case w == nil && g == nil:
+		return "", "", ""
+	case w == nil || g == nil:
+		show := func(s *solver.Summary) string {
+			if s == nil {
+				return "none"
+			}
+			return "a summary (status " + s.Status + ")"
+		}
+		return "summary", show(w), show(g)
+	}
+	switch {
+	case w.Status != g.Status:
+		return "status", strconv.Quote(w.Status), strconv.Quote(g.Status)
+	case w.Iters != g.Iters:
+		return "iters", strconv.Itoa(w.Iters), strconv.Itoa(g.Iters)
+	case !Same(w.Passes, g.Passes):
+		return "passes", Format(w.Passes), Format(g.Passes)
+	case !Same(w.Objective, g.Objective):
+		return "objective", Format(w.Objective), Format(g.Objective)
+	case !Same(w.Gap, g.Gap):
+		return "gap", Format(w.Gap), Format(g.Gap)
+	case w.Message != g.Message:
+		return "message", strconv.Quote(w.Message), strconv.Quote(g.Message)
+	}
+	return "", "", ""
+}
+
+// Same reports whether a and b are the same number: the same bits, or both
+// NaN.
+func Same(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+}
+
+func sameOpt(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return Same(*a, *b)
+}
+
+// Format writes v in the shortest form that reads back to the same number,
+// so that two values that differ are written differently.
+func Format(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// FormatOpt is Format, or "null".
+func FormatOpt(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return Format(*p)
+}
+
+// FromBundle returns a run's traces for Compare, marking those that did not
+// finish (Partial): a trace whose status (or its summary's) is cancelled,
+// interrupted or live, or that has no summary in a run that did not end
+// done.
+func FromBundle(b *bundle.Bundle) []Trace {
+	out := make([]Trace, len(b.Traces))
+	for i := range b.Traces {
+		t := &b.Traces[i]
+		out[i] = Trace{Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, Summary: t.Summary, Records: t.Records,
+			Partial: unfinished(b.Status, t)}
+	}
+	return out
+}
+
+func unfinished(runStatus string, t *bundle.Trace) bool {
+	st := t.Status
+	if st == "" && t.Summary != nil {
+		st = t.Summary.Status
+	}
+	switch st {
+	case solver.StatusCancelled, store.StatusInterrupted, store.StatusQueued, store.StatusRunning, store.StatusPaused:
+		return true
+	case "":
+		return t.Summary == nil && runStatus != "" && runStatus != store.StatusDone
+	}
+	return false
+}
+
+// Report is the one-line report of a comparison: "reproduced: N records
+// identical" or "differs: " and the first difference.
+func Report(res Result) string {
+	partial := ""
+	if res.Partial > 0 {
+		partial = fmt.Sprintf(" (%d unfinished traces compared with the re-run's first records)", res.Partial)
+	}
+	if res.OK() {
+		return fmt.Sprintf("reproduced: %d records identical%s", res.Records, partial)
+	}
+	return fmt.Sprintf("differs: %s (after %d identical records)%s", res.Diff, res.Records, partial)
+}
+
+// Outcome is the store's verification for a comparison.
+func Outcome(res Result) *store.Verification {
+	v := &store.Verification{Outcome: store.VerifyReproduced, Records: res.Records}
+	if !res.OK() {
+		v.Outcome, v.Detail = store.VerifyDiffers, Clip(res.Diff.String(), store.MaxVerifyDetail)
+	}
+	return v
+}
+
+// Clip cuts s to at most n characters, marking the cut.
+func Clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,52 @@
+// A run's progress and its estimated time left, from the run's limits
+// (iterations, effective passes) and each trace's own rate (its records'
+// seconds). Pure functions, no DOM access (tested in the browser harness);
+// internal/server/history.go computes the same for the history's rows.
+
+const LIVE = new Set(['running', 'paused', 'queued', '']);
+
+// traceFraction is how far a trace is towards the first limit it will
+// reach: k / iters, or passes / passes limit when that is nearer. A trace
+// that has ended is complete (it may have stopped early, at its gap).
+export function traceFraction(spec, last, status) {
+  if (!LIVE.has(status || '')) return 1;
+  if (!last) return 0;
+  const iters = spec && spec.iters > 0 ? spec.iters : 1000;
+  let f = last.k > 0 ? last.k / iters : 0;
+  if (spec && spec.passes > 0 && last.passes > 0) f = Math.max(f, last.passes / spec.passes);
+  return Math.min(1, Math.max(0, f));
+}
+
+// progressOf is a run's progress: the mean fraction of its traces, and the
+// seconds left (null while no started trace has a rate): the longest of
+// the live traces' own estimates, time_s × (1 − f) / f, plus, for traces
+// not started yet, the mean duration of the started ones per free slot
+// (taken as one after another: an upper bound).
+export function progressOf(spec, traces) {
+  if (!traces || !traces.length) return { fraction: 0, eta: null };
+  let sum = 0, longest = 0, rated = 0, waiting = 0, total = 0;
+  for (const t of traces) {
+    const f = traceFraction(spec, t.last, t.status);
+    sum += f;
+    if (f >= 1) continue;
+    const s = t.last && t.last.time_s > 0 ? t.last.time_s : 0;
+    if (f > 0 && s > 0) {
+      longest = Math.max(longest, (s * (1 - f)) / f);
+      total += s / f;
+      rated++;
+    } else waiting++;
+  }
+  const fraction = sum / traces.length;
+  if (fraction >= 1) return { fraction: 1, eta: 0 };
+  if (!rated) return { fraction, eta: null };
+  return { fraction, eta: longest + waiting * (total / rated) };
+}
+
+// fmtDuration writes seconds as "45 s", "3 min 20 s", "2 h 05 min".
+export function fmtDuration(s) {
+  if (s == null || !Number.isFinite(s) || s < 0) return '–';
+  s = Math.round(s);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+}

@@ -1,0 +1,113 @@
+// Verification of stored runs: the run page's Verify button and line (a
+// re-run of the run's spec through the queue, compared with it once it
+// ends: POST /api/runs/{id}/verify, GET /api/runs/{id}/verifications),
+// History's badge of a run's latest verification, and the sweep page's
+// "Verify every cell" (POST /api/sweeps/{id}/verify).
+
+import { $, el, api } from './util.js';
+
+const LIVE = new Set(['queued', 'running', 'paused', 'loading']);
+
+// verificationText says what a verification found, in words.
+export function verificationText(v) {
+  if (!v) return 'not verified here';
+  const when = new Date(v.at).toLocaleString();
+  switch (v.outcome) {
+    case 'reproduced':
+      return `verified here ${when}: reproduced, ${v.records} records identical`;
+    case 'differs':
+      return `verified here ${when}: differs — ${v.detail}`;
+    default:
+      return `verification here ${when} failed: ${v.detail}`;
+  }
+}
+
+// verifiedBadge is History's mark of a run's latest verification (null
+// when it has none).
+export function verifiedBadge(v) {
+  if (!v) return null;
+  const mark = { reproduced: '✓ reproduced', differs: '✗ differs' }[v.outcome] || 'verify failed';
+  return el('div', { class: 'verified small v-' + v.outcome, title: verificationText(v) + (v.version ? ` (fwlab ${v.version})` : ''), text: mark });
+}
+
+// initVerify wires the run page's Verify control; the returned function
+// takes the run's status as it changes (a live run cannot be verified).
+export function initVerify(runId) {
+  const btn = $('#btn-verify');
+  const line = $('#verify-status');
+  if (!btn || !line) return () => {};
+  const url = `/api/runs/${encodeURIComponent(runId)}`;
+  let status = 'loading';
+  let pending = null; // the re-run being compared
+  let count = 0;
+
+  function show(vs) {
+    const v = vs[0];
+    line.replaceChildren(verificationText(v));
+    line.dataset.outcome = v ? v.outcome : 'none';
+    if (v && v.rerun_id) line.append(' (re-run ', el('a', { href: '/runs/' + encodeURIComponent(v.rerun_id), text: v.rerun_id }), ')');
+  }
+  async function load() {
+    const res = await api('GET', url + '/verifications');
+    if (!res.ok) return null;
+    const vs = res.data.verifications || [];
+    return vs;
+  }
+  async function poll() {
+    const vs = await load();
+    if (vs && vs.length > count) {
+      pending = null;
+      count = vs.length;
+      show(vs);
+      update();
+      return;
+    }
+    if (pending) setTimeout(poll, 1000);
+  }
+  function update() {
+    btn.disabled = LIVE.has(status) || pending != null;
+    btn.title = LIVE.has(status) ? 'a run can be verified once it has ended' : 'Re-run this run here, through the queue, and compare every record with it (time_s aside)';
+  }
+  btn.addEventListener('click', async () => {
+    btn.disabled = true;
+    const res = await api('POST', url + '/verify');
+    if (!res.ok) {
+      line.textContent = 'verify: ' + ((res.data && res.data.error) || `the server answered ${res.status}`);
+      line.dataset.outcome = 'error';
+      update();
+      return;
+    }
+    pending = res.data.id;
+    line.replaceChildren('re-running as run ', el('a', { href: '/runs/' + encodeURIComponent(pending), text: pending }), '; the outcome shows here once it has ended');
+    line.dataset.outcome = 'pending';
+    update();
+    setTimeout(poll, 1000);
+  });
+  load().then((vs) => {
+    if (!vs) return;
+    count = vs.length;
+    if (!pending) show(vs);
+  });
+  update();
+  return (s) => {
+    status = s;
+    update();
+  };
+}
+
+// initSweepVerify wires the sweep page's "Verify every cell" button.
+export function initSweepVerify(sweepId) {
+  const btn = $('#sweep-verify');
+  const line = $('#sweep-verify-status');
+  if (!btn || !line) return;
+  btn.addEventListener('click', async () => {
+    btn.disabled = true;
+    const res = await api('POST', `/api/sweeps/${encodeURIComponent(sweepId)}/verify`);
+    if (!res.ok) {
+      line.textContent = 'verify: ' + ((res.data && res.data.error) || `the server answered ${res.status}`);
+      btn.disabled = false;
+      return;
+    }
+    line.textContent = `verifying ${res.data.cells} cells, one after the other; each cell's run shows its outcome (and History)`;
+  });
+}
