@@ -285,7 +285,13 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 
 	// k = 0: the starting point.
 	r0 := Record{K: 0, Step: StepNone, Batch: 0, Active: st.activeSize()}
-	cad := NewCadence(lim.EvalEvery, evalCostOf(p))
+	// a stochastic method's evaluation also takes the exact gradient behind
+	// grad_err, one more pass
+	evalCost := evalCostOf(p)
+	if m.stochastic {
+		evalCost++
+	}
+	cad := NewCadence(lim.EvalEvery, evalCost)
 	src := newIterSource()
 	obj, gap := st.evaluate()
 	if st.evalErr != nil {
