@@ -5,8 +5,8 @@ import "time"
 // EvalRatio sets the default cadence (Limits.EvalEvery = 0): an iteration is
 // evaluated once the work done since the last evaluation reaches EvalRatio
 // times the cost of one evaluation, both counted in the same units (a
-// method's counted work: effective passes, plus a fixed per-iteration part
-// for methods whose iterations do work the passes do not see). Evaluations
+// method's effective passes; the record's own figures are timed as part of
+// an iteration's work). Evaluations
 // then cost about 1/EvalRatio of the work, which keeps a default run's wall
 // time within 1.25× its work time (BenchmarkDefaultCadence) whatever the
 // machine, while the evaluated iterations, and with them the stop point, the

@@ -240,7 +240,6 @@ type fwRun struct {
 	syncer              SyncModel
 	workers             int
 	work                time.Duration
-	iterCost            float64 // cadenceWork's part per iteration
 	// evalErr is an oracle failure in a gap evaluation (CheckedOracle).
 	evalErr error
 	// the block steps' work below block granularity (split.go)
@@ -353,7 +352,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		// limit reached by extra work (backtracking, the coupled line
 		// search) is evaluated after the work (below); a session stepping
 		// through a paused run asks for each step
-		eval := cad.Due(k, lim.reached(k, nextPasses.value()) || EvalRequested(rec), st.cadenceWork(k, nextPasses))
+		eval := cad.Due(k, lim.reached(k, nextPasses.value()) || EvalRequested(rec), nextPasses.value())
 		wantErr := eval && batch != nil
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).
@@ -503,14 +502,6 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		}
 	}
 	return st.result(sum), nil
-}
-
-// cadenceWork is the default cadence's count of the work up to the end of
-// iteration k, in passes: the passes done, plus a part for the work of
-// every iteration that passes do not count (the oracle, the active set,
-// the model's updates).
-func (st *fwRun) cadenceWork(k int, passes passCount) float64 {
-	return passes.value() + float64(k)*st.iterCost
 }
 
 func (st *fwRun) result(s Summary) Result {

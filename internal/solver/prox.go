@@ -260,7 +260,7 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		r := Record{K: k, Passes: passes, Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
 		work += Now() - t0
 		r.Time = work.Seconds()
-		eval := cad.Due(k, lim.reached(k, passes) || EvalRequested(rec), passes+float64(k)*proxIterCost)
+		eval := cad.Due(k, lim.reached(k, passes) || EvalRequested(rec), passes)
 		if eval {
 			obj, gap := evaluate(&r)
 			r.Objective, r.Gap = F(obj), F(gap)
@@ -283,11 +283,6 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	}
 	return Result{Summary: sum, X: x}, nil
 }
-
-// proxIterCost is the default cadence's count, in passes, of the work of a
-// proximal iteration that its passes leave out (the prox, the momentum and
-// the copies: a few sweeps over the iterate).
-const proxIterCost = 0
 
 // estimateL returns a first estimate of the smooth part's Lipschitz constant
 // for backtracking: the gradient's change over a small step from x.
