@@ -85,7 +85,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.iters, "iters", spec.DefaultIters, fmt.Sprintf("maximum iterations (0: no limit, up to %d); when -passes is given without -iters, the passes alone govern; with neither, the problem's default (ssvm-ocr: 30 passes)", spec.MaxIters))
 	fs.Float64Var(&o.passes, "passes", 0, "maximum effective passes over the data (0: no limit); given alone, iterations are not limited")
 	fs.Float64Var(&o.gap, "gap", 0, "stop when the duality gap is at most this (0: never)")
-	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations (0: the problem's default, an adaptive cadence that keeps evaluations to about 15% of the wall time)")
+	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations (0: the default cadence, decided by counted work: evaluations cost about an eighth of the work)")
 	fs.IntVar(&o.reps, "replications", 1, "run R times with seeds seed, seed+1, … and report the per-iteration median, min and max")
 	fs.Int64Var(&o.seed, "seed", spec.DefaultSeed, "random seed (instance and runs); a preset keeps its own unless given")
 	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json (csv: problem-specific metrics in the last column, as a JSON object)")

@@ -179,7 +179,7 @@ func checkLimits(l Limits) error {
 		return fmt.Errorf("iters: must be at least 1, got %d", l.MaxIters)
 	}
 	if l.EvalEvery < 0 {
-		return fmt.Errorf("eval_every: must be at least 1 (or 0 for the adaptive cadence), got %d", l.EvalEvery)
+		return fmt.Errorf("eval_every: must be at least 1 (or 0 for the default cadence), got %d", l.EvalEvery)
 	}
 	if l.MaxPasses < 0 || math.IsNaN(l.MaxPasses) {
 		return fmt.Errorf("passes: must be non-negative, got %v", l.MaxPasses)

@@ -60,7 +60,7 @@ const (
 	DefaultM0       = 1
 	DefaultGrowth   = 1.1
 	DefaultIters    = 1000
-	DefaultEval     = 0 // the adaptive cadence (see solver.Cadence)
+	DefaultEval     = 0 // the default cadence, decided by counted work (see solver.Cadence)
 	// DefaultSeed is the seed of a spec that names none (JSON without
 	// "seed", the form's initial value, the solve command without -seed).
 	DefaultSeed = 0

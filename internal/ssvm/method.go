@@ -114,7 +114,7 @@ func (p *Problem) NewMethod(o Options) (*Method, error) {
 		return nil, fmt.Errorf("iters: must be at least 1, got %d", o.Limits.MaxIters)
 	}
 	if o.Limits.EvalEvery < 0 {
-		return nil, fmt.Errorf("eval every: must be at least 1 (or 0 for the adaptive cadence), got %d", o.Limits.EvalEvery)
+		return nil, fmt.Errorf("eval every: must be at least 1 (or 0 for the default cadence), got %d", o.Limits.EvalEvery)
 	}
 	if o.DropTol == 0 {
 		o.DropTol = DefaultDropTol
