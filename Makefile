@@ -26,6 +26,8 @@ test: check-format check-generated
 		echo "*** make test: no Chromium found, so the browser tests in internal/e2e were SKIPPED (install Debian's chromium or set FWLAB_CHROMIUM; with CI set they fail instead) ***"; fi
 	@if [ -z "$$CI" ] && { ! command -v "$$($(GO) env CC)" >/dev/null 2>&1 || { ! pkg-config --exists openblas 2>/dev/null && ! ls /usr/lib/*/libopenblas.so /usr/lib64/libopenblas.so /usr/lib/libopenblas.so /usr/local/lib/libopenblas.so 2>/dev/null | grep -q .; }; }; then \
 		echo "*** make test: no C compiler or no OpenBLAS found, so the check that make build-openblas gives the same traces was SKIPPED (Debian: apt-get install gcc libopenblas-dev; with CI set it fails instead) ***"; fi
+	@if [ -z "$$CI" ] && [ -z "$$FWLAB_PG_BIN" ] && [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then \
+		echo "*** make test: no PostgreSQL 15 found, so the tests of the PostgreSQL store, the queue and dashboard worker were SKIPPED (Debian: apt-get install postgresql, or set FWLAB_PG_BIN; with CI set they fail instead) ***"; fi
 	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
 	$(MAKE) --no-print-directory fuzz
 

@@ -35,6 +35,8 @@ func run(args []string) int {
 		return runWorker(args, os.Stdout, os.Stderr)
 	case "submit":
 		return runSubmit(args, os.Stdin, os.Stdout, os.Stderr)
+	case "cancel":
+		return runCancel(args, os.Stdout, os.Stderr)
 	case "help":
 		usage(os.Stdout)
 		return 0
@@ -50,7 +52,7 @@ func usage(w *os.File) {
   dashboard serve -h                                      list the serve flags (budgets, timeouts, -allow-host)
   dashboard solve -problem NAME [flags]                   run a solver headless
   dashboard solve -h                                      list the solve flags
-  dashboard import [-db PATH] FILE…                       load run bundles into the run store
+  dashboard import [-db PATH] FILE|DIR…                   load run bundles (or a solve -sweep DIR) into the run store
   dashboard verify BUNDLE… | -db PATH ID… | -db PATH -sweep ID
                                                           re-run runs here and compare every record (-h: details)
   dashboard verify -digest-only BUNDLE…                   check bundles' digests without re-running
@@ -58,5 +60,6 @@ func usage(w *os.File) {
   dashboard store salvage PATH NEW                        copy what can be read of a damaged store into NEW
   dashboard worker -db postgres://… [-slots N] [-name N]  run queued runs from a PostgreSQL run store
   dashboard submit -db postgres://… [-sweep] FILE         queue a run spec (or a sweep) for the workers
+  dashboard cancel -db postgres://… ID…                   cancel queued or running runs (or sweeps)
 `)
 }

@@ -31,6 +31,7 @@ type solveOpts struct {
 	passes, gap              float64
 	seed                     int64
 	format, out, saveX       string
+	figsize                  string // -figsize: a figure's size preset (figures.Sizes)
 	printSpec                bool
 }
 
@@ -91,6 +92,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json (csv: problem-specific metrics in the last column, as a JSON object)")
 	fs.StringVar(&o.out, "out", "", "write the output to FILE instead of standard output; FILE.svg, .png or .pdf draws the run's figure there instead (records still on standard output)")
 	fs.StringVar(&o.saveX, "save-x", "", "write the final solution to FILE as CSV")
+	fs.StringVar(&o.figsize, "figsize", figures.DefaultSize, "size of a figure drawn by -out FILE.svg|.png|.pdf: column (3.5 in wide, 8 pt text), page (7 in, 9 pt) or slide (13.3 in, 16 pt)")
 	fs.BoolVar(&o.printSpec, "print-spec", false, "print the run spec as JSON (the body POST /api/runs takes) and exit without running")
 
 	problem, scenario := findProblem(args)
@@ -141,6 +143,10 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if _, err := figures.SizeNamed(o.figsize); err != nil {
+		fmt.Fprintf(stderr, "dashboard solve: -figsize: %v\n", err)
+		return 2
+	}
 
 	if preset != nil && special(preset.Name) != nil {
 		if o.printSpec {
@@ -380,7 +386,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if drawAs != "" {
-		if err := drawRun(o.out, drawAs, &run, inst.Info(), traces); err != nil {
+		if err := drawRun(o.out, drawAs, o.figsize, &run, inst.Info(), traces); err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
 			return 1
 		}

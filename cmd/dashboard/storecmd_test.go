@@ -68,3 +68,51 @@ func TestStoreCommands(t *testing.T) {
 		}
 	}
 }
+
+// The README's import and store examples run as written, in order, after
+// its first solve example made run.json, and print what their comments
+// say (the ids and counts aside).
+func TestReadmeStoreExamples(t *testing.T) {
+	doc := readme(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if _, stderr, code := solve(t, "-problem", "lasso", "-algo", "ssfw-as,fista", "-iters", "300", "-format", "json", "-out", "run.json"); code != 0 {
+		t.Fatalf("solve: %s", stderr)
+	}
+	n := 0
+	for _, l := range codeLines(doc) {
+		words := shellWords(t, l)
+		if len(words) < 5 || strings.Join(words[:3], " ") != "go run ./cmd/dashboard" ||
+			!(words[3] == "store" || words[3] == "import" && words[4] == "-db") {
+			continue
+		}
+		n++
+		comment := ""
+		if i := strings.Index(l, "# "); i >= 0 {
+			comment = strings.TrimSpace(l[i+2:])
+		}
+		var out, errb bytes.Buffer
+		var code int
+		if words[3] == "store" {
+			code = runStore(words[4:], &out, &errb)
+		} else {
+			code = runImport(words[4:], strings.NewReader(""), &out, &errb)
+		}
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", l, code, errb.String())
+			continue
+		}
+		// the comment's words, numbers and ids aside, appear in the output
+		for _, w := range strings.Fields(strings.TrimPrefix(comment, "the second: ")) {
+			if strings.ContainsAny(w, "0123456789") {
+				continue
+			}
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: output %q lacks %q", l, out.String(), w)
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("found %d import and store examples in the README, want 3", n)
+	}
+}

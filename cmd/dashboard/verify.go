@@ -23,7 +23,7 @@ import (
 func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dashboard verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", "", "verify runs of this run store (IDs are run ids) instead of bundle files")
+	db := fs.String("db", "", "verify runs of this run store (a file, or a PostgreSQL database postgres://…; IDs are run ids) instead of bundle files")
 	sweepID := fs.String("sweep", "", "with -db: verify every cell of this sweep")
 	digestOnly := fs.Bool("digest-only", false, "check the bundles' digests without re-running them")
 	fs.Usage = func() {
@@ -224,7 +224,7 @@ func rerun(ctx context.Context, b *bundle.Bundle, want []verify.Trace) ([]verify
 // verifyStored verifies stored runs (or a sweep's cells) and records each
 // outcome in the store.
 func verifyStored(ctx context.Context, path, sweepID string, ids []string, stdout, stderr io.Writer) int {
-	st, err := store.Open(path)
+	st, err := openRunStore(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard verify: -db: %v\n", err)
 		return 1
@@ -282,7 +282,7 @@ func verifyStored(ctx context.Context, path, sweepID string, ids []string, stdou
 // verifyStoredRun re-runs one stored run and returns the verification to
 // record (nil when there is nothing to record: an unknown or live run) and
 // the line to print.
-func verifyStoredRun(ctx context.Context, st *store.Store, id string) (*store.Verification, string) {
+func verifyStoredRun(ctx context.Context, st store.Backend, id string) (*store.Verification, string) {
 	if !store.ValidID(id) {
 		return nil, fmt.Sprintf("not a run id (%d characters of a-z and 2-7)", store.IDLen)
 	}

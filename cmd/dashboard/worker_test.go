@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -138,6 +139,7 @@ func TestWorkerProcessesRunASweep(t *testing.T) {
 	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	srv := startChild(t, "-db", db) // the dashboard beside the workers
 	ws := []*workerProc{}
 	for i := 0; i < 3; i++ {
 		ws = append(ws, startWorkerProc(t, db, fmt.Sprintf("w%d", i), "-slots", "2", "-rescue-after", "4s", "-drain", "300ms"))
@@ -231,6 +233,22 @@ func TestWorkerProcessesRunASweep(t *testing.T) {
 	if err := st.IntegrityCheck(ctx); err != nil {
 		t.Error(err)
 	}
+	// the server shows the sweep the workers ran, every cell done
+	var view struct {
+		Status string
+		Cells  []struct{ Run, Status string }
+	}
+	if err := json.Unmarshal(get(t, srv.url+"/api/sweeps/"+sid), &view); err != nil {
+		t.Fatal(err)
+	}
+	if view.Status != "done" || len(view.Cells) != 24 {
+		t.Errorf("the server's sweep: %s with %d cells", view.Status, len(view.Cells))
+	}
+	for i, cell := range view.Cells {
+		if cell.Status != "done" || cell.Run != sw.Cells[i].RunID {
+			t.Errorf("the server's cell %d: %+v", i, cell)
+		}
+	}
 	resp, err := http.Get(strings.TrimSuffix(ws[2].metrics, "/metrics") + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Errorf("healthz: %v %v", resp, err)
@@ -296,4 +314,70 @@ func jobStates(ctx context.Context, st *pgstore.Store) string {
 		fmt.Fprintf(&b, "job %d %s attempt %d by %s run %s (%s) at %s\n", id, state, attempt, by, run, status, at.Format("15:04:05"))
 	}
 	return b.String()
+}
+
+// TestCancelReachesAWorkerProcess: `dashboard cancel` of a run running on
+// a worker process stops it within a heartbeat or two, its records kept;
+// cancelling a sweep cancels its live cells, so queued ones never start.
+func TestCancelReachesAWorkerProcess(t *testing.T) {
+	sessiontest.Register()
+	c := pgtest.Start(t)
+	db := c.NewDB(t)
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	startWorkerProc(t, db, "w0", "-slots", "1")
+	var out, errb bytes.Buffer
+	slow := `{"problem":"test-fake","params":{"n":"1000000","delay_us":"500"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":1000000}`
+	if code := runSubmit([]string{"-db", db, "-"}, strings.NewReader(slow), &out, &errb); code != 0 {
+		t.Fatalf("submit: %s", errb.String())
+	}
+	var id string
+	fmt.Sscanf(out.String(), "run %s queued", &id)
+	waitUntil(t, time.Minute, "records", func() bool {
+		r, err := st.Get(ctx, id)
+		return err == nil && r.Traces[0].Records > 0
+	})
+	sweepDoc := filepath.Join(t.TempDir(), "sweep.json")
+	os.WriteFile(sweepDoc, []byte(`{"base":`+slow+`,"axes":[{"param":"seed","values":[1,2,3]}]}`), 0o644)
+	out.Reset()
+	if code := runSubmit([]string{"-db", db, "-sweep", sweepDoc}, nil, &out, &errb); code != 0 {
+		t.Fatalf("submit: %s", errb.String())
+	}
+	var sid string
+	fmt.Sscanf(out.String(), "sweep %s queued", &sid)
+	out.Reset()
+	if code := runCancel([]string{"-db", db, id, sid}, &out, &errb); code != 0 {
+		t.Fatalf("cancel: %d %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), id+": run cancelled") || !strings.Contains(out.String(), sid+": sweep cancelled (3 live cells)") {
+		t.Errorf("cancel printed %q", out.String())
+	}
+	waitUntil(t, 30*time.Second, "the worker to stop the run", func() bool {
+		r, err := st.Get(ctx, id)
+		return err == nil && r.Traces[0].Summary != nil
+	})
+	r, _ := st.Get(ctx, id)
+	if r.Status != store.StatusCancelled || r.Traces[0].Records == 0 {
+		t.Errorf("the cancelled run: %s with %d records", r.Status, r.Traces[0].Records)
+	}
+	time.Sleep(time.Second) // the worker is free: the sweep's cells must not start
+	sw, _ := st.GetSweep(ctx, sid)
+	for _, cell := range sw.Cells {
+		if r, _ := st.Get(ctx, cell.RunID); r.Status != store.StatusCancelled || r.Traces[0].Records != 0 {
+			t.Errorf("cell %d: %s with %d records", cell.Index, r.Status, r.Traces[0].Records)
+		}
+	}
+	if sw.Status != store.StatusCancelled {
+		t.Errorf("the sweep: %s", sw.Status)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := runCancel([]string{"-db", db, id, "nosuchrun222"}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "the run has ended (cancelled)") || !strings.Contains(errb.String(), "nosuchrun222: no run or sweep has this id") {
+		t.Errorf("cancelling again: %d %q", code, errb.String())
+	}
 }

@@ -18,11 +18,9 @@ import (
 // again. This is the one place that defines it.
 //
 // It is not Digest (the traces' digest a bundle carries): that one covers
-// the traces alone (two runs of different specs with equal records share
-// it) and its encoding needs the number of traces and each trace's
-// algorithm and summary before its records, which a bundle with its keys
-// in another order (sorted: "records" before "summary") only gives after
-// them, so it cannot be computed in one streaming pass.
+// the traces alone, so two runs of different specs with equal records
+// share it. (Encode writes a "digest" here too, of the traces' headers
+// without records: a function of the head, so it changes nothing.)
 type contentDigest struct {
 	recs hash.Hash // every record, trace by trace, as Encode writes it
 	enc  encoder

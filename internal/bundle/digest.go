@@ -109,7 +109,7 @@ type digester struct {
 	recs   hash.Hash // the current trace's records
 	n      int64     // their number
 	traces []byte    // for each trace whose records ended: i64(records) · H(records)
-	buf    []byte
+	buf    []byte    // the current trace's records not yet hashed
 }
 
 func appendI64(b []byte, v int64) []byte { return binary.LittleEndian.AppendUint64(b, uint64(v)) }
@@ -135,7 +135,7 @@ func (d *digester) record(r *solver.Record) {
 	if d.recs == nil {
 		d.recs = sha256.New()
 	}
-	b := d.buf[:0]
+	b := d.buf
 	b = appendI64(b, int64(r.K))
 	b = appendF64(b, r.Passes)
 	b = appendF64(b, r.Time)
@@ -159,7 +159,10 @@ func (d *digester) record(r *solver.Record) {
 			b = appendF64(b, r.Extra[k])
 		}
 	}
-	d.recs.Write(b)
+	if len(b) >= 4096 {
+		d.recs.Write(b)
+		b = b[:0]
+	}
 	d.buf = b
 	d.n++
 }
@@ -169,6 +172,8 @@ func (d *digester) endRecords() {
 	if d.recs == nil {
 		d.recs = sha256.New()
 	}
+	d.recs.Write(d.buf)
+	d.buf = d.buf[:0]
 	d.traces = d.recs.Sum(appendI64(d.traces, d.n))
 	d.recs.Reset()
 	d.n = 0

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
 )
 
 func readSmall(t testing.TB) *Bundle {
@@ -381,5 +383,35 @@ func FuzzDigestRecordField(f *testing.F) {
 		if got := Digest(c) != want; got != changed {
 			t.Fatalf("record %d field %d set from bits %#x: digest changed %v, value changed %v", int(ri)%len(recs), field%14, bits, got, changed)
 		}
+	})
+}
+
+// BenchmarkDigest: the digest of a trace of 100 000 LASSO-like records
+// (objective, gap and sampled-gradient error on every tenth), the cost
+// Encode adds to every bundle it writes.
+func BenchmarkDigest(b *testing.B) {
+	recs := make([]solver.Record, 100_000)
+	for i := range recs {
+		r := &recs[i]
+		*r = solver.Record{K: i, Passes: float64(i) * 0.37, Time: float64(i) * 1e-6, Step: "fw", Gamma: 1 / float64(i+2), Batch: 100, Active: 12}
+		if i%10 == 0 {
+			r.Objective, r.Gap, r.GradErr = solver.F(1/float64(i+1)), solver.F(2/float64(i+1)), solver.F(0.1)
+		}
+	}
+	bd := &Bundle{Traces: []Trace{{Algo: "ssfw-as", Records: recs}}, Spec: spec.Run{Problem: "lasso"}}
+	b.Run("digest", func(b *testing.B) {
+		for b.Loop() {
+			Digest(bd)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/record")
+	})
+	// the whole of Encode, digest included, for scale
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			if err := Encode(io.Discard, bd); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/record")
 	})
 }

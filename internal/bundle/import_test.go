@@ -271,3 +271,37 @@ func TestImportMemoryIsBounded(t *testing.T) {
 		t.Logf("decoding whole peaked at %d MB, the streamed import at %d MB", whole>>20, streamed>>20)
 	}
 }
+
+// Import accepts exactly what Decode accepts, with the same error. (Under
+// -fuzz it runs a few inputs a second at most: the coverage of the SQLite
+// driver, all of it Go, is what the engine spends its time on; FuzzDecode
+// covers the decoder at speed.)
+func FuzzImport(f *testing.F) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{0, 3} {
+		f.Add(encodeT(f, testBundle(rng, n)))
+	}
+	f.Add([]byte(`{"format":"fwlab-bundle","format_version":1,"version":"x","spec":{"problem":"lasso","algorithms":[{"algo":"afw"}]},"info":{"dim":1,"samples":1,"blocks":1},"traces":[]}`))
+	st, err := store.Open(store.Memory)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { st.Close() })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, derr := Decode(bytes.NewReader(data))
+		res, ierr := Import(context.Background(), st, bytes.NewReader(data))
+		if (derr == nil) != (ierr == nil) || derr != nil && derr.Error() != ierr.Error() {
+			t.Fatalf("Decode: %v; Import: %v", derr, ierr)
+		}
+		if ierr == nil {
+			if _, err := st.Get(context.Background(), res.ID); err != nil {
+				t.Fatalf("the imported run: %v", err)
+			}
+			return
+		}
+		var be *Error
+		if !errors.As(ierr, &be) {
+			t.Fatalf("error %v is not a bundle.Error", ierr)
+		}
+	})
+}

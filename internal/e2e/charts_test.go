@@ -280,6 +280,7 @@ func TestBoxZoomWhileStreaming(t *testing.T) {
 	// Let a draw pass so that every chart's attributes are current.
 	time.Sleep(300 * time.Millisecond)
 	check("after the zoom")
+	shot(t, ctx, t.TempDir(), "box-zoom.png")
 	dataMax := eval[float64](t, ctx, `fwlab.chartScale('gap').dataMax`)
 	waitFor(t, ctx, "more records drawn while zoomed", fmt.Sprintf(`fwlab.chartScale('gap').dataMax > %v + 50`, dataMax), `fwlab.chartScale('gap')`, 60*time.Second)
 	time.Sleep(300 * time.Millisecond)

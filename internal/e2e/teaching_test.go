@@ -103,6 +103,9 @@ func TestTeachingViewLectureHall(t *testing.T) {
 		if len(shown) != 1 || shown[0] != "objective" {
 			t.Errorf("%s: presenting shows the charts %v, want the objective's only", tag, shown)
 		}
+		if h := eval[float64](t, ctx, `document.querySelector('[data-chart=objective] .u-over').getBoundingClientRect().height`); h < 250 {
+			t.Errorf("%s: presenting, the objective chart's plot is %v px tall", tag, h)
+		}
 		if fs := eval[float64](t, ctx, `parseFloat(getComputedStyle(document.querySelector('#teach-readout')).fontSize)`); fs < 20 {
 			t.Errorf("%s: presenting, the readout's type is %v px", tag, fs)
 		}

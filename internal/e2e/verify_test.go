@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/fwlab/fwlab/internal/bundle"
 )
 
 // TestVerifyButton: on a finished run's page, Verify re-runs it through the
@@ -107,6 +110,48 @@ func TestVerifySweepButton(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
+}
+
+// TestVerifyButtonDiffers: a run whose stored records were changed (a
+// bundle edited, then imported) is found to differ, and the page names the
+// record and field.
+func TestVerifyButtonDiffers(t *testing.T) {
+	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+	id := postRun(t, base, `{"problem":"lasso","algorithms":[{"algo":"afw"}],"iters":30,"eval_every":1}`)
+	waitRunEnded(t, base, id)
+	b, err := bundle.Decode(bytes.NewReader(httpGet(t, base+"/api/runs/"+id+"/bundle")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Traces[0].Records[7].Gamma += 1e-3
+	var buf bytes.Buffer
+	if err := bundle.Encode(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Post(base+"/api/runs/import", "application/json", &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var imp struct{ ID string }
+	err = json.NewDecoder(res.Body).Decode(&imp)
+	res.Body.Close()
+	if res.StatusCode != 201 || err != nil {
+		t.Fatalf("import: %d %v", res.StatusCode, err)
+	}
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "open the imported run", 20*time.Second, chromedp.Navigate(base+"/runs/"+imp.ID))
+	waitFor(t, ctx, "the Verify button", `!document.querySelector('#btn-verify').disabled`, `document.querySelector('#verify-status').textContent`, 20*time.Second)
+	step(t, ctx, "verify", 5*time.Second, chromedp.Click(chromedp.ID("btn-verify")))
+	waitFor(t, ctx, "the outcome", `document.querySelector('#verify-status').dataset.outcome === 'differs'`,
+		`document.querySelector('#verify-status').textContent`, 60*time.Second)
+	text := eval[string](t, ctx, `document.querySelector('#verify-status').textContent`)
+	if !strings.Contains(text, "differs — trace 0 (afw #0) record 7 (k = 7), field gamma: stored ") {
+		t.Errorf("the page says %q", text)
 	}
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)

@@ -17,6 +17,7 @@ import (
 var (
 	errUserCancel = errors.New("cancelled by the user")
 	errClaimLost  = errors.New("the run was taken over by another worker")
+	errStore      = errors.New("the store refused the run's records")
 )
 
 // outcome is how an execution ended for the queue.
@@ -46,11 +47,18 @@ func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error)
 	}()
 	defer func() { cancel(nil); <-beatDone }()
 
-	sum, results, msg := w.solve(runCtx, r, claim)
+	sum, results, msg := w.solve(runCtx, cancel, r, claim)
 	cause := context.Cause(runCtx)
 	switch {
 	case errors.Is(cause, errClaimLost):
 		return lost, nil
+	case errors.Is(cause, errStore):
+		// the database went away (a restart, a failover): the run goes
+		// back to the queue and runs again from its spec once it is back
+		if err := st.Release(context.WithoutCancel(ctx), id, claim); err != nil && !errors.Is(err, pgstore.ErrClaimLost) {
+			return released, errors.Join(cause, err)
+		}
+		return released, cause
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// River's job timeout, which is RescueAfter: the run fails
 		sum, msg = store.StatusFailed, fmt.Sprintf("the run took longer than the workers' -rescue-after (%v)", w.cfg.RescueAfter)
@@ -101,7 +109,7 @@ func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, id, c
 // solve builds the run's instance and runs its traces in order, streaming
 // the records; it returns the run's status, every trace's result and a
 // message for a run that failed before its traces ran.
-func (w *Worker) solve(ctx context.Context, r *store.Run, claim string) (string, []store.TraceResult, string) {
+func (w *Worker) solve(ctx context.Context, cancel context.CancelCauseFunc, r *store.Run, claim string) (string, []store.TraceResult, string) {
 	results := make([]store.TraceResult, len(r.Traces))
 	for i := range results {
 		results[i] = store.TraceResult{Status: store.StatusCancelled}
@@ -138,6 +146,17 @@ func (w *Worker) solve(ctx context.Context, r *store.Run, claim string) (string,
 		return fail(fmt.Sprintf("the spec makes %d traces, the stored run has %d", len(jobs), len(r.Traces)))
 	}
 	out := newStreamer(w.cfg.Store, r.ID, claim, w.cfg.FlushEvery, w.m.addRecords)
+	go func() {
+		select {
+		case <-out.failed:
+			if errors.Is(out.err0(), pgstore.ErrClaimLost) {
+				cancel(errClaimLost)
+			} else {
+				cancel(fmt.Errorf("%w: %w", errStore, out.err0()))
+			}
+		case <-ctx.Done():
+		}
+	}()
 	status := store.StatusDone
 	for i, j := range jobs {
 		if ctx.Err() != nil {
@@ -151,9 +170,11 @@ func (w *Worker) solve(ctx context.Context, r *store.Run, claim string) (string,
 	}
 	if err := out.close(context.WithoutCancel(ctx)); err != nil {
 		if errors.Is(err, pgstore.ErrClaimLost) {
-			return store.StatusFailed, results, ""
+			cancel(errClaimLost)
+		} else {
+			cancel(fmt.Errorf("%w: %w", errStore, err))
 		}
-		return fail("storing the records: " + err.Error())
+		return store.StatusFailed, results, ""
 	}
 	return status, results, ""
 }

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -201,17 +202,35 @@ func (q *Queue) SubmitSweep(ctx context.Context, doc *sweep.Doc) (string, error)
 	if err != nil {
 		return "", err
 	}
+	var put []string
 	for i, r := range runs {
 		id, err := q.st.PutRun(ctx, r)
+		if err == nil {
+			put = append(put, id)
+			err = q.st.SetCellRun(ctx, sid, i, id)
+		}
+		if err == nil {
+			err = q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i}, PriorityCell)
+		}
 		if err != nil {
-			return sid, fmt.Errorf("cell %d: %w", i, err)
-		}
-		if err := q.st.SetCellRun(ctx, sid, i, id); err != nil {
-			return sid, fmt.Errorf("cell %d: %w", i, err)
-		}
-		if err := q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i}, PriorityCell); err != nil {
-			return sid, fmt.Errorf("cell %d: %w", i, q.undo(ctx, id, err))
+			return "", q.abandon(ctx, sid, put, fmt.Errorf("cell %d: %w", i, err))
 		}
 	}
 	return sid, nil
+}
+
+// abandon ends a sweep whose cells could not all be queued: the cells put
+// so far are cancelled (a worker skips them) and the sweep fails.
+func (q *Queue) abandon(ctx context.Context, sid string, runs []string, err error) error {
+	ctx = context.WithoutCancel(ctx)
+	errs := []error{err}
+	for _, id := range runs {
+		if serr := q.st.SetStatus(ctx, id, store.StatusCancelled, time.Now()); serr != nil {
+			errs = append(errs, serr)
+		}
+	}
+	if serr := q.st.SetSweepStatus(ctx, sid, store.StatusFailed); serr != nil {
+		errs = append(errs, serr)
+	}
+	return errors.Join(errs...)
 }

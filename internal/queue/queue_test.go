@@ -333,3 +333,65 @@ func TestConcurrentStartsMigrateOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgreSQLRestartUnderLoad: PostgreSQL restarted while a worker
+// streams runs: the store says it cannot be reached while it is down, the
+// worker and the queue reconnect, the runs cut short go back to the queue
+// and run again from their specs, and each ends done with its records
+// whole and not duplicated.
+func TestPostgreSQLRestartUnderLoad(t *testing.T) {
+	c := pgtest.Start(t) // a cluster of its own: it is restarted
+	url := c.NewDB(t)
+	ctx := context.Background()
+	st := openStore(t, url)
+	q, err := New(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, url, "w1", 2)
+	const n = 3000
+	var ids []string
+	for i := 0; i < 4; i++ {
+		id, err := q.Submit(ctx, fakeSpec(n, 1000, "fw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	waitFor(t, time.Minute, "records", func() bool {
+		r, err := st.Get(ctx, ids[0])
+		return err == nil && r.Traces[0].Records > 100
+	})
+	if err := c.Shutdown("fast"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if err := st.Health(); err == nil || !strings.Contains(err.Error(), "cannot be reached") {
+		t.Errorf("Health while PostgreSQL is down: %v", err)
+	}
+	time.Sleep(time.Second)
+	if err := c.Startup(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Minute, "every run to end", func() bool {
+		for _, id := range ids {
+			r, err := st.Get(ctx, id)
+			if err != nil || store.Live(r.Status) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range ids {
+		r, _ := st.Get(ctx, id)
+		if r.Status != store.StatusDone {
+			t.Errorf("run %s: %s (%s)", id, r.Status, r.Message)
+			continue
+		}
+		checkWhole(t, st, id, n)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if err := st.Health(); err != nil {
+		t.Errorf("Health once PostgreSQL is back: %v", err)
+	}
+}

@@ -99,6 +99,13 @@ func (s *streamer) flush(ctx context.Context) error {
 	return nil
 }
 
+// err0 returns the first failure.
+func (s *streamer) err0() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
 // close stops the loop and writes what is left.
 func (s *streamer) close(ctx context.Context) error {
 	close(s.stop)

@@ -192,6 +192,18 @@ type Scenario struct {
 	// evaluations stay a small part of it.
 	Iters  int
 	Passes float64
+	// Memory, when set, is the instance's expected size in bytes from its
+	// parameters, before it is built (0: not known beforehand, e.g. from
+	// the user's data files).
+	Memory func(v Values) int64
+}
+
+// ExpectedBytes is Memory(v), or 0 when the scenario has no estimate.
+func (s *Scenario) ExpectedBytes(v Values) int64 {
+	if s.Memory == nil {
+		return 0
+	}
+	return s.Memory(v)
 }
 
 // Budget returns the limits of a run of s that gives neither: Iters and

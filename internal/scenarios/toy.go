@@ -66,6 +66,17 @@ func dataField(v Values) string {
 	return "params.x"
 }
 
+// lsqMemory is the expected size of a generated least-squares instance:
+// A by rows and by columns, y and the model's vectors (0 with data files,
+// whose size is known once read).
+func lsqMemory(v Values) int64 {
+	if v.Str("x") != "" || v.Str("y") != "" || v.Str("data") != "" {
+		return 0
+	}
+	n, p := int64(v.Int("samples")), int64(v.Int("p"))
+	return 16*n*p + 40*n + 16*p
+}
+
 // lsqInfo is the instance's description: F* when it is known (generated
 // data), and where the data came from.
 func lsqInfo(dim, samples int, known bool, fstar float64) Info {
@@ -116,6 +127,7 @@ func init() {
 	})
 	Register(&Scenario{
 		Name:       "simplex",
+		Memory:     lsqMemory,
 		Title:      "Least squares over the simplex",
 		Help:       "Least squares over the probability simplex in R^p, with the optimum on a face of about p/5 vertices.",
 		Group:      "toy",
@@ -140,10 +152,11 @@ func init() {
 		},
 	})
 	Register(&Scenario{
-		Name:  "l1ball",
-		Title: "Least squares over an l1 ball",
-		Help:  "Least squares over {‖x‖₁ ≤ radius} in R^p, with a sparse optimum on the ball's surface.",
-		Group: "toy",
+		Name:   "l1ball",
+		Memory: lsqMemory,
+		Title:  "Least squares over an l1 ball",
+		Help:   "Least squares over {‖x‖₁ ≤ radius} in R^p, with a sparse optimum on the ball's surface.",
+		Group:  "toy",
 		Params: append(toyLSQParams(),
 			Param{Name: "radius", Kind: Float, Default: "1", Help: "radius of the l1 ball", Min: 0, MinExcl: true, HasMin: true, Max: 1e6, HasMax: true}),
 		Algorithms: toyAlgorithms,
@@ -166,10 +179,11 @@ func init() {
 		},
 	})
 	Register(&Scenario{
-		Name:  "box",
-		Title: "Least squares over a box",
-		Help:  "Least squares over [lo, hi]^p, whose 2^p corners are dense vertices; the optimum has coordinates at both bounds and inside.",
-		Group: "toy",
+		Name:   "box",
+		Memory: lsqMemory,
+		Title:  "Least squares over a box",
+		Help:   "Least squares over [lo, hi]^p, whose 2^p corners are dense vertices; the optimum has coordinates at both bounds and inside.",
+		Group:  "toy",
 		Params: append(toyLSQParams(),
 			toyFloatParam("lo", "-1", -1e6, 1e6, "lower bound of every coordinate"),
 			toyFloatParam("hi", "1", -1e6, 1e6, "upper bound of every coordinate (greater than lo)")),

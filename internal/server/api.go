@@ -165,27 +165,19 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) handleControl(op func(*session.Run)) http.HandlerFunc {
+// handleControl applies a pause, resume or step: 202 with the run's status,
+// or 429 naming the budget when a resume or step does not fit (the run stays
+// as it was).
+func (s *Server) handleControl(op func(*session.Run) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if run, ok := s.run(w, r); ok {
-			op(run)
+			if err := op(run); err != nil {
+				writeError(w, http.StatusTooManyRequests, "", err.Error())
+				return
+			}
 			writeJSON(w, http.StatusAccepted, run.Status())
 		}
 	}
-}
-
-// handleResume resumes a paused run: 202 with its status, or 429 naming
-// the budget when its remaining records do not fit (it stays paused).
-func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
-	run, ok := s.run(w, r)
-	if !ok {
-		return
-	}
-	if err := run.Resume(); err != nil {
-		writeError(w, http.StatusTooManyRequests, "", err.Error())
-		return
-	}
-	writeJSON(w, http.StatusAccepted, run.Status())
 }
 
 func (s *Server) handlePanels(w http.ResponseWriter, r *http.Request) {

@@ -130,6 +130,11 @@ func TestAttacksAreRefused(t *testing.T) {
 			return string(b)
 		}(), header: jsonHeader}, 413, "", "-mem"},
 		{"NUL path", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": huge}), header: jsonHeader}, 400, "params.data", ""},
+		{"sparse index 2^30", attackReq{method: "POST", path: "/api/uploads",
+			body:   "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.svm\"\r\n\r\n1 1073741824:1\n-1 1:1\n\r\n--x--\r\n",
+			header: map[string]string{"Content-Type": "multipart/form-data; boundary=x"}}, 400, "file", "20000000 entries the dense models"},
+		{"cross-origin run link start", attackReq{method: "POST", path: "/api/runs", body: runBody(nil),
+			header: map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}}, 403, "", "cross-origin"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -900,7 +905,7 @@ func TestPausedRunsReserveOnlyWhatTheyMade(t *testing.T) {
 	}
 	// 3 × 3333 records of budget are held back by the pauses; a run of
 	// 501 records still fits.
-	create(t, ts, fakeRun(500, "fw"))
+	waitFinished(t, srv, create(t, ts, fakeRun(500, "fw")))
 	big := fakeRun(8000, "fw")
 	big.Params["delay_us"] = "1000"
 	bigID := create(t, ts, big)
@@ -910,6 +915,20 @@ func TestPausedRunsReserveOnlyWhatTheyMade(t *testing.T) {
 	}
 	if st := status(t, ts, paused[0]); st.Status != "paused" {
 		t.Errorf("a refused resume left the run %s", st.Status)
+	}
+	// With every record of the budget held (8 001 + 3 made + 1 996), a
+	// step, which adds a record, is refused too.
+	filler := fakeRun(1995, "fw")
+	filler.Params["delay_us"] = "1000"
+	fillerID := create(t, ts, filler)
+	code, body = do(t, "POST", ts.URL+"/api/runs/"+paused[1]+"/step", nil)
+	if code != 429 || !strings.Contains(string(body), "a step adds a record to each of the run's 1 traces") {
+		t.Fatalf("a step over the budget: %d %s", code, body)
+	}
+	do(t, "DELETE", ts.URL+"/api/runs/"+fillerID, nil)
+	waitFinished(t, srv, fillerID)
+	if code, body := do(t, "POST", ts.URL+"/api/runs/"+paused[1]+"/step", nil); code != 202 {
+		t.Fatalf("a step with room: %d %s", code, body)
 	}
 	do(t, "DELETE", ts.URL+"/api/runs/"+bigID, nil)
 	waitFinished(t, srv, bigID)

@@ -80,6 +80,11 @@ func TestFullDisk(t *testing.T) {
 	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), path) {
 		t.Errorf("a new run on a full store: %d %s; want 503 naming the store", code, body)
 	}
+	sw := map[string]any{"base": fakeRun(10, "fw"), "axes": []any{map[string]any{"param": "seed", "values": []int{1, 2}}}}
+	code, body = do(t, "POST", ts.URL+"/api/sweeps", mustJSON(t, sw))
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), path) {
+		t.Errorf("a new sweep on a full store: %d %s; want 503 naming the store", code, body)
+	}
 
 	// space comes back: the store heals and takes runs again
 	if err := os.Remove(filler); err != nil {
@@ -88,6 +93,13 @@ func TestFullDisk(t *testing.T) {
 	time.Sleep(store.ProbeInterval + 100*time.Millisecond)
 	if code, body := do(t, "GET", ts.URL+"/healthz", nil); code != http.StatusOK {
 		t.Errorf("/healthz once space was freed: %d %s", code, body)
+	}
+	// the failed runs' ends, refused while the disk was full, are written
+	for _, id := range ids {
+		waitFor(t, "run "+id+"'s end in the store", func() bool {
+			r, err := st.Get(context.Background(), id)
+			return err == nil && r.Status == store.StatusFailed && strings.Contains(r.Message, path)
+		})
 	}
 	small := create(t, ts, fakeRun(10, "fw"))
 	if r := waitFinished(t, srv, small); r.RunStatus() != session.StatusDone {
@@ -111,8 +123,8 @@ func TestFullDisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status == store.StatusDone || store.Live(r.Status) {
-			t.Errorf("run %s is %s in the store after a full disk and a restart", id, r.Status)
+		if r.Status != store.StatusFailed || !strings.Contains(r.Message, path) {
+			t.Errorf("run %s is %s (%q) in the store after a full disk and a restart; want failed naming the store", id, r.Status, r.Message)
 		}
 		for _, tr := range r.Traces {
 			n := 0

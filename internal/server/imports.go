@@ -90,7 +90,7 @@ func (im *importer) get(n int) (*importJob, bool) {
 // store cannot write; it reports whether it did.
 func (s *Server) refuseDegraded(w http.ResponseWriter) bool {
 	if err := s.st.Health(); err != nil {
-		s.log.Error("refusing new work: the run store is degraded", "err", err)
+		// (the write failure itself was logged where it happened)
 		writeError(w, http.StatusServiceUnavailable, "", "the server takes no new runs while its run store cannot write: "+err.Error())
 		return true
 	}

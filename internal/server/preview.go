@@ -21,8 +21,10 @@ import (
 // which depend on the data and the threshold) while the user edits them:
 //
 //	{"problem": NAME, "params": {...}, "seed": S}
-//	→ 200 {"dim": p, "samples": n, "blocks": q, "fstar": F* or null}
-//	→ 400 {"error", "field"} with the words a run would give
+//	→ 200 {"dim": p, "samples": n, "blocks": q, "fstar": F* or null, "memory_bytes": B}
+//	→ 400 {"error", "field"} with the words a run would give, or when the
+//	  instance's expected size (known from the parameters for most
+//	  problems) exceeds the memory budget: then it is not built
 //	→ 504 when the build takes longer than Options.PreviewTimeout
 //
 // The last PreviewCache answers are kept by (problem, parameter values with
@@ -51,6 +53,9 @@ type Preview struct {
 	Samples int      `json:"samples"`
 	Blocks  int      `json:"blocks"`
 	FStar   *float64 `json:"fstar"`
+	// Memory is what a run's instance counts in the server's memory
+	// budget, in bytes.
+	Memory int64 `json:"memory_bytes"`
 }
 
 // previewEntry is one cached (or in-flight) build.
@@ -163,6 +168,17 @@ func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "", "encoding the parameters: "+err.Error())
 		return
 	}
+	// The expected size, known before the build for most problems: an
+	// instance over the memory budget is refused without building it.
+	expected := sc.ExpectedBytes(vals)
+	if budget := s.mgr.Options().MaxMemory; expected > budget {
+		msg := fmt.Sprintf("the instance would take about %d MiB, more than the server's memory budget of %d MiB", expected>>20, budget>>20)
+		if f := s.mgr.Options().Flags["MaxMemory"]; f != "" {
+			msg += " (" + f + ")"
+		}
+		writeError(w, http.StatusBadRequest, "params", msg)
+		return
+	}
 	key := fmt.Sprintf("%s\x00%d\x00%s", sc.Name, req.Seed, canon)
 	timeout := s.opts.PreviewTimeout
 	e := s.previews.get(key, func() (Preview, error) {
@@ -175,7 +191,7 @@ func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) {
 			return Preview{}, err
 		}
 		info := inst.Info()
-		return Preview{Dim: info.Dim, Samples: info.Samples, Blocks: info.Blocks, FStar: info.FStar}, nil
+		return Preview{Dim: info.Dim, Samples: info.Samples, Blocks: info.Blocks, FStar: info.FStar, Memory: session.InstanceBytes(inst)}, nil
 	})
 	wait, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()

@@ -26,8 +26,9 @@
 //	                                 invalid spec (field named), 413 body over MaxBody or a run
 //	                                 alone over the memory budget, 429 a budget used up (the
 //	                                 queue, the memory of the runs held, the client's runs;
-//	                                 the message names it and its flag), 503 server closing,
-//	                                 504 build cut by the timeout (no run is made, nor for a
+//	                                 the message names it and its flag), 503 server closing
+//	                                 or its run store cannot write (sweeps too), 504 build
+//	                                 cut by the timeout (no run is made, nor for a
 //	                                 request abandoned while its run was built)
 //	GET    /api/runs                 the run store's history, newest first: ?problem, algo, status,
 //	                                 q (name or note), offset, limit → {"runs": [RunRow], "total",
@@ -59,11 +60,12 @@
 //	                                 stored (verify.go); 409 a run still live
 //	GET    /api/runs/{id}/verifications {"verifications": [VerificationRow]}, newest first
 //	POST   /api/sweeps/{id}/verify   202 {"cells": n}: verifies every cell, one after the other
+//	(more sweep routes: sweepapi.go)
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
-//	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step; /resume answers
-//	                                 429 naming the budget when the run's remaining records do not
-//	                                 fit, and the run stays paused)
+//	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step; /resume and /step
+//	                                 answer 429 naming the budget when the run's remaining records,
+//	                                 or the step's, do not fit, and the run stays as it was)
 //	GET    /api/runs/{id}/trace      ?format=jsonl (default) | csv: every stored record, tagged
 //	                                 (CSV text cells a spreadsheet would run as formulas are
 //	                                 prefixed with '); a read that fails midway aborts the
@@ -210,6 +212,9 @@ type Options struct {
 	MaxImport  int64
 	MaxImports int
 	ImportWait time.Duration
+	// MaxSweeps bounds the sweeps one client has queued or running
+	// (default DefaultMaxSweeps).
+	MaxSweeps int
 }
 
 // flag names the command-line flag of an Options field, for messages.
@@ -221,6 +226,9 @@ func (o Options) flag(field string) string {
 }
 
 func (o Options) withDefaults() Options {
+	if o.MaxSweeps <= 0 {
+		o.MaxSweeps = DefaultMaxSweeps
+	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
@@ -401,8 +409,8 @@ func New(o Options) (*Server, error) {
 			r.Get("/runs", s.handleList)
 			r.Get("/runs/{id}", s.handleStatus)
 			r.Delete("/runs/{id}", s.handleCancel)
-			r.Post("/runs/{id}/pause", s.handleControl((*session.Run).Pause))
-			r.Post("/runs/{id}/resume", s.handleResume)
+			r.Post("/runs/{id}/pause", s.handleControl(func(r *session.Run) error { r.Pause(); return nil }))
+			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
 			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
 			r.Get("/runs/{id}/panels", s.handlePanels)
 			r.Get("/imports/{id}", s.handleImportStatus)
@@ -411,10 +419,7 @@ func New(o Options) (*Server, error) {
 			for _, f := range figures.Formats {
 				r.Get("/runs/{id}/figure."+f, s.handleFigure(f))
 			}
-			r.Post("/sweeps", s.handleSweepCreate)
-			r.Get("/sweeps", s.handleSweepList)
-			r.Get("/sweeps/{id}", s.handleSweepGet)
-			r.Delete("/sweeps/{id}", s.handleSweepCancel)
+			s.sweepRoutes(r)
 			s.verifyRoutes(r)
 		})
 	})

@@ -69,6 +69,15 @@ func (r *Run) persistEnd() error {
 			}
 		}
 	}
+	return errors.Join(append(errs, r.writeEnd(ctx))...)
+}
+
+// writeEnd writes a finished run's result once its records are in (or
+// refused): every trace's result, then the message and the final status
+// (r.persistMu held).
+func (r *Run) writeEnd(ctx context.Context) error {
+	st := r.m.st
+	var errs []error
 	storeErr, reason := r.storeFailure()
 	var held map[int]int // records the store holds by trace, after a failure
 	if storeErr != nil {
@@ -115,6 +124,35 @@ func (r *Run) persistEnd() error {
 	}
 	r.persisted, r.final = status, true
 	return errors.Join(errs...)
+}
+
+// retryEnd writes the end of a run whose end the store refused, once the
+// store can write again (its records stay those the store took), so that
+// a restart finds it failed with its message rather than interrupted. It
+// gives up when the manager closes.
+func (m *Manager) retryEnd(r *Run) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTicker(runstore.ProbeInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.baseCtx.Done():
+				return
+			case <-t.C:
+			}
+			if m.st.Health() != nil {
+				continue
+			}
+			r.persistMu.Lock()
+			err := r.writeEnd(context.Background())
+			r.persistMu.Unlock()
+			if err == nil {
+				return
+			}
+		}
+	}()
 }
 
 // storedCounts returns the records the store holds of each trace (none

@@ -30,7 +30,7 @@ func wantStatus(t *testing.T, r *session.Run, want string) {
 	waitFor(t, r.ID+" "+want, func() bool { return r.RunStatus() == want })
 }
 
-// Runs beyond the run slots wait in a FIFO queue; a queued run can be
+// Runs of one client beyond the run slots wait in a FIFO queue; a queued run can be
 // cancelled and then never starts; the queue's length is bounded.
 func TestQueueFIFOAndCancel(t *testing.T) {
 	m := newManager(t, session.Options{MaxActive: 1, MaxQueued: 3, MaxStored: 10})

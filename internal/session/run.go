@@ -421,9 +421,16 @@ func (m *Manager) reclaimLocked(r *Run) error {
 // add up. A trace that has not reached the pause yet (it was running when
 // the pause came, or is waiting for a worker slot) stops at its next record,
 // so stepping a running run pauses it after one more record from each trace.
-func (r *Run) Step() {
+// A paused run reserves only the records it has made, so a step first
+// checks that one more record per trace fits: when it does not, Step fails
+// with ErrBusy (wrapped) and the run stays as it is.
+func (r *Run) Step() error {
 	m := r.m
 	m.mu.Lock()
+	if err := m.stepRoomLocked(r); err != nil {
+		m.mu.Unlock()
+		return err
+	}
 	r.mu.Lock()
 	if r.running > 0 && r.ctx.Err() == nil {
 		if !r.paused {
@@ -445,6 +452,31 @@ func (r *Run) Step() {
 	m.dispatchLocked()
 	m.mu.Unlock()
 	r.changed()
+	return nil
+}
+
+// stepRoomLocked checks that a paused run's next step (a record per trace)
+// fits in the record and memory budgets (m.mu held).
+func (m *Manager) stepRoomLocked(r *Run) error {
+	r.mu.Lock()
+	paused := r.paused && r.running > 0 && r.ctx.Err() == nil
+	r.mu.Unlock()
+	if !paused {
+		return nil
+	}
+	more := min(len(r.traces), max(r.budget-r.stored(), 0))
+	if more == 0 {
+		return nil
+	}
+	if !m.makeRoomLocked(more) {
+		return fmt.Errorf("%w: a step adds a record to each of the run's %d traces, and the runs in progress leave too few of the %d records allowed in all%s; cancel one or wait until one finishes",
+			ErrBusy, more, m.opts.MaxTotalRecords, m.opts.flag("MaxTotalRecords"))
+	}
+	if !m.makeMemoryLocked(int64(more) * RecordBytes) {
+		return fmt.Errorf("%w: a step adds a record to each of the run's %d traces, and the runs in progress hold %s of the server's memory budget of %s%s; cancel one or wait until one finishes",
+			ErrBusy, more, mib(m.liveBytesLocked()), mib(m.opts.MaxMemory), m.opts.flag("MaxMemory"))
+	}
+	return nil
 }
 
 // Parked reports whether the run is paused and every unfinished trace is
@@ -842,6 +874,9 @@ func (t *Trace) finish(sum solver.Summary) {
 		err := r.persistEnd()
 		if err == nil && m.opts.Keep > 0 {
 			_, _ = m.st.Trim(context.Background(), m.opts.Keep)
+		}
+		if err != nil {
+			m.retryEnd(r)
 		}
 		m.mu.Lock()
 		close(r.done)

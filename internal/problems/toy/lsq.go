@@ -178,9 +178,15 @@ func (m *lsqModel) Gradient(_ int, g []float64, _ []float64, batch []int) {
 func (m *lsqModel) Line(_ int, _ []float64, d solver.Direction, batch []int) solver.Line {
 	var rw, ww float64
 	if batch == nil {
-		w := m.w
-		floats.ScaleTo(w, d.XCoef, m.z)
-		for _, t := range d.Terms {
+		w, terms := m.w, d.Terms
+		if t := terms; d.XCoef == 0 && len(t) > 0 && len(t[0].V.Idx) == 1 && 8 <= m.d.p {
+			// A pairwise direction: w starts as the first vertex's column.
+			floats.ScaleTo(w, t[0].Coef*t[0].V.Val[0], m.d.col(t[0].V.Idx[0]))
+			terms = t[1:]
+		} else {
+			floats.ScaleTo(w, d.XCoef, m.z)
+		}
+		for _, t := range terms {
 			m.addAv(w, t.Coef, t.V)
 		}
 		for i, wi := range w {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -20,7 +21,30 @@ const oldSpec = `{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications"
 // that version's SQL, and returns a check of what the current code reads
 // from it. A new schema version adds an entry for the version before it
 // (the test fails until it does).
+// oldSweep fills a database at version v (before sweeps had a name, a
+// note and a star) with a sweep, and checks that it reads and takes an edit.
+func oldSweep(v int, id string) func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+	return func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		exec(t, pool, `INSERT INTO sweeps (id, created_us, status, base, axes) VALUES ($2, 1767225600000000, 'done', $1, '[]')`, oldSpec, id)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			sw, err := s.GetSweep(ctx, id)
+			if err != nil || sw.Name != "" || sw.Starred {
+				t.Fatalf("v%d sweep read as %+v, %v", v, sw, err)
+			}
+			name, yes := "ρ study", true
+			if err := s.UpdateSweep(ctx, sw.ID, store.Edit{Name: &name, Starred: &yes}); err != nil {
+				t.Fatal(err)
+			}
+			if sw, err := s.GetSweep(ctx, sw.ID); err != nil || sw.Name != name || !sw.Starred {
+				t.Errorf("v%d sweep after an edit: %+v, %v", v, sw, err)
+			}
+		}
+	}
+}
+
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	6: oldSweep(6, "ffffffffffff"),
 	0: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		return func(t *testing.T, s *Store) {
 			if _, total, err := s.List(context.Background(), store.Filter{}); err != nil || total != 0 {
@@ -60,6 +84,42 @@ var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing
 			}
 			if err := s.SetMessage(ctx, "aaaaaaaaaaaa", "interrupted"); err != nil {
 				t.Error(err)
+			}
+		}
+	},
+	5: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version) VALUES
+			('gggggggggggg', 1767225600000000, 1767225600000000, 'done', 'lasso', $1, 'v0.5')`, oldSpec)
+		exec(t, pool, `INSERT INTO verifications (id, run_id, at_us, outcome, records, detail, version)
+			VALUES ('hhhhhhhhhhhh', 'gggggggggggg', 1767225700000000, 'reproduced', 51, '', 'v0.5')`)
+		return func(t *testing.T, s *Store) {
+			vs, err := s.Verifications(context.Background(), "gggggggggggg")
+			if err != nil || len(vs) != 1 || vs[0].Records != 51 || vs[0].Outcome != "reproduced" {
+				t.Fatalf("a v5 verification read as %+v, %v", vs, err)
+			}
+			// entered when it was created: long past, so Trim may take it
+			if n, err := s.Trim(context.Background(), 0); err != nil || n != 1 {
+				t.Errorf("trim: %d, %v", n, err)
+			}
+		}
+	},
+	4: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// runs entered when they were created, or now for a date in the future
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version) VALUES
+			('eeeeeeeeeeee', 1767225600000000, 1767225600000000, 'done', 'lasso', $1, 'v0.4'),
+			('ffffffffffff', 253402214400000000, 253402214400000000, 'done', 'lasso', $1, 'v0.4')`, oldSpec)
+		return func(t *testing.T, s *Store) {
+			var past, future int64
+			if err := s.pool.QueryRow(context.Background(), `SELECT
+				(SELECT entered_us FROM runs WHERE id = 'eeeeeeeeeeee'), (SELECT entered_us FROM runs WHERE id = 'ffffffffffff')`).Scan(&past, &future); err != nil {
+				t.Fatal(err)
+			}
+			if past != 1767225600000000 || future > time.Now().UnixMicro() || future < time.Now().Add(-time.Hour).UnixMicro() {
+				t.Errorf("entered: %d and %d", past, future)
+			}
+			// the run from 9999 entered now: within the grace, Trim spares it
+			if n, err := s.Trim(context.Background(), 0); err != nil || n != 1 {
+				t.Errorf("trim: %d, %v", n, err)
 			}
 		}
 	},

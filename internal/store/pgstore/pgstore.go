@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +43,11 @@ type Store struct {
 	pool   *pgxpool.Pool
 	url    string
 	health healthState
+
+	readMu  sync.Mutex
+	reading map[string]int // runs whose records EachRecord is reading
+
+	listen listener // LISTEN on Channel for Wake
 }
 
 var _ store.Backend = (*Store)(nil)
@@ -68,7 +74,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: %s: %w", Redact(url), err)
 	}
-	return &Store{pool: pool, url: url}, nil
+	return &Store{pool: pool, url: url, reading: map[string]int{}}, nil
 }
 
 // Redact returns url with its password replaced by "xxxxx", for messages.
@@ -83,8 +89,9 @@ func Redact(url string) string {
 // Pool returns the store's connection pool (the queue shares it).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close closes the pool.
+// Close stops the listener and closes the pool.
 func (s *Store) Close() error {
+	s.stopListening()
 	s.pool.Close()
 	return nil
 }
@@ -98,6 +105,16 @@ func (s *Store) Owner() bool { return false }
 func (s *Store) Recovered() int { return 0 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// now is the store's clock (SetClock).
+var now = time.Now
+
+// SetClock is store.SetClock for this store.
+func SetClock(f func() time.Time) (restore func()) {
+	old := now
+	now = f
+	return func() { now = old }
+}
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
@@ -182,10 +199,10 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) (string, error) {
 				e := micros(r.Ended)
 				ended = &e
 			}
-			tag, err := tx.Exec(ctx, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (id) DO NOTHING`,
+			tag, err := tx.Exec(ctx, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, entered_us)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING`,
 				id, micros(r.Created), ended, r.Status, r.Spec.Problem, string(sp), r.Version, r.Name, r.Note, r.Starred,
-				r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, r.Instance.FStar, nullJSON(r.Instance.Panels))
+				r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, r.Instance.FStar, nullJSON(r.Instance.Panels), micros(now()))
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,7 @@ func open(t *testing.T, c *pgtest.Cluster) *pgstore.Store {
 // database of one throwaway cluster for each check.
 func TestConformance(t *testing.T) {
 	c := pgtest.Shared(t)
-	storetest.Run(t, func(t *testing.T) store.Backend { return open(t, c) })
+	storetest.Run(t, func(t *testing.T) store.Backend { return open(t, c) }, pgstore.SetClock)
 }
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

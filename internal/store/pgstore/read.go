@@ -150,6 +150,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 		p := arg("%" + store.LikeEscape(f.Text) + "%")
 		where = append(where, `(LOWER(name) LIKE LOWER(`+p+`) ESCAPE '\' OR LOWER(note) LIKE LOWER(`+p+`) ESCAPE '\')`)
 	}
+	if f.Sweep != "" {
+		where = append(where, `id IN (SELECT run_id FROM sweep_cells WHERE sweep_id = `+arg(f.Sweep)+` AND run_id IS NOT NULL)`)
+	}
 	cond := ""
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
@@ -223,6 +226,7 @@ func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, 
 	if to < 0 || to > n {
 		to = n
 	}
+	defer s.reads(id)()
 	next := from
 	var recs []solver.Record
 	for next < to {
@@ -294,13 +298,17 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 	return int(tag.RowsAffected()), nil
 }
 
-// Trim deletes the unstarred runs older than the keep newest unstarred runs
-// that are no longer live; starred runs are never trimmed.
+// Trim deletes the unstarred runs beyond the keep that entered this store
+// last, as store.Store.Trim does: never a starred run, a live one, one
+// that ended or entered within store.TrimGrace (by this store's clock), or
+// one whose records this process is reading.
 func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 	if keep < 0 {
 		return 0, spec.Errorf("keep", "must be non-negative, got %d", keep)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, status FROM runs WHERE NOT starred ORDER BY created_us DESC, id COLLATE "C" DESC`)
+	t := now()
+	recent, nowUS := micros(t.Add(-store.TrimGrace)), micros(t)
+	rows, err := s.pool.Query(ctx, `SELECT id, status, ended_us, entered_us FROM runs WHERE NOT starred ORDER BY entered_us DESC, id COLLATE "C" DESC`)
 	if err != nil {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
@@ -308,11 +316,14 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 	i := 0
 	for rows.Next() {
 		var id, st string
-		if err := rows.Scan(&id, &st); err != nil {
+		var ended *int64
+		var entered int64
+		if err := rows.Scan(&id, &st, &ended, &entered); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("store: trimming: %w", err)
 		}
-		if i >= keep && !store.Live(st) {
+		endedRecently := ended != nil && *ended >= recent && *ended <= nowUS
+		if i >= keep && !store.Live(st) && !endedRecently && entered < recent && !s.beingRead(id) {
 			del = append(del, id)
 		}
 		i++
@@ -322,6 +333,27 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
 	return s.Delete(ctx, del...)
+}
+
+// reads marks run id's records as being read until the returned function
+// is called (Trim spares the run meanwhile).
+func (s *Store) reads(id string) func() {
+	s.readMu.Lock()
+	s.reading[id]++
+	s.readMu.Unlock()
+	return func() {
+		s.readMu.Lock()
+		if s.reading[id]--; s.reading[id] <= 0 {
+			delete(s.reading, id)
+		}
+		s.readMu.Unlock()
+	}
+}
+
+func (s *Store) beingRead(id string) bool {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	return s.reading[id] > 0
 }
 
 // IntegrityCheck checks the records' bookkeeping: every trace's batches

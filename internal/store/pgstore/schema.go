@@ -106,6 +106,21 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX verifications_run ON verifications (run_id, at_us)`,
 	},
+	// 6: when a run entered this store (what Trim orders by: an imported
+	// bundle's own dates may lie in the future). Existing runs entered
+	// when they were created, or now if that lies in the future.
+	{
+		`ALTER TABLE runs ADD COLUMN entered_us BIGINT`,
+		`UPDATE runs SET entered_us = LEAST(created_us, (EXTRACT(EPOCH FROM now()) * 1000000)::BIGINT)`,
+		`ALTER TABLE runs ALTER COLUMN entered_us SET NOT NULL`,
+		`CREATE INDEX runs_entered ON runs (entered_us, id)`,
+	},
+	// 7: a sweep's name, note and star, as a run's.
+	{
+		`ALTER TABLE sweeps ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN note TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN starred BOOLEAN NOT NULL DEFAULT FALSE`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

@@ -24,7 +24,7 @@ func TestSQLite(t *testing.T) {
 				}
 				t.Cleanup(func() { s.Close() })
 				return s
-			})
+			}, store.SetClock)
 		})
 	}
 }

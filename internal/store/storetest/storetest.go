@@ -53,13 +53,24 @@ var Checks = []Check{
 	{"TrimKeepsNewestStarredAndLive", checkTrim},
 	{"Sweeps", checkSweeps},
 	{"SweepsListAndValidate", checkSweepsList},
+	{"SweepEditsCellsOfAndFilter", checkSweepEdits},
 	{"ConcurrentWritersAndReaders", checkConcurrent},
 	{"IntegrityAndDiskUsage", checkIntegrity},
 	{"AppenderStreamsInBatches", checkAppender},
 }
 
-// Run runs every check as a subtest, each on a store of its own.
-func Run(t *testing.T, open Opener) {
+// Clock makes a store read the time from f until restore is called
+// (store.SetClock, pgstore.SetClock); nil skips the checks that need it.
+type Clock func(f func() time.Time) (restore func())
+
+// clock is the Clock of the store being checked.
+var clock Clock
+
+// Run runs every check as a subtest, each on a store of its own; clock
+// sets the store's clock.
+func Run(t *testing.T, open Opener, c Clock) {
+	clock = c
+	defer func() { clock = nil }()
 	for _, c := range Checks {
 		t.Run(c.Name, func(t *testing.T) {
 			c.Fn(t, open(t))
@@ -675,52 +686,66 @@ func checkVerifications(t *testing.T, s store.Backend) {
 
 func checkTrim(t *testing.T, s store.Backend) {
 	ctx := context.Background()
-	// runs that ended or entered within store.TrimGrace are spared
-	// (the SQLite store's rule): trim at once here
-	grace := store.TrimGrace
-	store.TrimGrace = 0
-	defer func() { store.TrimGrace = grace }()
+	if _, err := s.Trim(ctx, -1); !fieldErr(err, "keep") {
+		t.Errorf("keep -1: %v", err)
+	}
+	if clock == nil {
+		t.Skip("no clock for this store: trimming by entry time is not checked")
+	}
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	at := func(tm time.Time) { t.Cleanup(clock(func() time.Time { return tm })) }
 	var ids []string
 	for i := 0; i < 8; i++ {
 		r := TestRun("lasso", "afw")
 		r.Status = store.StatusDone
-		r.Created = base.Add(time.Duration(i) * time.Second)
+		// created dates run backwards: Trim goes by when runs entered
+		r.Created = base.Add(-time.Duration(i) * time.Hour)
+		r.Ended = base.Add(time.Duration(i) * time.Second)
 		switch i {
 		case 1:
 			r.Starred = true
 		case 2:
-			r.Status = store.StatusRunning
+			r.Status, r.Ended = store.StatusRunning, time.Time{}
 		case 3:
-			r.Status = store.StatusQueued
+			r.Status, r.Ended = store.StatusQueued, time.Time{}
 		}
+		at(base.Add(time.Duration(i) * time.Second))
 		id := put(t, s, r)
 		if err := s.AppendRecords(ctx, id, 0, RandRecords(rand.New(rand.NewPCG(1, uint64(i))), 200)); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
 	}
-	if _, err := s.Trim(ctx, -1); !fieldErr(err, "keep") {
-		t.Errorf("keep -1: %v", err)
+	// every run entered and ended within the grace: none goes
+	at(base.Add(10 * time.Second))
+	if n, err := s.Trim(ctx, 0); err != nil || n != 0 {
+		t.Errorf("trim within the grace: %d, %v", n, err)
 	}
-	n, err := s.Trim(ctx, 3) // keeps 7, 6, 5 (newest unstarred), 1 (starred), 2 and 3 (live)
+	late := base.Add(time.Hour)
+	at(late)
+	n, err := s.Trim(ctx, 3) // keeps 7, 6, 5 (entered last, unstarred), 1 (starred), 2 and 3 (live)
 	if err != nil || n != 2 {
 		t.Fatalf("trim: %d, %v", n, err)
 	}
+	left := map[string]bool{}
 	runs, total, _ := s.List(ctx, store.Filter{})
-	var left []string
 	for _, r := range runs {
-		left = append(left, r.ID)
+		left[r.ID] = true
 	}
-	want := []string{ids[7], ids[6], ids[5], ids[3], ids[2], ids[1]}
-	if total != 6 || strings.Join(left, ",") != strings.Join(want, ",") {
-		t.Errorf("left %v, want %v", left, want)
+	for i, id := range ids {
+		if want := i != 0 && i != 4; left[id] != want || total != 6 {
+			t.Errorf("run %d kept %v (%d left), want %v", i, left[id], total, want)
+		}
 	}
-	if n, err := s.Trim(ctx, 3); err != nil || n != 0 {
-		t.Errorf("a second trim: %d, %v", n, err)
-	}
+	// a run that entered just now is spared; the others beyond keep 0 go
+	r := TestRun("lasso", "afw")
+	r.Status, r.Ended = store.StatusDone, base
+	fresh := put(t, s, r)
 	if n, err := s.Trim(ctx, 0); err != nil || n != 3 {
-		t.Errorf("trim to 0: %d, %v (starred and live runs stay)", n, err)
+		t.Errorf("trim to 0: %d, %v (starred, live and fresh runs stay)", n, err)
+	}
+	if _, err := s.Get(ctx, fresh); err != nil {
+		t.Errorf("the fresh run: %v", err)
 	}
 }
 
@@ -958,6 +983,55 @@ func checkIntegrity(t *testing.T, s store.Backend) {
 	}
 	if n, err := s.DiskUsage(ctx); err != nil || n <= 0 {
 		t.Errorf("disk usage %d, %v", n, err)
+	}
+}
+
+// checkSweepEdits: a sweep is named, noted and starred like a run; CellsOf
+// finds the cell each run was made for; Filter.Sweep lists a sweep's runs.
+func checkSweepEdits(t *testing.T, s store.Backend) {
+	ctx := context.Background()
+	var runs []string
+	for i := 0; i < 3; i++ {
+		runs = append(runs, put(t, s, TestRun("lasso", "ssfw-as")))
+	}
+	sw := testSweep()
+	sw.Name = "ρ study"
+	sw.Cells[0].RunID, sw.Cells[1].RunID = runs[0], runs[1]
+	id, err := s.PutSweep(ctx, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, star := "does ρ matter?", true
+	if err := s.UpdateSweep(ctx, id, store.Edit{Note: &note, Starred: &star}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSweep(ctx, id)
+	if err != nil || got.Name != "ρ study" || got.Note != note || !got.Starred {
+		t.Fatalf("sweep %+v, %v", got, err)
+	}
+	long := strings.Repeat("x", store.MaxName+1)
+	if err := s.UpdateSweep(ctx, id, store.Edit{Name: &long}); !fieldErr(err, "name") {
+		t.Errorf("a long name: %v", err)
+	}
+	if err := s.UpdateSweep(ctx, "zzzzzzzzzzzz", store.Edit{Note: &note}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an unknown sweep: %v", err)
+	}
+	cells, err := s.CellsOf(ctx, runs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 || cells[runs[1]].Sweep != id || cells[runs[1]].Index != 1 || cells[runs[1]].SweepName != "ρ study" ||
+		string(cells[runs[0]].Values) != `{"algorithms[0].rho":0.05}` {
+		t.Errorf("CellsOf %+v", cells)
+	}
+	list, total, err := s.List(ctx, store.Filter{Sweep: id})
+	if err != nil || total != 2 || len(list) != 2 {
+		t.Fatalf("Filter.Sweep: %d runs (total %d), %v", len(list), total, err)
+	}
+	for _, r := range list {
+		if r.ID == runs[2] {
+			t.Error("Filter.Sweep lists a run of no sweep")
+		}
 	}
 }
 

@@ -273,7 +273,7 @@ export function createCharts(S) {
     const width = Math.max(300, C.body.clientWidth || 480);
     return {
       width,
-      height: HEIGHT,
+      height: height(C),
       series: sers,
       bands,
       legend: { show: false },
@@ -306,6 +306,13 @@ export function createCharts(S) {
         setCursor: [(u) => readout(C, u)],
       },
     };
+  }
+
+  // height: the teaching view's presentation mode shows the objective
+  // chart alone, as tall as half the window.
+  function height(C) {
+    if (C.def.id === 'objective' && document.body.classList.contains('presenting')) return Math.max(HEIGHT, Math.round(innerHeight * 0.5));
+    return HEIGHT;
   }
 
   // axis is a chart's x or y axis; a log axis is labelled at decades
@@ -483,7 +490,7 @@ export function createCharts(S) {
   }
 
   function resize() {
-    for (const C of charts) if (C.u) C.u.setSize({ width: Math.max(300, C.body.clientWidth), height: HEIGHT });
+    for (const C of charts) if (C.u) C.u.setSize({ width: Math.max(300, C.body.clientWidth), height: height(C) });
   }
 
   function relayout() {

@@ -195,7 +195,8 @@ export function initStart() {
     setSummary(
       'ok',
       `p = ${plural(d.dim, 'variable', 'variables')} · n = ${plural(d.samples, 'sample', 'samples')} · ` +
-        `q = ${plural(d.blocks, 'block', 'blocks')} · F* ${d.fstar != null ? 'known' : 'unknown'}`
+        `q = ${plural(d.blocks, 'block', 'blocks')} · F* ${d.fstar != null ? 'known' : 'unknown'}` +
+        (d.memory_bytes ? ` · memory ≈ ${lab.fmtBytes(d.memory_bytes)}` : '')
     );
     summary.dataset.q = d.blocks;
     // The instance's own sample count drives the schedule previews (a
@@ -670,8 +671,14 @@ export function initStart() {
       if (f.startsWith('params.')) {
         const k = e.dataset.kind || (e.type === 'number' ? (e.step === '1' ? 'int' : 'float') : '');
         if (k === 'int' || k === 'float') kind = k;
-      } else if (/^algorithms\[\d+\]\.(rho|alpha|m0|growth|r|L)$/.test(f)) {
+      } else if (/^algorithms\[\d+\]\.(rho|alpha|m0|growth|r)$/.test(f)) {
         kind = /\.(m0|r)$/.test(f) ? 'int' : 'float';
+      } else if (/^algorithms\[\d+\]\.L$/.test(f)) {
+        kind = 'L'; // numbers, or auto
+      } else if (/^algorithms\[\d+\]\.(algo|stepsize|schedule)$/.test(f)) {
+        kind = 'text'; // names: algorithms, step rules, schedules
+      } else if (/^algorithms\[\d+\]\.(caratheodory|no_average)$/.test(f)) {
+        kind = 'bool';
       } else if (SWEEPABLE_RUN.has(f)) {
         kind = f === 'passes' || f === 'gap' ? 'float' : 'int';
       }
