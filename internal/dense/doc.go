@@ -8,7 +8,9 @@
 // Go assembly with AVX2 and fused multiply-adds on amd64 CPUs that have
 // them (checked once at start with golang.org/x/sys/cpu, which also checks
 // that the operating system saves the YMM registers), SSE2 on other amd64
-// CPUs, and plain Go elsewhere. Which one runs is Kernel().
+// CPUs, and plain Go elsewhere. Which one runs is Kernel(); the
+// environment variable FWLAB_DENSE_KERNEL=sse2 or go, read at start,
+// forces a slower path (to test the fallbacks on an AVX2 machine).
 //
 // One machine always takes the same path and the same summation order,
 // with no threads: results are the same bit for bit on every run. They

@@ -3,6 +3,8 @@ package dense
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -179,4 +181,17 @@ func TestGemmShapeMismatchPanics(t *testing.T) {
 	}()
 	rng := rand.New(rand.NewPCG(7, 8))
 	Gemm(blas.NoTrans, blas.NoTrans, 1, general(rng, 3, 4, 0), general(rng, 5, 2, 0), 0, general(rng, 3, 2, 0))
+}
+
+// TestKernelForced: FWLAB_DENSE_KERNEL=go (or sse2 on amd64) forces that
+// path; without it an amd64 machine never runs the plain-Go kernel.
+func TestKernelForced(t *testing.T) {
+	switch want := os.Getenv("FWLAB_DENSE_KERNEL"); {
+	case want == "go" || (want == "sse2" && runtime.GOARCH == "amd64"):
+		if Kernel() != want {
+			t.Fatalf("FWLAB_DENSE_KERNEL=%s, kernel %s", want, Kernel())
+		}
+	case runtime.GOARCH == "amd64" && Kernel() == "go":
+		t.Fatal("amd64 runs the plain-Go kernel")
+	}
 }

@@ -1,10 +1,18 @@
 package dense
 
-import "golang.org/x/sys/cpu"
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
 
 func init() {
+	// FWLAB_DENSE_KERNEL=sse2 or go forces a slower path (for tests of
+	// the fallbacks on a machine with AVX2).
+	force := os.Getenv("FWLAB_DENSE_KERNEL")
 	switch {
-	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+	case force == "go":
+	case force != "sse2" && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
 		path.name, path.tile = "avx2-fma", tileAVX2
 	default: // every amd64 CPU has SSE2
 		path.name, path.tile = "sse2", tileSSE2

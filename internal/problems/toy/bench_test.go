@@ -3,6 +3,7 @@ package toy
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -47,14 +48,18 @@ func BenchmarkModelStep(b *testing.B) {
 // steps, which for least squares are exact line searches) on l1-ball least
 // squares with n = 10⁴ samples and p = 200 and 1 000 coordinates, against
 // the one-pass floor: one product X·v with gonum's BLAS (Gemv on the
-// row-major X) timed in the same run, one after every iteration (in the
-// iteration's record, which is not work time). Each benchmark iteration is
-// a run of 200 iterations of afw, then one of pfw, only their first and
-// last iterations evaluated. afw-floors/iter and pfw-floors/iter are the
-// runs' work time per iteration over one floor (target: at most 1.2),
-// pfw/afw the ratio of the two (target: at most 1.05); afw-ms/iter,
-// pfw-ms/iter and floor-ms the times.
+// row-major X), one after every iteration (in the iteration's record). All
+// in CPU time on one core (GOMAXPROCS 1): an iteration is the process's CPU
+// time from the end of one record to the start of the next (its work and
+// the solver's bookkeeping around it), so that other jobs on a shared
+// machine do not count. Each benchmark iteration is a run of 200 iterations
+// of afw, then one of pfw, only their first and last iterations evaluated
+// (those two iterations are left out). afw-floors/iter and pfw-floors/iter
+// are the runs' CPU time per iteration over one floor's (target: at most
+// 1.2), pfw/afw the ratio of the two (target: at most 1.05); afw-ms/iter,
+// pfw-ms/iter and floor-ms the CPU times.
 func BenchmarkLSQIteration(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for _, p := range []int{200, 1000} {
 		ball, err := NewL1Ball(context.Background(), p, 10000, 1, 1)
 		if err != nil {
@@ -75,34 +80,36 @@ func benchLSQ(b *testing.B, d *lsq, pr solver.Problem) {
 	out := blas64.Vector{N: d.n, Inc: 1, Data: make([]float64, d.n)}
 	algs := []string{"afw", "pfw"}
 	var work, floor [2]time.Duration
-	var done, floors [2]int
+	var done [2]int
 	for i := 0; i < b.N; i++ {
 		for a, alg := range algs {
 			m, err := solver.New(pr, solver.Config{Algorithm: alg, Step: "curvature", Limits: solver.Limits{MaxIters: iters, EvalEvery: iters}, Seed: 1})
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := m.Run(context.Background(), solver.RecorderFunc(func(solver.Record) {
-				t0 := time.Now()
+			var mark time.Duration
+			if _, err := m.Run(context.Background(), solver.RecorderFunc(func(r solver.Record) {
+				c0 := cpuTime()
+				if r.K > 1 && r.K < iters { // k = 1 and the last are evaluated
+					work[a] += c0 - mark
+					done[a]++
+				}
 				blas64.Gemv(blas.NoTrans, 1, X, v, 0, out)
-				floor[a] += time.Since(t0)
-				floors[a]++
-			}))
-			if err != nil {
+				mark = cpuTime()
+				floor[a] += mark - c0
+			})); err != nil {
 				b.Fatal(err)
 			}
-			work[a] += time.Duration(res.Summary.Time * float64(time.Second))
-			done[a] += res.Summary.Iters
 		}
 	}
 	var ratio [2]float64
 	for a, alg := range algs {
 		perIter := work[a].Seconds() / float64(done[a])
-		perFloor := floor[a].Seconds() / float64(floors[a])
+		perFloor := floor[a].Seconds() / float64(b.N*(iters+1))
 		ratio[a] = perIter / perFloor
 		b.ReportMetric(ratio[a], alg+"-floors/iter")
 		b.ReportMetric(perIter*1e3, alg+"-ms/iter")
 	}
-	b.ReportMetric((floor[0]+floor[1]).Seconds()*1e3/float64(floors[0]+floors[1]), "floor-ms")
+	b.ReportMetric((floor[0]+floor[1]).Seconds()*1e3/float64(2*b.N*(iters+1)), "floor-ms")
 	b.ReportMetric(ratio[1]/ratio[0], "pfw/afw")
 }
