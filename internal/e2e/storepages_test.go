@@ -528,7 +528,7 @@ type sweepState struct {
 	Cells []struct {
 		Values  map[string]float64 `json:"values"`
 		Run     string             `json:"run"`
-		Status  string `json:"status"`
+		Status  string             `json:"status"`
 		Summary *struct {
 			FinalGap    *float64 `json:"final_gap"`
 			PassesToGap *float64 `json:"passes_to_gap"`
