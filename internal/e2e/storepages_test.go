@@ -86,14 +86,14 @@ func waitStatus(t *testing.T, base, id, want string) {
 // The runs of the history's store, oldest first: two done toy-polygon
 // runs of ssfw-as and FISTA with two replications that differ in rho
 // only, a lasso run that fails (FISTA with L = 1e-300 steps to infinity;
-// afw keeps the slack, so that its traces are named afw, as the algorithm
-// filter offers it),
+// afw runs the slack collapse, so that its trace is named "afw + slack
+// collapse" and the algorithm filter's afw must find it as a variant),
 // a lasso run interrupted by the end of the server it was paused on, and
 // a toy-polygon run of fw cancelled while paused.
 const (
 	histZigZag  = `{"problem":"toy-polygon","params":{"samples":"1000"},"algorithms":[{"algo":"ssfw-as","rho":0.1},{"algo":"fista"}],"iters":200,"replications":2,"eval_every":1}`
 	histHalved  = `{"problem":"toy-polygon","params":{"samples":"1000"},"algorithms":[{"algo":"ssfw-as","rho":0.05},{"algo":"fista"}],"iters":200,"replications":2,"eval_every":1}`
-	histFailing = `{"problem":"lasso","algorithms":[{"algo":"afw","slack":"keep"},{"algo":"fista","L":"1e-300"}],"iters":50}`
+	histFailing = `{"problem":"lasso","algorithms":[{"algo":"afw"},{"algo":"fista","L":"1e-300"}],"iters":50}`
 	histPaused  = `{"problem":"lasso","algorithms":[{"algo":"ssfw-as","rho":0.2}],"iters":100000,"start_paused":true}`
 	histFW      = `{"problem":"toy-polygon","params":{"samples":"500"},"algorithms":[{"algo":"fw"}],"iters":100000,"start_paused":true}`
 	histBundled = `{"problem":"toy-polygon","params":{"samples":"300"},"algorithms":[{"algo":"afw"}],"iters":30,"seed":%d}`
