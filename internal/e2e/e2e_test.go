@@ -555,6 +555,14 @@ func TestPaperFigure1Band(t *testing.T) {
 	if n := eval[int](t, ctx, `fwlab.traces.length`); n != 9 {
 		t.Fatalf("%d traces, want 3 algorithms × 3 replications", n)
 	}
+	// Each group is named by its trace's name, the variant by what it
+	// changes, with the parameters of its own spec row and no number: the
+	// two bc-ssfw-as rows differ by name.
+	labels := eval[[]string](t, ctx, `fwlab.groups.map((g) => g.label)`)
+	if len(labels) != 3 || !strings.HasPrefix(labels[0], "bc-ssfw-as (") || !strings.HasPrefix(labels[1], "bc-ssfw-as + slack collapse (") ||
+		!strings.HasPrefix(labels[2], "spg") || strings.Contains(strings.Join(labels, "|"), "#") {
+		t.Errorf("legend labels %q, want bc-ssfw-as (…), bc-ssfw-as + slack collapse (…), spg…, none numbered", labels)
+	}
 	// The median and band need every replication's records; wait for a
 	// good stretch of them.
 	waitFor(t, ctx, "the replication band", `fwlab.charts.objective.band && fwlab.charts.objective.bandRows >= 40`, `fwlab.charts.objective`, 90*time.Second)
