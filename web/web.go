@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"github.com/fwlab/fwlab/internal/palette"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -97,8 +98,8 @@ func AssetURL(name string) string {
 
 // Mount adds the dashboard's pages and static files to r:
 // GET / (start page), GET /runs/{id} (a run, live or stored), GET /runs
-// (history), GET /compare?runs=a,b (runs overlaid), GET /sweeps/{id} (a
-// sweep), GET /static/* (assets). The pages read the JSON API.
+// (history), GET /compare?runs=a,b (runs overlaid), GET /sweeps (the
+// sweeps), GET /sweeps/{id} (a sweep), GET /static/* (assets). The pages read the JSON API.
 func Mount(r chi.Router, deps Deps) {
 	r.Get("/", func(w http.ResponseWriter, req *http.Request) {
 		page := StartPage(deps)
@@ -114,10 +115,19 @@ func Mount(r chi.Router, deps Deps) {
 	r.Get("/compare", func(w http.ResponseWriter, req *http.Request) {
 		render(w, req, templates.Compare(templates.ComparePage{Runs: req.URL.Query().Get("runs"), Asset: AssetURL}))
 	})
+	r.Get("/sweeps", func(w http.ResponseWriter, req *http.Request) {
+		render(w, req, templates.Sweeps(templates.SweepsPage{Asset: AssetURL}))
+	})
 	r.Get("/sweeps/{id}", func(w http.ResponseWriter, req *http.Request) {
 		render(w, req, templates.Sweep(templates.SweepPage{ID: chi.URLParam(req, "id"), Asset: AssetURL}))
 	})
 	r.Get("/static/*", serveStatic)
+	// The series palette shared with the figures (internal/palette).
+	r.Get("/palette.json", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(palette.JSON)
+	})
 }
 
 // render writes a templ component as an HTML page; a rendering failure is a

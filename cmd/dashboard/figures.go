@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,7 +44,7 @@ type figurePreset struct {
 
 // checkFlags refuses the flags a figure preset would otherwise ignore.
 func (fp *figurePreset) checkFlags(name string, set map[string]bool, isParam func(string) bool) error {
-	ok := map[string]bool{"scenario": true, "out": true, "format": true}
+	ok := map[string]bool{"scenario": true, "out": true, "format": true, "figsize": true}
 	for _, f := range fp.flags {
 		ok[f] = true
 	}
@@ -174,11 +175,10 @@ func runFigure(name string, a figureArgs, stdout, stderr io.Writer) int {
 		file, w = f, f
 	}
 	if drawAs != "" {
-		err = fp.draw(data).Render(w, drawAs)
+		sz, _ := figures.SizeNamed(o.figsize) // checked with the flags
+		err = fp.draw(data).RenderSize(w, drawAs, sz)
 	} else {
-		e := json.NewEncoder(w)
-		e.SetIndent("", " ")
-		err = e.Encode(sanitize(data))
+		err = writeFigureData(w, sanitize(data))
 	}
 	if file != nil {
 		if cerr := file.Close(); err == nil {
@@ -190,6 +190,28 @@ func runFigure(name string, a figureArgs, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// writeFigureData writes a figure preset's data as one JSON object whose
+// first field, "format", says what it is (figureDataFormat), so that
+// `dashboard import` can tell it from a run bundle.
+func writeFigureData(w io.Writer, data any) error {
+	b, err := json.MarshalIndent(data, "", " ")
+	if err != nil {
+		return err
+	}
+	if len(b) < 2 || b[0] != '{' {
+		return fmt.Errorf("figure data is not a JSON object")
+	}
+	head := "{\n \"format\": \"" + figureDataFormat + "\""
+	if len(bytes.TrimSpace(b[1:len(b)-1])) > 0 {
+		head += ","
+	}
+	if _, err := io.WriteString(w, head); err != nil {
+		return err
+	}
+	_, err = w.Write(append(b[1:], '\n'))
+	return err
 }
 
 // paperFigure1 lays out the paper's Figure 1: (a) the true B, (b) SPG's and
@@ -204,7 +226,7 @@ func paperFigure1(d *scenarios.Figure1Data) *figures.Figure {
 	for _, h := range []struct {
 		title string
 		z     [][]float64
-	}{{"(a) true B", d.BTrue}, {"(b) B by SPG", d.BSPG}, {"(c) B by bc-ssfw-as", d.BBCSSFWAS}, {"(d) truncated correlation of Y", d.Corr}} {
+	}{{"true B", d.BTrue}, {"B by SPG", d.BSPG}, {"B by bc-ssfw-as", d.BBCSSFWAS}, {"truncated correlation of Y", d.Corr}} {
 		if len(h.z) > 0 && len(h.z[0]) > 0 {
 			f.Panels = append(f.Panels, figures.Panel{Title: h.title, Heat: &figures.Heat{Z: h.z}})
 		}
@@ -232,8 +254,8 @@ func paperFigure1(d *scenarios.Figure1Data) *figures.Figure {
 		relPass.Series = append(relPass.Series, rel(figures.StatSeries(a.Algo, a.LogSubopt.Passes)))
 	}
 	f.Panels = append(f.Panels,
-		figures.Panel{Title: "(e) objective", Lines: obj},
-		figures.Panel{Title: fmt.Sprintf("(e) detail: iterations ≤ %g", cut), Lines: detail},
+		figures.Panel{Title: "objective", Lines: obj},
+		figures.Panel{Title: fmt.Sprintf("objective, detail: iterations ≤ %g", cut), Lines: detail},
 		figures.Panel{Title: fmt.Sprintf("relative error, F* = %.10g", d.FStar), Lines: relIt},
 		figures.Panel{Title: "relative error against effective passes", Lines: relPass})
 	return f
@@ -292,7 +314,7 @@ func paperFigure2(d *ssvm.Figure2Data) *figures.Figure {
 // over the replications of every algorithm, F − F* when the instance knows
 // F*) with a heat map of every matrix among the instance's panels, and
 // writes it to path.
-func drawRun(path, format string, run *spec.Run, info scenarios.Info, traces []traceOut) error {
+func drawRun(path, format, size string, run *spec.Run, info scenarios.Info, traces []traceOut) error {
 	var algos []figures.RunTraces
 	idx := map[string]int{}
 	for _, t := range traces {
@@ -316,7 +338,10 @@ func drawRun(path, format string, run *spec.Run, info scenarios.Info, traces []t
 	if err != nil {
 		return err
 	}
-	err = figures.FromRun(title, algos, fstar, figures.HeatPanels(info.Panels)...).Render(f, format)
+	sz, err := figures.SizeNamed(size)
+	if err == nil {
+		err = figures.FromRun(title, algos, fstar, figures.HeatPanels(info.Panels)...).RenderSize(f, format, sz)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -22,13 +22,15 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	def, defErr := store.DefaultPath()
 	db := fs.String("db", def, "the run store's file")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: dashboard import [-db PATH] FILE…
+		fmt.Fprint(stderr, `usage: dashboard import [-db PATH] FILE|DIR…
 
 Loads run bundles (written by "dashboard solve -format json" or exported from
 the dashboard) into the run store, where the dashboard lists and compares
 them. FILE "-" reads standard input. Each bundle is read as a stream, in
 little memory whatever its size; each run gets a new id, except that a
 bundle imported before (the same content) answers the run it made then.
+A DIR written by "dashboard solve -sweep DOC -out DIR" (or its
+DIR/sweep.json) is imported as one sweep with its cells' runs.
 
 `)
 		fs.PrintDefaults()
@@ -58,6 +60,19 @@ bundle imported before (the same content) answers the run it made then.
 	defer stop()
 	failed := 0
 	for _, name := range fs.Args() {
+		// A `solve -sweep` directory (or its sweep.json) is one sweep;
+		// figure data is refused saying what it is (importsweep.go).
+		index, err := sniffImport(name)
+		if err == nil && index != "" {
+			err = importSweep(ctx, st, index, stdout, stderr)
+		}
+		if err != nil || index != "" {
+			if err != nil {
+				fmt.Fprintf(stderr, "dashboard import: %s: %v\n", name, err)
+				failed++
+			}
+			continue
+		}
 		res, err := importFile(ctx, st, name, stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "dashboard import: %s: %v\n", name, err)

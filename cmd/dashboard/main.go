@@ -52,7 +52,7 @@ func usage(w *os.File) {
   dashboard serve -h                                      list the serve flags (budgets, timeouts, -allow-host)
   dashboard solve -problem NAME [flags]                   run a solver headless
   dashboard solve -h                                      list the solve flags
-  dashboard import [-db PATH] FILE…                       load run bundles into the run store
+  dashboard import [-db PATH] FILE|DIR…                   load run bundles (or a solve -sweep DIR) into the run store
   dashboard verify BUNDLE… | -db PATH ID… | -db PATH -sweep ID
                                                           re-run runs here and compare every record (-h: details)
   dashboard verify -digest-only BUNDLE…                   check bundles' digests without re-running

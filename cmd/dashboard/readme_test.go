@@ -280,41 +280,14 @@ func TestReadmeDocumentsEverySpecField(t *testing.T) {
 }
 
 // Every solve example of the README parses and runs: in a temporary
-// directory holding the small data files the examples name, with the
+// directory holding a copy of examples/ (the data files they name), with the
 // iterations capped (an -iters flag appended wins over the example's) and
 // the figure presets reduced. Examples that need the OCR data only check
 // their flags and spec (-print-spec) unless FWLAB_SLOW_TESTS is set.
 func TestReadmeSolveExamples(t *testing.T) {
 	doc := readme(t)
 	dir := t.TempDir()
-	files := map[string]string{
-		"X.csv":     "",
-		"y.csv":     "",
-		"train.svm": "",
-	}
-	var x, y, svm strings.Builder
-	for i := 0; i < 30; i++ {
-		var row []string
-		yi := 0.0
-		for j := 0; j < 5; j++ {
-			v := float64((i*7+j*3)%11)/5 - 1
-			row = append(row, fmt.Sprint(v))
-			yi += float64(j%3) * v
-		}
-		x.WriteString(strings.Join(row, ",") + "\n")
-		fmt.Fprintf(&y, "%g\n", yi+float64(i%3)/10)
-		label := "+1"
-		if yi+float64(i%4)/4 < 0.5 {
-			label = "-1"
-		}
-		fmt.Fprintf(&svm, "%s 1:%s 2:%s 4:%s\n", label, row[0], row[1], row[3])
-	}
-	files["X.csv"], files["y.csv"], files["train.svm"] = x.String(), y.String(), svm.String()
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyExamples(t, dir)
 	t.Chdir(dir)
 	_, errOCR := ssvm.ResolveOCR("")
 	slow := os.Getenv("FWLAB_SLOW_TESTS") != ""
@@ -363,8 +336,14 @@ func TestReadmeSolveExamples(t *testing.T) {
 					t.Errorf("-h printed %q", stderr)
 				}
 			} else if strings.Contains(joined, " -sweep ") {
-				if !strings.Contains(out, "cell 2 ") {
-					t.Errorf("the sweep printed %q, want a line per cell", out)
+				want := "cell 2 "
+				for i, a := range args {
+					if a == "-cell" && i+1 < len(args) {
+						want = "cell " + args[i+1] + " "
+					}
+				}
+				if !strings.Contains(out, want) {
+					t.Errorf("the sweep printed %q, want a line for %q", out, want)
 				}
 			} else if !strings.Contains(joined, "-out ") && !strings.Contains(joined, "-print-spec") && !strings.Contains(strings.Join(run, " "), "-print-spec") && !strings.Contains(out, `"summary"`) {
 				t.Errorf("no summary in the output: %.200s", out)
@@ -373,5 +352,138 @@ func TestReadmeSolveExamples(t *testing.T) {
 	}
 	if n < 8 {
 		t.Fatalf("found %d solve examples in the README, expected at least 8", n)
+	}
+}
+
+// readmeBlock is a fenced code block of the README: its language and lines.
+type readmeBlock struct {
+	lang  string
+	lines []string
+	at    int // line number of the opening fence
+}
+
+func readmeBlocks(doc string) []readmeBlock {
+	var out []readmeBlock
+	var cur *readmeBlock
+	for i, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "```") {
+			if cur == nil {
+				cur = &readmeBlock{lang: strings.TrimSpace(strings.TrimPrefix(l, "```")), at: i + 1}
+			} else {
+				out = append(out, *cur)
+				cur = nil
+			}
+			continue
+		}
+		if cur != nil {
+			cur.lines = append(cur.lines, l)
+		}
+	}
+	return out
+}
+
+// volatile are the record fields that differ from run to run (wall time).
+var volatile = map[string]bool{"time_s": true}
+
+var runIDRe = regexp.MustCompile(`\b[a-z2-7]{12}\b`)
+
+// sameOutputLine compares a line the README quotes with the one a command
+// printed, on what is stable: JSON records field by field without the
+// wall-time fields, other lines with run and sweep ids masked.
+func sameOutputLine(want, got string) bool {
+	if strings.HasPrefix(want, "{") {
+		var w, g map[string]any
+		if json.Unmarshal([]byte(want), &w) != nil || json.Unmarshal([]byte(got), &g) != nil {
+			return false
+		}
+		for k := range volatile {
+			delete(w, k)
+			delete(g, k)
+		}
+		return reflect.DeepEqual(w, g)
+	}
+	mask := func(s string) string { return runIDRe.ReplaceAllString(s, "ID") }
+	return mask(want) == mask(got)
+}
+
+// copyExamples copies the repository's examples/ folder into dir.
+func copyExamples(t *testing.T, dir string) {
+	t.Helper()
+	src := filepath.Join("..", "..", "examples")
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "examples"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "examples", e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Every output the README quotes (a ```text block right after a ```sh
+// block) is what its commands print: the sh block's commands are run in
+// order with the binary built once, from a directory holding a copy of
+// examples/ (and a store of its own, shared in the README's order), and
+// the last command's first lines
+// are compared with the quoted ones (up to a "…" line) on what is stable.
+func TestReadmeOutputsHold(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "dashboard")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	blocks := readmeBlocks(readme(t))
+	// one directory for every example, in the README's order: a later
+	// example may use what an earlier one wrote (import sweep1)
+	dir := t.TempDir()
+	copyExamples(t, dir)
+	n := 0
+	for i, b := range blocks {
+		if b.lang != "text" || i == 0 || blocks[i-1].lang != "sh" {
+			continue
+		}
+		n++
+		cmds := codeLines("```\n" + strings.Join(blocks[i-1].lines, "\n") + "\n```")
+		t.Run(fmt.Sprintf("README line %d", b.at), func(t *testing.T) {
+			var out []byte
+			for _, c := range cmds {
+				words := shellWords(t, c)
+				if len(words) < 3 || strings.Join(words[:3], " ") != "go run ./cmd/dashboard" {
+					t.Fatalf("README line %d: %q is not a dashboard command", blocks[i-1].at, c)
+				}
+				cmd := exec.Command(bin, words[3:]...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"))
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				var err error
+				out, err = cmd.Output()
+				if err != nil {
+					t.Fatalf("%s: %v: %s", c, err, stderr.String())
+				}
+			}
+			got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+			for k, want := range b.lines {
+				if strings.TrimSpace(want) == "…" {
+					break
+				}
+				if k >= len(got) {
+					t.Fatalf("README line %d: the command printed %d lines, the README quotes more", b.at+1+k, len(got))
+				}
+				if !sameOutputLine(want, got[k]) {
+					t.Errorf("README line %d quotes\n%s\nthe command printed\n%s", b.at+1+k, want, got[k])
+				}
+			}
+		})
+	}
+	if n < 4 {
+		t.Fatalf("found %d quoted outputs in the README, expected at least 4", n)
 	}
 }

@@ -49,6 +49,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxQueued := fs.Int("max-queued", session.DefaultMaxQueued, "runs waiting in the queue")
 	maxClient := fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused")
 	maxStreams := fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
+	maxSweeps := fs.Int("max-sweeps", server.DefaultMaxSweeps, "sweeps one client address may have queued or running")
 	pauseTimeout := fs.Duration("pause-timeout", session.DefaultPauseTimeout, "a run paused for longer is cancelled")
 	readHeader := fs.Duration("read-header-timeout", 10*time.Second, "time to read a request's headers")
 	readTimeout := fs.Duration("read-timeout", 30*time.Second, "time to read a whole request (uploads: 5 minutes)")
@@ -125,6 +126,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxUpload:           *maxUpload,
 		MaxStreamsPerClient: *maxStreams,
 		MaxImport:           *maxImport,
+		MaxSweeps:           *maxSweeps,
 		MaxImports:          *maxImports,
 		Session: session.Options{
 			MaxActive: *maxActive, MaxQueued: *maxQueued, MaxClientRuns: *maxClient,
@@ -135,7 +137,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "MaxUpload": "-max-upload",
 			"MaxActive": "-max-active", "MaxQueued": "-max-queued", "MaxClientRuns": "-max-client-runs",
 			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file",
-			"MaxImport": "-max-import", "MaxImports": "-max-imports",
+			"MaxImport": "-max-import", "MaxImports": "-max-imports", "MaxSweeps": "-max-sweeps",
 		},
 	})
 	if err != nil {

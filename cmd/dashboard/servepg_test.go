@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
 	"github.com/fwlab/fwlab/internal/store"
@@ -97,5 +99,73 @@ func TestServeOnPostgreSQL(t *testing.T) {
 	srv2 := startChild(t, "-db", db)
 	if got := get(t, srv2.url+"/api/runs/"+id+"/trace"); !bytes.Equal(got, trace) {
 		t.Errorf("the trace differs after the restart (%d bytes, want %d)", len(got), len(trace))
+	}
+}
+
+// TestServerStreamsAWorkersRunLive: the websocket of a run running on a
+// worker process streams it from the store while it runs, every record
+// once, then says done.
+func TestServerStreamsAWorkersRunLive(t *testing.T) {
+	sessiontest.Register()
+	c := pgtest.Start(t)
+	db := c.NewDB(t)
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := startChild(t, "-db", db)
+	startWorkerProc(t, db, "w0", "-slots", "1")
+	const n = 3000 // about 3 s at 1 ms a record
+	var out, errb bytes.Buffer
+	spec := fmt.Sprintf(`{"problem":"test-fake","params":{"n":"%d","delay_us":"1000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":%d}`, n, n)
+	if code := runSubmit([]string{"-db", db, "-"}, strings.NewReader(spec), &out, &errb); code != 0 {
+		t.Fatalf("submit: %s", errb.String())
+	}
+	var id string
+	fmt.Sscanf(out.String(), "run %s queued", &id)
+	waitUntil(t, time.Minute, "the run to start", func() bool {
+		r, err := st.Get(ctx, id)
+		return err == nil && r.Traces[0].Records > 0
+	})
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.url, "http")+"/ws/runs/"+id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	got, batches, statuses := 0, 0, []string{}
+	for {
+		var m struct {
+			Type    string
+			Run     struct{ Status string }
+			Batches []struct {
+				Trace, From int
+				Records     []json.RawMessage
+			}
+		}
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatalf("after %d records in %d batches (%v): %v", got, batches, statuses, err)
+		}
+		switch m.Type {
+		case "records":
+			for _, b := range m.Batches {
+				if b.From != got {
+					t.Fatalf("a batch from %d after %d records", b.From, got)
+				}
+				got += len(b.Records)
+			}
+			batches++
+		case "hello", "status", "done":
+			statuses = append(statuses, m.Type+":"+m.Run.Status)
+		}
+		if m.Type == "done" {
+			break
+		}
+	}
+	t.Logf("%d records in %d batches", got, batches)
+	if got != n+1 || batches < 3 || statuses[0] != "hello:running" || statuses[len(statuses)-1] != "done:done" {
+		t.Errorf("streamed %d records in %d batches, statuses %v; want %d records as they came, hello running, done", got, batches, statuses, n+1)
 	}
 }

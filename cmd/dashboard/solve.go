@@ -31,6 +31,7 @@ type solveOpts struct {
 	passes, gap              float64
 	seed                     int64
 	format, out, saveX       string
+	figsize                  string // -figsize: a figure's size preset (figures.Sizes)
 	printSpec                bool
 }
 
@@ -85,12 +86,13 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.iters, "iters", spec.DefaultIters, fmt.Sprintf("maximum iterations (0: no limit, up to %d); when -passes is given without -iters, the passes alone govern; with neither, the problem's default (ssvm-ocr: 30 passes)", spec.MaxIters))
 	fs.Float64Var(&o.passes, "passes", 0, "maximum effective passes over the data (0: no limit); given alone, iterations are not limited")
 	fs.Float64Var(&o.gap, "gap", 0, "stop when the duality gap is at most this (0: never)")
-	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations (0: the problem's default, an adaptive cadence that keeps evaluations to about 15% of the wall time)")
+	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations (0: the default cadence, decided by counted work: evaluations cost about an eighth of the work)")
 	fs.IntVar(&o.reps, "replications", 1, "run R times with seeds seed, seed+1, … and report the per-iteration median, min and max")
 	fs.Int64Var(&o.seed, "seed", spec.DefaultSeed, "random seed (instance and runs); a preset keeps its own unless given")
 	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json (csv: problem-specific metrics in the last column, as a JSON object)")
 	fs.StringVar(&o.out, "out", "", "write the output to FILE instead of standard output; FILE.svg, .png or .pdf draws the run's figure there instead (records still on standard output)")
 	fs.StringVar(&o.saveX, "save-x", "", "write the final solution to FILE as CSV")
+	fs.StringVar(&o.figsize, "figsize", figures.DefaultSize, "size of a figure drawn by -out FILE.svg|.png|.pdf: column (3.5 in wide, 8 pt text), page (7 in, 9 pt) or slide (13.3 in, 16 pt)")
 	fs.BoolVar(&o.printSpec, "print-spec", false, "print the run spec as JSON (the body POST /api/runs takes) and exit without running")
 
 	problem, scenario := findProblem(args)
@@ -141,6 +143,10 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if _, err := figures.SizeNamed(o.figsize); err != nil {
+		fmt.Fprintf(stderr, "dashboard solve: -figsize: %v\n", err)
+		return 2
+	}
 
 	if preset != nil && special(preset.Name) != nil {
 		if o.printSpec {
@@ -319,15 +325,15 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	var traces []traceOut
 	failed := false
 	for _, j := range jobs {
-		tr := traceOut{Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed}
+		tr := traceOut{Algo: j.Label, Replication: j.Replication, Seed: j.Seed}
 		rec := solver.RecorderFunc(func(r solver.Record) {
 			if o.format == "json" || run.Replications > 1 || drawAs != "" {
 				tr.Records = append(tr.Records, r)
 			}
 			if o.format != "json" {
-				enc.write(j.Algo.Algo, j.Replication, r)
+				enc.write(j.Label, j.Replication, r)
 			}
-			progress.show(j.Algo.Algo, j.Replication, r)
+			progress.show(j.Label, j.Replication, r)
 		})
 		res := runJob(ctx, j, rec)
 		progress.done()
@@ -337,7 +343,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		tr.Summary = res.Summary
 		tr.X = res.X
 		if o.format != "json" {
-			enc.summary(j.Algo.Algo, j.Replication, j.Seed, res.Summary, stderr)
+			enc.summary(j.Label, j.Replication, j.Seed, res.Summary, stderr)
 		}
 		traces = append(traces, tr)
 		if ctx.Err() != nil {
@@ -380,7 +386,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if drawAs != "" {
-		if err := drawRun(o.out, drawAs, &run, inst.Info(), traces); err != nil {
+		if err := drawRun(o.out, drawAs, o.figsize, &run, inst.Info(), traces); err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
 			return 1
 		}

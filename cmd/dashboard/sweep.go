@@ -40,8 +40,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	doc := fs.String("sweep", "", "a sweep document {\"base\": RUNSPEC, \"axes\": [{\"param\", \"values\"}, …]}, inline JSON or a file")
 	out := fs.String("out", "", "directory for the cells' bundles (created if needed)")
 	gap := fs.Float64("gap-target", 0, "gap target of the printed passes-to-gap medians (0: the base spec's gap, or 1e-6)")
+	only := fs.Int("cell", -1, "run this cell alone (0 … cells−1; one task of a batch engine's job array), writing its bundle and sweep.json")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dashboard solve -sweep FILE|JSON -out DIR [-gap-target G]")
+		fmt.Fprintln(stderr, "usage: dashboard solve -sweep FILE|JSON -out DIR [-cell I] [-gap-target G]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -93,6 +94,10 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if *only >= len(cells) || (*only < 0 && *only != -1) {
+		fmt.Fprintf(stderr, "dashboard solve: -cell: must be between 0 and %d (the sweep has %d cells), got %d\n", len(cells)-1, len(cells), *only)
+		return 2
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
 		return 1
@@ -107,24 +112,25 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	type indexCell struct {
-		Values json.RawMessage `json:"values"`
-		Bundle string          `json:"bundle"`
-		Status string          `json:"status"`
-		sweep.Summary
+	index := sweepIndex{Format: sweepIndexFormat, Name: d.Name, Note: d.Note, Base: d.Base, Axes: d.Axes, GapTarget: target}
+	if *only >= 0 {
+		// One task of a job array: its cell's bundle, and the index of
+		// every cell (the same file from every task, written whole).
+		for _, c := range cells {
+			index.Cells = append(index.Cells, indexCell{Index: c.Index, Values: c.ValuesJSON(d.Axes), Bundle: cellFile(c.Index)})
+		}
+		if err := writeIndex(*out, &index); err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
+			return 1
+		}
+		cells = cells[*only : *only+1]
 	}
-	index := struct {
-		Base      spec.Run     `json:"base"`
-		Axes      []sweep.Axis `json:"axes"`
-		GapTarget float64      `json:"gap_target"`
-		Cells     []indexCell  `json:"cells"`
-	}{Base: d.Base, Axes: d.Axes, GapTarget: target}
 	code := 0
 	for _, c := range cells {
 		if ctx.Err() != nil {
 			break
 		}
-		name := fmt.Sprintf("cell-%03d.json", c.Index)
+		name := cellFile(c.Index)
 		status, sum, err := solveCell(ctx, c.Spec, filepath.Join(*out, name), target)
 		if err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: cell %d (%s): %v\n", c.Index, c.ValuesJSON(d.Axes), err)
@@ -134,23 +140,76 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		if status == "failed" {
 			code = 1
 		}
-		index.Cells = append(index.Cells, indexCell{Values: c.ValuesJSON(d.Axes), Bundle: name, Status: status, Summary: sum})
-		fmt.Fprintf(stdout, "cell %d %s: %s, %s, final gap %s, passes to gap %g: %s\n", c.Index, c.ValuesJSON(d.Axes), name, status,
+		if *only < 0 {
+			index.Cells = append(index.Cells, indexCell{Index: c.Index, Values: c.ValuesJSON(d.Axes), Bundle: name, Status: status, Summary: &sum})
+		}
+		fmt.Fprintf(stdout, "cell %d %s: %s, %s, final gap %s, passes to a gap ≤ %g: %s\n", c.Index, c.ValuesJSON(d.Axes), name, status,
 			fmtMedian(sum.FinalGap), target, fmtMedian(sum.PassesToGap))
 	}
-	b, err := json.MarshalIndent(index, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(*out, "sweep.json"), append(b, '\n'), 0o644)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
-		return 1
+	if *only < 0 {
+		if err := writeIndex(*out, &index); err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
+			return 1
+		}
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "dashboard solve: interrupted; the cells done so far are written")
 		return 1
 	}
 	return code
+}
+
+// sweepIndexFormat tags a sweep's index file, DIR/sweep.json.
+const sweepIndexFormat = "fwlab-sweep/1"
+
+// sweepIndex is DIR/sweep.json: the sweep document and its cells with
+// their bundles' file names (and, when one process ran them all, each
+// cell's status and medians). `dashboard import DIR` reads it.
+type sweepIndex struct {
+	Format    string       `json:"format"`
+	Name      string       `json:"name,omitempty"`
+	Note      string       `json:"note,omitempty"`
+	Base      spec.Run     `json:"base"`
+	Axes      []sweep.Axis `json:"axes"`
+	GapTarget float64      `json:"gap_target"`
+	Cells     []indexCell  `json:"cells"`
+}
+
+type indexCell struct {
+	Index  int             `json:"index"`
+	Values json.RawMessage `json:"values"`
+	Bundle string          `json:"bundle"`
+	Status string          `json:"status,omitempty"`
+	*sweep.Summary
+}
+
+func cellFile(i int) string { return fmt.Sprintf("cell-%03d.json", i) }
+
+// writeIndex writes DIR/sweep.json through a temporary file renamed into
+// place, so that tasks of a job array writing it at once leave it whole.
+func writeIndex(dir string, index *sweepIndex) error {
+	b, err := json.MarshalIndent(index, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".sweep-*.json")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, "sweep.json"))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 func fmtMedian(p *float64) string {
@@ -170,11 +229,11 @@ func solveCell(ctx context.Context, run spec.Run, path string, target float64) (
 	var traces []traceOut
 	var first []sweep.Outcome // algorithm 0's replications
 	for _, j := range jobs {
-		tr := traceOut{Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed}
+		tr := traceOut{Algo: j.Label, Replication: j.Replication, Seed: j.Seed}
 		res := runJob(ctx, j, solver.RecorderFunc(func(r solver.Record) { tr.Records = append(tr.Records, r) }))
 		tr.Summary, tr.X = res.Summary, res.X
 		traces = append(traces, tr)
-		if j.Algo.Algo == run.Algorithms[0].Algo {
+		if j.Index == 0 {
 			recs := tr.Records
 			first = append(first, sweep.TraceOutcome(func(fn func(*solver.Record) bool) {
 				for i := range recs {

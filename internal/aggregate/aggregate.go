@@ -56,6 +56,10 @@ func ParseField(s string) (Field, error) {
 	return 0, fmt.Errorf("aggregate: unknown field %q (one of %v)", s, fieldNames)
 }
 
+// Value extracts the field from an evaluated record: false for a record
+// that was not evaluated, or a log field of a value that is not positive.
+func (f Field) Value(r *solver.Record, fstar float64) (float64, bool) { return f.value(r, fstar) }
+
 // value extracts the field from an evaluated record.
 func (f Field) value(r *solver.Record, fstar float64) (float64, bool) {
 	if r.Objective == nil {

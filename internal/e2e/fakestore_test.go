@@ -361,6 +361,10 @@ func (fs *fakeStore) routes(r chi.Router) {
 		fakeJSON(w, 200, map[string]any{"id": chi.URLParam(req, "id"), "status": status, "created": time.Now().UTC(), "axes": axes,
 			"base": map[string]any{"problem": "toy-polygon", "replications": 2, "algorithms": []any{map[string]any{"algo": "ssfw-as"}}}, "cells": cells})
 	})
+	// GET /api/sweeps/{id}/cells: the stand-in has no replications' rows.
+	r.Get("/api/sweeps/{id}/cells", func(w http.ResponseWriter, req *http.Request) {
+		fakeJSON(w, 200, map[string]any{"sweep": chi.URLParam(req, "id"), "rows": []any{}})
+	})
 }
 
 func contains(xs []string, x string) bool {

@@ -387,12 +387,12 @@ func TestStartPageSweepControl(t *testing.T) {
 	for _, o := range opts {
 		have[o] = true
 	}
-	for _, want := range []string{"seed", "iters", "params.samples", "algorithms[0].rho"} {
+	for _, want := range []string{"seed", "iters", "params.samples", "algorithms[0].rho", "algorithms[0].algo", "algorithms[0].stepsize", "algorithms[0].L"} {
 		if !have[want] {
 			t.Errorf("the sweep's parameters %v lack %s", opts, want)
 		}
 	}
-	if have["replications"] || have["start_paused"] || have["algorithms[0].algo"] {
+	if have["replications"] || have["start_paused"] {
 		t.Errorf("the sweep's parameters %v hold one that cannot be swept", opts)
 	}
 	choose(t, ctx, "#sweep-param-0", "algorithms[0].rho")

@@ -14,17 +14,19 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/fwlab/fwlab/internal/palette"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
@@ -166,23 +168,58 @@ func (f *Figure) Validate() error {
 	return nil
 }
 
-// Colours of the series, in order (colour-blind safe, Okabe–Ito).
-var colours = []color.RGBA{
-	{0, 114, 178, 255},   // blue
-	{213, 94, 0, 255},    // vermillion
-	{0, 158, 115, 255},   // green
-	{204, 121, 167, 255}, // purple
-	{230, 159, 0, 255},   // orange
-	{86, 180, 233, 255},  // sky
-	{0, 0, 0, 255},       // black
+// Colour returns the colour of the i-th series of a panel (the palette
+// the dashboard's charts share).
+func Colour(i int) color.RGBA { return palette.Colour(i) }
+
+// Size is a figure's size preset: its width and the size of its text.
+type Size struct {
+	Name    string
+	Width   vg.Length
+	Text    vg.Length // titles, axis labels and the legend
+	Tick    vg.Length // tick labels and the colour bars' labels
+	MaxCols int       // panels per row at most
 }
 
-// Colour returns the colour of the i-th series of a panel.
-func Colour(i int) color.RGBA { return colours[i%len(colours)] }
+// Sizes are the presets of -figsize: a journal column, a page's text
+// width (both with 8–9 pt text, as set in a paper) and a 16:9 slide.
+var Sizes = map[string]Size{
+	"column": {Name: "column", Width: 3.5 * vg.Inch, Text: 8, Tick: 8, MaxCols: 2},
+	"page":   {Name: "page", Width: 7 * vg.Inch, Text: 9, Tick: 8, MaxCols: 4},
+	"slide":  {Name: "slide", Width: 13.3 * vg.Inch, Text: 16, Tick: 14, MaxCols: 4},
+}
 
-// Render draws the figure in the given format (svg, png or pdf) to w. A
-// panel is about 4.5 × 3.4 inches.
+// DefaultSize is the preset Render uses.
+const DefaultSize = "page"
+
+// SizeNamed returns the preset of a name (column, page or slide).
+func SizeNamed(name string) (Size, error) {
+	if sz, ok := Sizes[name]; ok {
+		return sz, nil
+	}
+	return Size{}, fmt.Errorf("the figure size must be column (3.5 in), page (7 in) or slide (13.3 in), got %q", name)
+}
+
+// face is the figures' typeface: Liberation Sans carries every glyph the
+// titles use (λ, γ, −, ≤, ·, –, ρ, α, ×), and is embedded in every format.
+var face = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// textStyle is the style of text of the given size.
+func textStyle(size vg.Length) text.Style {
+	return text.Style{Color: color.Black, Font: font.From(face, size), Handler: plot.DefaultTextHandler}
+}
+
+// Render draws the figure at the default size (a page's width) in the
+// given format (svg, png or pdf) to w.
 func (f *Figure) Render(w io.Writer, format string) error {
+	return f.RenderSize(w, format, Sizes[DefaultSize])
+}
+
+// RenderSize draws the figure at a size preset: panels on one grid (their
+// plotting areas aligned), lettered (a), (b), … in reading order, each
+// about 3:4 high, the figure's width the preset's; text at the preset's
+// size, in a font embedded in the file (PDF text stays Unicode).
+func (f *Figure) RenderSize(w io.Writer, format string, sz Size) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
@@ -190,61 +227,215 @@ func (f *Figure) Render(w io.Writer, format string) error {
 	if cols == 0 || cols > len(f.Panels) {
 		cols = len(f.Panels)
 	}
-	rows := (len(f.Panels) + cols - 1) / cols
-	pw, ph := 4.5*vg.Inch, 3.4*vg.Inch
-	titleH := vg.Length(0)
-	if f.Title != "" {
-		titleH = 0.45 * vg.Inch
+	if sz.MaxCols > 0 && cols > sz.MaxCols {
+		cols = sz.MaxCols
 	}
-	width, height := vg.Length(cols)*pw, vg.Length(rows)*ph+titleH
+	rows := (len(f.Panels) + cols - 1) / cols
+	width := sz.Width
+	pw := width / vg.Length(cols)
+	ph := pw * 0.78
+	titleH := vg.Length(0)
+	tsty := textStyle(sz.Text)
+	tsty.XAlign, tsty.YAlign = draw.XCenter, draw.YTop
+	var titleLines []string
+	if f.Title != "" {
+		titleLines = wrapText(tsty, f.Title, width-2*sz.Text)
+		titleH = vg.Length(len(titleLines))*1.3*sz.Text + sz.Text
+	}
+	// One legend for the figure: a series keeps its colour and dash in
+	// every panel, by its name.
+	styles := map[string]int{}
+	var entries []legendEntry
+	for _, p := range f.Panels {
+		if p.Lines == nil {
+			continue
+		}
+		for _, se := range p.Lines.Series {
+			if _, ok := styles[se.Name]; !ok {
+				styles[se.Name] = len(styles)
+				entries = append(entries, legendEntry{name: se.Name, line: seriesLine(styles[se.Name], sz), band: se.Lo != nil})
+			}
+		}
+	}
+	probe := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: width - 2*sz.Text, Y: 1000}}}
+	legendH := figureLegend(probe, entries, sz, false)
+	height := vg.Length(rows)*ph + titleH + legendH
 	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
-		c = vgsvg.New(width, height)
+		c = vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(true))
 	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(120), vgimg.UseBackgroundColor(color.White))}
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(200), vgimg.UseBackgroundColor(color.White))}
 	case "pdf":
-		c = vgpdf.New(width, height)
+		c = newPDF(width, height)
 	default:
 		return fmt.Errorf("figure: format must be svg, png or pdf, got %q", format)
 	}
 	dc := draw.New(c)
 	if f.Title != "" {
-		fnt := plot.DefaultFont
-		fnt.Size = vg.Points(13)
-		sty := text.Style{Color: color.Black, Font: fnt, Handler: plot.DefaultTextHandler,
-			XAlign: draw.XCenter, YAlign: draw.YCenter}
-		dc.FillText(sty, vg.Point{X: width / 2, Y: height - titleH/2}, f.Title)
+		for k, line := range titleLines {
+			dc.FillText(tsty, vg.Point{X: width / 2, Y: height - sz.Text/2 - vg.Length(k)*1.3*sz.Text}, line)
+		}
 		dc = draw.Crop(dc, 0, 0, 0, -titleH)
+	}
+	if legendH > 0 {
+		figureLegend(draw.Crop(dc, sz.Text, -sz.Text, 0, 0), entries, sz, true)
+		dc = draw.Crop(dc, 0, 0, 0, -legendH)
 	}
 	grid := make([][]*plot.Plot, rows)
 	for r := range grid {
 		grid[r] = make([]*plot.Plot, cols)
 	}
+	heats := map[int]*Heat{}
 	for i, p := range f.Panels {
-		pl, err := p.plot(i)
+		pl, err := p.plot(i, sz, styles, pw)
 		if err != nil {
 			return err
 		}
+		if p.Heat != nil {
+			heats[i] = p.Heat
+		}
 		grid[i/cols][i%cols] = pl
 	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	pad := sz.Text * 0.6
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: pad * 1.5, PadY: pad,
+		PadTop: pad / 2, PadBottom: pad / 2, PadLeft: pad / 2, PadRight: pad}
 	canvases := plot.Align(grid, tiles, dc)
-	for r := range grid {
-		for col := range grid[r] {
-			if grid[r][col] != nil {
-				grid[r][col].Draw(canvases[r][col])
-			}
+	for i := range f.Panels {
+		r, col := i/cols, i%cols
+		cv := canvases[r][col]
+		if h, ok := heats[i]; ok {
+			// the colour bar takes a strip on the right of the panel
+			cb := newColourBar(h, sz)
+			cv = draw.Crop(cv, 0, -cb.width(), 0, 0)
+			grid[r][col].Draw(cv)
+			cb.draw(cv, grid[r][col].DataCanvas(cv))
+			continue
 		}
+		grid[r][col].Draw(cv)
 	}
 	_, err := c.WriteTo(w)
 	return err
 }
 
-func (p Panel) plot(i int) (*plot.Plot, error) {
+// fitText shortens a title that would be wider than w, ending it with …
+func fitText(sty text.Style, s string, w vg.Length) string {
+	if sty.Width(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 1 && sty.Width(string(r)+"…") > w {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
+// wrapText breaks s at spaces into lines no wider than w (a word wider
+// than w stays whole on its line).
+func wrapText(sty text.Style, s string, w vg.Length) []string {
+	var lines []string
+	cur := ""
+	for _, word := range strings.Fields(s) {
+		try := word
+		if cur != "" {
+			try = cur + " " + word
+		}
+		if cur != "" && sty.Width(try) > w {
+			lines = append(lines, cur)
+			cur = word
+			continue
+		}
+		cur = try
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// letter is the panel letter of index i: a … z, then aa, ab, …
+func letter(i int) string {
+	if i < 26 {
+		return string(rune('a' + i))
+	}
+	return letter(i/26-1) + letter(i%26)
+}
+
+// style sets a plot's text to the preset's sizes and typeface, keeping
+// the alignments and rotations plot.New gives.
+func style(pl *plot.Plot, sz Size) {
+	set := func(st *text.Style, size vg.Length) {
+		st.Font = font.From(face, size)
+	}
+	set(&pl.Title.TextStyle, sz.Text)
+	pl.Title.Padding = sz.Text / 3
+	for _, ax := range []*plot.Axis{&pl.X, &pl.Y} {
+		set(&ax.Label.TextStyle, sz.Text)
+		set(&ax.Tick.Label, sz.Tick)
+		ax.Padding = sz.Text / 4
+		ax.Tick.Length = sz.Text / 3
+		ax.Label.Padding = sz.Text / 4
+	}
+	set(&pl.Legend.TextStyle, sz.Text)
+}
+
+// legendEntry is a series of the figure's legend.
+type legendEntry struct {
+	name string
+	line draw.LineStyle
+	band bool
+}
+
+// figureLegend draws the figure's one legend, a centred row (wrapped when
+// needed) of each series' line and name, at the top of dc; it returns the
+// height it took.
+func figureLegend(dc draw.Canvas, entries []legendEntry, sz Size, draw_ bool) vg.Length {
+	if len(entries) == 0 {
+		return 0
+	}
+	sty := textStyle(sz.Text)
+	sty.YAlign = draw.YCenter
+	thumb := 2.4 * sz.Text
+	gap := sz.Text
+	lineH := 1.6 * sz.Text
+	W := dc.Max.X - dc.Min.X
+	// lay out rows
+	var rows [][]int
+	var widths []vg.Length
+	cur, w := []int{}, vg.Length(0)
+	for i, e := range entries {
+		ew := thumb + sz.Text/2 + sty.Width(e.name) + gap
+		if len(cur) > 0 && w+ew > W {
+			rows, widths = append(rows, cur), append(widths, w)
+			cur, w = nil, 0
+		}
+		cur, w = append(cur, i), w+ew
+	}
+	rows, widths = append(rows, cur), append(widths, w)
+	if !draw_ {
+		return vg.Length(len(rows)) * lineH
+	}
+	for r, row := range rows {
+		y := dc.Max.Y - lineH*vg.Length(r) - lineH/2
+		x := dc.Min.X + (W-widths[r])/2
+		for _, i := range row {
+			e := entries[i]
+			if e.band {
+				c := e.line.Color.(color.RGBA)
+				dc.FillPolygon(color.NRGBA{c.R, c.G, c.B, 64}, []vg.Point{{X: x, Y: y - sz.Text/3}, {X: x + thumb, Y: y - sz.Text/3}, {X: x + thumb, Y: y + sz.Text/3}, {X: x, Y: y + sz.Text/3}})
+			}
+			dc.StrokeLine2(e.line, x, y, x+thumb, y)
+			dc.FillText(sty, vg.Point{X: x + thumb + sz.Text/2, Y: y}, e.name)
+			x += thumb + sz.Text/2 + sty.Width(e.name) + gap
+		}
+	}
+	return vg.Length(len(rows)) * lineH
+}
+
+func (p Panel) plot(i int, sz Size, styles map[string]int, pw vg.Length) (*plot.Plot, error) {
 	pl := plot.New()
-	pl.Title.Text = p.Title
+	style(pl, sz)
+	pl.Title.Text = fitText(pl.Title.TextStyle, "("+letter(i)+") "+p.Title, pw-sz.Text)
 	if p.Heat != nil {
 		return pl, p.Heat.draw(pl)
 	}
@@ -266,9 +457,9 @@ func (p Panel) plot(i int) (*plot.Plot, error) {
 			}
 		}
 	}
-	for si, s := range l.Series {
+	for _, s := range l.Series {
+		si := styles[s.Name]
 		col := Colour(si)
-		var thumbs []plot.Thumbnailer
 		if s.Lo != nil {
 			band := color.NRGBA{col.R, col.G, col.B, 64}
 			for _, run := range runs(len(s.X), func(j int) bool { return ok(s.Lo[j]) && ok(s.Hi[j]) && finite(s.X[j]) }) {
@@ -286,31 +477,31 @@ func (p Panel) plot(i int) (*plot.Plot, error) {
 				}
 				poly.Color, poly.LineStyle.Width = band, 0
 				pl.Add(poly)
-				if len(thumbs) == 0 {
-					thumbs = append(thumbs, poly) // the band in the legend too
-				}
 			}
 		}
-		var line *plotter.Line
-		for _, run := range runs(len(s.X), func(j int) bool { return ok(s.Y[j]) && finite(s.X[j]) }) {
+		ls := seriesLine(si, sz)
+		for _, run := range splitGaps(s.X, runs(len(s.X), func(j int) bool { return ok(s.Y[j]) && finite(s.X[j]) })) {
 			pts := make(plotter.XYs, len(run))
 			for k, j := range run {
 				pts[k] = plotter.XY{X: s.X[j], Y: s.Y[j]}
+			}
+			if len(pts) == 1 {
+				// a lone evaluated point: a dot, not an invisible line
+				sc, err := plotter.NewScatter(pts)
+				if err != nil {
+					return nil, fmt.Errorf("figure: panel %d series %q: %w", i, s.Name, err)
+				}
+				sc.GlyphStyle = draw.GlyphStyle{Color: ls.Color, Radius: ls.Width * 1.2, Shape: draw.CircleGlyph{}}
+				pl.Add(sc)
+				continue
 			}
 			ln, err := plotter.NewLine(pts)
 			if err != nil {
 				return nil, fmt.Errorf("figure: panel %d series %q: %w", i, s.Name, err)
 			}
-			ln.Color, ln.Width = col, vg.Points(1.5)
+			ln.LineStyle = ls
 			pl.Add(ln)
-			line = ln
 		}
-		if line == nil {
-			// keep the series in the legend even with nothing to draw
-			line = &plotter.Line{LineStyle: draw.LineStyle{Color: col, Width: vg.Points(1.5)}}
-		}
-		thumbs = append(thumbs, line)
-		pl.Legend.Add(s.Name, thumbs...)
 	}
 	// Axis ranges set here, always of some width: the plot's own
 	// autoscaling breaks on a single value of large magnitude.
@@ -365,6 +556,52 @@ const maxDrawable = 1e300
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
+// seriesLine is the i-th series' line: its palette colour and dash
+// pattern (so that series differ in print without colour), the width
+// growing with the text.
+func seriesLine(i int, sz Size) draw.LineStyle {
+	w := vg.Points(math.Max(1, float64(sz.Text)/7))
+	var dashes []vg.Length
+	for _, d := range palette.Dashes(i) {
+		dashes = append(dashes, vg.Points(d)*w/vg.Points(1))
+	}
+	return draw.LineStyle{Color: Colour(i), Width: w, Dashes: dashes}
+}
+
+// splitGaps breaks runs of points where consecutive abscissae are far
+// apart (more than 4 % of the series' span and more than 6 times the
+// median spacing): a stretch that was not evaluated is left blank rather
+// than bridged by a straight line that would look like data.
+func splitGaps(x Floats, rs [][]int) [][]int {
+	var d []float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range rs {
+		for k, j := range r {
+			lo, hi = math.Min(lo, x[j]), math.Max(hi, x[j])
+			if k > 0 {
+				d = append(d, x[j]-x[r[k-1]])
+			}
+		}
+	}
+	if len(d) < 4 {
+		return rs
+	}
+	sort.Float64s(d)
+	limit := math.Max(6*d[len(d)/2], 0.04*(hi-lo))
+	var out [][]int
+	for _, r := range rs {
+		start := 0
+		for k := 1; k < len(r); k++ {
+			if x[r[k]]-x[r[k-1]] > limit {
+				out = append(out, r[start:k])
+				start = k
+			}
+		}
+		out = append(out, r[start:])
+	}
+	return out
+}
+
 // runs splits 0..n-1 into maximal runs of consecutive indices where keep
 // holds.
 func runs(n int, keep func(int) bool) [][]int {
@@ -402,17 +639,7 @@ func (g grid) Min() float64       { return -1 }
 func (g grid) Max() float64       { return 1 }
 
 func (h *Heat) draw(pl *plot.Plot) error {
-	m := 0.0
-	for _, row := range h.Z {
-		for _, v := range row {
-			if finite(v) {
-				m = math.Max(m, math.Abs(v))
-			}
-		}
-	}
-	if m == 0 {
-		m = 1
-	}
+	m := heatScale(h.Z)
 	cm := moreland.SmoothBlueRed()
 	cm.SetMin(-1)
 	cm.SetMax(1)
@@ -424,11 +651,80 @@ func (h *Heat) draw(pl *plot.Plot) error {
 	pl.Add(hm)
 	// Row and column indices as the axes (row 0 at the top).
 	rows, cols := len(h.Z), len(h.Z[0])
-	pl.Y.Label.Text = fmt.Sprintf("row (of %d)", rows)
+	pl.Y.Label.Text = fmt.Sprintf("row of %d", rows)
 	pl.Y.Tick.Marker = indexTicks{n: rows, flip: true}
 	pl.X.Tick.Marker = indexTicks{n: cols}
-	pl.X.Label.Text = fmt.Sprintf("column (of %d); blue −%.3g … red +%.3g", cols, m, m)
+	pl.X.Label.Text = fmt.Sprintf("column of %d", cols)
 	return nil
+}
+
+// heatScale is the largest magnitude of a matrix's finite values (1 for
+// none): its colours run from −scale (blue) to +scale (red).
+func heatScale(z [][]float64) float64 {
+	m := 0.0
+	for _, row := range z {
+		for _, v := range row {
+			if finite(v) {
+				m = math.Max(m, math.Abs(v))
+			}
+		}
+	}
+	if m == 0 {
+		m = 1
+	}
+	return m
+}
+
+// colourBar is a heat map's colour scale, drawn beside its plotting area:
+// a strip of the diverging map from −scale (bottom) to +scale (top),
+// labelled at both ends and at zero.
+type colourBar struct {
+	m      float64
+	sty    text.Style
+	labels []string
+	sz     Size
+}
+
+func newColourBar(h *Heat, sz Size) *colourBar {
+	m := heatScale(h.Z)
+	sty := textStyle(sz.Tick)
+	sty.YAlign = draw.YCenter
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 2, 64) }
+	return &colourBar{m: m, sty: sty, labels: []string{f(-m), "0", f(m)}, sz: sz}
+}
+
+// width is the room the bar and its labels take.
+func (b *colourBar) width() vg.Length {
+	w := vg.Length(0)
+	for _, l := range b.labels {
+		w = max(w, b.sty.Width(l))
+	}
+	return b.sz.Text*1.5 + w
+}
+
+// draw puts the bar right of the plotting area da, within c.
+func (b *colourBar) draw(c, da draw.Canvas) {
+	cm := moreland.SmoothBlueRed()
+	cm.SetMin(-1)
+	cm.SetMax(1)
+	x0 := da.Max.X + b.sz.Text/2
+	x1 := x0 + b.sz.Text*0.7
+	y0, y1 := da.Min.Y, da.Max.Y
+	const n = 64
+	for k := 0; k < n; k++ {
+		v := -1 + 2*(float64(k)+0.5)/n
+		col, err := cm.At(v)
+		if err != nil {
+			continue
+		}
+		ya := y0 + (y1-y0)*vg.Length(k)/n
+		yb := y0 + (y1-y0)*vg.Length(k+1)/n + (y1-y0)/n/4 // overlap: no seams
+		c.FillPolygon(col, []vg.Point{{X: x0, Y: ya}, {X: x1, Y: ya}, {X: x1, Y: min(yb, y1)}, {X: x0, Y: min(yb, y1)}})
+	}
+	c.StrokeLines(draw.LineStyle{Color: color.Gray{Y: 80}, Width: 0.4}, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}, {X: x0, Y: y0}})
+	for i, y := range []vg.Length{y0, (y0 + y1) / 2, y1} {
+		c.FillText(b.sty, vg.Point{X: x1 + b.sz.Text/4, Y: y}, b.labels[i])
+	}
 }
 
 // logTicks marks a logarithmic axis: ticks at 1–9 × 10^k, labels at the
@@ -479,7 +775,7 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 		every := 1
 		for _, k := range []int{1, 2, 3, 5, 10, 20, 50, 100} {
 			every = k
-			if decades/k <= 8 {
+			if decades/k <= 5 {
 				break
 			}
 		}

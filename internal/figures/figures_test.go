@@ -87,9 +87,10 @@ func TestRenderPNGAndPDF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// two columns of 4.5 in and two rows of 3.4 in plus the title, at 120 dpi
-	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != 1080 || h < 2*408 || h > 2*408+60 {
-		t.Errorf("PNG %d×%d, want 1080 wide and about 870 high", w, h)
+	// a page's width (7 in) at 200 dpi; two rows of panels 0.78 as high
+	// as wide (3.5 in), plus the title and the legend
+	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != 1400 || h < 2*546 || h > 2*546+200 {
+		t.Errorf("PNG %d×%d, want 1400 wide and about 1150 high", w, h)
 	}
 	b.Reset()
 	if err := sample().Render(&b, "pdf"); err != nil {

@@ -130,6 +130,11 @@ func TestAttacksAreRefused(t *testing.T) {
 			return string(b)
 		}(), header: jsonHeader}, 413, "", "-mem"},
 		{"NUL path", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": huge}), header: jsonHeader}, 400, "params.data", ""},
+		{"sparse index 2^30", attackReq{method: "POST", path: "/api/uploads",
+			body:   "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.svm\"\r\n\r\n1 1073741824:1\n-1 1:1\n\r\n--x--\r\n",
+			header: map[string]string{"Content-Type": "multipart/form-data; boundary=x"}}, 400, "file", "20000000 entries the dense models"},
+		{"cross-origin run link start", attackReq{method: "POST", path: "/api/runs", body: runBody(nil),
+			header: map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}}, 403, "", "cross-origin"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/fwlab/fwlab/internal/bundle"
-	"github.com/fwlab/fwlab/internal/figures"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
@@ -43,6 +42,7 @@ type RunRow struct {
 	Params     map[string]any `json:"params"`
 	Instance   RowInstance    `json:"instance"`
 	Final      []RowFinal     `json:"final"`
+	Sweep      *SweepRef      `json:"sweep,omitempty"` // the sweep cell it was made for (sweepapi.go)
 	// Progress is a live run's way towards its limits (omitted once it
 	// has ended).
 	Progress *RowProgress `json:"progress,omitempty"`
@@ -213,7 +213,7 @@ func queryInt(r *http.Request, name string, def, max int) (int, *apiError) {
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := store.Filter{Problem: q.Get("problem"), Algorithm: q.Get("algo"), Status: q.Get("status"), Text: q.Get("q")}
+	f := store.Filter{Problem: q.Get("problem"), Algorithm: q.Get("algo"), Status: q.Get("status"), Text: q.Get("q"), Sweep: q.Get("sweep")}
 	if f.Status != "" && !knownStatus(f.Status) {
 		writeError(w, http.StatusBadRequest, "status", "must be one of queued, running, paused, done, failed, cancelled, interrupted, got "+quote(f.Status))
 		return
@@ -258,6 +258,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, row)
 	}
+	s.attachSweeps(r, rows)
 	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": f.Offset, "limit": f.Limit, "disk_bytes": disk})
 }
 
@@ -393,41 +394,6 @@ func (s *Server) handleBundle(w http.ResponseWriter, r *http.Request) {
 		// midway drops the connection (the client sees an error, not a
 		// cut JSON document that ends cleanly).
 		s.abort("bundle export", id, err)
-	}
-}
-
-// handleFigure draws a run's figure (figures.FromRun) as SVG, PNG or PDF.
-func (s *Server) handleFigure(format string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		run, ok := s.run(w, r)
-		if !ok {
-			return
-		}
-		var algos []figures.RunTraces
-		at := map[string]int{}
-		for _, t := range run.Traces() {
-			i, seen := at[t.Algo]
-			if !seen {
-				i = len(algos)
-				at[t.Algo] = i
-				algos = append(algos, figures.RunTraces{Algo: t.Algo})
-			}
-			algos[i].Traces = append(algos[i].Traces, t.Records(0, t.Len()))
-		}
-		fstar := math.NaN()
-		if f := run.Info().FStar; f != nil {
-			fstar = *f
-		}
-		title := run.Spec().Problem + " · run " + run.ID
-		fig := figures.FromRun(title, algos, fstar)
-		var buf bytes.Buffer
-		if err := fig.Render(&buf, format); err != nil {
-			writeError(w, http.StatusUnprocessableEntity, "", "drawing the figure: "+err.Error())
-			return
-		}
-		w.Header().Set("Content-Type", map[string]string{"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}[format])
-		w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="fwlab-%s.%s"`, run.ID, format))
-		_, _ = w.Write(buf.Bytes())
 	}
 }
 

@@ -60,6 +60,7 @@
 //	                                 stored (verify.go); 409 a run still live
 //	GET    /api/runs/{id}/verifications {"verifications": [VerificationRow]}, newest first
 //	POST   /api/sweeps/{id}/verify   202 {"cells": n}: verifies every cell, one after the other
+//	(more sweep routes: sweepapi.go)
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
 //	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step; /resume and /step
@@ -211,6 +212,9 @@ type Options struct {
 	MaxImport  int64
 	MaxImports int
 	ImportWait time.Duration
+	// MaxSweeps bounds the sweeps one client has queued or running
+	// (default DefaultMaxSweeps).
+	MaxSweeps int
 }
 
 // flag names the command-line flag of an Options field, for messages.
@@ -222,6 +226,9 @@ func (o Options) flag(field string) string {
 }
 
 func (o Options) withDefaults() Options {
+	if o.MaxSweeps <= 0 {
+		o.MaxSweeps = DefaultMaxSweeps
+	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
@@ -412,10 +419,7 @@ func New(o Options) (*Server, error) {
 			for _, f := range figures.Formats {
 				r.Get("/runs/{id}/figure."+f, s.handleFigure(f))
 			}
-			r.Post("/sweeps", s.handleSweepCreate)
-			r.Get("/sweeps", s.handleSweepList)
-			r.Get("/sweeps/{id}", s.handleSweepGet)
-			r.Delete("/sweeps/{id}", s.handleSweepCancel)
+			s.sweepRoutes(r)
 			s.verifyRoutes(r)
 		})
 	})

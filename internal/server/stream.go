@@ -10,6 +10,7 @@ import (
 
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // handleWS streams a run over a websocket (api.md): hello, records batches,
@@ -80,6 +81,19 @@ func (st *stream) serve() {
 	cursors := make([]int, len(traces))
 	ping := time.NewTicker(o.PingInterval)
 	defer ping.Stop()
+	// a run live on a worker elsewhere: read it again from the store
+	var reread <-chan time.Time
+	var woken <-chan struct{}
+	follow := st.s.following(st.run)
+	if follow {
+		t := time.NewTicker(FollowInterval)
+		defer t.Stop()
+		reread = t.C
+		var stop func()
+		woken, stop = st.s.wakeups(st.run.ID)
+		defer stop()
+	}
+	runStatus := st.run.RunStatus()
 	var last time.Time
 	more := true // send what is stored at once
 	for {
@@ -92,6 +106,12 @@ func (st *stream) serve() {
 		if !more {
 			select {
 			case <-sub.C:
+			case <-reread:
+				st.run = st.s.reread(st.run)
+				traces = st.run.Traces()
+			case <-woken:
+				st.run = st.s.reread(st.run)
+				traces = st.run.Traces()
 			case <-ping.C:
 				if st.conn.Ping(time.Now().Add(o.WriteTimeout)) != nil {
 					return
@@ -128,6 +148,16 @@ func (st *stream) serve() {
 		}
 		newVersion := st.run.Version()
 		finished := st.run.Finished() // read before the records: a finished trace has stored them all
+		if follow {
+			// a run read from the store: its status is the stored one, and
+			// it is finished once that is
+			newVersion = version
+			if s := st.run.RunStatus(); s != runStatus {
+				runStatus = s
+				newVersion = version + 1
+			}
+			finished = !store.Live(runStatus)
+		}
 		msg, pending, rerr := st.records(traces, cursors)
 		if rerr != nil {
 			// The stored records cannot all be read: say so and end the

@@ -11,7 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -37,8 +37,9 @@ type sweeper struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu   sync.Mutex
-	live map[string]context.CancelFunc // running sweeps by id
+	mu      sync.Mutex
+	live    map[string]context.CancelFunc // running sweeps by id
+	clients map[string]int                // running sweeps by client
 
 	// outcomes caches the summaries of finished runs by run id and gap
 	// target.
@@ -53,7 +54,7 @@ type outcomeKey struct {
 
 func newSweeper(s *Server) *sweeper {
 	ctx, cancel := context.WithCancel(context.Background())
-	sw := &sweeper{s: s, ctx: ctx, cancel: cancel, live: map[string]context.CancelFunc{}, cache: map[outcomeKey]cellSummary{}}
+	sw := &sweeper{s: s, ctx: ctx, cancel: cancel, live: map[string]context.CancelFunc{}, clients: map[string]int{}, cache: map[outcomeKey]cellSummary{}}
 	// Sweeps left running by a process that ended cannot go on.
 	if s.st.Owner() {
 		for off := 0; ; off += store.MaxLimit {
@@ -87,7 +88,7 @@ func (s *Server) handleSweepCreate(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeBody(w, r, &doc) {
 		return
 	}
-	cells, err := doc.Cells()
+	cells, err := doc.CellsChecked(s.checkCellLimits)
 	if err != nil {
 		var fe *spec.FieldError
 		if errors.As(err, &fe) {
@@ -97,8 +98,9 @@ func (s *Server) handleSweepCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	client := clientAddr(r)
 	axes, _ := json.Marshal(doc.Axes)
-	rec := &store.Sweep{Base: doc.Base, Axes: axes, Status: store.StatusQueued}
+	rec := &store.Sweep{Base: doc.Base, Axes: axes, Status: store.StatusQueued, Name: doc.Name, Note: doc.Note}
 	for _, c := range cells {
 		rec.Cells = append(rec.Cells, store.Cell{Index: c.Index, Values: c.ValuesJSON(doc.Axes)})
 	}
@@ -109,6 +111,11 @@ func (s *Server) handleSweepCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "", "the server is closing")
 		return
 	}
+	if n := sw.clients[client]; n >= s.opts.MaxSweeps {
+		sw.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf("this client has %d sweeps queued or running, at most %d are allowed%s: wait for one to end or cancel one", n, s.opts.MaxSweeps, s.opts.flag("MaxSweeps")))
+		return
+	}
 	id, err := s.st.PutSweep(r.Context(), rec)
 	if err != nil {
 		sw.mu.Unlock()
@@ -117,9 +124,10 @@ func (s *Server) handleSweepCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(sw.ctx)
 	sw.live[id] = cancel
+	sw.clients[client]++
 	sw.wg.Add(1)
 	sw.mu.Unlock()
-	go sw.run(ctx, id, cells, clientAddr(r))
+	go sw.run(ctx, id, cells, client)
 	w.Header().Set("Location", "/api/sweeps/"+id)
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
@@ -133,6 +141,9 @@ func (sw *sweeper) run(ctx context.Context, id string, cells []sweep.Cell, clien
 			c()
 		}
 		delete(sw.live, id)
+		if sw.clients[client]--; sw.clients[client] <= 0 {
+			delete(sw.clients, client)
+		}
 		sw.mu.Unlock()
 	}()
 	st, mgr := sw.s.st, sw.s.mgr
@@ -196,6 +207,16 @@ func (sw *sweeper) run(ctx context.Context, id string, cells []sweep.Cell, clien
 type cellSummary struct {
 	sweep.Summary
 	PerAlgo map[string]sweep.Summary `json:"per_algo"`
+	traces  []traceOutcome           // every trace's, in the run's order
+}
+
+// traceOutcome is one trace's outcome (a row of the cells' export).
+type traceOutcome struct {
+	algo        string
+	replication int
+	seed        int64
+	status      string
+	sweep.Outcome
 }
 
 // summarize computes a finished run's outcomes for the gap target.
@@ -208,13 +229,14 @@ func (sw *sweeper) summarize(run *session.Run, gap float64) *cellSummary {
 	}
 	sw.cacheMu.Unlock()
 	by := map[string][]sweep.Outcome{}
+	c := cellSummary{PerAlgo: map[string]sweep.Summary{}}
 	for _, t := range run.Traces() {
 		o := sweep.TraceOutcome(func(fn func(*solver.Record) bool) {
 			t.Each(0, t.Len(), func(_ int, r *solver.Record) bool { return fn(r) })
 		}, gap)
 		by[t.Algo] = append(by[t.Algo], o)
+		c.traces = append(c.traces, traceOutcome{algo: t.Algo, replication: t.Replication, seed: t.Seed, status: t.Status(), Outcome: o})
 	}
-	c := cellSummary{PerAlgo: map[string]sweep.Summary{}}
 	for a, os := range by {
 		c.PerAlgo[a] = sweep.Summarize(os)
 	}
@@ -243,6 +265,22 @@ func (s *Server) handleSweepGet(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, err)
 		return
 	}
+	gap, ok := gapParam(w, r, x)
+	if !ok {
+		return
+	}
+	cells := s.sweepCells(x, gap)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": x.ID, "status": x.Status, "base": x.Base, "axes": x.Axes, "created": x.Created,
+		"name": x.Name, "note": x.Note, "starred": x.Starred, "problem": x.Base.Problem,
+		"labels": sweep.LabelsOf(x.Axes, &x.Base), "default_outcome": defaultOutcome(x),
+		"gap_target": gap, "cells": cells,
+	})
+}
+
+// gapParam reads ?gap (the gap target of the outcomes): the base spec's
+// gap when it states one, else 1e-6.
+func gapParam(w http.ResponseWriter, r *http.Request, x *store.Sweep) (float64, bool) {
 	gap := x.Base.Gap
 	if gap <= 0 {
 		gap = 1e-6
@@ -251,10 +289,25 @@ func (s *Server) handleSweepGet(w http.ResponseWriter, r *http.Request) {
 		g, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(g > 0) || math.IsInf(g, 0) {
 			writeError(w, http.StatusBadRequest, "gap", "must be a positive number, got "+quote(v))
-			return
+			return 0, false
 		}
 		gap = g
 	}
+	return gap, true
+}
+
+// defaultOutcome is what a sweep's page shows first: the passes to reach
+// the gap its base spec states, else the final gap.
+func defaultOutcome(x *store.Sweep) string {
+	if x.Base.Gap > 0 {
+		return "passes_to_gap"
+	}
+	return "final_gap"
+}
+
+// sweepCells is every cell of a sweep with its run's status and, once the
+// run has finished, its outcomes for the gap target.
+func (s *Server) sweepCells(x *store.Sweep, gap float64) []sweepCell {
 	cells := make([]sweepCell, 0, len(x.Cells))
 	for _, c := range x.Cells {
 		sc := sweepCell{Values: c.Values, Run: c.RunID, Status: store.StatusQueued}
@@ -274,10 +327,7 @@ func (s *Server) handleSweepGet(w http.ResponseWriter, r *http.Request) {
 		}
 		cells = append(cells, sc)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": x.ID, "status": x.Status, "base": x.Base, "axes": x.Axes, "created": x.Created,
-		"gap_target": gap, "cells": cells,
-	})
+	return cells
 }
 
 func (s *Server) handleSweepList(w http.ResponseWriter, r *http.Request) {
@@ -304,6 +354,12 @@ func (s *Server) listSweeps(w http.ResponseWriter, r *http.Request, offset, limi
 		Status     string          `json:"status"`
 		Created    time.Time       `json:"created"`
 		Axes       json.RawMessage `json:"axes"`
+		Labels     []string        `json:"labels"`
+		Name       string          `json:"name"`
+		Note       string          `json:"note"`
+		Starred    bool            `json:"starred"`
+		Problem    string          `json:"problem"`
+		Algorithms []string        `json:"algorithms"`
 		CellsTotal int             `json:"cells_total"`
 		CellsDone  int             `json:"cells_done"`
 	}
@@ -313,7 +369,11 @@ func (s *Server) listSweeps(w http.ResponseWriter, r *http.Request, offset, limi
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		rw := row{ID: x.ID, Status: x.Status, Created: x.Created, Axes: x.Axes, CellsTotal: len(full.Cells)}
+		rw := row{ID: x.ID, Status: x.Status, Created: x.Created, Axes: x.Axes, CellsTotal: len(full.Cells),
+			Labels: sweep.LabelsOf(x.Axes, &x.Base), Name: x.Name, Note: x.Note, Starred: x.Starred, Problem: x.Base.Problem}
+		for _, a := range x.Base.Algorithms {
+			rw.Algorithms = append(rw.Algorithms, a.Algo)
+		}
 		for _, c := range full.Cells {
 			if c.RunID == "" {
 				continue

@@ -40,6 +40,8 @@ type Backend interface {
 	GetSweep(ctx context.Context, id string) (*Sweep, error)
 	ListSweeps(ctx context.Context, offset, limit int) ([]*Sweep, int, error)
 	DeleteSweep(ctx context.Context, id string) error
+	UpdateSweep(ctx context.Context, id string, e Edit) error
+	CellsOf(ctx context.Context, runIDs ...string) (map[string]CellOf, error)
 
 	// verifications: re-runs of a stored run compared with it
 	AddVerification(ctx context.Context, v *Verification) (string, error)

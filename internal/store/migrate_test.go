@@ -15,7 +15,33 @@ import (
 // that version's SQL, and returns a check of what the current code must
 // read from it. A new schema version adds an entry for the version before
 // it (the test fails until it does).
+// oldSweep fills a database at version v (before sweeps had a name, a
+// note and a star) with a sweep, and checks that it reads and takes an edit.
+func oldSweep(v int, id string) func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+	return func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		if _, err := db.Exec(`INSERT INTO sweeps (id, created_us, status, base, axes) VALUES (?, 1767225600000000, 'done', '{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}', '[]')`, id); err != nil {
+			t.Fatal(err)
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			sw, err := s.GetSweep(ctx, id)
+			if err != nil || sw.Name != "" || sw.Starred {
+				t.Fatalf("v%d sweep read as %+v, %v", v, sw, err)
+			}
+			name, yes := "ρ study", true
+			if err := s.UpdateSweep(ctx, sw.ID, Edit{Name: &name, Starred: &yes}); err != nil {
+				t.Fatal(err)
+			}
+			if sw, err := s.GetSweep(ctx, sw.ID); err != nil || sw.Name != name || !sw.Starred {
+				t.Errorf("v%d sweep after an edit: %+v, %v", v, sw, err)
+			}
+		}
+	}
+}
+
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	4: oldSweep(4, "ffffffffffff"),
+	5: oldSweep(5, "gggggggggggg"),
 	3: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
 		// a run made here and a bundle imported from 9999: version 4 dates
 		// their entry into the store by their creation, but never later

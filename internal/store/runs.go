@@ -112,6 +112,7 @@ type Filter struct {
 	Algorithm string // runs with at least one trace of this algorithm
 	Status    string
 	Text      string // substring of the name or the note, ASCII letters in either case
+	Sweep     string // the runs of this sweep's cells
 	// OldestFirst reverses the order: with Status queued, the queue in
 	// the order the runs came.
 	OldestFirst bool
@@ -586,6 +587,10 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 		// both sides folded by the database, so that they fold alike
 		pat := "%" + likeEscape(f.Text) + "%"
 		where, args = append(where, `(LOWER(name) LIKE LOWER(?) ESCAPE '\' OR LOWER(note) LIKE LOWER(?) ESCAPE '\')`), append(args, pat, pat)
+	}
+	if f.Sweep != "" {
+		c, a := sweepFilter(f.Sweep)
+		where, args = append(where, c), append(args, a...)
 	}
 	cond := " WHERE " + strings.Join(where, " AND ")
 	var total int

@@ -110,6 +110,12 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX verifications_run ON verifications (run_id, at_us)`,
 	},
+	// 6: a sweep's name, note and star, as a run's.
+	{
+		`ALTER TABLE sweeps ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN note TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN starred INTEGER NOT NULL DEFAULT 0`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

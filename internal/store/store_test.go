@@ -582,3 +582,59 @@ func TestMissingBatchesAreReported(t *testing.T) {
 		t.Errorf("a count too high: %v", err)
 	}
 }
+
+// A sweep is named, noted and starred like a run; CellsOf finds the cell
+// each run was made for, and Filter.Sweep lists a sweep's runs.
+func TestSweepEditsAndCellsOf(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	sp := spec.Run{Problem: "lasso", Algorithms: []spec.Algo{{Algo: "afw"}}, Replications: 1, Iters: 5}
+	var runs []string
+	for i := 0; i < 3; i++ {
+		id, err := s.PutRun(ctx, &Run{Spec: sp, Version: "t", Status: StatusDone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, id)
+	}
+	sw := &Sweep{Base: sp, Axes: []byte(`[{"param":"algorithms[0].L","values":["auto",2]}]`), Name: "L study",
+		Cells: []Cell{{Index: 0, Values: []byte(`{"algorithms[0].L":"auto"}`), RunID: runs[0]}, {Index: 1, Values: []byte(`{"algorithms[0].L":2}`), RunID: runs[1]}}}
+	id, err := s.PutSweep(ctx, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, star := "the step rule's L", true
+	if err := s.UpdateSweep(ctx, id, Edit{Note: &note, Starred: &star}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSweep(ctx, id)
+	if err != nil || got.Name != "L study" || got.Note != note || !got.Starred {
+		t.Fatalf("sweep %+v, %v", got, err)
+	}
+	long := strings.Repeat("x", MaxName+1)
+	if err := s.UpdateSweep(ctx, id, Edit{Name: &long}); err == nil || !strings.Contains(err.Error(), "name") {
+		t.Errorf("a long name: %v", err)
+	}
+	if err := s.UpdateSweep(ctx, "zzzzzzzzzzzz", Edit{Note: &note}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown sweep: %v", err)
+	}
+	cells, err := s.CellsOf(ctx, runs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 || cells[runs[1]].Sweep != id || cells[runs[1]].Index != 1 || cells[runs[1]].SweepName != "L study" || string(cells[runs[0]].Values) != `{"algorithms[0].L":"auto"}` {
+		t.Errorf("CellsOf %+v", cells)
+	}
+	if _, ok := cells[runs[2]]; ok {
+		t.Error("a run of no sweep has a cell")
+	}
+	list, total, err := s.List(ctx, Filter{Sweep: id})
+	if err != nil || total != 2 || len(list) != 2 {
+		t.Fatalf("Filter.Sweep: %d runs (total %d), %v", len(list), total, err)
+	}
+	for _, r := range list {
+		if r.ID == runs[2] {
+			t.Error("Filter.Sweep lists a run of no sweep")
+		}
+	}
+}

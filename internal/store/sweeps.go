@@ -22,6 +22,9 @@ type Sweep struct {
 	Base    spec.Run
 	Axes    json.RawMessage
 	Cells   []Cell // in index order
+	// The user's name, note and star, as a run's (Update's rules).
+	Name, Note string
+	Starred    bool
 }
 
 // Cell is one point of a sweep.
@@ -54,6 +57,12 @@ func (s *Store) PutSweep(ctx context.Context, sw *Sweep) (string, error) {
 			return "", spec.Errorf(fmt.Sprintf("cells[%d].values", i), "must be valid JSON")
 		}
 	}
+	if err := checkText("name", sw.Name, MaxName); err != nil {
+		return "", err
+	}
+	if err := checkText("note", sw.Note, MaxNote); err != nil {
+		return "", err
+	}
 	base, err := json.Marshal(sw.Base)
 	if err != nil {
 		return "", fmt.Errorf("store: encoding the sweep's base spec: %w", err)
@@ -75,8 +84,8 @@ func (s *Store) PutSweep(ctx context.Context, sw *Sweep) (string, error) {
 			case !errors.Is(err, sql.ErrNoRows):
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO sweeps (id, created_us, status, base, axes) VALUES (?, ?, ?, ?, ?)`,
-				id, micros(sw.Created), sw.Status, string(base), string(sw.Axes)); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO sweeps (id, created_us, status, base, axes, name, note, starred) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+				id, micros(sw.Created), sw.Status, string(base), string(sw.Axes), sw.Name, sw.Note, boolInt(sw.Starred)); err != nil {
 				return err
 			}
 			for _, c := range sw.Cells {
@@ -137,9 +146,11 @@ func scanSweep(sc scanner) (*Sweep, error) {
 	var sw Sweep
 	var created int64
 	var base, axes string
-	if err := sc.Scan(&sw.ID, &created, &sw.Status, &base, &axes); err != nil {
+	var starred int
+	if err := sc.Scan(&sw.ID, &created, &sw.Status, &base, &axes, &sw.Name, &sw.Note, &starred); err != nil {
 		return nil, err
 	}
+	sw.Starred = starred != 0
 	sw.Created = fromMicros(created)
 	sw.Axes = json.RawMessage(axes)
 	if err := json.Unmarshal([]byte(base), &sw.Base); err != nil {
@@ -150,7 +161,7 @@ func scanSweep(sc scanner) (*Sweep, error) {
 
 // GetSweep returns a sweep with its cells.
 func (s *Store) GetSweep(ctx context.Context, id string) (*Sweep, error) {
-	sw, err := scanSweep(s.db.QueryRowContext(ctx, `SELECT id, created_us, status, base, axes FROM sweeps WHERE id = ?`, id))
+	sw, err := scanSweep(s.db.QueryRowContext(ctx, `SELECT `+sweepCols+` FROM sweeps WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: sweep %s: %w", id, ErrNotFound)
 	}
@@ -194,7 +205,7 @@ func (s *Store) ListSweeps(ctx context.Context, offset, limit int) ([]*Sweep, in
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sweeps`).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: listing sweeps: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, created_us, status, base, axes FROM sweeps ORDER BY created_us DESC, id DESC LIMIT ? OFFSET ?`, limit, offset)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sweepCols+` FROM sweeps ORDER BY created_us DESC, id DESC LIMIT ? OFFSET ?`, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: listing sweeps: %w", err)
 	}

@@ -8,7 +8,8 @@
 //
 //	{"base": RUNSPEC,
 //	 "axes": [{"param": "algorithms[0].rho", "values": [0.05, 0.1, 0.2]},
-//	          {"param": "params.n", "values": [100, 200]}]}
+//	          {"param": "params.n", "values": [100, 200]}],
+//	 "name": "ρ against n"}
 //
 // A param path names a top-level spec field (seed, iters, passes, gap,
 // eval_every, replications), a problem parameter (params.NAME) or a field of
@@ -24,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -51,6 +53,9 @@ type Axis struct {
 type Doc struct {
 	Base spec.Run `json:"base"`
 	Axes []Axis   `json:"axes"`
+	// Name and Note are the user's, as a run's (optional).
+	Name string `json:"name,omitempty"`
+	Note string `json:"note,omitempty"`
 }
 
 // Cell is one point of a sweep: its values (by param path) and its spec.
@@ -114,11 +119,24 @@ func Decode(r io.Reader) (*Doc, error) {
 // validated spec. Errors are *spec.FieldError naming base.FIELD, axes,
 // axes[i].param (an unknown or repeated path) or axes[i].values[j] (a value
 // that makes an invalid spec).
-func (d *Doc) Cells() ([]Cell, error) {
+func (d *Doc) Cells() ([]Cell, error) { return d.CellsChecked(nil) }
+
+// CellsChecked is Cells with a further check of every cell's spec (a
+// server's per-run limits, say): a value that fails it alone on the base
+// spec is named as axes[i].values[j] with its param and value, a
+// combination that fails as the last axis' value with the whole cell.
+func (d *Doc) CellsChecked(check func(spec.Run) error) ([]Cell, error) {
+	if check == nil {
+		check = func(spec.Run) error { return nil }
+	}
 	if len(d.Axes) == 0 || len(d.Axes) > MaxAxes {
 		return nil, spec.Errorf("axes", "must hold one or two axes, got %d", len(d.Axes))
 	}
+	// Resolve fills in defaults: on a copy, so that an axis over the
+	// algorithm is not held to the defaults of the base's algorithm.
 	base := d.Base
+	base.Algorithms = append([]spec.Algo(nil), d.Base.Algorithms...)
+	base.Params = maps.Clone(d.Base.Params)
 	if _, _, err := scenarios.Resolve(&base); err != nil {
 		return nil, prefixed("base", err)
 	}
@@ -139,8 +157,12 @@ func (d *Doc) Cells() ([]Cell, error) {
 		total *= len(a.Values)
 		// Each value alone on the base spec names its own fault.
 		for j, v := range a.Values {
-			if _, err := apply(d.Base, map[string]json.RawMessage{a.Param: v}); err != nil {
+			sp, err := apply(d.Base, map[string]json.RawMessage{a.Param: v})
+			if err != nil {
 				return nil, axisError(i, j, a.Param, err)
+			}
+			if err := check(sp); err != nil {
+				return nil, limitError(i, j, a.Param+" = "+string(v), err)
 			}
 		}
 	}
@@ -163,6 +185,9 @@ func (d *Doc) Cells() ([]Cell, error) {
 		if err != nil {
 			// Each value was valid alone: the combination is at fault.
 			return nil, axisError(len(d.Axes)-1, idx[len(d.Axes)-1], "", fmt.Errorf("with %s: %w", describe(d.Axes, idx), err))
+		}
+		if err := check(sp); err != nil {
+			return nil, limitError(len(d.Axes)-1, idx[len(d.Axes)-1], describe(d.Axes, idx), err)
 		}
 		cells = append(cells, Cell{Index: n, Values: vals, Spec: sp})
 	}
@@ -195,6 +220,20 @@ func axisError(i, j int, param string, err error) error {
 		return spec.Errorf(fmt.Sprintf("axes[%d].param", i), "%s", msg)
 	}
 	return spec.Errorf(fmt.Sprintf("axes[%d].values[%d]", i, j), "%s", msg)
+}
+
+// limitError names axes[i].values[j] for a cell spec that is valid but
+// over a limit, with the values that make it so.
+func limitError(i, j int, values string, err error) error {
+	msg := err.Error()
+	var fe *spec.FieldError
+	if errors.As(err, &fe) {
+		msg = fe.Msg
+		if fe.Field != "" {
+			msg = fe.Field + " " + fe.Msg
+		}
+	}
+	return spec.Errorf(fmt.Sprintf("axes[%d].values[%d]", i, j), "with %s the cell's run is over a limit: %s", values, msg)
 }
 
 func prefixed(prefix string, err error) error {
@@ -345,6 +384,14 @@ func set(root map[string]any, steps []step, v any, path string) error {
 		if last {
 			if i == 0 && (s.name == "problem" || s.name == "algorithms" || s.name == "params") {
 				return fmt.Errorf("%w: %q: sweep over a value (params.NAME, algorithms[i].FIELD), not a whole part of the spec", errUnknownPath, path)
+			}
+			if i == 2 && steps[0].name == "algorithms" && stringFields()[s.name] {
+				switch t := v.(type) {
+				case json.Number:
+					v = t.String()
+				case bool:
+					v = strconv.FormatBool(t)
+				}
 			}
 			obj[s.name] = v
 			return nil

@@ -115,6 +115,7 @@ func FuzzSweepDecode(f *testing.F) {
 		`{"base":` + base + `,"axes":[{"param":"params.n","values":[10,20]},{"param":"seed","values":[1,2]}]}`,
 		`{"base":` + base + `,"axes":[{"param":"algorithms[0].rho","values":[0.1]}]}`,
 		`{"base":` + base + `,"axes":[{"param":"algorithms[9].x[3]","values":[{}]}]}`,
+		`{"base":` + base + `,"axes":[{"param":"algorithms[0].L","values":["auto",2]},{"param":"algorithms[1].caratheodory","values":[true,false]}]}`,
 		`{"base":{},"axes":[]}`, `{"axes":[{"param":"[0]","values":[null]}]}`, `[]`, ``, `{"base":` + base + `,"axes":[{"param":"params.n.x","values":["a"]}]}`,
 	} {
 		f.Add([]byte(s))
@@ -134,6 +135,15 @@ func FuzzSweepDecode(f *testing.F) {
 		}
 		if len(cells) == 0 || len(cells) > sweep.MaxCells {
 			t.Fatalf("%d cells", len(cells))
+		}
+		axes, _ := json.Marshal(d.Axes)
+		for i, l := range d.Labels() {
+			if l == "" {
+				t.Fatalf("axis %d has no label", i)
+			}
+		}
+		if sweep.Describe(cells[0].ValuesJSON(d.Axes), axes, &d.Base) == "" {
+			t.Fatal("a cell described as nothing")
 		}
 		for _, c := range cells {
 			sp := c.Spec

@@ -12,7 +12,9 @@ import { initRun } from './js/run.js';
 import { initHistory } from './js/history.js';
 import { initCompare } from './js/compare.js';
 import { initSweep } from './js/sweep.js';
+import { initSweeps, runSweepLink } from './js/sweeps.js';
 import * as lab from './js/lab.js';
+import * as sweepplots from './js/sweepplots.js';
 import * as format from './js/format.js';
 import * as decimate from './js/decimate.js';
 import * as schedule from './js/schedule.js';
@@ -45,6 +47,7 @@ Object.assign(fwlab, {
   vertexAt: teachmath.vertexAt,
   Trace,
   lab,
+  sweepplots,
   ranges,
   progress,
   teachview,
@@ -54,10 +57,14 @@ Object.assign(fwlab, {
 function main() {
   const page = document.body.dataset.page;
   if (page === 'start' && $('#start-form')) initStart();
-  if (page === 'run' && $('#run-page')) initRun();
+  if (page === 'run' && $('#run-page')) {
+    initRun();
+    runSweepLink();
+  }
   if (page === 'history' && $('#history-page')) initHistory();
   if (page === 'compare' && $('#compare-page')) initCompare();
   if (page === 'sweep' && $('#sweep-page')) initSweep();
+  if (page === 'sweeps' && $('#sweeps-page')) initSweeps();
   fwlab.modules = true;
 }
 

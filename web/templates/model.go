@@ -133,6 +133,11 @@ type ComparePage struct {
 	Asset func(string) string
 }
 
+// SweepsPage is the view model of the sweeps' index.
+type SweepsPage struct {
+	Asset func(string) string
+}
+
 // SweepPage is the view model of a sweep's page.
 type SweepPage struct {
 	ID    string

@@ -41,7 +41,7 @@ func History(p HistoryPage) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div id=\"history-page\"><section class=\"card\"><div class=\"history-head\"><h2>History</h2><span id=\"disk-used\" class=\"muted small\"></span></div><form id=\"history-filter\" class=\"controls\" role=\"search\"><label>problem <select id=\"f-problem\"><option value=\"\">any</option></select></label> <label>algorithm <select id=\"f-algo\"><option value=\"\">any</option></select></label> <label>status <select id=\"f-status\"><option value=\"\">any</option> <option value=\"queued\">queued</option> <option value=\"running\">running</option> <option value=\"paused\">paused</option> <option value=\"done\">done</option> <option value=\"failed\">failed</option> <option value=\"cancelled\">cancelled</option> <option value=\"interrupted\">interrupted</option></select></label> <label>search <input type=\"search\" id=\"f-q\" placeholder=\"name or note\"></label></form><div class=\"controls\"><button type=\"button\" id=\"btn-compare\" disabled>Compare selected</button> <button type=\"button\" id=\"btn-delete\" disabled>Delete selected</button> <span id=\"selection\" class=\"muted small\"></span></div><div id=\"confirm-delete\" class=\"confirm\" hidden><span id=\"confirm-text\"></span> <button type=\"button\" id=\"confirm-yes\" class=\"danger\">Delete</button> <button type=\"button\" id=\"confirm-no\">Keep</button></div><p id=\"history-error\" class=\"error\" hidden></p><div class=\"table-wrap\"><table id=\"history\" class=\"history\"><thead><tr><th><input type=\"checkbox\" id=\"select-all\" title=\"select every run on this page\"></th><th title=\"starred\">★</th><th>run</th><th>status</th><th>problem</th><th>algorithms</th><th>key parameters</th><th>final objective</th><th>final gap</th><th>created</th><th></th></tr></thead> <tbody></tbody></table></div><p id=\"history-empty\" class=\"muted\" hidden>No stored run matches.</p><div class=\"controls pager\"><button type=\"button\" id=\"page-prev\">◀ newer</button> <span id=\"page-info\" class=\"muted small\"></span> <button type=\"button\" id=\"page-next\">older ▶</button></div></section><section class=\"card\"><h3>Import a run bundle</h3><div id=\"drop-zone\" class=\"drop-zone\" tabindex=\"0\"><p>Drop a run bundle here (<span class=\"mono\">solve -format json</span>, or a run page's bundle export), or <label class=\"file-pick\">choose a file <input type=\"file\" id=\"import-file\" accept=\".json,application/json\"></label>.</p><p id=\"import-status\" class=\"small\" aria-live=\"polite\"></p></div></section></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div id=\"history-page\"><section class=\"card\"><div class=\"history-head\"><h2>History</h2><span id=\"disk-used\" class=\"muted small\"></span></div><form id=\"history-filter\" class=\"controls\" role=\"search\"><label>problem <select id=\"f-problem\"><option value=\"\">any</option></select></label> <label>algorithm <select id=\"f-algo\"><option value=\"\">any</option></select></label> <label>status <select id=\"f-status\"><option value=\"\">any</option> <option value=\"queued\">queued</option> <option value=\"running\">running</option> <option value=\"paused\">paused</option> <option value=\"done\">done</option> <option value=\"failed\">failed</option> <option value=\"cancelled\">cancelled</option> <option value=\"interrupted\">interrupted</option></select></label> <label>sweep <select id=\"f-sweep\"><option value=\"\">any</option></select></label> <label>search <input type=\"search\" id=\"f-q\" placeholder=\"name or note\"></label></form><div class=\"controls\"><button type=\"button\" id=\"btn-compare\" disabled>Compare selected</button> <button type=\"button\" id=\"btn-delete\" disabled>Delete selected</button> <span id=\"selection\" class=\"muted small\"></span></div><div id=\"confirm-delete\" class=\"confirm\" hidden><span id=\"confirm-text\"></span> <button type=\"button\" id=\"confirm-yes\" class=\"danger\">Delete</button> <button type=\"button\" id=\"confirm-no\">Keep</button></div><p id=\"history-error\" class=\"error\" hidden></p><div class=\"table-wrap\"><table id=\"history\" class=\"history\"><thead><tr><th><input type=\"checkbox\" id=\"select-all\" title=\"select every run on this page\"></th><th title=\"starred\">★</th><th>run</th><th>status</th><th>problem</th><th>algorithms</th><th>key parameters</th><th>sweep</th><th>final objective</th><th>final gap</th><th>created</th><th></th></tr></thead> <tbody></tbody></table></div><p id=\"history-empty\" class=\"muted\" hidden>No stored run matches.</p><div class=\"controls pager\"><button type=\"button\" id=\"page-prev\">◀ newer</button> <span id=\"page-info\" class=\"muted small\"></span> <button type=\"button\" id=\"page-next\">older ▶</button></div></section><section class=\"card\"><h3>Import a run bundle</h3><div id=\"drop-zone\" class=\"drop-zone\" tabindex=\"0\"><p>Drop a run bundle here (<span class=\"mono\">solve -format json</span>, or a run page's bundle export), or <label class=\"file-pick\">choose a file <input type=\"file\" id=\"import-file\" accept=\".json,application/json\"></label>.</p><p id=\"import-status\" class=\"small\" aria-live=\"polite\"></p></div></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -93,7 +93,7 @@ func Compare(p ComparePage) templ.Component {
 			var templ_7745c5c3_Var5 string
 			templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Runs).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `store.templ`, Line: 85, Col: 43}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `store.templ`, Line: 87, Col: 43}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 			if templ_7745c5c3_Err != nil {
@@ -151,32 +151,78 @@ func Sweep(p SweepPage) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `store.templ`, Line: 144, Col: 43}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `store.templ`, Line: 146, Col: 43}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\" data-status=\"loading\"><section class=\"card run-head\"><div class=\"run-title\"><h2>Sweep <span class=\"mono\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\" data-status=\"loading\"><section class=\"card run-head\"><div class=\"run-title\"><button type=\"button\" id=\"sweep-star\" class=\"star\" aria-pressed=\"false\" title=\"star\">☆</button><h2><span id=\"sweep-name\">Sweep</span> <span class=\"mono muted small\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(p.ID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `store.templ`, Line: 147, Col: 40}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `store.templ`, Line: 150, Col: 81}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</span></h2><span id=\"sweep-status\" class=\"status\">loading</span> <span id=\"sweep-progress\" class=\"muted small\" aria-live=\"polite\"></span></div><div class=\"controls\"><label>outcome <select id=\"outcome\"><option value=\"final_gap\">final gap</option> <option value=\"final_objective\">final objective</option> <option value=\"passes_to_gap\">passes to reach the gap</option> <option value=\"seconds_to_gap\">seconds to reach the gap</option></select></label> <label>gap target <input type=\"text\" id=\"gap-target\" size=\"8\" placeholder=\"spec's gap\"></label> <label>algorithm <select id=\"sweep-algo\"></select></label> <label><input type=\"checkbox\" id=\"sweep-log\" checked> log scale</label> <span class=\"sep\"></span> <button type=\"button\" id=\"sweep-cancel\">Cancel sweep</button> <a id=\"sweep-compare\" href=\"#\">compare every cell</a> <button type=\"button\" id=\"sweep-verify\" title=\"Re-run every cell here, one after the other through the queue, and compare each with its run; History and each run's page show the outcomes\">Verify every cell</button> <span id=\"sweep-verify-status\" class=\"muted small\" aria-live=\"polite\"></span></div><p class=\"muted small\" id=\"sweep-explain\">Each cell is the median over its run's replications; click a cell to open its run.</p><p id=\"sweep-error\" class=\"error\" hidden></p></section><section class=\"card\"><div id=\"sweep-plot\" class=\"sweep-plot\"></div></section><section class=\"card\"><h3>Cells</h3><div class=\"table-wrap\"><table id=\"sweep-cells\" class=\"sweep-cells\"><thead></thead> <tbody></tbody></table></div></section></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</span></h2><button type=\"button\" id=\"sweep-edit\" class=\"small edit\" title=\"rename or write a note\">edit</button> <span id=\"sweep-status\" class=\"status\">loading</span> <span id=\"sweep-progress\" class=\"muted small\" aria-live=\"polite\"></span></div><p id=\"sweep-note\" class=\"muted small\"></p><div id=\"sweep-editor\" class=\"controls\" hidden><label>name <input type=\"text\" id=\"sweep-name-in\" size=\"30\" maxlength=\"200\"></label> <label>note <input type=\"text\" id=\"sweep-note-in\" size=\"50\"></label> <button type=\"button\" id=\"sweep-save\">Save</button> <button type=\"button\" id=\"sweep-edit-cancel\">Cancel</button></div><div class=\"controls\"><label>outcome <select id=\"outcome\"><option value=\"final_gap\">final gap</option> <option value=\"final_objective\">final objective</option> <option value=\"passes_to_gap\">passes to reach the gap</option> <option value=\"seconds_to_gap\">seconds to reach the gap</option></select></label> <label>gap target <input type=\"text\" id=\"gap-target\" size=\"8\" placeholder=\"spec's gap\"></label> <label>algorithm <select id=\"sweep-algo\"></select></label> <label><input type=\"checkbox\" id=\"sweep-log\" checked> log scale</label> <span class=\"sep\"></span> <button type=\"button\" id=\"sweep-cancel\">Cancel sweep</button> <a id=\"sweep-compare\" href=\"#\">compare every cell</a> <a id=\"sweep-runs\" href=\"#\">its runs in History</a> <a id=\"sweep-csv\" href=\"#\" download>cells as CSV</a> <a id=\"sweep-json\" href=\"#\" download>cells as JSON</a> <button type=\"button\" id=\"sweep-verify\" title=\"Re-run every cell here, one after the other through the queue, and compare each with its run; History and each run's page show the outcomes\">Verify every cell</button> <span id=\"sweep-verify-status\" class=\"muted small\" aria-live=\"polite\"></span></div><p class=\"muted small\" id=\"sweep-explain\">Each cell is the median over its run's replications; click a cell to open its run.</p><p id=\"sweep-error\" class=\"error\" hidden></p></section><section class=\"card\"><div id=\"sweep-plot\" class=\"sweep-plot\"></div></section><section class=\"card\"><h3>Parallel coordinates</h3><p class=\"muted small\">Each line is a cell's run (an algorithm's median over replications): its axis values and the outcome, coloured by the outcome.</p><div id=\"sweep-parallel\" class=\"sweep-plot\"></div></section><section class=\"card\"><h3>Slices</h3><p class=\"muted small\">The outcome against each axis' value, every other axis free: a dot per replication, the line through the medians.</p><div id=\"sweep-slices\" class=\"sweep-slices\"></div></section><section class=\"card\"><h3>Cells</h3><div class=\"table-wrap\"><table id=\"sweep-cells\" class=\"sweep-cells\"><thead></thead> <tbody></tbody></table></div></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			return nil
 		})
 		templ_7745c5c3_Err = Layout("Sweep "+p.ID, p.Asset, "sweep").Render(templ.WithChildren(ctx, templ_7745c5c3_Var7), templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		return nil
+	})
+}
+
+// Sweeps is the index of every sweep (GET /api/sweeps), newest first: name,
+// problem, axes, status, cells done and created, with star, rename, note
+// and delete.
+func Sweeps(p SweepsPage) templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
+				}
+			}()
+		}
+		ctx = templ.InitializeContext(ctx)
+		ctx = templ.ClearChildren(ctx)
+		templ_7745c5c3_Var11 := templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+			templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+			templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+			if !templ_7745c5c3_IsBuffer {
+				defer func() {
+					templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+					if templ_7745c5c3_Err == nil {
+						templ_7745c5c3_Err = templ_7745c5c3_BufErr
+					}
+				}()
+			}
+			ctx = templ.InitializeContext(ctx)
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<div id=\"sweeps-page\"><section class=\"card\"><div class=\"history-head\"><h2>Sweeps</h2><span id=\"sweeps-count\" class=\"muted small\"></span></div><div class=\"controls\"><button type=\"button\" id=\"sweeps-delete\" disabled>Delete selected</button> <label><input type=\"checkbox\" id=\"sweeps-delete-runs\"> with their runs</label> <span id=\"sweeps-selection\" class=\"muted small\"></span></div><p id=\"sweeps-error\" class=\"error\" hidden></p><div class=\"table-wrap\"><table id=\"sweeps\" class=\"history\"><thead><tr><th></th><th title=\"starred\">★</th><th>sweep</th><th>problem</th><th>axes</th><th>status</th><th>cells done</th><th>created</th></tr></thead> <tbody></tbody></table></div><p id=\"sweeps-empty\" class=\"muted\" hidden>No sweep yet: start one from the start page's sweep section, POST /api/sweeps, or import a <span class=\"mono\">solve -sweep</span> directory.</p><div class=\"controls pager\"><button type=\"button\" id=\"sweeps-prev\">◀ newer</button> <span id=\"sweeps-page-info\" class=\"muted small\"></span> <button type=\"button\" id=\"sweeps-next\">older ▶</button></div></section></div>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			return nil
+		})
+		templ_7745c5c3_Err = Layout("Sweeps", p.Asset, "sweeps").Render(templ.WithChildren(ctx, templ_7745c5c3_Var11), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -147,7 +147,10 @@ func (s *Store) Finish(ctx context.Context, id, claim string, results []store.Tr
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `UPDATE runs SET status = $2, ended_us = $3, message = $4 WHERE id = $1`, id, status, micros(ended), message)
+		if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, ended_us = $3, message = $4 WHERE id = $1`, id, status, micros(ended), message); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, id) // its followers read the end
 		return err
 	})
 	if err != nil {

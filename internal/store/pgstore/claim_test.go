@@ -123,3 +123,51 @@ func TestAppendNotifies(t *testing.T) {
 		t.Fatalf("notification %+v, %v", n, err)
 	}
 }
+
+// TestWakeOnAppend: a subscriber of a run is woken when its records are
+// committed, not by another run's, and again after PostgreSQL restarted.
+func TestWakeOnAppend(t *testing.T) {
+	c := pgtest.Start(t) // restarted below
+	ctx := context.Background()
+	s, err := Open(ctx, c.NewDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, _ := s.PutRun(ctx, storetest.TestRun("lasso", "afw"))
+	b, _ := s.PutRun(ctx, storetest.TestRun("lasso", "afw"))
+	wake, stop := s.Wake(a)
+	defer stop()
+	recs := storetest.RandRecords(rand.New(rand.NewPCG(1, 1)), 3)
+	woken := func(what string) {
+		t.Helper()
+		// the listener may still be starting: append until woken
+		for i := 0; i < 100; i++ {
+			if err := s.AppendRecords(ctx, a, 0, recs); err != nil {
+				continue // the pool reconnects
+			}
+			select {
+			case <-wake:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		t.Fatalf("not woken %s", what)
+	}
+	woken("by an append")
+	if err := s.AppendRecords(ctx, b, 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-wake:
+		t.Error("woken by another run's records")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := c.Shutdown("fast"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Startup(); err != nil {
+		t.Fatal(err)
+	}
+	woken("after a restart")
+}

@@ -21,7 +21,30 @@ const oldSpec = `{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications"
 // that version's SQL, and returns a check of what the current code reads
 // from it. A new schema version adds an entry for the version before it
 // (the test fails until it does).
+// oldSweep fills a database at version v (before sweeps had a name, a
+// note and a star) with a sweep, and checks that it reads and takes an edit.
+func oldSweep(v int, id string) func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+	return func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		exec(t, pool, `INSERT INTO sweeps (id, created_us, status, base, axes) VALUES ($2, 1767225600000000, 'done', $1, '[]')`, oldSpec, id)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			sw, err := s.GetSweep(ctx, id)
+			if err != nil || sw.Name != "" || sw.Starred {
+				t.Fatalf("v%d sweep read as %+v, %v", v, sw, err)
+			}
+			name, yes := "ρ study", true
+			if err := s.UpdateSweep(ctx, sw.ID, store.Edit{Name: &name, Starred: &yes}); err != nil {
+				t.Fatal(err)
+			}
+			if sw, err := s.GetSweep(ctx, sw.ID); err != nil || sw.Name != name || !sw.Starred {
+				t.Errorf("v%d sweep after an edit: %+v, %v", v, sw, err)
+			}
+		}
+	}
+}
+
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	6: oldSweep(6, "ffffffffffff"),
 	0: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		return func(t *testing.T, s *Store) {
 			if _, total, err := s.List(context.Background(), store.Filter{}); err != nil || total != 0 {

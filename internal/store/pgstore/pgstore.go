@@ -46,6 +46,8 @@ type Store struct {
 
 	readMu  sync.Mutex
 	reading map[string]int // runs whose records EachRecord is reading
+
+	listen listener // LISTEN on Channel for Wake
 }
 
 var _ store.Backend = (*Store)(nil)
@@ -87,8 +89,9 @@ func Redact(url string) string {
 // Pool returns the store's connection pool (the queue shares it).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close closes the pool.
+// Close stops the listener and closes the pool.
 func (s *Store) Close() error {
+	s.stopListening()
 	s.pool.Close()
 	return nil
 }

@@ -150,6 +150,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 		p := arg("%" + store.LikeEscape(f.Text) + "%")
 		where = append(where, `(LOWER(name) LIKE LOWER(`+p+`) ESCAPE '\' OR LOWER(note) LIKE LOWER(`+p+`) ESCAPE '\')`)
 	}
+	if f.Sweep != "" {
+		where = append(where, `id IN (SELECT run_id FROM sweep_cells WHERE sweep_id = `+arg(f.Sweep)+` AND run_id IS NOT NULL)`)
+	}
 	cond := ""
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")

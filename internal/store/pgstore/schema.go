@@ -115,6 +115,12 @@ var migrations = [][]string{
 		`ALTER TABLE runs ALTER COLUMN entered_us SET NOT NULL`,
 		`CREATE INDEX runs_entered ON runs (entered_us, id)`,
 	},
+	// 7: a sweep's name, note and star, as a run's.
+	{
+		`ALTER TABLE sweeps ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN note TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE sweeps ADD COLUMN starred BOOLEAN NOT NULL DEFAULT FALSE`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,6 +36,12 @@ func (s *Store) PutSweep(ctx context.Context, sw *store.Sweep) (string, error) {
 			return "", spec.Errorf(fmt.Sprintf("cells[%d].values", i), "must be valid JSON")
 		}
 	}
+	if err := checkText("name", sw.Name, store.MaxName); err != nil {
+		return "", err
+	}
+	if err := checkText("note", sw.Note, store.MaxNote); err != nil {
+		return "", err
+	}
 	base, err := json.Marshal(sw.Base)
 	if err != nil {
 		return "", fmt.Errorf("store: encoding the sweep's base spec: %w", err)
@@ -49,8 +56,8 @@ func (s *Store) PutSweep(ctx context.Context, sw *store.Sweep) (string, error) {
 			id = store.NewID()
 		}
 		err := s.tx(ctx, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, `INSERT INTO sweeps (id, created_us, status, base, axes) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
-				id, micros(sw.Created), sw.Status, string(base), string(sw.Axes))
+			tag, err := tx.Exec(ctx, `INSERT INTO sweeps (id, created_us, status, base, axes, name, note, starred) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
+				id, micros(sw.Created), sw.Status, string(base), string(sw.Axes), sw.Name, sw.Note, sw.Starred)
 			if err != nil {
 				return err
 			}
@@ -95,7 +102,7 @@ func scanSweep(row pgx.Row) (*store.Sweep, error) {
 	var sw store.Sweep
 	var created int64
 	var base, axes string
-	if err := row.Scan(&sw.ID, &created, &sw.Status, &base, &axes); err != nil {
+	if err := row.Scan(&sw.ID, &created, &sw.Status, &base, &axes, &sw.Name, &sw.Note, &sw.Starred); err != nil {
 		return nil, err
 	}
 	sw.Created = fromMicros(created)
@@ -108,7 +115,7 @@ func scanSweep(row pgx.Row) (*store.Sweep, error) {
 
 // GetSweep returns a sweep with its cells.
 func (s *Store) GetSweep(ctx context.Context, id string) (*store.Sweep, error) {
-	sw, err := scanSweep(s.pool.QueryRow(ctx, `SELECT id, created_us, status, base, axes FROM sweeps WHERE id = $1`, id))
+	sw, err := scanSweep(s.pool.QueryRow(ctx, `SELECT `+sweepCols+` FROM sweeps WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("sweep " + id)
 	}
@@ -155,7 +162,7 @@ func (s *Store) ListSweeps(ctx context.Context, offset, limit int) ([]*store.Swe
 	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM sweeps`).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: listing sweeps: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, created_us, status, base, axes FROM sweeps ORDER BY created_us DESC, id COLLATE "C" DESC LIMIT $1 OFFSET $2`, limit, offset)
+	rows, err := s.pool.Query(ctx, `SELECT `+sweepCols+` FROM sweeps ORDER BY created_us DESC, id COLLATE "C" DESC LIMIT $1 OFFSET $2`, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: listing sweeps: %w", err)
 	}
@@ -177,4 +184,63 @@ func (s *Store) ListSweeps(ctx context.Context, offset, limit int) ([]*store.Swe
 // DeleteSweep deletes a sweep and its cells (not the cells' runs).
 func (s *Store) DeleteSweep(ctx context.Context, id string) error {
 	return s.exec(ctx, "sweep "+id, "deleting", `DELETE FROM sweeps WHERE id = $1`, id)
+}
+
+const sweepCols = `id, created_us, status, base, axes, name, note, starred`
+
+// UpdateSweep applies a user's edit (name, note, star; a run's rules) to a
+// sweep.
+func (s *Store) UpdateSweep(ctx context.Context, id string, e store.Edit) error {
+	var sets []string
+	var args []any
+	if e.Name != nil {
+		if err := checkText("name", *e.Name, store.MaxName); err != nil {
+			return err
+		}
+		args = append(args, *e.Name)
+		sets = append(sets, fmt.Sprintf("name = $%d", len(args)))
+	}
+	if e.Note != nil {
+		if err := checkText("note", *e.Note, store.MaxNote); err != nil {
+			return err
+		}
+		args = append(args, *e.Note)
+		sets = append(sets, fmt.Sprintf("note = $%d", len(args)))
+	}
+	if e.Starred != nil {
+		args = append(args, *e.Starred)
+		sets = append(sets, fmt.Sprintf("starred = $%d", len(args)))
+	}
+	if len(sets) == 0 {
+		sets = []string{"id = id"} // only checks that the sweep exists
+	}
+	args = append(args, id)
+	return s.exec(ctx, "sweep "+id, "updating", fmt.Sprintf(`UPDATE sweeps SET %s WHERE id = $%d`, strings.Join(sets, ", "), len(args)), args...)
+}
+
+// CellsOf returns, for each of the runs that is a sweep's cell, that cell.
+func (s *Store) CellsOf(ctx context.Context, runIDs ...string) (map[string]store.CellOf, error) {
+	out := map[string]store.CellOf{}
+	if len(runIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT c.run_id, c.sweep_id, w.name, c.idx, c.vals FROM sweep_cells c JOIN sweeps w ON w.id = c.sweep_id
+		WHERE c.run_id = ANY($1)`, runIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store: the sweeps of runs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var run, vals string
+		var c store.CellOf
+		if err := rows.Scan(&run, &c.Sweep, &c.SweepName, &c.Index, &vals); err != nil {
+			return nil, fmt.Errorf("store: the sweeps of runs: %w", err)
+		}
+		c.Values = json.RawMessage(vals)
+		out[run] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: the sweeps of runs: %w", err)
+	}
+	return out, nil
 }

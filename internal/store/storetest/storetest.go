@@ -53,6 +53,7 @@ var Checks = []Check{
 	{"TrimKeepsNewestStarredAndLive", checkTrim},
 	{"Sweeps", checkSweeps},
 	{"SweepsListAndValidate", checkSweepsList},
+	{"SweepEditsCellsOfAndFilter", checkSweepEdits},
 	{"ConcurrentWritersAndReaders", checkConcurrent},
 	{"IntegrityAndDiskUsage", checkIntegrity},
 	{"AppenderStreamsInBatches", checkAppender},
@@ -982,6 +983,55 @@ func checkIntegrity(t *testing.T, s store.Backend) {
 	}
 	if n, err := s.DiskUsage(ctx); err != nil || n <= 0 {
 		t.Errorf("disk usage %d, %v", n, err)
+	}
+}
+
+// checkSweepEdits: a sweep is named, noted and starred like a run; CellsOf
+// finds the cell each run was made for; Filter.Sweep lists a sweep's runs.
+func checkSweepEdits(t *testing.T, s store.Backend) {
+	ctx := context.Background()
+	var runs []string
+	for i := 0; i < 3; i++ {
+		runs = append(runs, put(t, s, TestRun("lasso", "ssfw-as")))
+	}
+	sw := testSweep()
+	sw.Name = "ρ study"
+	sw.Cells[0].RunID, sw.Cells[1].RunID = runs[0], runs[1]
+	id, err := s.PutSweep(ctx, sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, star := "does ρ matter?", true
+	if err := s.UpdateSweep(ctx, id, store.Edit{Note: &note, Starred: &star}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSweep(ctx, id)
+	if err != nil || got.Name != "ρ study" || got.Note != note || !got.Starred {
+		t.Fatalf("sweep %+v, %v", got, err)
+	}
+	long := strings.Repeat("x", store.MaxName+1)
+	if err := s.UpdateSweep(ctx, id, store.Edit{Name: &long}); !fieldErr(err, "name") {
+		t.Errorf("a long name: %v", err)
+	}
+	if err := s.UpdateSweep(ctx, "zzzzzzzzzzzz", store.Edit{Note: &note}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an unknown sweep: %v", err)
+	}
+	cells, err := s.CellsOf(ctx, runs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 || cells[runs[1]].Sweep != id || cells[runs[1]].Index != 1 || cells[runs[1]].SweepName != "ρ study" ||
+		string(cells[runs[0]].Values) != `{"algorithms[0].rho":0.05}` {
+		t.Errorf("CellsOf %+v", cells)
+	}
+	list, total, err := s.List(ctx, store.Filter{Sweep: id})
+	if err != nil || total != 2 || len(list) != 2 {
+		t.Fatalf("Filter.Sweep: %d runs (total %d), %v", len(list), total, err)
+	}
+	for _, r := range list {
+		if r.ID == runs[2] {
+			t.Error("Filter.Sweep lists a run of no sweep")
+		}
 	}
 }
 

@@ -149,10 +149,13 @@ export async function exportBundle(S, showError) {
   if (blob) fwlab.lastBundle = await blob.text();
 }
 
-// exportFigure downloads the run's figure (svg, png or pdf).
+// exportFigure downloads the run's figure (svg, png or pdf) at the size
+// the page's #figure-size chooses (column, page or slide).
 export async function exportFigure(S, format, showError) {
   if (!['svg', 'png', 'pdf'].includes(format)) return;
-  await fetchDownload(S, `/api/runs/${encodeURIComponent(S.runId)}/figure.${format}`, `fwlab-${S.runId}.${format}`, 'figure', showError);
+  const sizeSel = document.querySelector('#figure-size');
+  const size = sizeSel ? sizeSel.value : 'page';
+  await fetchDownload(S, `/api/runs/${encodeURIComponent(S.runId)}/figure.${format}?size=${encodeURIComponent(size)}`, `fwlab-${S.runId}-${size}.${format}`, 'figure', showError);
 }
 
 // bindPNGButtons makes every [data-png] button of the page download its

@@ -215,7 +215,7 @@ export function initStart() {
     const row = tmpl.content.firstElementChild.cloneNode(true);
     // Fields without a control (spg's mu and eps, workers, …) ride along.
     const keep = {};
-    for (const k of ['workers', 'caratheodory', 'mu', 'eps', 'no_average']) if (a && a[k]) keep[k] = a[k];
+    for (const k of ['workers', 'caratheodory', 'mu', 'eps', 'no_average', 'slack']) if (a && a[k]) keep[k] = a[k];
     row.dataset.keep = JSON.stringify(keep);
     const algoSel = $('[data-key=algo]', row);
     for (const name of p.algorithms) algoSel.append(el('option', { value: name, text: name }));
@@ -671,8 +671,14 @@ export function initStart() {
       if (f.startsWith('params.')) {
         const k = e.dataset.kind || (e.type === 'number' ? (e.step === '1' ? 'int' : 'float') : '');
         if (k === 'int' || k === 'float') kind = k;
-      } else if (/^algorithms\[\d+\]\.(rho|alpha|m0|growth|r|L)$/.test(f)) {
+      } else if (/^algorithms\[\d+\]\.(rho|alpha|m0|growth|r)$/.test(f)) {
         kind = /\.(m0|r)$/.test(f) ? 'int' : 'float';
+      } else if (/^algorithms\[\d+\]\.L$/.test(f)) {
+        kind = 'L'; // numbers, or auto
+      } else if (/^algorithms\[\d+\]\.(algo|stepsize|schedule)$/.test(f)) {
+        kind = 'text'; // names: algorithms, step rules, schedules
+      } else if (/^algorithms\[\d+\]\.(caratheodory|no_average)$/.test(f)) {
+        kind = 'bool';
       } else if (SWEEPABLE_RUN.has(f)) {
         kind = f === 'passes' || f === 'gap' ? 'float' : 'int';
       }

@@ -1,6 +1,8 @@
 // Number formatting, colours and the names of the metrics: pure functions,
 // no DOM access (tested in the browser harness).
 
+import PALETTE from '/palette.json' with { type: 'json' };
+
 // fmtNum labels axis ticks so that they stay readable on log axes (uPlot's
 // default prints values ≤ 1e-4 as "0").
 export function fmtNum(v) {
@@ -21,7 +23,9 @@ export function fmtCell(v, digits) {
 }
 
 // COLORS are the algorithms' colours, in the order of the run's rows.
-export const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
+// They are the figures' palette (colour-blind safe), read from the one
+// file both use, /palette.json (internal/palette).
+export const COLORS = PALETTE.colors;
 
 export function alpha(hex, a) {
   const n = parseInt(hex.slice(1), 16);

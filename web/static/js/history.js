@@ -8,11 +8,19 @@
 import { $, $$, el, api, postRaw, fwlab } from './util.js';
 import { fmtCell } from './format.js';
 import { keyParams, finals, fmtBytes } from './lab.js';
+import { sweepChoices } from './sweeps.js';
 import { fmtDuration } from './progress.js';
 import { verifiedBadge } from './verify.js';
 
 const LIMIT = 50;
 const LIVE = new Set(['queued', 'running', 'paused']);
+
+// The sweep a run was made for, and its cell's values in words.
+function sweepCell(r) {
+  const sw = r.sweep;
+  if (!sw) return el('td', { class: 'small muted', text: '' });
+  return el('td', { class: 'small sweep-ref' }, el('a', { href: '/sweeps/' + encodeURIComponent(sw.id), text: sw.name || sw.id, 'data-sweep': sw.id }), el('div', { class: 'muted', text: sw.text || '' }));
+}
 
 // statusCell shows a run's status, and a live run's progress towards its
 // limits with the time left at its traces' rates (the server's estimate).
@@ -34,6 +42,7 @@ export function initHistory() {
     algo: url.get('algo') || '',
     status: url.get('status') || '',
     q: url.get('q') || '',
+    sweep: url.get('sweep') || '',
     offset: Math.max(0, parseInt(url.get('offset') || '0', 10) || 0),
     total: 0,
     rows: [],
@@ -60,6 +69,7 @@ export function initHistory() {
     } catch (e) {
       /* the filters keep "any" and the value in the URL */
     }
+    sweepChoices($('#f-sweep'), S.sweep);
   }
   function fillSelect(sel, names, value) {
     const have = new Set($$('option', sel).map((o) => o.value));
@@ -78,6 +88,7 @@ export function initHistory() {
     if (S.algo) p.set('algo', S.algo);
     if (S.status) p.set('status', S.status);
     if (S.q) p.set('q', S.q);
+    if (S.sweep) p.set('sweep', S.sweep);
     if (S.offset) p.set('offset', String(S.offset));
     return p;
   }
@@ -177,6 +188,7 @@ export function initHistory() {
       el('td', { text: r.problem || '' }),
       el('td', {}, ...(r.algorithms || []).map((a) => el('div', { text: a }))),
       el('td', { class: 'params small mono', text: keyParams(r) }),
+      sweepCell(r),
       objCell,
       gapCell,
       el('td', { class: 'small', title: r.ended ? 'ended ' + new Date(r.ended).toLocaleString() : '', text: r.created ? new Date(r.created).toLocaleString() : '' }),
@@ -261,10 +273,11 @@ export function initHistory() {
     S.algo = $('#f-algo').value;
     S.status = $('#f-status').value;
     S.q = $('#f-q').value.trim();
+    S.sweep = $('#f-sweep').value;
     S.offset = 0;
     load();
   };
-  for (const id of ['#f-problem', '#f-algo', '#f-status']) $(id).addEventListener('change', refilter);
+  for (const id of ['#f-problem', '#f-algo', '#f-status', '#f-sweep']) $(id).addEventListener('change', refilter);
   let typing = 0;
   $('#f-q').addEventListener('input', () => {
     clearTimeout(typing);

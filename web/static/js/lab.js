@@ -180,7 +180,8 @@ export function ink(t) {
 }
 
 // parseValues reads a sweep axis' values as typed: numbers separated by
-// commas or spaces; an integer parameter takes integers only. Returns
+// commas or spaces; an integer parameter takes integers only; text (names)
+// as written, bool true or false, L numbers or auto. Returns
 // {values} or {error} naming the offending entry.
 export function parseValues(text, kind) {
   const parts = String(text || '').split(/[\s,;]+/).filter((s) => s !== '');
@@ -189,6 +190,15 @@ export function parseValues(text, kind) {
   for (const p of parts) {
     if (kind === 'text' || kind === 'string') {
       values.push(p);
+      continue;
+    }
+    if (kind === 'bool') {
+      if (!/^(true|false)$/i.test(p)) return { error: `"${p.slice(0, 20)}" is not true or false` };
+      values.push(p.toLowerCase() === 'true');
+      continue;
+    }
+    if (kind === 'L' && p.toLowerCase() === 'auto') {
+      values.push('auto');
       continue;
     }
     const v = Number(p);

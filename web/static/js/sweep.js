@@ -1,12 +1,20 @@
 // A sweep's page: a heat map (two axes) or a line (one axis) of a chosen
 // outcome (final gap or objective, passes or seconds to reach a gap), the
-// median over each cell's replications, each cell linking to its run; it
-// follows the sweep (GET /api/sweeps/{id}) until every cell has ended.
+// median over each cell's replications, each cell linking to its run; a
+// parallel-coordinates plot and a slice per axis (sweepplots.js); its
+// name, note and star; its cells as CSV and JSON. It follows the sweep
+// (GET /api/sweeps/{id}) until every cell has ended. The first outcome
+// shown is the server's default_outcome (passes to the gap the base spec
+// states, else the final gap). Axes are labelled in words (the server's
+// labels) and may hold strings and booleans.
 
 import { $, el, api, fwlab } from './util.js';
-import { fmtCell, fmtNum } from './format.js';
+import { fmtCell } from './format.js';
 import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf } from './lab.js';
 import { initSweepVerify } from './verify.js';
+import { valueText, parallelPlot, slicePlot } from './sweepplots.js';
+
+const fmtNum = valueText;
 
 const SVG = 'http://www.w3.org/2000/svg';
 const LIVE = new Set(['queued', 'running', 'paused']);
@@ -21,8 +29,8 @@ function svg(tag, attrs, ...kids) {
 export function initSweep() {
   const page = $('#sweep-page');
   const id = page.dataset.sweepId;
-  const S = { sweep: null, outcome: 'final_gap', algo: '', log: true, gap: '', timer: 0, polls: 0 };
-  fwlab.sweep = { id, polls: 0, status: '', cells: [], drawn: 0, kind: '' };
+  const S = { sweep: null, outcome: null, algo: '', log: true, gap: '', timer: 0, polls: 0, rows: [], rowsKey: '' };
+  fwlab.sweep = { id, polls: 0, status: '', cells: [], drawn: 0, kind: '', outcome: '', parallel: null, slices: [] };
   initSweepVerify(id);
   const showError = (msg) => {
     const p = $('#sweep-error');
@@ -51,12 +59,55 @@ export function initSweep() {
     }
     showError('');
     S.sweep = res.data;
+    if (S.outcome == null) {
+      // the gap the base spec states is the target the outcome starts with
+      if (res.data.base && res.data.base.gap > 0 && !$('#gap-target').value) $('#gap-target').value = String(res.data.base.gap);
+      S.outcome = OUTCOMES[res.data.default_outcome] ? res.data.default_outcome : 'final_gap';
+      $('#outcome').value = S.outcome;
+      $('#sweep-log').checked = S.log = OUTCOMES[S.outcome].log;
+    }
+    await loadRows();
     draw();
     if (LIVE.has(S.sweep.status) || (S.sweep.cells || []).some((c) => LIVE.has(c.status))) S.timer = setTimeout(poll, 1000);
   }
 
+  // loadRows fetches every replication's outcome (the cells export) when
+  // the cells that ended, or the gap target, changed.
+  async function loadRows() {
+    const sw = S.sweep;
+    const key = (sw.cells || []).map((c) => c.status).join(',') + '|' + S.gap;
+    if (key === S.rowsKey) return;
+    try {
+      const q = S.gap ? '&gap=' + encodeURIComponent(S.gap) : '';
+      const res = await api('GET', `/api/sweeps/${encodeURIComponent(id)}/cells?format=json${q}`);
+      if (res.ok && res.data) {
+        S.rows = res.data.rows || [];
+        S.rowsKey = key;
+      }
+    } catch (e) {
+      /* the slices wait for the next poll */
+    }
+  }
+
+  function header(sw) {
+    $('#sweep-name').textContent = sw.name || 'Sweep';
+    document.title = `${sw.name || 'Sweep ' + id} · fwlab`;
+    $('#sweep-note').textContent = sw.note || '';
+    const star = $('#sweep-star');
+    star.textContent = sw.starred ? '★' : '☆';
+    star.classList.toggle('on', !!sw.starred);
+    star.setAttribute('aria-pressed', String(!!sw.starred));
+    const q = S.gap ? '&gap=' + encodeURIComponent(S.gap) : '';
+    $('#sweep-csv').href = `/api/sweeps/${encodeURIComponent(id)}/cells?format=csv${q}`;
+    $('#sweep-json').href = `/api/sweeps/${encodeURIComponent(id)}/cells?format=json${q}`;
+    $('#sweep-runs').href = '/runs?sweep=' + encodeURIComponent(id);
+  }
+
+  const labelOf = (a, i) => (S.sweep && S.sweep.labels && S.sweep.labels[i]) || (a ? a.param : '');
+
   function draw() {
     const sw = S.sweep;
+    header(sw);
     const st = $('#sweep-status');
     st.textContent = sw.status;
     st.className = 'status st-' + sw.status;
@@ -71,13 +122,16 @@ export function initSweep() {
     cmp.hidden = runs.length < 2;
     cmp.href = '/compare?runs=' + runs.map(encodeURIComponent).join(',');
     // The algorithm choice: the cells' per-algorithm summaries.
-    const algos = algosOf(sw);
+    // each algorithm once: the base's in their order, then any other
+    const baseAlgos = ((sw.base && sw.base.algorithms) || []).map((a) => a.algo);
+    const algos = [...new Set([...baseAlgos, ...algosOf(sw)])];
     const asel = $('#sweep-algo');
-    const want = ['', ...algos].join(',');
+    const base0 = sw.base && sw.base.algorithms && sw.base.algorithms[0] ? sw.base.algorithms[0].algo : '';
+    const want = algos.join(',');
     if (asel.dataset.opts !== want) {
       asel.dataset.opts = want;
-      const base0 = sw.base && sw.base.algorithms && sw.base.algorithms[0] ? sw.base.algorithms[0].algo : '';
-      asel.replaceChildren(el('option', { value: '', text: base0 ? `${base0} (first)` : 'first' }), ...algos.map((a) => el('option', { value: a, text: a })));
+      asel.replaceChildren(...algos.map((a) => el('option', { value: a, text: a === base0 ? `${a} (the base's first)` : a })));
+      if (!S.algo || !algos.includes(S.algo)) S.algo = base0 || algos[0] || '';
       asel.value = S.algo;
     }
     asel.closest('label').hidden = algos.length < 2;
@@ -94,12 +148,33 @@ export function initSweep() {
       fwlab.sweep.kind = 'line';
     }
     table(sw, G);
+    studyPlots(sw, G, info, log);
+    fwlab.sweep.outcome = S.outcome;
+    fwlab.sweep.algo = S.algo;
     fwlab.sweep.status = sw.status;
     fwlab.sweep.drawn++;
     fwlab.sweep.cells = cells.map((c) => ({ run: c.run, status: c.status, values: c.values, value: c.run ? G.grid.flat().find((s) => s.cell === c)?.value ?? null : null }));
   }
 
-  const axisName = (a) => (a ? a.param : '');
+  const axisName = (a) => labelOf(a, S.sweep && S.sweep.axes ? S.sweep.axes.indexOf(a) : -1);
+
+  // studyPlots: the parallel coordinates of the axes against the outcome
+  // (a line per cell) and a slice per axis (a dot per replication).
+  function studyPlots(sw, G, info, log) {
+    const axes = G.axes;
+    const labels = axes.map((a, i) => labelOf(a, i));
+    const cells = (sw.cells || []).filter((c) => c.summary || !LIVE.has(c.status));
+    const outcomeOf = (c) => G.grid.flat().find((s) => s.cell === c)?.value ?? null;
+    const width = ($('#sweep-parallel').clientWidth || 800) - 10;
+    const pc = parallelPlot({ axes, labels, cells, outcomeOf, log, title: info.title, width, link: (c) => (linkable(c) ? '/runs/' + encodeURIComponent(c.run) : null) });
+    $('#sweep-parallel').replaceChildren(pc.node);
+    fwlab.sweep.parallel = { lines: pc.lines, axes: pc.axes };
+    const rows = S.rows.filter((r) => r.algorithm === S.algo);
+    const sw0 = ($('#sweep-slices').clientWidth || 800) / Math.min(axes.length, 2) - 16;
+    const slices = axes.map((a, i) => slicePlot({ axis: a, label: labels[i], rows, key: S.outcome, log, title: info.title, width: sw0 }));
+    $('#sweep-slices').replaceChildren(...slices.map((s) => s.node));
+    fwlab.sweep.slices = slices.map((s) => ({ dots: s.dots, medians: s.medians }));
+  }
   // A cell links to its run unless the run was never made or is deleted.
   const linkable = (c) => !!(c && c.run && c.status !== 'deleted');
   // missing says why a cell has no value.
@@ -125,7 +200,7 @@ export function initSweep() {
           const t = shade(s.value, range, log);
           const c = s.cell;
           const text = s.value == null ? missing(c) : fmtCell(s.value, 3);
-          const inner = linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text, 'data-run': c.run, title: `${a0.param} = ${a0.values[i]}, ${a1.param} = ${a1.values[j]} · ${info.title}: ${text} · run ${c.run} (${c.status})` }) : el('span', { text });
+          const inner = linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text, 'data-run': c.run, title: `${labelOf(a0, 0)} = ${valueText(a0.values[i])}, ${labelOf(a1, 1)} = ${valueText(a1.values[j])} · ${info.title}: ${text} · run ${c.run} (${c.status})` }) : el('span', { text });
           return el('td', { class: 'hm-cell', 'data-i': i, 'data-j': j, 'data-status': c ? c.status : 'none', style: { background: colour(t), color: ink(t) } }, inner);
         })
       )
@@ -149,7 +224,7 @@ export function initSweep() {
     const W = Math.max(360, Math.min(900, ($('#sweep-plot').clientWidth || 700) - 20)), H = 300;
     const L = 70, R = 20, T = 20, B = 50;
     const xs = a0.values.map(Number);
-    const numericX = xs.every((x) => Number.isFinite(x));
+    const numericX = a0.values.every((x) => typeof x === 'number' && Number.isFinite(x));
     const xlog = numericX && xs.length > 2 && xs.every((x) => x > 0) && Math.max(...xs) / Math.min(...xs) >= 100;
     const fx = (v, i) => {
       if (!numericX || xs.length < 2) return L + ((i + 0.5) * (W - L - R)) / Math.max(1, xs.length);
@@ -161,14 +236,14 @@ export function initSweep() {
       const t = shade(v, range, log);
       return t == null ? null : T + (1 - t) * (H - T - B);
     };
-    const root = svg('svg', { class: 'sweep-line', id: 'sweep-line', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${info.title} against ${a0.param}` });
+    const root = svg('svg', { class: 'sweep-line', id: 'sweep-line', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${info.title} against ${labelOf(a0, 0)}` });
     root.append(svg('rect', { x: L, y: T, width: W - L - R, height: H - T - B, fill: '#fff', stroke: '#ccd' }));
     if (range) {
       root.append(svg('text', { x: L - 6, y: T + 4, 'text-anchor': 'end', 'font-size': 11 }, fmtCell(range.hi, 3)));
       root.append(svg('text', { x: L - 6, y: H - B, 'text-anchor': 'end', 'font-size': 11 }, fmtCell(range.lo, 3)));
     }
     root.append(svg('text', { x: 12, y: T + (H - T - B) / 2, 'font-size': 11, transform: `rotate(-90 12 ${T + (H - T - B) / 2})`, 'text-anchor': 'middle' }, info.title + (log ? ' (log)' : '')));
-    root.append(svg('text', { x: L + (W - L - R) / 2, y: H - 10, 'text-anchor': 'middle', 'font-size': 12 }, a0.param + (xlog ? ' (log)' : '')));
+    root.append(svg('text', { x: L + (W - L - R) / 2, y: H - 10, 'text-anchor': 'middle', 'font-size': 12 }, labelOf(a0, 0) + (xlog ? ' (log)' : '')));
     const pts = [];
     G.grid[0].forEach((s, i) => {
       const x = fx(xs[i], i);
@@ -182,7 +257,7 @@ export function initSweep() {
       const y = fy(s.value);
       const c = s.cell;
       const label = s.value == null ? missing(c) : fmtCell(s.value, 3);
-      const dot = svg('circle', { cx: x, cy: y == null ? H - B - 6 : y, r: 6, fill: y == null ? '#bbb' : '#1f77b4', 'data-i': i }, svg('title', {}, `${a0.param} = ${a0.values[i]} · ${info.title}: ${label}${c && c.run ? ' · run ' + c.run : ''}`));
+      const dot = svg('circle', { cx: x, cy: y == null ? H - B - 6 : y, r: 6, fill: y == null ? '#bbb' : '#1f77b4', 'data-i': i }, svg('title', {}, `${labelOf(a0, 0)} = ${valueText(a0.values[i])} · ${info.title}: ${label}${c && c.run ? ' · run ' + c.run : ''}`));
       root.append(linkable(c) ? svg('a', { href: '/runs/' + encodeURIComponent(c.run), 'data-run': c.run }, dot) : dot);
     });
     return el('div', { class: 'line-wrap' }, el('h3', { text: `${info.title} — median over replications` }), root);
@@ -191,13 +266,13 @@ export function initSweep() {
   function table(sw, G) {
     const axes = G.axes;
     const cols = ['final_objective', 'final_gap', 'passes_to_gap', 'seconds_to_gap'];
-    $('#sweep-cells thead').replaceChildren(el('tr', {}, ...axes.map((a) => el('th', { class: 'mono', text: a.param })), el('th', { text: 'run' }), el('th', { text: 'status' }), ...cols.map((c) => el('th', { text: OUTCOMES[c].title }))));
+    $('#sweep-cells thead').replaceChildren(el('tr', {}, ...axes.map((a, i) => el('th', { title: a.param, text: labelOf(a, i) })), el('th', { text: 'run' }), el('th', { text: 'status' }), ...cols.map((c) => el('th', { text: OUTCOMES[c].title }))));
     $('#sweep-cells tbody').replaceChildren(
       ...(sw.cells || []).map((c) =>
         el(
           'tr',
           { 'data-run': c.run || '' },
-          ...axes.map((a) => el('td', { class: 'mono', text: String((c.values || {})[a.param]) })),
+          ...axes.map((a) => el('td', { class: 'mono', text: valueText((c.values || {})[a.param]) })),
           el('td', {}, linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text: c.run }) : c.run || '—'),
           el('td', {}, el('span', { class: 'status st-' + c.status, text: c.status })),
           ...cols.map((k) => {
@@ -231,6 +306,27 @@ export function initSweep() {
     S.gap = v;
     poll();
   });
+  $('#sweep-star').addEventListener('click', () => edit({ starred: !(S.sweep && S.sweep.starred) }));
+  $('#sweep-edit').addEventListener('click', () => {
+    $('#sweep-name-in').value = (S.sweep && S.sweep.name) || '';
+    $('#sweep-note-in').value = (S.sweep && S.sweep.note) || '';
+    $('#sweep-editor').hidden = false;
+    $('#sweep-name-in').focus();
+  });
+  $('#sweep-edit-cancel').addEventListener('click', () => ($('#sweep-editor').hidden = true));
+  $('#sweep-save').addEventListener('click', async () => {
+    if (await edit({ name: $('#sweep-name-in').value, note: $('#sweep-note-in').value })) $('#sweep-editor').hidden = true;
+  });
+  async function edit(body) {
+    const res = await api('PATCH', `/api/sweeps/${encodeURIComponent(id)}`, body);
+    if (!res.ok) {
+      showError(`${(res.data && res.data.field) || 'sweep'}: ${(res.data && res.data.error) || res.status}`);
+      return false;
+    }
+    Object.assign(S.sweep, res.data);
+    draw();
+    return true;
+  }
   $('#sweep-cancel').addEventListener('click', async () => {
     const res = await api('DELETE', `/api/sweeps/${encodeURIComponent(id)}`);
     if (!res.ok) showError(`cancel: ${(res.data && res.data.error) || res.status}`);

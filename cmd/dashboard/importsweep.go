@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/sweep"
+)
+
+// figureDataFormat tags the JSON a figure preset writes (`solve -scenario
+// paper-fig1 -format json`): the data of a figure, not a run bundle.
+const figureDataFormat = "fwlab-figure-data/1"
+
+// sniffImport tells what a path given to `dashboard import` is: a sweep
+// (a directory holding sweep.json, or a sweep.json itself: the output of
+// `solve -sweep`), figure data (refused, saying so), or else a bundle.
+func sniffImport(name string) (sweepIndexPath string, err error) {
+	if name == "-" {
+		return "", nil
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return "", nil // importFile reports it
+	}
+	if fi.IsDir() {
+		p := filepath.Join(name, "sweep.json")
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("a directory without sweep.json: import a directory written by `dashboard solve -sweep DOC -out DIR`, or the bundle files in it")
+		}
+		return p, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return "", nil
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	switch {
+	case bytes.Contains(head, []byte(`"format": "`+sweepIndexFormat+`"`)) || bytes.Contains(head, []byte(`"format":"`+sweepIndexFormat+`"`)):
+		return name, nil
+	case bytes.Contains(head, []byte(`"format": "`+figureDataFormat+`"`)) || bytes.Contains(head, []byte(`"format":"`+figureDataFormat+`"`)):
+		return "", errors.New("figure data from `solve -scenario`, not a run bundle: draw it with -out FILE.svg|.png|.pdf, or run `solve -format json` without a figure preset for a bundle")
+	}
+	return "", nil
+}
+
+// importSweep imports the bundles of a `solve -sweep` output directory,
+// as listed by its sweep.json, and stores them as one sweep whose cells
+// are those runs. A cell whose bundle is missing (a task of a job array
+// that has not run) is kept without a run and named on stderr; the sweep
+// is then stored as interrupted, else done.
+func importSweep(ctx context.Context, st *store.Store, indexPath string, stdout, stderr io.Writer) error {
+	b, err := os.ReadFile(indexPath)
+	if err != nil {
+		return err
+	}
+	var idx sweepIndex
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&idx); err != nil {
+		return fmt.Errorf("sweep.json: %v", err)
+	}
+	if idx.Format != sweepIndexFormat {
+		return fmt.Errorf("sweep.json: format: must be %q, got %q", sweepIndexFormat, idx.Format)
+	}
+	doc := sweep.Doc{Base: idx.Base, Axes: idx.Axes}
+	cells, err := doc.Cells()
+	if err != nil {
+		return fmt.Errorf("sweep.json: %v", err)
+	}
+	if len(idx.Cells) != len(cells) {
+		return fmt.Errorf("sweep.json: cells: the axes make %d cells, the file lists %d", len(cells), len(idx.Cells))
+	}
+	dir := filepath.Dir(indexPath)
+	axes, _ := json.Marshal(idx.Axes)
+	rec := &store.Sweep{Base: idx.Base, Axes: axes, Name: idx.Name, Note: idx.Note, Status: store.StatusDone}
+	runs, missing := 0, 0
+	for i, c := range idx.Cells {
+		want := cells[i].ValuesJSON(idx.Axes)
+		if c.Index != i || !sameJSON(c.Values, want) {
+			return fmt.Errorf("sweep.json: cells[%d]: index %d with values %s, the axes give cell %d values %s", i, c.Index, c.Values, i, want)
+		}
+		if filepath.Base(c.Bundle) != c.Bundle || c.Bundle == "" || c.Bundle == "." || c.Bundle == ".." {
+			return fmt.Errorf("sweep.json: cells[%d].bundle: must be a file name in the sweep's directory, got %q", i, c.Bundle)
+		}
+		sc := store.Cell{Index: i, Values: want}
+		path := filepath.Join(dir, c.Bundle)
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "dashboard import: %s: cell %d %s: no bundle %s (not run yet?): the cell is kept without a run\n", indexPath, i, want, c.Bundle)
+			missing++
+			rec.Cells = append(rec.Cells, sc)
+			continue
+		}
+		res, err := importFile(ctx, st, path, nil)
+		if err != nil {
+			return fmt.Errorf("cell %d: %s: %w", i, c.Bundle, err)
+		}
+		id := res.ID
+		if res.Existing {
+			fmt.Fprintf(stdout, "%s: run %s (imported before; nothing new stored)\n", path, id)
+		} else {
+			fmt.Fprintf(stdout, "%s: run %s (%s, %d traces, %d records)\n", path, id, res.Problem, res.Traces, res.Records)
+		}
+		sc.RunID = id
+		runs++
+		rec.Cells = append(rec.Cells, sc)
+	}
+	if missing > 0 {
+		rec.Status = store.StatusInterrupted
+	}
+	id, err := st.PutSweep(ctx, rec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: sweep %s (%d cells, %d runs imported, %d missing)\n", indexPath, id, len(cells), runs, missing)
+	return nil
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}

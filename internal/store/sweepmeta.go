@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+const sweepCols = `id, created_us, status, base, axes, name, note, starred`
+
+// UpdateSweep applies a user's edit (name, note, star; the rules of a
+// run's) to a sweep.
+func (s *Store) UpdateSweep(ctx context.Context, id string, e Edit) error {
+	var sets []string
+	var args []any
+	if e.Name != nil {
+		if err := checkText("name", *e.Name, MaxName); err != nil {
+			return err
+		}
+		sets, args = append(sets, "name = ?"), append(args, *e.Name)
+	}
+	if e.Note != nil {
+		if err := checkText("note", *e.Note, MaxNote); err != nil {
+			return err
+		}
+		sets, args = append(sets, "note = ?"), append(args, *e.Note)
+	}
+	if e.Starred != nil {
+		sets, args = append(sets, "starred = ?"), append(args, boolInt(*e.Starred))
+	}
+	q := `UPDATE sweeps SET ` + strings.Join(sets, ", ") + ` WHERE id = ?`
+	if len(sets) == 0 {
+		q = `UPDATE sweeps SET id = id WHERE id = ?`
+	}
+	res, err := s.db.ExecContext(ctx, q, append(args, id)...)
+	if err != nil {
+		return fmt.Errorf("store: updating sweep %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: sweep %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// CellOf is the sweep cell a run was made for.
+type CellOf struct {
+	Sweep     string          `json:"sweep"`
+	SweepName string          `json:"sweep_name"`
+	Index     int             `json:"index"`
+	Values    json.RawMessage `json:"values"`
+}
+
+// CellsOf returns, for each of the runs that is a sweep's cell, that cell
+// (runs of no sweep are absent from the map).
+func (s *Store) CellsOf(ctx context.Context, runIDs ...string) (map[string]CellOf, error) {
+	out := map[string]CellOf{}
+	for len(runIDs) > 0 {
+		n := min(len(runIDs), 500)
+		part := runIDs[:n]
+		runIDs = runIDs[n:]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		q := `SELECT c.run_id, c.sweep_id, w.name, c.idx, c.vals FROM sweep_cells c JOIN sweeps w ON w.id = c.sweep_id
+			WHERE c.run_id IN (?` + strings.Repeat(", ?", len(part)-1) + `)`
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: the sweeps of runs: %w", err)
+		}
+		for rows.Next() {
+			var run string
+			var c CellOf
+			var vals string
+			if err := rows.Scan(&run, &c.Sweep, &c.SweepName, &c.Index, &vals); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: the sweeps of runs: %w", err)
+			}
+			c.Values = json.RawMessage(vals)
+			out[run] = c
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: the sweeps of runs: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// sweepFilter is the condition of Filter.Sweep.
+func sweepFilter(id string) (string, []any) {
+	return "id IN (SELECT run_id FROM sweep_cells WHERE sweep_id = ? AND run_id IS NOT NULL)", []any{id}
+}
