@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -26,6 +27,8 @@ type Backend interface {
 	SetInstance(ctx context.Context, id string, in Instance) error
 	Update(ctx context.Context, id string, e Edit) error
 	Get(ctx context.Context, id string) (*Run, error)
+	GetLean(ctx context.Context, id string) (*Run, error)
+	TracePanels(ctx context.Context, id string, trace int, max int64) (json.RawMessage, error)
 	User(ctx context.Context, id string) (name, note string, starred bool, err error)
 	List(ctx context.Context, f Filter) ([]*Run, int, error)
 	Records(ctx context.Context, id string, trace, from, to int) ([]solver.Record, error)

@@ -88,6 +88,7 @@ type Trace struct {
 	Records     int             // records appended so far
 	Summary     *solver.Summary // set when the trace has ended
 	Panels      json.RawMessage // the final estimate's panels (a JSON object), or nil
+	HasPanels   bool            // the trace has panels (set also where Panels is not loaded)
 	PanelsError string          // why a finished trace has no panels
 }
 
@@ -473,6 +474,16 @@ func scanRun(sc scanner) (*Run, error) {
 
 // Get returns a run with its traces and panels (not its records).
 func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
+	return s.get(ctx, id, true)
+}
+
+// GetLean is Get without the traces' panels (each Trace's HasPanels says
+// which have some; TracePanels reads one): what a run's status needs.
+func (s *Store) GetLean(ctx context.Context, id string) (*Run, error) {
+	return s.get(ctx, id, false)
+}
+
+func (s *Store) get(ctx context.Context, id string, tracePanels bool) (*Run, error) {
 	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ? AND entered_us IS NOT NULL`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: run %s: %w", id, ErrNotFound)
@@ -487,11 +498,41 @@ func (s *Store) Get(ctx context.Context, id string) (*Run, error) {
 	if panels.Valid {
 		r.Instance.Panels = json.RawMessage(panels.String)
 	}
-	if err := s.loadTraces(ctx, []*Run{r}, true); err != nil {
+	if err := s.loadTraces(ctx, []*Run{r}, tracePanels); err != nil {
 		return nil, fmt.Errorf("store: run %s: %w", id, err)
 	}
 	s.unstale(r)
 	return r, nil
+}
+
+// TracePanels returns one trace's panels (nil when it has none), refusing
+// with ErrTooLarge (wrapped, naming the size and the cap) a stored blob of
+// more than max bytes without reading it. An unknown run or trace is
+// ErrNotFound.
+func (s *Store) TracePanels(ctx context.Context, id string, trace int, max int64) (json.RawMessage, error) {
+	var size sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT length(CAST(t.panels AS BLOB)) FROM traces t JOIN runs r ON r.id = t.run_id
+		WHERE t.run_id = ? AND t.idx = ? AND r.entered_us IS NOT NULL`, id, trace).Scan(&size)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: run %s trace %d: %w", id, trace, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: run %s trace %d: %w", id, trace, err)
+	}
+	if !size.Valid {
+		return nil, nil
+	}
+	if size.Int64 > max {
+		return nil, fmt.Errorf("store: run %s trace %d: panels of %d bytes, over the cap of %d: %w", id, trace, size.Int64, max, ErrTooLarge)
+	}
+	var pan sql.NullString
+	if err := s.db.QueryRowContext(ctx, `SELECT panels FROM traces WHERE run_id = ? AND idx = ?`, id, trace).Scan(&pan); err != nil {
+		return nil, fmt.Errorf("store: run %s trace %d: %w", id, trace, err)
+	}
+	if !pan.Valid {
+		return nil, nil
+	}
+	return json.RawMessage(pan.String), nil
 }
 
 // User returns a run's user fields alone (name, note, star): what a live
@@ -520,7 +561,7 @@ func (s *Store) loadTraces(ctx context.Context, runs []*Run, panels bool) error 
 		args[i] = r.ID
 		r.Traces = nil
 	}
-	cols := `run_id, idx, algo, replication, seed, status, records, summary, panels_error`
+	cols := `run_id, idx, algo, replication, seed, status, records, summary, panels_error, panels IS NOT NULL`
 	if panels {
 		cols += `, panels`
 	}
@@ -533,7 +574,7 @@ func (s *Store) loadTraces(ctx context.Context, runs []*Run, panels bool) error 
 		var t Trace
 		var runID string
 		var sum, pan sql.NullString
-		dst := []any{&runID, &t.Index, &t.Algo, &t.Replication, &t.Seed, &t.Status, &t.Records, &sum, &t.PanelsError}
+		dst := []any{&runID, &t.Index, &t.Algo, &t.Replication, &t.Seed, &t.Status, &t.Records, &sum, &t.PanelsError, &t.HasPanels}
 		if panels {
 			dst = append(dst, &pan)
 		}

@@ -69,6 +69,10 @@ type Store struct {
 // ErrNotFound is returned (wrapped) for an unknown run or sweep id.
 var ErrNotFound = errors.New("not found")
 
+// ErrTooLarge is returned (wrapped) for a stored value over the cap a read
+// was given (TracePanels).
+var ErrTooLarge = errors.New("too large")
+
 // DefaultPath is where the dashboard keeps its store unless told otherwise:
 // $XDG_DATA_HOME/fwlab/fwlab.db, or ~/.local/share/fwlab/fwlab.db when
 // XDG_DATA_HOME is unset (or not an absolute path, as the XDG rules say).

@@ -40,6 +40,15 @@ func scanRun(row pgx.Row, extra ...any) (*store.Run, error) {
 
 // Get returns a run with its traces and panels (not its records).
 func (s *Store) Get(ctx context.Context, id string) (*store.Run, error) {
+	return s.get(ctx, id, true)
+}
+
+// GetLean is Get without the traces' panels (store.Backend).
+func (s *Store) GetLean(ctx context.Context, id string) (*store.Run, error) {
+	return s.get(ctx, id, false)
+}
+
+func (s *Store) get(ctx context.Context, id string, tracePanels bool) (*store.Run, error) {
 	var panels *string
 	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+`, info_panels FROM runs WHERE id = $1`, id), &panels)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -51,10 +60,37 @@ func (s *Store) Get(ctx context.Context, id string) (*store.Run, error) {
 	if panels != nil {
 		r.Instance.Panels = json.RawMessage(*panels)
 	}
-	if err := s.loadTraces(ctx, []*store.Run{r}, true); err != nil {
+	if err := s.loadTraces(ctx, []*store.Run{r}, tracePanels); err != nil {
 		return nil, fmt.Errorf("store: run %s: %w", id, err)
 	}
 	return r, nil
+}
+
+// TracePanels returns one trace's panels (store.Backend): nil when it has
+// none, store.ErrTooLarge (wrapped) over max bytes, without reading them.
+func (s *Store) TracePanels(ctx context.Context, id string, trace int, max int64) (json.RawMessage, error) {
+	var size *int64
+	err := s.pool.QueryRow(ctx, `SELECT octet_length(panels) FROM traces WHERE run_id = $1 AND idx = $2`, id, trace).Scan(&size)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(fmt.Sprintf("run %s trace %d", id, trace))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: run %s trace %d: %w", id, trace, err)
+	}
+	if size == nil {
+		return nil, nil
+	}
+	if *size > max {
+		return nil, fmt.Errorf("store: run %s trace %d: panels of %d bytes, over the cap of %d: %w", id, trace, *size, max, store.ErrTooLarge)
+	}
+	var pan *string
+	if err := s.pool.QueryRow(ctx, `SELECT panels FROM traces WHERE run_id = $1 AND idx = $2`, id, trace).Scan(&pan); err != nil {
+		return nil, fmt.Errorf("store: run %s trace %d: %w", id, trace, err)
+	}
+	if pan == nil {
+		return nil, nil
+	}
+	return json.RawMessage(*pan), nil
 }
 
 // User returns a run's name, note and star.
@@ -81,7 +117,7 @@ func (s *Store) loadTraces(ctx context.Context, runs []*store.Run, panels bool) 
 		ids[i] = r.ID
 		r.Traces = nil
 	}
-	cols := `run_id, idx, algo, replication, seed, status, records, summary, panels_error`
+	cols := `run_id, idx, algo, replication, seed, status, records, summary, panels_error, panels IS NOT NULL`
 	if panels {
 		cols += `, panels`
 	}
@@ -94,7 +130,7 @@ func (s *Store) loadTraces(ctx context.Context, runs []*store.Run, panels bool) 
 		var t store.Trace
 		var runID string
 		var sum, pan *string
-		dst := []any{&runID, &t.Index, &t.Algo, &t.Replication, &t.Seed, &t.Status, &t.Records, &sum, &t.PanelsError}
+		dst := []any{&runID, &t.Index, &t.Algo, &t.Replication, &t.Seed, &t.Status, &t.Records, &sum, &t.PanelsError, &t.HasPanels}
 		if panels {
 			dst = append(dst, &pan)
 		}

@@ -57,6 +57,7 @@ var Checks = []Check{
 	{"ConcurrentWritersAndReaders", checkConcurrent},
 	{"IntegrityAndDiskUsage", checkIntegrity},
 	{"AppenderStreamsInBatches", checkAppender},
+	{"LeanGetAndTracePanels", checkTracePanels},
 }
 
 // Clock makes a store read the time from f until restore is called
@@ -1069,5 +1070,54 @@ func checkAppender(t *testing.T, s store.Backend) {
 	b.Add(0, want[0][0])
 	if err := b.Close(); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("an appender for an unknown run: %v", err)
+	}
+}
+
+// checkTracePanels: GetLean leaves the traces' panels out but says which
+// have some; TracePanels returns one trace's panels byte for byte, nil for a
+// trace without, ErrNotFound for an unknown run or trace, and ErrTooLarge
+// over its cap.
+func checkTracePanels(t *testing.T, s store.Backend) {
+	ctx := context.Background()
+	id := put(t, s, TestRun("lasso", "afw", "fista"))
+	pan := json.RawMessage(`{"b":[[1,2.5e-300],[3,-4]],"t":"é"}`)
+	if err := s.SetTrace(ctx, id, 0, store.TraceResult{Status: solver.StatusConverged, Panels: pan}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTrace(ctx, id, 1, store.TraceResult{Status: solver.StatusConverged}); err != nil {
+		t.Fatal(err)
+	}
+	lean, err := s.GetLean(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lean.Traces) != 2 || lean.Traces[0].Panels != nil || !lean.Traces[0].HasPanels || lean.Traces[1].HasPanels {
+		t.Errorf("GetLean traces: %+v", lean.Traces)
+	}
+	full, err := s.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(full.Traces[0].Panels) != string(pan) || !full.Traces[0].HasPanels {
+		t.Errorf("Get trace 0: %+v", full.Traces[0])
+	}
+	got, err := s.TracePanels(ctx, id, 0, int64(len(pan)))
+	if err != nil || string(got) != string(pan) {
+		t.Errorf("TracePanels at its cap: %s, %v", got, err)
+	}
+	if got, err := s.TracePanels(ctx, id, 1, 1<<20); err != nil || got != nil {
+		t.Errorf("TracePanels of a trace without: %s, %v", got, err)
+	}
+	if _, err := s.TracePanels(ctx, id, 0, int64(len(pan))-1); !errors.Is(err, store.ErrTooLarge) {
+		t.Errorf("TracePanels over its cap: %v", err)
+	}
+	if _, err := s.TracePanels(ctx, id, 2, 1<<20); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("TracePanels of an unknown trace: %v", err)
+	}
+	if _, err := s.TracePanels(ctx, "nosuchrun222", 0, 1<<20); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("TracePanels of an unknown run: %v", err)
+	}
+	if _, err := s.GetLean(ctx, "nosuchrun222"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetLean of an unknown run: %v", err)
 	}
 }
