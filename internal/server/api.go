@@ -154,7 +154,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if run, ok := s.run(w, r); ok {
-		writeJSON(w, http.StatusOK, s.statusWithUser(r.Context(), run))
+		writeJSON(w, http.StatusOK, s.statusWithUser(r.Context(), run).WithoutPanels())
 	}
 }
 
@@ -175,7 +175,7 @@ func (s *Server) handleControl(op func(*session.Run) error) http.HandlerFunc {
 				writeError(w, http.StatusTooManyRequests, "", err.Error())
 				return
 			}
-			writeJSON(w, http.StatusAccepted, run.Status())
+			writeJSON(w, http.StatusAccepted, run.Status().WithoutPanels())
 		}
 	}
 }

@@ -34,9 +34,10 @@
 //	                                 q (name or note), offset, limit → {"runs": [RunRow], "total",
 //	                                 "offset", "limit", "disk_bytes"}
 //	GET    /api/runs/{id}            session.Status (with "records", the server's count, and
-//	                                 "queue_position" while queued; a finished trace's
-//	                                 "panels": its final estimate's views; "name", "note",
-//	                                 "starred", "ended"), live or stored; 404 unknown id
+//	                                 "queue_position" while queued; a trace's "has_panels"
+//	                                 but never its panels; "name", "note", "starred",
+//	                                 "ended"), live or stored (read without the panels);
+//	                                 404 unknown id
 //	PATCH  /api/runs/{id}            {"name"?, "note"?, "starred"?} → 200 RunRow
 //	POST   /api/runs/delete          {"ids": [...]} → 200 {"deleted": n}; 409 naming ids[i] for a
 //	                                 run still live (cancel it first)
@@ -71,6 +72,9 @@
 //	                                 prefixed with '); a read that fails midway aborts the
 //	                                 connection, one that fails first answers 500
 //	GET    /api/runs/{id}/panels     the instance's panels (an object)
+//	GET    /api/runs/{id}/traces/{t}/panels  trace t's panels, its final estimate's views (an
+//	                                 object; {} while it has none); 404 unknown run or trace,
+//	                                 413 over MaxTracePanels (4 MiB, the import's cap)
 //	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS);
 //	                                 429 over MaxStreamsPerClient
 //	GET    /, /runs/{id}, /static/*  the web package's pages
@@ -413,6 +417,7 @@ func New(o Options) (*Server, error) {
 			r.Post("/runs/{id}/resume", s.handleControl((*session.Run).Resume))
 			r.Post("/runs/{id}/step", s.handleControl((*session.Run).Step))
 			r.Get("/runs/{id}/panels", s.handlePanels)
+			r.Get("/runs/{id}/traces/{trace}/panels", s.handleTracePanels)
 			r.Get("/imports/{id}", s.handleImportStatus)
 			r.Patch("/runs/{id}", s.handleEdit)
 			r.Post("/runs/delete", s.handleDeleteMany)

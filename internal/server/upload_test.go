@@ -240,7 +240,8 @@ func TestUploadOCR(t *testing.T) {
 }
 
 // The stream's status messages mark the traces with panels but leave the
-// panels themselves to GET /api/runs/{id}.
+// panels themselves to GET /api/runs/{id}/traces/{t}/panels, as GET
+// /api/runs/{id} does.
 func TestStreamStatusLeavesPanelsOut(t *testing.T) {
 	srv, ts := newTestServer(t, Options{})
 	id := create(t, ts, fakeRun(10, "fw", "afw"))
@@ -266,8 +267,12 @@ func TestStreamStatusLeavesPanelsOut(t *testing.T) {
 		}
 	}
 	for _, tr := range status(t, ts, id).Traces {
-		if !tr.HasPanels || tr.Panels == nil {
+		if !tr.HasPanels || tr.Panels != nil {
 			t.Fatalf("trace %d over GET: has_panels %v, panels %v", tr.Trace, tr.HasPanels, tr.Panels)
+		}
+		code, body := do(t, "GET", fmt.Sprintf("%s/api/runs/%s/traces/%d/panels", ts.URL, id, tr.Trace), nil)
+		if code != 200 || !strings.HasPrefix(string(body), `{"final":[10,`) {
+			t.Fatalf("trace %d's panels: %d %s", tr.Trace, code, body)
 		}
 	}
 }

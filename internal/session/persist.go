@@ -158,7 +158,7 @@ func (m *Manager) retryEnd(r *Run) {
 // storedCounts returns the records the store holds of each trace (none
 // when it cannot say).
 func (r *Run) storedCounts(ctx context.Context) map[int]int {
-	sr, err := r.m.st.Get(ctx, r.ID)
+	sr, err := r.m.st.GetLean(ctx, r.ID)
 	if err != nil {
 		return nil
 	}
@@ -256,7 +256,7 @@ func (m *Manager) releaseLocked(r *Run) {
 
 // loadStored reads a run from the store.
 func (m *Manager) loadStored(ctx context.Context, id string) (*Run, error) {
-	sr, err := m.st.Get(ctx, id)
+	sr, err := m.st.GetLean(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -275,10 +275,8 @@ func (m *Manager) loadStored(ctx context.Context, id string) (*Run, error) {
 	}
 	for _, t := range sr.Traces {
 		tr := &Trace{Index: t.Index, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, run: r,
-			status: t.Status, summary: t.Summary, panelsErr: t.PanelsError, disk: true, diskN: t.Records}
-		if len(t.Panels) > 0 {
-			_ = json.Unmarshal(t.Panels, &tr.panels)
-		}
+			status: t.Status, summary: t.Summary, panelsErr: t.PanelsError, disk: true, diskN: t.Records,
+			diskPanels: t.HasPanels}
 		r.traces = append(r.traces, tr)
 	}
 	return r, nil

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -576,6 +577,9 @@ type Trace struct {
 	// panels and panelsErr are set once, before the status leaves running.
 	panels    map[string]any
 	panelsErr string
+	// diskPanels says that a trace read from the store has panels there
+	// (they stay there: Panels reads them when asked).
+	diskPanels bool
 
 	// Owned by the trace's goroutine.
 	slots    int       // worker slots the method computes on (its pool size)
@@ -731,8 +735,39 @@ func (t *Trace) TraceStatus() TraceStatus {
 		s := *t.summary
 		ts.Summary = &s
 	}
-	ts.Panels, ts.PanelsError, ts.HasPanels = t.panels, t.panelsErr, t.panels != nil
+	ts.Panels, ts.PanelsError, ts.HasPanels = t.panels, t.panelsErr, t.panels != nil || t.diskPanels
 	return ts
+}
+
+// ErrPanelsTooLarge is returned (wrapped, naming the size and the cap) by
+// Panels for panels over the cap it was given.
+var ErrPanelsTooLarge = errors.New("the panels are too large to send")
+
+// Panels returns the trace's panels as a JSON object, nil when it has none
+// (yet): from memory while the run is held, else read from the run store,
+// where a blob over max bytes is refused unread (ErrPanelsTooLarge).
+func (t *Trace) Panels(ctx context.Context, max int64) (json.RawMessage, error) {
+	t.mu.RLock()
+	p, onDisk := t.panels, t.diskPanels
+	t.mu.RUnlock()
+	if p != nil {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, fmt.Errorf("trace %d: encoding its panels: %w", t.Index, err)
+		}
+		if int64(len(b)) > max {
+			return nil, fmt.Errorf("trace %d: panels of %d bytes, over the cap of %d: %w", t.Index, len(b), max, ErrPanelsTooLarge)
+		}
+		return b, nil
+	}
+	if !onDisk || t.run.m == nil || t.run.m.st == nil {
+		return nil, nil
+	}
+	b, err := t.run.m.st.TracePanels(ctx, t.run.ID, t.Index, max)
+	if errors.Is(err, runstore.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %w", ErrPanelsTooLarge, err)
+	}
+	return b, err
 }
 
 // execute runs the method on the trace's goroutine.
