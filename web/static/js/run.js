@@ -296,36 +296,35 @@ export function initRun() {
     if (ev.target.value) location.assign(`/compare?runs=${encodeURIComponent(S.runId)},${encodeURIComponent(ev.target.value)}`);
   });
 
-  // The stream's status leaves the panels out (has_panels marks the traces
-  // that have them): they are fetched with GET /api/runs/{id}.
-  let resultSig = '', fetchingPanels = false;
-  async function fetchPanels() {
-    if (fetchingPanels) return;
-    fetchingPanels = true;
+  // A run's status never carries the traces' panels (has_panels marks the
+  // traces that have some): each shown trace's are fetched once, from
+  // GET /api/runs/{id}/traces/{t}/panels, when it has finished with them.
+  const tracePanels = new Map(); // trace → its panels; null while fetched or after a failure
+  let resultSig = '';
+  async function fetchTracePanels(tr) {
+    tracePanels.set(tr, null);
     try {
-      const res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}`);
-      if (res.ok && res.data) resultPanels(res.data);
+      const res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}/traces/${tr}/panels`);
+      if (res.ok && res.data && typeof res.data === 'object' && !Array.isArray(res.data)) tracePanels.set(tr, res.data);
+      else showError(`fetching trace ${tr}'s panels failed: ${(res.data && res.data.error) || `the server answered ${res.status}`}`);
     } catch (e) {
-      showError(`fetching the estimates' panels failed: ${e.message}`);
-    } finally {
-      fetchingPanels = false;
+      showError(`fetching trace ${tr}'s panels failed: ${e.message}`);
     }
     if (S.status) resultPanels(S.status);
   }
   function resultPanels(run) {
-    const have = (run.traces || []).filter((t) => t.has_panels || (t.panels && typeof t.panels === 'object'));
-    const sig = have.map((t) => t.trace).join(',');
-    if (sig === resultSig) return;
-    if (have.some((t) => !t.panels)) {
-      fetchPanels();
-      return;
-    }
-    resultSig = sig;
+    const traces = run.traces || [];
     const out = [];
     for (const g of S.groups) {
-      const ts = g.traces.map((t) => run.traces[t.meta.trace]).filter((t) => t && t.panels).sort((a, b) => a.replication - b.replication);
-      if (ts.length) out.push({ label: g.label, color: g.color, trace: ts[0].trace, replication: ts[0].replication, panels: ts[0].panels });
+      const ts = g.traces.map((t) => traces[t.meta.trace]).filter((t) => t && t.has_panels).sort((a, b) => a.replication - b.replication);
+      if (!ts.length) continue;
+      const p = tracePanels.get(ts[0].trace);
+      if (p === undefined) fetchTracePanels(ts[0].trace);
+      else if (p) out.push({ label: g.label, color: g.color, trace: ts[0].trace, replication: ts[0].replication, panels: p });
     }
+    const sig = out.map((r) => r.trace).join(',');
+    if (sig === resultSig) return;
+    resultSig = sig;
     Panels.setResults(out);
   }
 
