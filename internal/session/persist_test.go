@@ -3,6 +3,8 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -49,12 +51,32 @@ func TestStoredRunLeavesMemory(t *testing.T) {
 	if got.RunStatus() != session.StatusDone || got.Status().Ended == nil {
 		t.Errorf("stored status %q, ended %v", got.RunStatus(), got.Status().Ended)
 	}
-	want := r.Status() // the released run reads the store too
+	want := r.Status().WithoutPanels() // the released run reads the store too
 	gs := got.Status()
 	gj, _ := json.Marshal(gs.Traces)
 	wj, _ := json.Marshal(want.Traces)
 	if len(gs.Traces) != 4 || string(gj) != string(wj) {
 		t.Fatalf("stored traces differ:\n%+v\n%+v", gs.Traces, want.Traces)
+	}
+	// the stored run is read without its traces' panels; Panels reads them
+	for i, tr := range got.Traces() {
+		if gs.Traces[i].Panels != nil || !gs.Traces[i].HasPanels {
+			t.Fatalf("stored trace %d: panels %v, has_panels %v", i, gs.Traces[i].Panels, gs.Traces[i].HasPanels)
+		}
+		gp, err := tr.Panels(context.Background(), 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wp, err := r.Traces()[i].Panels(context.Background(), 1<<20)
+		if want := fmt.Sprintf(`{"final":[3000,%d]}`, tr.Seed); err != nil || string(gp) != want || string(wp) != want {
+			t.Fatalf("trace %d's panels: stored %s, in memory %s (%v), want %s", i, gp, wp, err, want)
+		}
+		if _, err := tr.Panels(context.Background(), int64(len(gp))-1); !errors.Is(err, session.ErrPanelsTooLarge) {
+			t.Fatalf("stored trace %d's panels over the cap: %v", i, err)
+		}
+		if _, err := r.Traces()[i].Panels(context.Background(), int64(len(gp))-1); !errors.Is(err, session.ErrPanelsTooLarge) {
+			t.Fatalf("trace %d's panels in memory over the cap: %v", i, err)
+		}
 	}
 	for i, tr := range got.Traces() {
 		if tr.Len() != 3001 {
