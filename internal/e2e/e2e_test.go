@@ -685,6 +685,11 @@ func TestPaperFigure1Band(t *testing.T) {
 	}
 	J, K := len(st.Info.Panels.BTrue), len(st.Info.Panels.BTrue[0])
 	want := map[string]string{}
+	for i, tr := range st.Traces { // the status leaves the traces' panels to their own route
+		if err := json.Unmarshal(httpGet(t, fmt.Sprintf("%s/api/runs/%s/traces/%d/panels", ts.URL, id, tr.Trace)), &st.Traces[i].Panels); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tr := range st.Traces {
 		if len(tr.Panels.B) != J || len(tr.Panels.B[0]) != K {
 			t.Fatalf("trace %d (%s): estimate B is %d×%d, B_true %d×%d", tr.Trace, tr.Algo, len(tr.Panels.B), len(tr.Panels.B[0]), J, K)
@@ -818,6 +823,11 @@ func TestSSVMDecodedWords(t *testing.T) {
 	}
 	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+created.ID), &st); err != nil {
 		t.Fatal(err)
+	}
+	for i, tr := range st.Traces { // the status leaves the traces' panels to their own route
+		if err := json.Unmarshal(httpGet(t, fmt.Sprintf("%s/api/runs/%s/traces/%d/panels", ts.URL, created.ID, tr.Trace)), &st.Traces[i].Panels); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// One table: a row per distinct word, a column per algorithm.
 	rows := eval[[]map[string]any](t, ctx, `Array.from(document.querySelectorAll('table[data-decoded] tbody tr')).map(r => ({truth: r.cells[0].textContent.replace(/ ×\d+$/, ''), cells: Array.from(r.cells).slice(1).map(c => ({text: c.textContent, marked: c.querySelectorAll('.wrong').length}))}))`)
