@@ -19,7 +19,8 @@ import (
 // it until Commit, and a process that dies part-way leaves nothing (the
 // transaction is rolled back with its connection). The content digest is
 // unique among runs, so a bundle imported twice, even at the same moment
-// by two processes, is stored once.
+// by two processes, is stored once. An import holds one of the pool's
+// connections until it ends, and needs no other.
 type importTx struct {
 	s      *Store
 	tx     pgx.Tx
@@ -139,7 +140,9 @@ func (im *importTx) Commit(ctx context.Context, r *store.Run, digest string) (st
 		return "", false, err
 	}
 	if digest != "" {
-		if id, ok, err := im.s.byDigest(ctx, digest); err != nil || ok {
+		// inside the import's transaction: it holds its own connection, and
+		// asks for no other (imports filling the pool cannot wait on each other)
+		if id, ok, err := byDigest(ctx, im.tx, digest); err != nil || ok {
 			return im.endWith(ctx, id, ok, err)
 		}
 	}
@@ -149,7 +152,7 @@ func (im *importTx) Commit(ctx context.Context, r *store.Run, digest string) (st
 		// imported at the same moment by another: theirs is the run
 		im.done = true
 		_ = im.tx.Rollback(context.WithoutCancel(ctx))
-		id, ok, err := im.s.byDigest(ctx, digest)
+		id, ok, err := byDigest(ctx, im.s.pool, digest)
 		if err == nil && !ok {
 			err = fmt.Errorf("store: run with digest %s vanished", digest)
 		}
@@ -225,9 +228,11 @@ func (im *importTx) finish(ctx context.Context, r *store.Run, digest string) err
 }
 
 // byDigest finds the committed run with a digest.
-func (s *Store) byDigest(ctx context.Context, digest string) (string, bool, error) {
+func byDigest(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, digest string) (string, bool, error) {
 	var id string
-	err := s.pool.QueryRow(ctx, `SELECT id FROM runs WHERE digest = $1`, digest).Scan(&id)
+	err := q.QueryRow(ctx, `SELECT id FROM runs WHERE digest = $1`, digest).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil
 	}
