@@ -86,7 +86,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.iters, "iters", spec.DefaultIters, fmt.Sprintf("maximum iterations (0: no limit, up to %d); when -passes is given without -iters, the passes alone govern; with neither, the problem's default (ssvm-ocr: 30 passes)", spec.MaxIters))
 	fs.Float64Var(&o.passes, "passes", 0, "maximum effective passes over the data (0: no limit); given alone, iterations are not limited")
 	fs.Float64Var(&o.gap, "gap", 0, "stop when the duality gap is at most this (0: never)")
-	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations (0: the problem's default, an adaptive cadence that keeps evaluations to about 15% of the wall time)")
+	fs.IntVar(&o.evalEvery, "eval-every", spec.DefaultEval, "evaluate the objective and the gap every E iterations (0: the default cadence, decided by counted work: evaluations cost about an eighth of the work)")
 	fs.IntVar(&o.reps, "replications", 1, "run R times with seeds seed, seed+1, … and report the per-iteration median, min and max")
 	fs.Int64Var(&o.seed, "seed", spec.DefaultSeed, "random seed (instance and runs); a preset keeps its own unless given")
 	fs.StringVar(&o.format, "format", "jsonl", "output format: jsonl | csv | json (csv: problem-specific metrics in the last column, as a JSON object)")
@@ -325,15 +325,15 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	var traces []traceOut
 	failed := false
 	for _, j := range jobs {
-		tr := traceOut{Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed}
+		tr := traceOut{Algo: j.Label, Replication: j.Replication, Seed: j.Seed}
 		rec := solver.RecorderFunc(func(r solver.Record) {
 			if o.format == "json" || run.Replications > 1 || drawAs != "" {
 				tr.Records = append(tr.Records, r)
 			}
 			if o.format != "json" {
-				enc.write(j.Algo.Algo, j.Replication, r)
+				enc.write(j.Label, j.Replication, r)
 			}
-			progress.show(j.Algo.Algo, j.Replication, r)
+			progress.show(j.Label, j.Replication, r)
 		})
 		res := runJob(ctx, j, rec)
 		progress.done()
@@ -343,7 +343,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		tr.Summary = res.Summary
 		tr.X = res.X
 		if o.format != "json" {
-			enc.summary(j.Algo.Algo, j.Replication, j.Seed, res.Summary, stderr)
+			enc.summary(j.Label, j.Replication, j.Seed, res.Summary, stderr)
 		}
 		traces = append(traces, tr)
 		if ctx.Err() != nil {

@@ -229,11 +229,11 @@ func solveCell(ctx context.Context, run spec.Run, path string, target float64) (
 	var traces []traceOut
 	var first []sweep.Outcome // algorithm 0's replications
 	for _, j := range jobs {
-		tr := traceOut{Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed}
+		tr := traceOut{Algo: j.Label, Replication: j.Replication, Seed: j.Seed}
 		res := runJob(ctx, j, solver.RecorderFunc(func(r solver.Record) { tr.Records = append(tr.Records, r) }))
 		tr.Summary, tr.X = res.Summary, res.X
 		traces = append(traces, tr)
-		if j.Algo.Algo == run.Algorithms[0].Algo {
+		if j.Index == 0 {
 			recs := tr.Records
 			first = append(first, sweep.TraceOutcome(func(fn func(*solver.Record) bool) {
 				for i := range recs {

@@ -197,7 +197,7 @@ func rerun(ctx context.Context, b *bundle.Bundle, want []verify.Trace) ([]verify
 	got := make([]verify.Trace, 0, len(want))
 	for i, w := range want {
 		j := jobs[i]
-		g := verify.Trace{Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed}
+		g := verify.Trace{Algo: j.Label, Replication: j.Replication, Seed: j.Seed}
 		jctx, cancel := context.WithCancel(ctx)
 		limit := -1
 		if w.Partial {

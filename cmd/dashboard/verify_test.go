@@ -161,7 +161,7 @@ func TestVerifyFindsOneDigitChanged(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("verify of an edited bundle: exit %d, want 1\n%s", code, out)
 	}
-	want := fmt.Sprintf("differs: trace 0 (ssfw-as #0) record %d (k = %d), field objective: stored %s, re-run %s", k, k, repl, old)
+	want := fmt.Sprintf("differs: trace 0 (ssfw-as + slack collapse #0) record %d (k = %d), field objective: stored %s, re-run %s", k, k, repl, old)
 	if !strings.Contains(out, want) || !strings.Contains(out, "digest mismatch") {
 		t.Fatalf("verify said\n%s\nwant a digest mismatch and %q", out, want)
 	}
@@ -178,7 +178,7 @@ func TestVerifyFindsOneDigitChanged(t *testing.T) {
 	b.Traces[1].Summary.Status = solver.StatusConverged
 	writeBundleFile(t, bad, b)
 	out, _, code = runVerifyArgs(bad)
-	if code != 1 || !strings.Contains(out, `trace 1 (ssfw-as #1), field summary.status: stored "converged", re-run "max_iters"`) {
+	if code != 1 || !strings.Contains(out, `trace 1 (ssfw-as + slack collapse #1), field summary.status: stored "converged", re-run "max_iters"`) {
 		t.Fatalf("verify of an edited summary: exit %d\n%s", code, out)
 	}
 }
@@ -241,7 +241,7 @@ func TestVerifyUnfinishedTrace(t *testing.T) {
 	b.Traces[1].Records[36].Gamma *= 2
 	writeBundleFile(t, file, b)
 	out, _, code = runVerifyArgs(file)
-	if code != 1 || !strings.Contains(out, "trace 1 (afw #0) record 36 (k = 36), field gamma") {
+	if code != 1 || !strings.Contains(out, "trace 1 (afw + slack collapse #0) record 36 (k = 36), field gamma") {
 		t.Fatalf("verify of an edited cancelled run: %d %s", code, out)
 	}
 }
@@ -279,7 +279,7 @@ func TestVerifyStored(t *testing.T) {
 	}
 	for _, want := range []string{
 		fmt.Sprintf("run %s: reproduced: %d records identical", good, n),
-		fmt.Sprintf("run %s: differs: trace 0 (ssfw-as #0) record 30 (k = 30), field objective: stored %s, re-run %s", changed,
+		fmt.Sprintf("run %s: differs: trace 0 (ssfw-as + slack collapse #0) record 30 (k = 30), field objective: stored %s, re-run %s", changed,
 			strconv.FormatFloat(obj*(1+1e-15), 'g', -1, 64), strconv.FormatFloat(obj, 'g', -1, 64)),
 		"run notanid: not a run id",
 	} {
@@ -320,7 +320,7 @@ func TestVerifyStored(t *testing.T) {
 	}
 	for _, want := range []string{
 		fmt.Sprintf(`cell 0 {"seed":1}: run %s: reproduced: %d records identical`, good, n),
-		fmt.Sprintf(`cell 1 {"seed":2}: run %s: differs: trace 0 (ssfw-as #0) record 30`, changed),
+		fmt.Sprintf(`cell 1 {"seed":2}: run %s: differs: trace 0 (ssfw-as + slack collapse #0) record 30`, changed),
 		`cell 2 {"seed":3}: no run (deleted, or never started)`,
 	} {
 		if !strings.Contains(out, want) {

@@ -657,16 +657,19 @@ func (d *decoder) check() error {
 	seen := map[key][]int{}
 	for i, m := range d.metas {
 		p := fmt.Sprintf("traces[%d]", i)
-		if algos[m.algo] == 0 {
-			return errorf(p+".algo", "must be one of the spec's algorithms, got %s", quoteShort(m.algo))
+		// a trace is named by its algorithm, with what a variant changes
+		// after " + " (for instance "bc-ssfw-as + slack collapse")
+		base, _, _ := strings.Cut(m.algo, " + ")
+		if algos[base] == 0 {
+			return errorf(p+".algo", "must be one of the spec's algorithms (with a variant after \" + \"), got %s", quoteShort(m.algo))
 		}
 		if m.replication < 0 || m.replication >= sp.Replications {
 			return errorf(p+".replication", "must be between 0 and %d (the spec's replications − 1), got %d", sp.Replications-1, m.replication)
 		}
-		k := key{m.algo, m.replication}
-		if prev := seen[k]; len(prev) >= algos[m.algo] {
+		k := key{base, m.replication}
+		if prev := seen[k]; len(prev) >= algos[base] {
 			return errorf(p, "duplicates traces[%d] (algo %s, replication %d): the spec lists %s %d time(s), so a bundle has at most that many such traces",
-				prev[0], quoteShort(m.algo), m.replication, quoteShort(m.algo), algos[m.algo])
+				prev[0], quoteShort(m.algo), m.replication, quoteShort(base), algos[base])
 		}
 		seen[k] = append(seen[k], i)
 		if !m.checkedK && m.n > 0 && m.lastK > sp.Iters {

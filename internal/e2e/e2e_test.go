@@ -546,14 +546,22 @@ func TestPaperFigure1Band(t *testing.T) {
 	}
 	step(t, ctx, "choose the preset", 10*time.Second, chromedp.Click(chromedp.CSS(`[data-preset="paper-fig1"]`)))
 	form := eval[[]string](t, ctx, `[document.querySelector('#problem').value, ...Array.from(document.querySelectorAll('#algo-rows [data-key=algo]')).map(e => e.value), document.querySelector('#run-replications').value]`)
-	if strings.Join(form, ",") != "gflasso,bc-ssfw-as,spg,10" {
-		t.Fatalf("the preset filled the form with %v, want gflasso, bc-ssfw-as, spg, 10 replications", form)
+	if strings.Join(form, ",") != "gflasso,bc-ssfw-as,bc-ssfw-as,spg,10" {
+		t.Fatalf("the preset filled the form with %v, want gflasso, bc-ssfw-as (slack kept), bc-ssfw-as (slack collapse), spg, 10 replications", form)
 	}
 	choose(t, ctx, "#run-replications", "3")
 	step(t, ctx, "start the run", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
 	waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `location.href`, 30*time.Second)
-	if n := eval[int](t, ctx, `fwlab.traces.length`); n != 6 {
-		t.Fatalf("%d traces, want 2 algorithms × 3 replications", n)
+	if n := eval[int](t, ctx, `fwlab.traces.length`); n != 9 {
+		t.Fatalf("%d traces, want 3 algorithms × 3 replications", n)
+	}
+	// Each group is named by its trace's name, the variant by what it
+	// changes, with the parameters of its own spec row and no number: the
+	// two bc-ssfw-as rows differ by name.
+	labels := eval[[]string](t, ctx, `fwlab.groups.map((g) => g.label)`)
+	if len(labels) != 3 || !strings.HasPrefix(labels[0], "bc-ssfw-as (") || !strings.HasPrefix(labels[1], "bc-ssfw-as + slack collapse (") ||
+		!strings.HasPrefix(labels[2], "spg") || strings.Contains(strings.Join(labels, "|"), "#") {
+		t.Errorf("legend labels %q, want bc-ssfw-as (…), bc-ssfw-as + slack collapse (…), spg…, none numbered", labels)
 	}
 	// The median and band need every replication's records; wait for a
 	// good stretch of them.
@@ -637,8 +645,8 @@ func TestPaperFigure1Band(t *testing.T) {
 		t.Errorf("%d legends under the charts; the page has one legend", n)
 	}
 	// The traces table: one row per algorithm; a toggle shows the replications.
-	if rows := eval[int](t, ctx, `document.querySelectorAll('#legend tbody tr').length`); rows != 2 {
-		t.Errorf("traces table has %d rows for 2 algorithms of 3 replications", rows)
+	if rows := eval[int](t, ctx, `document.querySelectorAll('#legend tbody tr').length`); rows != 3 {
+		t.Errorf("traces table has %d rows for 3 algorithms of 3 replications", rows)
 	}
 	step(t, ctx, "expand the replications", 10*time.Second, chromedp.Click(chromedp.CSS(`#legend tr.group-row button.expand`)))
 	waitFor(t, ctx, "the replication rows", `document.querySelectorAll('#legend tbody tr.rep-row').length === 3`, `document.querySelector('#legend tbody').textContent`, 5*time.Second)
@@ -651,7 +659,7 @@ func TestPaperFigure1Band(t *testing.T) {
 
 	// Each algorithm's final estimate (its first replication) is drawn as a
 	// heat map beside the true B, from the panels of the finished traces.
-	waitFor(t, ctx, "the estimated B heat maps", `document.querySelectorAll('canvas[data-heatmap=estimate]').length === 2`,
+	waitFor(t, ctx, "the estimated B heat maps", `document.querySelectorAll('canvas[data-heatmap=estimate]').length === 3`,
 		`Array.from(document.querySelectorAll('#panel-body figure')).map(f => f.dataset.panel)`, 30*time.Second)
 	var st struct {
 		Info struct {
@@ -683,11 +691,9 @@ func TestPaperFigure1Band(t *testing.T) {
 	}
 	drawn := eval[[]map[string]any](t, ctx, `Array.from(document.querySelectorAll('canvas[data-heatmap=estimate]')).map(c => ({trace: c.dataset.trace, w: c.width, h: c.height, caption: c.closest('figure').querySelector('figcaption').textContent, after: c.closest('figure').previousElementSibling && c.closest('figure').previousElementSibling.dataset.panel}))`)
 	bt := eval[map[string]float64](t, ctx, `(() => { const c = document.querySelector('canvas[data-heatmap=B_true]'); return {w: c.width, h: c.height}; })()`)
+	algos := []string{"bc-ssfw-as", "bc-ssfw-as + slack collapse", "spg"}
 	for i, d := range drawn {
-		algo := "bc-ssfw-as"
-		if i == 1 {
-			algo = "spg"
-		}
+		algo := algos[min(i, 2)]
 		if d["trace"] != want[algo] || !strings.Contains(d["caption"].(string), algo) {
 			t.Errorf("heat map %d: trace %v, caption %q; want %s's first replication (trace %s)", i, d["trace"], d["caption"], algo, want[algo])
 		}
@@ -695,7 +701,7 @@ func TestPaperFigure1Band(t *testing.T) {
 			t.Errorf("heat map %d is %v×%v pixels, B_true %v×%v", i, d["w"], d["h"], bt["w"], bt["h"])
 		}
 	}
-	if len(drawn) == 2 && (drawn[0]["after"] != "B_true" || drawn[1]["after"] != "B@"+want["bc-ssfw-as"]) {
+	if len(drawn) == 3 && (drawn[0]["after"] != "B_true" || drawn[1]["after"] != "B@"+want["bc-ssfw-as"] || drawn[2]["after"] != "B@"+want["bc-ssfw-as + slack collapse"]) {
 		t.Errorf("the estimates are not beside the true B: %v", drawn)
 	}
 	shot(t, ctx, dir, "paper-fig1-estimates.png")

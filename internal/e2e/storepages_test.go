@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -20,36 +22,217 @@ import (
 	"github.com/fwlab/fwlab/internal/session"
 )
 
-// TestHistoryPageLayout drives the history page over the store API's JSON
-// (the stand-in of fakestore_test.go): newest first, each filter and the
-// search narrow the list, star and rename are sent, a delete asks first
-// and removes exactly the runs selected, the drop zone's file picker
-// imports a bundle and names the field of a refused one, and two selected
-// runs open the compare page. No console error at either size.
+// The history, compare and sweep pages are driven here against the real
+// server over a run store in a temporary SQLite file (storeServer), seeded
+// with real runs made through the API: paused, cancelled, failed and
+// interrupted ones included, named, noted and starred through the API,
+// and bundles exported from the store.
+
+// apiJSON sends v as JSON with the method to the path and decodes the
+// answer into out (when not nil); it fails the test on any status but want.
+func apiJSON(t *testing.T, method, url string, v any, want int, out any) {
+	t.Helper()
+	var body io.Reader
+	if v != nil {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, res.StatusCode, b, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, url, err, b)
+		}
+	}
+}
+
+// runStatus is a run's status as GET /api/runs/{id} says.
+func runStatus(t *testing.T, base, id string) string {
+	t.Helper()
+	var st struct{ Status string }
+	if err := json.Unmarshal(httpGet(t, base+"/api/runs/"+id), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Status
+}
+
+// waitStatus polls a run until its status is want.
+func waitStatus(t *testing.T, base, id, want string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for runStatus(t, base, id) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s: status %s, want %s", id, runStatus(t, base, id), want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The runs of the history's store, oldest first: two done toy-polygon
+// runs of ssfw-as and FISTA with two replications that differ in rho
+// only, a lasso run that fails (FISTA with L = 1e-300 steps to infinity;
+// afw runs the slack collapse, so that its trace is named "afw + slack
+// collapse" and the algorithm filter's afw must find it as a variant),
+// a lasso run interrupted by the end of the server it was paused on, and
+// a toy-polygon run of fw cancelled while paused.
+const (
+	histZigZag  = `{"problem":"toy-polygon","params":{"samples":"1000"},"algorithms":[{"algo":"ssfw-as","rho":0.1},{"algo":"fista"}],"iters":200,"replications":2,"eval_every":1}`
+	histHalved  = `{"problem":"toy-polygon","params":{"samples":"1000"},"algorithms":[{"algo":"ssfw-as","rho":0.05},{"algo":"fista"}],"iters":200,"replications":2,"eval_every":1}`
+	histFailing = `{"problem":"lasso","algorithms":[{"algo":"afw"},{"algo":"fista","L":"1e-300"}],"iters":50}`
+	histPaused  = `{"problem":"lasso","algorithms":[{"algo":"ssfw-as","rho":0.2}],"iters":100000,"start_paused":true}`
+	histFW      = `{"problem":"toy-polygon","params":{"samples":"500"},"algorithms":[{"algo":"fw"}],"iters":100000,"start_paused":true}`
+	histBundled = `{"problem":"toy-polygon","params":{"samples":"300"},"algorithms":[{"algo":"afw"}],"iters":30,"seed":%d}`
+)
+
+// historyStore is a store seeded with the runs above; ids are in the
+// order made; bundles are two runs' bundles, made after the others and
+// deleted from the store since.
+type historyStore struct {
+	base    string
+	ids     [5]string
+	bundles [2][]byte
+}
+
+func seedHistory(t *testing.T) *historyStore {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "fwlab.db")
+	base, stop := storeServer(t, db)
+	h := &historyStore{}
+	made := func(spec string) string {
+		id := postRun(t, base, spec)
+		// distinct creation times, so that newest first is one order
+		time.Sleep(20 * time.Millisecond)
+		return id
+	}
+	h.ids[0] = made(histZigZag)
+	waitRunEnded(t, base, h.ids[0])
+	h.ids[1] = made(histHalved)
+	waitRunEnded(t, base, h.ids[1])
+	h.ids[2] = made(histFailing)
+	if st := waitRunEnded(t, base, h.ids[2]); st != "failed" {
+		t.Fatalf("the failing run ended %s", st)
+	}
+	h.ids[3] = made(histPaused)
+	waitStatus(t, base, h.ids[3], "paused")
+	apiJSON(t, "PATCH", base+"/api/runs/"+h.ids[0], map[string]any{"name": "zig-zag baseline", "note": "first try"}, 200, nil)
+	apiJSON(t, "PATCH", base+"/api/runs/"+h.ids[1], map[string]any{"note": "rho halved"}, 200, nil)
+	apiJSON(t, "PATCH", base+"/api/runs/"+h.ids[3], map[string]any{"name": "lasso long"}, 200, nil)
+	// The server ends with the run paused; the next one on the file finds
+	// it interrupted.
+	stop()
+	base, _ = storeServer(t, db)
+	h.base = base
+	if st := runStatus(t, base, h.ids[3]); st != "interrupted" {
+		t.Fatalf("the run paused when its server ended is %s after a restart", st)
+	}
+	h.ids[4] = made(histFW)
+	waitStatus(t, base, h.ids[4], "paused")
+	stopRun(base, h.ids[4])
+	if st := waitRunEnded(t, base, h.ids[4]); st != "cancelled" {
+		t.Fatalf("the run stopped while paused is %s", st)
+	}
+	for i := range h.bundles {
+		id := made(fmt.Sprintf(histBundled, i+1))
+		waitRunEnded(t, base, id)
+		h.bundles[i] = httpGet(t, base+"/api/runs/"+id+"/bundle")
+		apiJSON(t, "POST", base+"/api/runs/delete", map[string]any{"ids": []string{id}}, 200, nil)
+	}
+	return h
+}
+
+// listIDs is the ids GET /api/runs lists, newest first.
+func listIDs(t *testing.T, base string) []string {
+	t.Helper()
+	var l struct{ Runs []struct{ ID string } }
+	if err := json.Unmarshal(httpGet(t, base+"/api/runs?limit=100"), &l); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range l.Runs {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// medianOf is the median of xs.
+func medianOf(xs []float64) float64 {
+	v := append([]float64(nil), xs...)
+	sort.Float64s(v)
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// TestHistoryPageLayout drives the history page over a real store seeded
+// with real runs: newest first, each filter and the search narrow the
+// list, star and rename are sent, a delete asks first and removes exactly
+// the runs selected, the drop zone's file picker imports a bundle and
+// names the field of a refused one, and two selected runs open the
+// compare page. No console error at either size.
 func TestHistoryPageLayout(t *testing.T) {
-	ts, fs := fakeApp(t)
+	h := seedHistory(t)
+	ts := struct{ URL string }{h.base}
+	id1, id2, id3, id4, id5 := h.ids[0], h.ids[1], h.ids[2], h.ids[3], h.ids[4]
+	join := func(ids ...string) string { return strings.Join(ids, ",") }
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	dir := t.TempDir()
 	step(t, ctx, "open the history", 20*time.Second, chromedp.Navigate(ts.URL+"/runs"))
 	waitFor(t, ctx, "the list", `fwlab.history && fwlab.history.loads > 0`, `document.querySelector('#history-error').textContent`, 10*time.Second)
 	ids := func() string { return eval[string](t, ctx, `fwlab.history.rows.map(r => r.id).join(',')`) }
-	if got := ids(); got != "aaaaaaaaaaa5,aaaaaaaaaaa4,aaaaaaaaaaa3,aaaaaaaaaaa2,aaaaaaaaaaa1" {
-		t.Fatalf("rows %s, want newest first", got)
+	if got := ids(); got != join(id5, id4, id3, id2, id1) {
+		t.Fatalf("rows %s, want newest first %s", got, join(id5, id4, id3, id2, id1))
 	}
 	if d := eval[string](t, ctx, `document.querySelector('#disk-used').textContent`); !strings.Contains(d, "KB on disk") && !strings.Contains(d, "MB on disk") {
 		t.Errorf("disk used: %q", d)
 	}
-	row1 := eval[string](t, ctx, `document.querySelector('tr[data-run=aaaaaaaaaaa1]').textContent`)
-	for _, want := range []string{"zig-zag baseline", "first try", "ssfw-as", "fista", "n=1000", "replications=2", "iters=200", "toy-polygon"} {
+	row1 := eval[string](t, ctx, `document.querySelector('tr[data-run="`+id1+`"]').textContent`)
+	for _, want := range []string{"zig-zag baseline", "first try", "ssfw-as", "fista", "samples=1000", "replications=2", "iters=200", "toy-polygon"} {
 		if !strings.Contains(row1, want) {
-			t.Errorf("row of aaaaaaaaaaa1 lacks %q: %q", want, row1)
+			t.Errorf("row of %s lacks %q: %q", id1, want, row1)
 		}
 	}
-	// The final objective: the median of the two replications' last values.
-	wantObj := medianOf([]float64{1 * (1 + 1.0/fakeIters), 1 * (1 + 1.1/fakeIters)})
+	// The final objective: the median of the two replications' last values
+	// of ssfw-as, from the run's trace.
+	var st1 struct{ Traces []struct{ Algo string } }
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id1), &st1); err != nil {
+		t.Fatal(err)
+	}
+	last := map[int]float64{}
+	for _, r := range serverTrace(t, ts.URL, id1) {
+		if r.Trace < len(st1.Traces) && st1.Traces[r.Trace].Algo == "ssfw-as" && r.Objective != nil {
+			last[r.Trace] = *r.Objective
+		}
+	}
+	var lasts []float64
+	for _, v := range last {
+		lasts = append(lasts, v)
+	}
+	if len(lasts) != 2 {
+		t.Fatalf("ssfw-as's replications in the trace: %v", last)
+	}
+	wantObj := medianOf(lasts)
 	if !strings.Contains(row1, fmt.Sprintf("%.6g", wantObj)[:6]) {
-		t.Errorf("row of aaaaaaaaaaa1: final objective %v not shown: %q", wantObj, row1)
+		t.Errorf("row of %s: final objective %v not shown: %q", id1, wantObj, row1)
 	}
 	for _, size := range [][2]int64{{1400, 1000}, {1000, 700}} {
 		viewport(t, ctx, size[0], size[1])
@@ -66,37 +249,39 @@ func TestHistoryPageLayout(t *testing.T) {
 		waitFor(t, ctx, "filtered by "+sel+"="+value, fmt.Sprintf(`fwlab.history.loads > %d && fwlab.history.rows.map(r => r.id).join(',') === %q`, loads, want), `fwlab.history.rows.map(r => r.id).join(',')`, 10*time.Second)
 	}
 	waitFor(t, ctx, "the problems offered", `Array.from(document.querySelectorAll('#f-problem option')).some(o => o.value === 'toy-polygon')`, `document.querySelector('#f-problem').innerHTML`, 10*time.Second)
-	filter("#f-problem", "toy-polygon", "aaaaaaaaaaa5,aaaaaaaaaaa2,aaaaaaaaaaa1")
-	filter("#f-status", "done", "aaaaaaaaaaa2,aaaaaaaaaaa1")
-	filter("#f-q", "halved", "aaaaaaaaaaa2")
+	filter("#f-problem", "toy-polygon", join(id5, id2, id1))
+	filter("#f-status", "done", join(id2, id1))
+	filter("#f-q", "halved", id2)
 	if u := eval[string](t, ctx, `location.search`); !strings.Contains(u, "problem=toy-polygon") || !strings.Contains(u, "q=halved") {
 		t.Errorf("the filters are not in the URL: %q", u)
 	}
-	filter("#f-q", "", "aaaaaaaaaaa2,aaaaaaaaaaa1")
-	filter("#f-status", "", "aaaaaaaaaaa5,aaaaaaaaaaa2,aaaaaaaaaaa1")
-	filter("#f-problem", "", "aaaaaaaaaaa5,aaaaaaaaaaa4,aaaaaaaaaaa3,aaaaaaaaaaa2,aaaaaaaaaaa1")
-	filter("#f-algo", "afw", "aaaaaaaaaaa3")
-	filter("#f-algo", "", "aaaaaaaaaaa5,aaaaaaaaaaa4,aaaaaaaaaaa3,aaaaaaaaaaa2,aaaaaaaaaaa1")
+	filter("#f-q", "", join(id2, id1))
+	filter("#f-status", "", join(id5, id2, id1))
+	filter("#f-problem", "", join(id5, id4, id3, id2, id1))
+	filter("#f-algo", "afw", id3)
+	filter("#f-algo", "", join(id5, id4, id3, id2, id1))
 
 	// Star, then rename with a note.
-	step(t, ctx, "star", 5*time.Second, chromedp.Click(chromedp.CSS(`tr[data-run=aaaaaaaaaaa2] .star`)))
-	waitFor(t, ctx, "the star", `document.querySelector('tr[data-run=aaaaaaaaaaa2] .star').textContent === '★'`, `fwlab.history`, 5*time.Second)
-	step(t, ctx, "edit", 5*time.Second, chromedp.Click(chromedp.CSS(`tr[data-run=aaaaaaaaaaa2] button.edit`)))
+	tr2 := `tr[data-run="` + id2 + `"]`
+	step(t, ctx, "star", 5*time.Second, chromedp.Click(chromedp.CSS(tr2+` .star`)))
+	waitFor(t, ctx, "the star", `document.querySelector('`+tr2+` .star').textContent === '★'`, `fwlab.history`, 5*time.Second)
+	step(t, ctx, "edit", 5*time.Second, chromedp.Click(chromedp.CSS(tr2+` button.edit`)))
 	step(t, ctx, "rename", 5*time.Second,
-		chromedp.SetValue(chromedp.CSS(`tr[data-run=aaaaaaaaaaa2] .edit-name`), "rho 0.05"),
-		chromedp.SetValue(chromedp.CSS(`tr[data-run=aaaaaaaaaaa2] .edit-note`), "slower at first"),
-		chromedp.Click(chromedp.CSS(`tr[data-run=aaaaaaaaaaa2] button.save`)))
-	waitFor(t, ctx, "the new name", `document.querySelector('tr[data-run=aaaaaaaaaaa2]').textContent.includes('rho 0.05')`, `document.querySelector('tr[data-run=aaaaaaaaaaa2]').textContent`, 5*time.Second)
-	fs.mu.Lock()
-	r2 := *fs.find("aaaaaaaaaaa2")
-	fs.mu.Unlock()
-	if !r2.Starred || r2.Name != "rho 0.05" || r2.Note != "slower at first" {
-		t.Errorf("the server holds starred=%v name=%q note=%q", r2.Starred, r2.Name, r2.Note)
+		chromedp.SetValue(chromedp.CSS(tr2+` .edit-name`), "rho 0.05"),
+		chromedp.SetValue(chromedp.CSS(tr2+` .edit-note`), "slower at first"),
+		chromedp.Click(chromedp.CSS(tr2+` button.save`)))
+	waitFor(t, ctx, "the new name", `document.querySelector('`+tr2+`').textContent.includes('rho 0.05')`, `document.querySelector('`+tr2+`').textContent`, 5*time.Second)
+	var r2 struct {
+		Name, Note string
+		Starred    bool
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id2), &r2); err != nil || !r2.Starred || r2.Name != "rho 0.05" || r2.Note != "slower at first" {
+		t.Errorf("the server holds starred=%v name=%q note=%q (%v)", r2.Starred, r2.Name, r2.Note, err)
 	}
 
 	// Delete two runs: the confirmation first; Keep deletes nothing.
-	for _, id := range []string{"aaaaaaaaaaa5", "aaaaaaaaaaa3"} {
-		step(t, ctx, "select "+id, 5*time.Second, chromedp.Click(chromedp.CSS(`tr[data-run=`+id+`] input.pick`)))
+	for _, id := range []string{id5, id3} {
+		step(t, ctx, "select "+id, 5*time.Second, chromedp.Click(chromedp.CSS(`tr[data-run="`+id+`"] input.pick`)))
 	}
 	step(t, ctx, "delete", 5*time.Second, chromedp.Click(chromedp.ID("btn-delete")))
 	if txt := eval[string](t, ctx, `document.querySelector('#confirm-delete').hidden ? '' : document.querySelector('#confirm-text').textContent`); !strings.Contains(txt, "2 runs") {
@@ -104,25 +289,32 @@ func TestHistoryPageLayout(t *testing.T) {
 	}
 	step(t, ctx, "keep", 5*time.Second, chromedp.Click(chromedp.ID("confirm-no")))
 	time.Sleep(300 * time.Millisecond)
-	if n := eval[int](t, ctx, `fwlab.history.rows.length`); n != 5 || len(fs.deleted) != 0 {
-		t.Fatalf("Keep deleted something: %d rows, deleted %v", n, fs.deleted)
+	if n, held := eval[int](t, ctx, `fwlab.history.rows.length`), join(listIDs(t, ts.URL)...); n != 5 || held != join(id5, id4, id3, id2, id1) {
+		t.Fatalf("Keep deleted something: %d rows, the server holds %s", n, held)
 	}
 	step(t, ctx, "delete", 5*time.Second, chromedp.Click(chromedp.ID("btn-delete")))
 	step(t, ctx, "confirm", 5*time.Second, chromedp.Click(chromedp.ID("confirm-yes")))
-	waitFor(t, ctx, "the rows left", `fwlab.history.rows.map(r => r.id).join(',') === 'aaaaaaaaaaa4,aaaaaaaaaaa2,aaaaaaaaaaa1'`, `fwlab.history.rows.map(r => r.id).join(',')`, 10*time.Second)
-	fs.mu.Lock()
-	deleted := strings.Join(fs.deleted, ",")
-	fs.mu.Unlock()
-	if deleted != "aaaaaaaaaaa5,aaaaaaaaaaa3" {
-		t.Errorf("deleted %s", deleted)
+	waitFor(t, ctx, "the rows left", fmt.Sprintf(`fwlab.history.rows.map(r => r.id).join(',') === %q`, join(id4, id2, id1)), `fwlab.history.rows.map(r => r.id).join(',')`, 10*time.Second)
+	if held := join(listIDs(t, ts.URL)...); held != join(id4, id2, id1) {
+		t.Errorf("after deleting %s and %s the server holds %s", id5, id3, held)
+	}
+	for _, id := range []string{id5, id3} {
+		res, err := http.Get(ts.URL + "/api/runs/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 404 {
+			t.Errorf("GET the deleted run %s: %d, want 404", id, res.StatusCode)
+		}
 	}
 
 	// Import: a file that is not a bundle is refused naming the field; a
-	// bundle becomes a run shown at the top.
+	// bundle (exported by the server) becomes a run shown at the top.
 	bad := filepath.Join(dir, "notes.json")
 	good := filepath.Join(dir, "run.json")
-	_ = os.WriteFile(bad, []byte(`{"hello": 1}`), 0o644)
-	_ = os.WriteFile(good, []byte(`{"format": "fwlab-bundle", "traces": []}`), 0o644)
+	_ = os.WriteFile(bad, []byte(`{"format": "notes"}`), 0o644)
+	_ = os.WriteFile(good, h.bundles[0], 0o644)
 	step(t, ctx, "import notes.json", 10*time.Second, chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{bad}))
 	waitFor(t, ctx, "the refusal", `document.querySelector('#drop-zone').dataset.state === 'rejected'`, `document.querySelector('#import-status').textContent`, 10*time.Second)
 	// The refusal's 400 is logged by the browser as a failed request: the
@@ -135,38 +327,60 @@ func TestHistoryPageLayout(t *testing.T) {
 	if msg := eval[string](t, ctx, `document.querySelector('#import-status').textContent`); !strings.Contains(msg, "notes.json was refused: format: ") {
 		t.Errorf("import error %q, want the field named", msg)
 	}
+	if held := join(listIDs(t, ts.URL)...); held != join(id4, id2, id1) {
+		t.Errorf("after a refused import the server holds %s", held)
+	}
 	step(t, ctx, "import run.json", 10*time.Second, chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{good}))
-	waitFor(t, ctx, "the imported run", `document.querySelector('#drop-zone').dataset.state === 'done' && fwlab.history.rows.length && fwlab.history.rows[0].id === 'imported0001'`, `[document.querySelector('#import-status').textContent, fwlab.history.rows.map(r => r.id)]`, 10*time.Second)
-	if href := eval[string](t, ctx, `document.querySelector('[data-imported]').getAttribute('href')`); href != "/runs/imported0001" {
-		t.Errorf("the imported run's link %q", href)
+	waitFor(t, ctx, "the imported run", `document.querySelector('#drop-zone').dataset.state === 'done' && fwlab.history.rows.length === 4`, `[document.querySelector('#import-status').textContent, fwlab.history.rows.map(r => r.id)]`, 10*time.Second)
+	held := listIDs(t, ts.URL)
+	if len(held) != 4 || join(held[1:]...) != join(id4, id2, id1) {
+		t.Fatalf("after the import the server holds %v", held)
+	}
+	imp1 := held[0]
+	if got := ids(); got != join(imp1, id4, id2, id1) {
+		t.Errorf("rows %s, want the imported run %s at the top", got, imp1)
+	}
+	if href := eval[string](t, ctx, `document.querySelector('[data-imported]').getAttribute('href')`); href != "/runs/"+imp1 {
+		t.Errorf("the imported run's link %q, want /runs/%s", href, imp1)
 	}
 	// A file dropped on the zone is imported the same way.
+	dropped, _ := json.Marshal(string(h.bundles[1]))
 	eval[bool](t, ctx, `(() => {
 		const dt = new DataTransfer();
-		dt.items.add(new File(['{"format": "fwlab-bundle", "traces": []}'], 'dropped.json', {type: 'application/json'}));
+		dt.items.add(new File([`+string(dropped)+`], 'dropped.json', {type: 'application/json'}));
 		const z = document.querySelector('#drop-zone');
 		z.dispatchEvent(new DragEvent('dragover', {dataTransfer: dt, bubbles: true, cancelable: true}));
 		z.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
 		return true;
 	})()`)
-	waitFor(t, ctx, "the dropped run", `fwlab.history.imported === 'imported0002' && fwlab.history.rows[0].id === 'imported0002'`, `[document.querySelector('#import-status').textContent, fwlab.history.rows.map(r => r.id)]`, 10*time.Second)
-	if msg := eval[string](t, ctx, `document.querySelector('#import-status').textContent`); !strings.Contains(msg, "imported dropped.json as imported0002") {
+	waitFor(t, ctx, "the dropped run", fmt.Sprintf(`fwlab.history.imported && fwlab.history.imported !== %q && fwlab.history.rows.length === 5 && fwlab.history.rows[0].id === fwlab.history.imported`, imp1), `[document.querySelector('#import-status').textContent, fwlab.history.rows.map(r => r.id)]`, 10*time.Second)
+	held = listIDs(t, ts.URL)
+	if len(held) != 5 || join(held[1:]...) != join(imp1, id4, id2, id1) {
+		t.Fatalf("after the drop the server holds %v", held)
+	}
+	imp2 := held[0]
+	if got := eval[string](t, ctx, `fwlab.history.imported`); got != imp2 {
+		t.Errorf("the page imported %s, the server holds %s", got, imp2)
+	}
+	if msg := eval[string](t, ctx, `document.querySelector('#import-status').textContent`); !strings.Contains(msg, "imported dropped.json as "+imp2) {
 		t.Errorf("import status %q", msg)
 	}
 
 	// Two selected runs → Compare.
-	step(t, ctx, "select aaaaaaaaaaa1", 5*time.Second, chromedp.Click(chromedp.CSS(`tr[data-run=aaaaaaaaaaa1] input.pick`)))
+	step(t, ctx, "select "+id1, 5*time.Second, chromedp.Click(chromedp.CSS(`tr[data-run="`+id1+`"] input.pick`)))
 	if !eval[bool](t, ctx, `document.querySelector('#btn-compare').disabled`) {
 		t.Error("Compare is enabled with one run selected")
 	}
-	step(t, ctx, "select imported0001", 5*time.Second, chromedp.Click(chromedp.CSS(`tr[data-run=imported0001] input.pick`)))
+	step(t, ctx, "select "+imp1, 5*time.Second, chromedp.Click(chromedp.CSS(`tr[data-run="`+imp1+`"] input.pick`)))
 	if eval[bool](t, ctx, `document.querySelector('#btn-compare').disabled`) {
 		t.Fatal("Compare is disabled with two runs selected")
 	}
 	step(t, ctx, "compare", 5*time.Second, chromedp.Click(chromedp.ID("btn-compare")))
 	waitFor(t, ctx, "the compare page", `location.pathname === '/compare' && window.fwlab && fwlab.compare && fwlab.compare.loaded`, `location.href`, 20*time.Second)
-	if got := eval[string](t, ctx, `fwlab.compare.runs.slice().sort().join(',')`); got != "aaaaaaaaaaa1,imported0001" {
-		t.Errorf("compare opened with %s", got)
+	want := []string{id1, imp1}
+	sort.Strings(want)
+	if got := eval[string](t, ctx, `fwlab.compare.runs.slice().sort().join(',')`); got != join(want...) {
+		t.Errorf("compare opened with %s, want %s", got, join(want...))
 	}
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
@@ -174,19 +388,50 @@ func TestHistoryPageLayout(t *testing.T) {
 	t.Logf("screenshots in %s", dir)
 }
 
-// TestComparePageLayout: the compare page over the store API's JSON
-// overlays two runs' traces (each algorithm of each run a group in its own
-// colour, replications as a band) on the run page's charts, highlights the
+// TestComparePageLayout: the compare page over a real store overlays two
+// runs' traces (each algorithm of each run a group in its own colour,
+// replications as a band) on the run page's charts, highlights the
 // differing parameters, flags runs on different instances, and keeps its
 // controls working; no console error at either size.
 func TestComparePageLayout(t *testing.T) {
-	ts, _ := fakeApp(t)
+	h := seedHistory(t)
+	ts := struct{ URL string }{h.base}
+	id1, id2, id4 := h.ids[0], h.ids[1], h.ids[3]
+	// What the server holds: the records of each algorithm's traces, and
+	// the largest count of passes of the two runs.
+	records := map[string][]int{} // by run:algo
+	maxPasses := math.Inf(-1)
+	for _, id := range []string{id1, id2} {
+		var st struct {
+			Traces []struct {
+				Algo    string
+				Records int
+			}
+		}
+		if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &st); err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range st.Traces {
+			records[id+":"+tr.Algo] = append(records[id+":"+tr.Algo], tr.Records)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(httpGet(t, ts.URL+"/api/runs/"+id+"/trace?format=jsonl"))), "\n") {
+			var r struct{ Passes *float64 }
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Passes != nil {
+				maxPasses = math.Max(maxPasses, *r.Passes)
+			}
+		}
+	}
+	t.Logf("records %v, at most %v passes", records, maxPasses)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	dir := t.TempDir()
-	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs=aaaaaaaaaaa1,aaaaaaaaaaa2"))
+	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs="+id1+","+id2))
 	waitFor(t, ctx, "the overlay", `fwlab.compare && fwlab.compare.loaded && fwlab.charts.objective && fwlab.charts.objective.drawn > 0`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 20*time.Second)
 	type group struct {
+		Key   string `json:"key"`
 		Run   string `json:"run"`
 		Label string `json:"label"`
 		Color string `json:"color"`
@@ -200,8 +445,16 @@ func TestComparePageLayout(t *testing.T) {
 	colours := map[string]bool{}
 	for _, g := range gs {
 		colours[g.Color] = true
-		if g.N != fakeIters || g.Reps != 2 {
-			t.Errorf("group %s: %d records of %d replications, want %d of 2", g.Label, g.N, g.Reps, fakeIters)
+		// a group holds its replications' records, every one of each
+		algo := strings.TrimPrefix(g.Key, g.Run+":")
+		algo = algo[:strings.Index(algo+"#", "#")]
+		reps := records[g.Run+":"+algo]
+		most := 0
+		for _, n := range reps {
+			most = max(most, n)
+		}
+		if len(reps) != 2 || g.Reps != 2 || g.N != most {
+			t.Errorf("group %s: %d records of %d replications, want %d of 2 (the server's traces %v)", g.Label, g.N, g.Reps, most, reps)
 		}
 	}
 	if len(colours) != 4 {
@@ -209,7 +462,7 @@ func TestComparePageLayout(t *testing.T) {
 	}
 	series := eval[[]string](t, ctx, `fwlab.charts.objective.series.map(s => s.label)`)
 	joined := strings.Join(series, "|")
-	for _, want := range []string{"zig-zag baseline · ssfw-as", "zig-zag baseline · fista", "ssfw-as · aaaaaaaaaaa2", "fista · aaaaaaaaaaa2"} {
+	for _, want := range []string{"zig-zag baseline · ssfw-as", "zig-zag baseline · fista", "ssfw-as · " + id2, "fista · " + id2} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the objective chart lacks %q: %v", want, series)
 		}
@@ -226,9 +479,12 @@ func TestComparePageLayout(t *testing.T) {
 	if eval[bool](t, ctx, `fwlab.compare.flagged || !document.querySelector('#compare-flag').hidden`) {
 		t.Error("two runs on the same instance are flagged")
 	}
-	// The controls: x-axis, log x, bands off.
+	// The controls: x-axis, log x, bands off. F(x) itself, so that every
+	// record can be drawn on a log scale (FISTA's F − F* reaches 0): the
+	// x-axis then ends at the largest count of passes of the two runs.
+	choose(t, ctx, "#objmode", "raw")
 	choose(t, ctx, "#xaxis", "passes")
-	waitFor(t, ctx, "x in passes", `fwlab.charts.objective.xkey === 'passes' && fwlab.charts.objective.xmax === 99.5`, `fwlab.charts.objective`, 5*time.Second)
+	waitFor(t, ctx, "x in passes", fmt.Sprintf(`fwlab.charts.objective.xkey === 'passes' && Math.abs(fwlab.charts.objective.xmax - %v) <= 1e-9 * %v`, maxPasses, math.Abs(maxPasses)), `fwlab.charts.objective`, 5*time.Second)
 	step(t, ctx, "bands off", 5*time.Second, chromedp.Click(chromedp.ID("bands")))
 	waitFor(t, ctx, "no band", `fwlab.charts.objective.band === false`, `fwlab.charts.objective`, 5*time.Second)
 	step(t, ctx, "log x", 5*time.Second, chromedp.Click(chromedp.ID("logx")))
@@ -241,7 +497,7 @@ func TestComparePageLayout(t *testing.T) {
 	}
 	viewport(t, ctx, 1400, 1000)
 	// Runs on different instances are flagged.
-	step(t, ctx, "compare across instances", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs=aaaaaaaaaaa1,aaaaaaaaaaa4"))
+	step(t, ctx, "compare across instances", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs="+id1+","+id4))
 	waitFor(t, ctx, "the overlay", `fwlab.compare && fwlab.compare.loaded`, `fwlab.compare`, 20*time.Second)
 	if !eval[bool](t, ctx, `fwlab.compare.flagged && !document.querySelector('#compare-flag').hidden`) {
 		t.Error("runs on different problems are not flagged")
@@ -252,31 +508,117 @@ func TestComparePageLayout(t *testing.T) {
 	t.Logf("screenshots in %s", dir)
 }
 
-// TestSweepPageLayout: a 3 × 2 sweep (the stand-in's cells end one per
-// poll) is drawn as a heat map that follows it to the end; each cell links
-// to its run, brighter cells have larger outcomes, a gap never reached is
-// said so; a one-axis sweep is drawn as a line. No console error at either
-// size.
+// postSweep starts a sweep through the API and returns its id.
+func postSweep(t *testing.T, base, doc string) string {
+	t.Helper()
+	var created struct{ ID string }
+	apiJSON(t, "POST", base+"/api/sweeps", json.RawMessage(doc), 201, &created)
+	return created.ID
+}
+
+// sweepState is GET /api/sweeps/{id}: its status and cells.
+type sweepState struct {
+	Status string `json:"status"`
+	Base   struct {
+		Problem    string           `json:"problem"`
+		Algorithms []map[string]any `json:"algorithms"`
+	} `json:"base"`
+	Axes []struct {
+		Param  string    `json:"param"`
+		Values []float64 `json:"values"`
+	} `json:"axes"`
+	Cells []struct {
+		Values  map[string]float64 `json:"values"`
+		Run     string             `json:"run"`
+		Status  string             `json:"status"`
+		Summary *struct {
+			FinalGap    *float64 `json:"final_gap"`
+			PassesToGap *float64 `json:"passes_to_gap"`
+		} `json:"summary"`
+	} `json:"cells"`
+}
+
+func getSweep(t *testing.T, base, id string) sweepState {
+	t.Helper()
+	var sw sweepState
+	if err := json.Unmarshal(httpGet(t, base+"/api/sweeps/"+id), &sw); err != nil {
+		t.Fatal(err)
+	}
+	return sw
+}
+
+// TestSweepPageLayout: a real 3 × 2 sweep, opened while it runs, is drawn
+// as a heat map that follows it to the end; each cell links to its run,
+// brighter cells have larger outcomes, a gap never reached is said so; a
+// one-axis sweep is drawn as a line. No console error at either size.
 func TestSweepPageLayout(t *testing.T) {
-	ts, _ := fakeApp(t)
+	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	dir := t.TempDir()
-	step(t, ctx, "open the sweep", 20*time.Second, chromedp.Navigate(ts.URL+"/sweeps/sw1"))
+	// Frank-Wolfe with the open-loop step 2/(k+2) never stops before its
+	// last iteration, and its gap, O(1/k), stays far above the target 1e-6:
+	// each cell takes a time set by its iterations.
+	two := postSweep(t, base, `{"base":{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"100000"},"algorithms":[{"algo":"fw","stepsize":"open-loop"}],"eval_every":10},
+		"axes":[{"param":"iters","values":[20000,40000,60000]},{"param":"seed","values":[1,2]}]}`)
+	step(t, ctx, "open the sweep", 20*time.Second, chromedp.Navigate(base+"/sweeps/"+two))
 	waitFor(t, ctx, "a partial heat map", `fwlab.sweep && fwlab.sweep.kind === 'heatmap' && fwlab.sweep.status === 'running'`, `fwlab.sweep`, 10*time.Second)
-	waitFor(t, ctx, "the sweep's end", `fwlab.sweep.status === 'done' && document.querySelectorAll('#heatmap td.hm-cell a[data-run]').length === 6`, `fwlab.sweep`, 20*time.Second)
+	t0 := time.Now()
+	waitFor(t, ctx, "the sweep's end", `fwlab.sweep.status === 'done' && document.querySelectorAll('#heatmap td.hm-cell a[data-run]').length === 6`, `fwlab.sweep`, 120*time.Second)
+	t.Logf("the sweep ended %.1f s after the page saw it running; %d polls", time.Since(t0).Seconds(), eval[int](t, ctx, `fwlab.sweep.polls`))
+	sw := getSweep(t, base, two)
 	if p := eval[int](t, ctx, `fwlab.sweep.polls`); p < 6 {
 		t.Errorf("the page polled %d times, want one per ended cell", p)
 	}
-	links := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#heatmap td.hm-cell a')).map(a => a.getAttribute('href'))`)
-	if strings.Join(links, ",") != "/runs/cell0,/runs/cell1,/runs/cell2,/runs/cell3,/runs/cell4,/runs/cell5" {
-		t.Errorf("cell links %v", links)
+	// The heat map's rows are the second axis' values, its columns the
+	// first's.
+	var wantLinks []string
+	for _, v1 := range sw.Axes[1].Values {
+		for _, v0 := range sw.Axes[0].Values {
+			for _, c := range sw.Cells {
+				if c.Values[sw.Axes[0].Param] == v0 && c.Values[sw.Axes[1].Param] == v1 {
+					wantLinks = append(wantLinks, "/runs/"+c.Run)
+				}
+			}
+		}
 	}
-	// final gap = rho · r · 1e-3 grows along both axes: so does the shade's
-	// brightness (viridis: dark to light).
-	lum := eval[[]float64](t, ctx, `Array.from(document.querySelectorAll('#heatmap td.hm-cell')).map(td => { const m = getComputedStyle(td).backgroundColor.match(/\d+/g).map(Number); return 0.2126*m[0] + 0.7152*m[1] + 0.0722*m[2]; })`)
-	if len(lum) != 6 || !(lum[0] < lum[1] && lum[1] < lum[2] && lum[3] < lum[4] && lum[4] < lum[5] && lum[0] < lum[3]) {
-		t.Errorf("cell brightness %v does not grow with the final gap", lum)
+	gap := map[string]float64{}
+	reached := 0
+	for _, c := range sw.Cells {
+		if c.Status != "done" || c.Summary == nil || c.Summary.FinalGap == nil {
+			t.Fatalf("cell %+v", c)
+		}
+		gap[c.Run] = *c.Summary.FinalGap
+		if c.Summary.PassesToGap != nil {
+			reached++
+		}
+	}
+	if reached == len(sw.Cells) {
+		t.Fatalf("every cell reached the gap target: %+v", sw.Cells)
+	}
+	links := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#heatmap td.hm-cell a')).map(a => a.getAttribute('href'))`)
+	if strings.Join(links, ",") != strings.Join(wantLinks, ",") {
+		t.Errorf("cell links %v, want %v", links, wantLinks)
+	}
+	// A larger final gap is a brighter shade (viridis: dark to light).
+	type shade struct {
+		Run string  `json:"run"`
+		Lum float64 `json:"lum"`
+	}
+	lum := eval[[]shade](t, ctx, `Array.from(document.querySelectorAll('#heatmap td.hm-cell')).map(td => { const m = getComputedStyle(td).backgroundColor.match(/\d+/g).map(Number); return {run: td.querySelector('a[data-run]').dataset.run, lum: 0.2126*m[0] + 0.7152*m[1] + 0.0722*m[2]}; })`)
+	distinct := map[float64]bool{}
+	for _, g := range gap {
+		distinct[g] = true
+	}
+	if len(lum) != 6 || len(distinct) < 3 {
+		t.Errorf("cells %v, final gaps %v", lum, gap)
+	}
+	for _, a := range lum {
+		for _, b := range lum {
+			if gap[a.Run] < gap[b.Run] && !(a.Lum < b.Lum) {
+				t.Errorf("cell %s (final gap %g) is not darker than cell %s (final gap %g): %v", a.Run, gap[a.Run], b.Run, gap[b.Run], lum)
+			}
+		}
 	}
 	choose(t, ctx, "#outcome", "passes_to_gap")
 	waitFor(t, ctx, "passes to the gap", `Array.from(document.querySelectorAll('#heatmap td.hm-cell')).map(td => td.textContent).includes('not reached')`, `Array.from(document.querySelectorAll('#heatmap td.hm-cell')).map(td => td.textContent)`, 5*time.Second)
@@ -287,8 +629,9 @@ func TestSweepPageLayout(t *testing.T) {
 		shot(t, ctx, dir, fmt.Sprintf("sweep-%dx%d.png", size[0], size[1]))
 	}
 	viewport(t, ctx, 1400, 1000)
-	step(t, ctx, "open a one-axis sweep", 20*time.Second, chromedp.Navigate(ts.URL+"/sweeps/oneaxis"))
-	waitFor(t, ctx, "the line", `fwlab.sweep && fwlab.sweep.kind === 'line' && fwlab.sweep.status === 'done' && document.querySelectorAll('#sweep-line a[data-run] circle').length === 3`, `fwlab.sweep`, 20*time.Second)
+	one := postSweep(t, base, `{"base":{"problem":"toy-polygon","algorithms":[{"algo":"ssfw-as"}],"iters":100},"axes":[{"param":"algorithms[0].rho","values":[0.05,0.1,0.2]}]}`)
+	step(t, ctx, "open a one-axis sweep", 20*time.Second, chromedp.Navigate(base+"/sweeps/"+one))
+	waitFor(t, ctx, "the line", `fwlab.sweep && fwlab.sweep.kind === 'line' && fwlab.sweep.status === 'done' && document.querySelectorAll('#sweep-line a[data-run] circle').length === 3`, `fwlab.sweep`, 60*time.Second)
 	if n := eval[int](t, ctx, `document.querySelectorAll('#sweep-line polyline').length`); n != 1 {
 		t.Errorf("%d lines drawn", n)
 	}
@@ -373,7 +716,8 @@ func TestPauseShowsServerRecords(t *testing.T) {
 // posts the form's spec with the axes, shows a refused value under its
 // axis, and opens the sweep's page.
 func TestStartPageSweepControl(t *testing.T) {
-	ts, fs := fakeApp(t)
+	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+	ts := struct{ URL string }{base}
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	dir := t.TempDir()
@@ -410,7 +754,7 @@ func TestStartPageSweepControl(t *testing.T) {
 	shot(t, ctx, dir, "start-sweep.png")
 	step(t, ctx, "start the sweep", 5*time.Second, chromedp.Click(chromedp.ID("start-sweep")))
 	waitFor(t, ctx, "the refusal", `document.querySelector('[data-error-for="axes[0]"]').textContent !== ''`, `document.querySelector('#sweep-error').textContent`, 5*time.Second)
-	if msg := eval[string](t, ctx, `document.querySelector('[data-error-for="axes[0]"]').textContent`); msg != "axes[0].values[1]: must be ≥ 0" {
+	if msg := eval[string](t, ctx, `document.querySelector('[data-error-for="axes[0]"]').textContent`); msg != "axes[0].values[1]: must lie strictly between 0 and 1, got -0.1" {
 		t.Errorf("the server's refusal shows %q", msg)
 	}
 	for _, e := range errs.take() {
@@ -420,27 +764,29 @@ func TestStartPageSweepControl(t *testing.T) {
 	}
 	choose(t, ctx, "#sweep-values-0", "0.05, 0.1")
 	step(t, ctx, "start the sweep", 5*time.Second, chromedp.Click(chromedp.ID("start-sweep")))
-	waitFor(t, ctx, "the sweep page", `location.pathname === '/sweeps/sw1' && window.fwlab && fwlab.sweep && fwlab.sweep.polls > 0`, `location.href`, 10*time.Second)
-	fs.mu.Lock()
-	last := fs.sweeps[len(fs.sweeps)-1]
-	fs.mu.Unlock()
-	var body struct {
-		Base struct {
-			Problem    string           `json:"problem"`
-			Algorithms []map[string]any `json:"algorithms"`
-		} `json:"base"`
-		Axes []struct {
-			Param  string    `json:"param"`
-			Values []float64 `json:"values"`
-		} `json:"axes"`
+	waitFor(t, ctx, "the sweep page", `location.pathname.startsWith('/sweeps/') && window.fwlab && fwlab.sweep && fwlab.sweep.polls > 0`, `location.href`, 10*time.Second)
+	// The one sweep the server holds is the one posted, with the form's
+	// spec and the axes.
+	var list struct{ Sweeps []struct{ ID string } }
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/sweeps"), &list); err != nil || len(list.Sweeps) != 1 {
+		t.Fatalf("the server holds the sweeps %+v (%v), want one", list, err)
 	}
-	if err := json.Unmarshal(last, &body); err != nil {
-		t.Fatal(err)
+	id := list.Sweeps[0].ID
+	defer func() { // cancel the cells still to run
+		if req, err := http.NewRequest("DELETE", ts.URL+"/api/sweeps/"+id, nil); err == nil {
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}
+	}()
+	if p := eval[string](t, ctx, `location.pathname`); p != "/sweeps/"+id {
+		t.Errorf("the page opened %s, want the sweep %s", p, id)
 	}
+	body := getSweep(t, ts.URL, id)
 	if body.Base.Problem != "toy-polygon" || len(body.Base.Algorithms) == 0 || len(body.Axes) != 2 ||
 		body.Axes[0].Param != "algorithms[0].rho" || fmt.Sprint(body.Axes[0].Values) != "[0.05 0.1]" ||
 		body.Axes[1].Param != "seed" || fmt.Sprint(body.Axes[1].Values) != "[1 2 3]" {
-		t.Errorf("posted %s", last)
+		t.Errorf("the server holds the sweep %+v", body)
 	}
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
@@ -540,4 +886,14 @@ func TestCompareFollowsLiveRun(t *testing.T) {
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
 	}
+}
+
+// contains says whether xs holds x.
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

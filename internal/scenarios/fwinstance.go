@@ -17,7 +17,37 @@ type FWInstance struct {
 	// Solution, when set, turns a solution x into the rows a user exports
 	// (for the penalised models: β, without the epigraph variable).
 	Solution func(x []float64) [][]float64
+	// Slack is the problem's slack parameter ("collapse" or "keep"; "" for
+	// problems without one), the default of spec.Algo.Slack.
+	Slack string
 }
+
+// slackOf returns the slack rule algorithm a runs with: its own, else the
+// problem's ("" when the problem has none).
+func (f *FWInstance) slackOf(a spec.Algo) string {
+	if f.Slack == "" {
+		return ""
+	}
+	if a.Slack != "" {
+		return a.Slack
+	}
+	return f.Slack
+}
+
+// Label names a trace of algorithm a on this instance, the name every place
+// that shows a run uses (legend, traces table, figures, bundle, history,
+// CSV): the algorithm's name, with " + slack collapse" when it runs the
+// slack collapse variant, which is not the paper's method (DESIGN §3).
+func (f *FWInstance) Label(a spec.Algo) string {
+	if f.slackOf(a) == "collapse" && solver.UsesReshape(a.Algo) {
+		return a.Algo + SlackCollapseSuffix
+	}
+	return a.Algo
+}
+
+// SlackCollapseSuffix is what a trace's name carries when its method runs
+// the slack collapse.
+const SlackCollapseSuffix = " + slack collapse"
 
 // SolutionRows returns the solution x as rows for export: Solution's rows
 // when set, else one value per row.
@@ -65,7 +95,11 @@ func (f *FWInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.
 	if q := len(f.Problem.Blocks()); a.R > q {
 		return nil, spec.Errorf("r", "must be at most the number of blocks q = %d, got %d", q, a.R)
 	}
+	if a.Slack != "" && f.Slack == "" {
+		return nil, spec.Errorf("slack", "this problem has no epigraph slack to keep or collapse")
+	}
 	cfg := Config(a, lim, seed)
+	cfg.KeepSlack = f.slackOf(a) == "keep"
 	switch a.Algo {
 	case "fista", "pgd":
 		if f.Prox == nil {

@@ -278,7 +278,7 @@ func TestFigure1Small(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Algorithms) != 2 || d.Algorithms[0].Algo != "bc-ssfw-as" || d.Algorithms[1].Algo != "spg" {
+	if len(d.Algorithms) != 3 || d.Algorithms[0].Algo != "bc-ssfw-as" || d.Algorithms[1].Algo != "bc-ssfw-as"+SlackCollapseSuffix || d.Algorithms[2].Algo != "spg" {
 		t.Fatalf("algorithms %+v", d.Algorithms)
 	}
 	for _, a := range d.Algorithms {

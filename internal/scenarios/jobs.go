@@ -12,8 +12,12 @@ import (
 // Job is one trace of a run: an algorithm of the spec, one replication, the
 // seed it runs with and its configured method.
 type Job struct {
-	Index       int // the algorithm's position in the spec
-	Algo        spec.Algo
+	Index int // the algorithm's position in the spec
+	Algo  spec.Algo
+	// Label names the trace wherever it is shown (TraceLabel): the
+	// algorithm's name, and what a variant that departs from the paper
+	// changes.
+	Label       string
 	Replication int
 	Seed        int64
 	Method      solver.Method
@@ -34,10 +38,25 @@ func Jobs(inst Instance, r *spec.Run) ([]Job, error) {
 			if err != nil {
 				return nil, algoFieldError(err, i)
 			}
-			jobs = append(jobs, Job{Index: i, Algo: a, Replication: rep, Seed: seed, Method: m})
+			jobs = append(jobs, Job{Index: i, Algo: a, Label: TraceLabel(inst, a), Replication: rep, Seed: seed, Method: m})
 		}
 	}
 	return jobs, nil
+}
+
+// Labeler is implemented by instances whose algorithms may run a variant
+// that departs from the paper (FWInstance: the slack collapse).
+type Labeler interface {
+	Label(a spec.Algo) string
+}
+
+// TraceLabel is the one place a trace's name is made: the instance's Label
+// when it has one, else the algorithm's name.
+func TraceLabel(inst Instance, a spec.Algo) string {
+	if l, ok := inst.(Labeler); ok {
+		return l.Label(a)
+	}
+	return a.Algo
 }
 
 func methodSafely(inst Instance, a spec.Algo, lim solver.Limits, seed int64) (m solver.Method, err error) {

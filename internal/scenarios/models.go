@@ -214,7 +214,9 @@ func buildGLM(name string, loss glm.Loss) func(context.Context, Values, int64) (
 		lam := v.Float("lambda")
 		// λ_max does not depend on λ: compute it on a provisional instance,
 		// then share its data with the real one.
-		probe, err := glm.New(glm.Config{Loss: loss, X: x, Y: y, Lambda: 1, YSource: ySource, KeepSlack: v.Str("slack") == "keep"})
+		// the slack parameter is applied per algorithm (FWInstance.Slack,
+		// solver.Config.KeepSlack), so the problem itself can collapse
+		probe, err := glm.New(glm.Config{Loss: loss, X: x, Y: y, Lambda: 1, YSource: ySource})
 		if err != nil {
 			return nil, errf(name, spec.Errorf(yField(v), "%v", err))
 		}
@@ -243,6 +245,7 @@ func buildGLM(name string, loss glm.Loss) func(context.Context, Values, int64) (
 			Prox:     pr,
 			Meta:     Info{Dim: pr.Dim(), Samples: pr.Samples(), Blocks: 1, Panels: panels},
 			Solution: func(x []float64) [][]float64 { return column(x[:p]) },
+			Slack:    v.Str("slack"),
 		}, nil
 	}
 }

@@ -40,9 +40,9 @@ func (s *SSVMInstance) Info() Info { return s.Meta }
 // Method configures bcfw, bcfw-as or ssg. The iterates are averaged unless
 // a.NoAverage. With the run's default evaluation cadence (eval_every = 0)
 // the full decoding passes behind the duality gap and the test error follow
-// the adaptive cadence (solver.Cadence: at most about a sixth of the wall
-// time, the first and last iterations and the gap tolerance's always
-// evaluated); any other eval_every is used as given, in iterations.
+// the default cadence (solver.Cadence, decided by counted work: about an
+// eighth of the work, the first and last iterations always evaluated); any
+// other eval_every is used as given, in iterations.
 func (s *SSVMInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.Method, error) {
 	p := s.Problem
 	d := p.D

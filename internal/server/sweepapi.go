@@ -10,7 +10,8 @@ package server
 //	                                 409 naming ids[i] for a sweep still live (cancel it first)
 //	GET    /api/sweeps/{id}/cells    ?format=json (default) | csv, ?gap=G: one row per cell,
 //	                                 algorithm and replication, the axis values as columns
-//	GET    /api/runs/{id}/sweep      the sweep cell the run was made for (404 when none)
+//	GET    /api/runs/{id}/sweep      the sweep cell the run was made for ({"sweep": null} when none;
+//	                                 404 for an unknown run)
 
 import (
 	"encoding/csv"
@@ -268,7 +269,7 @@ func (s *Server) handleSweepCells(w http.ResponseWriter, r *http.Request) {
 
 // handleRunSweep answers the sweep cell a run was made for, with the
 // sweep's axis labels: {"sweep", "sweep_name", "index", "values", "labels",
-// "axes"}.
+// "axes", "text", "cells"}; {"sweep": null} for a run of no sweep.
 func (s *Server) handleRunSweep(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	cells, err := s.st.CellsOf(r.Context(), id)
@@ -278,7 +279,12 @@ func (s *Server) handleRunSweep(w http.ResponseWriter, r *http.Request) {
 	}
 	c, ok := cells[id]
 	if !ok {
-		writeError(w, http.StatusNotFound, "", "run "+quote(id)+" is no sweep's cell")
+		// a run of no sweep (every run page asks): an answer, not an error
+		if _, err := s.st.Get(r.Context(), id); err != nil {
+			s.storeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"sweep": nil})
 		return
 	}
 	x, err := s.st.GetSweep(r.Context(), c.Sweep)

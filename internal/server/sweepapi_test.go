@@ -164,8 +164,11 @@ func TestSweepStudyAPI(t *testing.T) {
 	}
 	lone := lr.ID
 	waitFor(t, "the lone run", func() bool { return status(t, ts, lone).Status == "done" })
-	if code, _ := do(t, "GET", ts.URL+"/api/runs/"+lone+"/sweep", nil); code != 404 {
-		t.Errorf("a run of no sweep: %d", code)
+	if code, body := do(t, "GET", ts.URL+"/api/runs/"+lone+"/sweep", nil); code != 200 || strings.TrimSpace(string(body)) != `{"sweep":null}` {
+		t.Errorf("a run of no sweep: %d %s", code, body)
+	}
+	if code, _ := do(t, "GET", ts.URL+"/api/runs/aaaaaaaaaaaa/sweep", nil); code != 404 {
+		t.Errorf("an unknown run's sweep: %d", code)
 	}
 	_, body = do(t, "GET", ts.URL+"/api/runs?sweep="+id, nil)
 	var hist struct {

@@ -391,7 +391,7 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 			slots = min(slots, j.Algo.R)
 		}
 		r.traces = append(r.traces, &Trace{
-			Index: i, Algo: j.Algo.Algo, Replication: j.Replication, Seed: j.Seed,
+			Index: i, Algo: j.Label, Replication: j.Replication, Seed: j.Seed,
 			run: r, status: StatusRunning, slots: max(slots, 1),
 		})
 		r.methods = append(r.methods, j.Method)

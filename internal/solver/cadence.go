@@ -2,45 +2,64 @@ package solver
 
 import "time"
 
-// EvalShare bounds, under the adaptive cadence, the wall time a run spends
-// outside its work (exact evaluations of the objective, the gap, the sampled
-// gradient's error and the problem's own metrics, and the bookkeeping around
-// them) relative to the work time: wall ≤ (1 + EvalShare)·work, plus one
-// evaluation, and evaluations take at most EvalShare/(1 + EvalShare) ≈ 15%
-// of the wall time. Time spent inside the Recorder (a paused session) does
-// not count.
-const EvalShare = 0.18
+// EvalRatio sets the default cadence (Limits.EvalEvery = 0): an iteration is
+// evaluated once the work done since the last evaluation reaches EvalRatio
+// times the cost of one evaluation, both counted in the same units (a
+// method's effective passes; the record's own figures are timed as part of
+// an iteration's work). Evaluations
+// then cost about 1/EvalRatio of the work, which keeps a default run's wall
+// time within 1.25× its work time (BenchmarkDefaultCadence) whatever the
+// machine, while the evaluated iterations, and with them the stop point, the
+// status, the summary and every record, are a function of the spec alone.
+const EvalRatio = 8
 
-// EvalFloor keeps the adaptive cadence from starving when the time outside
-// the work is mostly per-iteration bookkeeping rather than evaluations (runs
-// whose iterations take well under a microsecond): an iteration is also
-// evaluated while the evaluations themselves have taken at most EvalFloor of
-// the work time. (A method that asks before an iteration's work, as the
-// Frank-Wolfe methods do so that the sampled gradient's error can be taken
-// on the way, counts that work in with the evaluation: the floor then
-// evaluates less often, never more.)
-const EvalFloor = 0.05
-
-// Cadence decides which iterations are evaluated. With a fixed cadence
-// (Limits.EvalEvery ≥ 1) every E-th iteration is; with the adaptive cadence
-// (EvalEvery = 0) an iteration is evaluated as soon as the time spent outside
-// the work so far is at most EvalShare of the work time so far, measured while
-// the run goes: cheap evaluations come often, costly ones rarely. Either way
-// the first iteration and every iteration a stopping rule needs (the last one
-// a limit allows, a stationary point) are evaluated; the gap tolerance is
-// then detected at the first evaluation after it holds, within one
-// evaluation interval of the iteration where it first held. Which iterations
-// the adaptive cadence evaluates depends on timing; the iterates do not.
+// Cadence decides which iterations are evaluated, from counted work only,
+// never from the clock. With a fixed cadence (Limits.EvalEvery ≥ 1) every
+// E-th iteration is; with the default cadence (EvalEvery = 0) an iteration is
+// evaluated when the work since the last evaluation is at least EvalRatio
+// times an evaluation's cost. Either way the first iteration and every
+// iteration a stopping rule needs (the last one a limit allows, a stationary
+// point) are evaluated; the gap tolerance is then detected at the first
+// evaluation after it holds, within one evaluation interval of the iteration
+// where it first held. The iterates never depend on the cadence.
 type Cadence struct {
-	every    int
-	now      func() time.Duration
-	start    time.Duration
-	excluded time.Duration
-	// evaluations: the time from each Due that said yes to the Exclude or
-	// Span after it (the evaluation and its record, the Recorder left out)
-	evals   time.Duration
-	dueAt   time.Duration
-	pending bool
+	every int
+	cost  float64 // one evaluation's cost, in the method's work units
+	last  float64 // the work at the last evaluation
+}
+
+// NewCadence returns the cadence of Limits.EvalEvery (0: the default
+// cadence) for a method whose evaluation costs evalCost of its work units
+// (values ≤ 0 are taken as 1).
+func NewCadence(every int, evalCost float64) *Cadence {
+	if !(evalCost > 0) {
+		evalCost = 1
+	}
+	return &Cadence{every: every, cost: evalCost}
+}
+
+// Due reports whether iteration k ≥ 1 is evaluated; forced marks an
+// iteration a stopping rule needs; work is the method's counted work up to
+// the end of iteration k (in the units of the evaluation cost). A yes is
+// taken as an evaluation: the caller evaluates.
+//
+// A forced evaluation leaves the cadence as it was: the iterations the
+// cadence evaluates are the same whether or not others were forced (a
+// session stepping through a paused run asks for every step it takes).
+func (c *Cadence) Due(k int, forced bool, work float64) bool {
+	var due bool
+	switch {
+	case k == 1:
+		due = true
+	case c.every > 0:
+		due = k%c.every == 0
+	default:
+		due = work-c.last >= EvalRatio*c.cost
+	}
+	if due {
+		c.last = work
+	}
+	return due || forced
 }
 
 // epoch is the origin of Now.
@@ -48,72 +67,28 @@ var epoch = time.Now()
 
 // Now reads the monotonic clock the methods time their work with: the time
 // since the package was loaded. One reading costs one monotonic clock call,
-// about half of a time.Now (which reads the wall clock too): methods whose
-// iterations take a fraction of a microsecond read it three times per
-// iteration, and the readings are a measurable part of such an iteration.
+// about half of a time.Now (which reads the wall clock too). The clock only
+// measures (Record.Time); it never decides anything.
 func Now() time.Duration { return time.Since(epoch) }
 
-// NewCadence returns the cadence of Limits.EvalEvery (0: adaptive), with its
-// clock started: call it when the run starts.
-func NewCadence(every int) *Cadence { return newCadenceClock(every, Now) }
-
-func newCadenceClock(every int, now func() time.Duration) *Cadence {
-	return &Cadence{every: every, now: now, start: now()}
+// EvalCoster is implemented by problems that declare what one evaluation
+// (the exact objective, the FW gap's full gradient and oracle calls, and the
+// problem's own metrics) costs, in effective passes, for the default
+// cadence. Without it an evaluation counts as DefaultEvalCost passes.
+type EvalCoster interface {
+	EvalCost() float64
 }
 
-// Due reports whether iteration k ≥ 1 is evaluated; forced marks an
-// iteration a stopping rule needs; work is the method's work time so far.
-// The caller evaluates right away when it says yes, and calls Exclude after
-// the iteration's record, as on every iteration.
-func (c *Cadence) Due(k int, forced bool, work time.Duration) bool {
-	var at time.Duration
-	if c.every == 0 {
-		at = c.now()
-	}
-	return c.DueAt(k, forced, work, at)
-}
+// DefaultEvalCost is an evaluation's cost in passes when the problem does not
+// declare it: one full gradient and one objective, each a pass over the data.
+const DefaultEvalCost = 2
 
-// DueAt is Due with the clock already read (at, a reading of Now taken just
-// before): methods that read the clock at the end of an iteration's work
-// pass that reading rather than have the cadence read it again. A fixed
-// cadence does not use at.
-func (c *Cadence) DueAt(k int, forced bool, work, at time.Duration) bool {
-	due := c.due(k, forced, work, at)
-	if due && c.every == 0 {
-		c.dueAt, c.pending = at, true
+// evalCostOf returns p's declared evaluation cost, or the default.
+func evalCostOf(p any) float64 {
+	if c, ok := p.(EvalCoster); ok {
+		if v := c.EvalCost(); v > 0 {
+			return v
+		}
 	}
-	return due
-}
-
-func (c *Cadence) due(k int, forced bool, work, at time.Duration) bool {
-	if forced || k == 1 {
-		return true
-	}
-	if c.every > 0 {
-		return k%c.every == 0
-	}
-	outside := at - c.start - c.excluded - work
-	return float64(outside) <= EvalShare*float64(work) || float64(c.evals) <= EvalFloor*float64(work)
-}
-
-// Exclude removes time spent elsewhere (inside the Recorder) from the
-// cadence's clock; it is called after each iteration's record.
-func (c *Cadence) Exclude(d time.Duration) {
-	c.excluded += d
-	if c.pending {
-		c.evals += c.now() - c.dueAt - d
-		c.pending = false
-	}
-}
-
-// Span is Exclude for methods that read the clock themselves: the time
-// from `from` (read just before the Recorder was called) to `to` (read
-// after it, at the latest when the next iteration's work starts) was spent
-// elsewhere. It is called once per record, before the next Due.
-func (c *Cadence) Span(from, to time.Duration) {
-	c.excluded += to - from
-	if c.pending {
-		c.evals += from - c.dueAt
-		c.pending = false
-	}
+	return DefaultEvalCost
 }

@@ -22,6 +22,10 @@ type Config struct {
 	Workers int
 	// Caratheodory keeps |U| ≤ dim+1 per block by Carathéodory reduction.
 	Caratheodory bool
+	// KeepSlack turns off the problem's slack collapse (Reshaper): the
+	// paper's Algorithms 1 and 3 as written. Without it, methods with away
+	// or pairwise steps on a Reshaper problem run the collapse variant.
+	KeepSlack bool
 	// DropTol is δ: an away (or pairwise) step with γ ≥ γ_max(1−δ) is snapped
 	// to an exact drop, a FW step with γ ≥ 1−δ to an exact collapse.
 	// 0: 1e-9. (Independently, active weights at or below 1e-13 are removed

@@ -43,6 +43,10 @@ type fwMethod struct {
 	separable  bool // a block's whole step is one task (SeparableBlocks)
 	// afterIter, when set (by tests), sees the state after every iteration.
 	afterIter func(st *fwRun, r Record)
+	// beforeCommit and beforeCleanup, when set (by tests), see a block's
+	// active set before its planned step is applied to it and after it,
+	// before the clean-up; they may run on the block workers.
+	beforeCommit, beforeCleanup func(bs *blockState)
 }
 
 // blockState is one block's active set, buffers and the plan of its step.
@@ -57,8 +61,9 @@ type blockState struct {
 	terms [2]Term   // the planned direction's terms
 	lEst  float64   // backtracking estimate of L
 	plan  stepPlan
-	// cleanups: the weights phase 2 cleaned up in this block
-	cleanups int
+	// cleanups: the weights phase 2 cleaned up in this block; rebuilt: the
+	// atoms its slack collapse's rebuild removed
+	cleanups, rebuilt int
 }
 
 // stepPlan is what phase 1 decides for a block; phase 2 applies it.
@@ -174,7 +179,7 @@ func checkLimits(l Limits) error {
 		return fmt.Errorf("iters: must be at least 1, got %d", l.MaxIters)
 	}
 	if l.EvalEvery < 0 {
-		return fmt.Errorf("eval_every: must be at least 1 (or 0 for the adaptive cadence), got %d", l.EvalEvery)
+		return fmt.Errorf("eval_every: must be at least 1 (or 0 for the default cadence), got %d", l.EvalEvery)
 	}
 	if l.MaxPasses < 0 || math.IsNaN(l.MaxPasses) {
 		return fmt.Errorf("passes: must be non-negative, got %v", l.MaxPasses)
@@ -208,7 +213,6 @@ type fwRun struct {
 	chosen     []int
 	perm       []int     // scratch of chooseBlocks
 	saved      []float64 // coupled line search: x before the moves
-	fAbs       float64   // |F| at the last evaluation: the scale of rounding in F
 	// the current iteration, for the block steps
 	k         int
 	batch     []int
@@ -280,23 +284,24 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 
 	// k = 0: the starting point.
 	r0 := Record{K: 0, Step: StepNone, Batch: 0, Active: st.activeSize()}
-	cad := NewCadence(lim.EvalEvery)
+	// a stochastic method's evaluation also takes the exact gradient behind
+	// grad_err, one more pass
+	evalCost := evalCostOf(p)
+	if m.stochastic {
+		evalCost++
+	}
+	cad := NewCadence(lim.EvalEvery, evalCost)
 	src := newIterSource()
 	obj, gap := st.evaluate()
 	if st.evalErr != nil {
 		rec.Record(r0)
 		return st.result(Summary{Status: StatusFailed, Message: st.evalErr.Error(), Objective: obj, Gap: gap}), nil
 	}
-	st.fAbs = math.Abs(obj)
 	r0.Objective, r0.Gap = F(obj), F(gap)
 	if ev, ok := m.p.(Evaluator); ok {
 		r0.Extra = ev.Extra(st.x)
 	}
 	st.trace2D(&r0, nil)
-	// three clock readings per iteration: when its work starts (which also
-	// ends the previous record's span in the Recorder), when the work ends,
-	// and when the record is handed to the Recorder
-	tr := Now()
 	rec.Record(r0)
 	sum := Summary{Objective: obj, Gap: gap}
 	if lim.GapTol > 0 && gap <= lim.GapTol {
@@ -332,7 +337,6 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			break
 		}
 		t0 := Now()
-		cad.Span(tr, t0)
 		rng := src.at(m.cfg.Seed, k, 0)
 		mk := m.cfg.Schedule.Size(k, st.n)
 		var batch []int
@@ -344,7 +348,11 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		for _, b := range st.chosen {
 			nextPasses = nextPasses.plus(int64(mk) * int64(m.blocks[b].Size))
 		}
-		eval := cad.DueAt(k, k == lim.MaxIters || (lim.MaxPasses > 0 && nextPasses.value() >= lim.MaxPasses) || EvalRequested(rec), st.work, t0)
+		// the cadence counts the work the iteration is planned to do; a
+		// limit reached by extra work (backtracking, the coupled line
+		// search) is evaluated after the work (below); a session stepping
+		// through a paused run asks for each step
+		eval := cad.Due(k, lim.reached(k, nextPasses.value()) || EvalRequested(rec), nextPasses.value())
 		wantErr := eval && batch != nil
 
 		// Phase 1: every chosen block plans its step at x^k (read-only).
@@ -403,6 +411,9 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 				r.Cleanups += c
 				reset = true
 			}
+			// atoms a rebuild removed are clean-ups too (the rebuilt
+			// representation is exact: no refresh needed)
+			r.Cleanups += bs.rebuilt
 		}
 		if reset {
 			st.refresh()
@@ -428,7 +439,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		}
 		deterministic := batch == nil && len(st.chosen) == st.q
 		stuck := moved == 0 && deterministic
-		if eval || stuck {
+		if eval || stuck || lim.reached(k, passes.value()) {
 			obj, gap := st.evaluate()
 			if st.evalErr != nil {
 				sum.Status, sum.Message = StatusFailed, st.evalErr.Error()
@@ -436,7 +447,6 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 				rec.Record(r)
 				break
 			}
-			st.fAbs = math.Abs(obj)
 			r.Objective, r.Gap = F(obj), F(gap)
 			sum.Objective, sum.Gap = obj, gap
 			lastEval = k
@@ -451,7 +461,6 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		if m.afterIter != nil {
 			m.afterIter(st, r)
 		}
-		tr = Now()
 		rec.Record(r)
 		sum.Iters, sum.Passes, sum.Time = k, passes.value(), r.Time
 		if stuck && !(r.Gap != nil && lim.GapTol > 0 && *r.Gap <= lim.GapTol) {
@@ -470,6 +479,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			} else {
 				sum.Status = StatusStalled
 				sum.Message = fmt.Sprintf("stalled at iteration %d: a descent direction remains but no step decreased the objective (gap %.3g)", k, sum.Gap)
+				atFloor(&sum)
 			}
 			break
 		}
@@ -479,6 +489,7 @@ func (m *fwMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		if r.Objective != nil && prog.stalled(k, *r.Objective, *r.Gap) {
 			sum.Status = StatusStalled
 			sum.Message = fmt.Sprintf("stalled: neither the objective nor the gap improved in the last %d iterations (gap %.3g)", k-prog.since, sum.Gap)
+			atFloor(&sum)
 			break
 		}
 	}
@@ -691,6 +702,10 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 	pl.kind, pl.gamma = kind, gamma
 }
 
+// backtrackRound is the relative rounding allowance of the backtracking
+// test, applied to the magnitude of the line's own values.
+const backtrackRound = 1e-13
+
 // dirSqNorm returns ‖d‖² for a block direction.
 func dirSqNorm(buf, xb []float64, d Direction) float64 {
 	for i := range buf {
@@ -746,10 +761,16 @@ func (st *fwRun) stepSize(bs *blockState, k int, xb []float64, d Direction, slop
 			return 0, 0, nil
 		}
 		L := bs.lEst * 0.9
-		// F is known to rounding only: a difference φ(γ) − φ(0) below
-		// 1e-13·|F| says nothing about L, so the test allows for it, as the
-		// proximal methods' backtracking does.
-		tol := 1e-13 * st.fAbs
+		// φ is known to rounding only: a difference φ(γ) − φ(0) within
+		// backtrackRound of the line's own magnitude says nothing about L,
+		// so the test allows for it, as the proximal methods' backtracking
+		// does. The allowance comes from this line's values alone (never
+		// from the last evaluation, which would make the iterates depend on
+		// the cadence).
+		mag := 0.0
+		if lm, ok := line.(LineMagnitude); ok {
+			mag = math.Abs(lm.Magnitude())
+		}
 		for it := 1; it <= 60; it++ {
 			gam := math.Min(-slope/(L*dn2), gmax)
 			delta, quad := line.Delta(gam), gam*slope+0.5*L*gam*gam*dn2
@@ -757,6 +778,7 @@ func (st *fwRun) stepSize(bs *blockState, k int, xb []float64, d Direction, slop
 				bs.lEst = L
 				return gam, it, nil
 			}
+			tol := backtrackRound * (mag + math.Abs(delta) + math.Abs(gam*slope) + 0.5*L*gam*gam*dn2)
 			if delta <= quad+tol {
 				// accepted within rounding: the test said nothing about L,
 				// so the estimate is not lowered
@@ -776,7 +798,7 @@ func (st *fwRun) stepSize(bs *blockState, k int, xb []float64, d Direction, slop
 // the block (phase 2).
 func (st *fwRun) applyBlock(bs *blockState) {
 	bs.cleanups = st.apply(bs)
-	st.reshape(bs)
+	bs.rebuilt = st.reshape(bs)
 }
 
 // apply performs block bs's planned step on x, the model and the active set
@@ -872,6 +894,9 @@ func (st *fwRun) rebuild(bs *blockState) {
 func (st *fwRun) commit(bs *blockState) int {
 	pl := &bs.plan
 	g := pl.gamma
+	if h := st.m.beforeCommit; h != nil {
+		h(bs)
+	}
 	switch pl.kind {
 	case StepCollapse:
 		bs.set.FWUpdate(pl.p, 1)
@@ -882,6 +907,9 @@ func (st *fwRun) commit(bs *blockState) int {
 		bs.set.AwayUpdate(pl.u, g, pl.kind == StepDrop)
 	case StepPairwise:
 		bs.set.PairwiseUpdate(pl.p, pl.u, g, pl.drop)
+	}
+	if h := st.m.beforeCleanup; h != nil {
+		h(bs)
 	}
 	c := bs.set.Cleanup(weightTol)
 	if st.m.cfg.Caratheodory {

@@ -3,9 +3,11 @@ package solver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -849,6 +851,81 @@ func TestParallelCoversEachIndexOnce(t *testing.T) {
 		}
 		if st.pool != nil {
 			close(st.pool)
+		}
+	}
+}
+
+// Every step of every method stays within [0, γ_max] with γ_max read from
+// the active set before the step (μ_u/(1 − μ_u) for away steps and drops,
+// μ_u for pairwise steps, 1 for FW steps), and the clean-up after a step
+// never meets a weight below −1e-15: a clean-up that silently deleted
+// negative weights would hide a γ_max that is too large (DESIGN §8).
+func TestStepWithinGammaMaxBeforeTheStep(t *testing.T) {
+	type rule struct{ algo, step string }
+	var rules []rule
+	for _, a := range []string{"ssfw-as", "afw", "pfw", "fw", "bc-ssfw-as", "bcfw"} {
+		for _, st := range []string{"curvature", "paper", "backtrack"} {
+			rules = append(rules, rule{a, st})
+		}
+	}
+	rules = append(rules, rule{"fw", "open-loop"}, rule{"fw", "short"})
+	for _, c := range rules {
+		for _, q := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/%s/q=%d", c.algo, c.step, q), func(t *testing.T) {
+				p := newLSQFace(3, 60, 10, q)
+				sch := Schedule{}
+				if c.algo == "ssfw-as" || c.algo == "bc-ssfw-as" {
+					sch = Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5}
+				}
+				r := 0
+				if q > 1 && (c.algo == "bc-ssfw-as" || c.algo == "bcfw") {
+					r = 2
+				}
+				m := mustNew(t, p, Config{Algorithm: c.algo, Step: c.step, Schedule: sch, R: r, Limits: Limits{MaxIters: 300, EvalEvery: 50}, Seed: 7, Workers: 2})
+				var steps, drops atomic.Int64
+				var mu sync.Mutex
+				fail := func(format string, args ...any) {
+					mu.Lock()
+					defer mu.Unlock()
+					t.Errorf(format, args...)
+				}
+				m.beforeCommit = func(bs *blockState) {
+					pl := &bs.plan
+					g := pl.gamma
+					var gmax float64
+					switch pl.kind {
+					case StepAway, StepDrop:
+						w := bs.set.w[pl.u]
+						gmax = w / (1 - w)
+					case StepPairwise:
+						gmax = bs.set.w[pl.u]
+					default:
+						gmax = 1
+					}
+					if !(g >= 0 && g <= gmax) {
+						fail("block %d, %s step: γ = %v outside [0, %v]", bs.idx, pl.kind, g, gmax)
+					}
+					steps.Add(1)
+					if pl.kind == StepDrop || pl.drop {
+						drops.Add(1)
+					}
+				}
+				m.beforeCleanup = func(bs *blockState) {
+					for i, w := range bs.set.w {
+						if w < -1e-15 {
+							fail("block %d: the clean-up meets weight %v of vertex %s", bs.idx, w, bs.set.verts[i].Key)
+						}
+					}
+				}
+				res, err := m.Run(context.Background(), &collect{})
+				if err != nil || res.Summary.Status == StatusFailed {
+					t.Fatalf("run: %v %+v", err, res.Summary)
+				}
+				if steps.Load() == 0 {
+					t.Fatal("no step was checked")
+				}
+				t.Logf("%d steps, %d drops", steps.Load(), drops.Load())
+			})
 		}
 	}
 }

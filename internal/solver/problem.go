@@ -103,6 +103,15 @@ type Model interface {
 	Line(b int, x []float64, d Direction, batch []int) Line
 }
 
+// LineMagnitude is implemented by Lines whose Delta is a sum of differences
+// of loss values (each computed to rounding of the loss values themselves):
+// Magnitude returns the magnitude of φ(0) on the line's batch, scaled like
+// Delta, the scale of Delta's rounding. Backtracking allows for that
+// rounding; a Line whose Delta is a closed form in γ need not implement it.
+type LineMagnitude interface {
+	Magnitude() float64
+}
+
 // Term is one weighted vertex in a Direction.
 type Term struct {
 	Coef float64

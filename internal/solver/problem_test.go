@@ -161,6 +161,18 @@ func (m *lsqModel) Line(b int, x []float64, d Direction, batch []int) Line {
 	return l
 }
 func (l *lsqLine) Curvature(float64) float64 { return l.scale * dot(l.ad, l.ad) }
+
+// Magnitude is φ(0)'s loss part: Delta is a sum of differences of squared
+// residuals, each rounded at the scale of the squares (LineMagnitude).
+func (l *lsqLine) Magnitude() float64 {
+	s := 0.0
+	for i := range l.z {
+		r := l.z[i] - l.y[i]
+		s += 0.5 * r * r
+	}
+	return s * l.scale
+}
+
 func (l *lsqLine) Delta(g float64) float64 {
 	s := 0.0
 	for i := range l.z {

@@ -174,14 +174,12 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		}
 	}
 	r0 := Record{K: 0, Step: StepNone, Active: nnz(x)}
-	cad := NewCadence(lim.EvalEvery)
+	// an evaluation of the lifted iterate: the lifted problem's own cost,
+	// plus the model's rebuild and the KKT residual's smooth pass
+	cad := NewCadence(lim.EvalEvery, evalCostOf(m.lift)+2)
 	obj, gap := evaluate(&r0)
 	r0.Objective, r0.Gap = F(obj), F(gap)
 	trace2D(&r0, nil, nil)
-	// three clock readings per iteration: when its work starts (which also
-	// ends the previous record's span in the Recorder), when the work ends,
-	// and when the record is handed to the Recorder
-	tr := Now()
 	rec.Record(r0)
 	sum := Summary{Objective: obj, Gap: gap}
 	if lim.GapTol > 0 && gap <= lim.GapTol {
@@ -197,7 +195,6 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			break
 		}
 		t0 := Now()
-		cad.Span(tr, t0)
 		fy := pp.Smooth(y, grad)
 		passes++
 		if m.backtrack && !m.accel {
@@ -258,10 +255,12 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			copy(y, xn)
 		}
 		copy(x, xn)
-		t1 := Now()
-		work += t1 - t0
-		r := Record{K: k, Passes: passes, Time: work.Seconds(), Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
-		eval := cad.DueAt(k, k == lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses) || EvalRequested(rec), work, t1)
+		// the record's own figures (the support's size) are part of the
+		// iteration's work
+		r := Record{K: k, Passes: passes, Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
+		work += Now() - t0
+		r.Time = work.Seconds()
+		eval := cad.Due(k, lim.reached(k, passes) || EvalRequested(rec), passes)
 		if eval {
 			obj, gap := evaluate(&r)
 			r.Objective, r.Gap = F(obj), F(gap)
@@ -269,7 +268,6 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			lastEval = k
 		}
 		trace2D(&r, at[:], from[:])
-		tr = Now()
 		rec.Record(r)
 		sum.Iters, sum.Passes, sum.Time = k, passes, r.Time
 		if math.IsNaN(fy) || math.IsInf(fy, 0) {

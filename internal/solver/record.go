@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
 // Step kinds reported in Record.Step.
@@ -70,13 +71,40 @@ func (f RecorderFunc) Record(r Record) { f(r) }
 
 // Run statuses reported in Summary.Status.
 const (
-	StatusConverged = "converged"  // the gap tolerance was reached, or a certified stationary point
-	StatusStalled   = "stalled"    // no step made progress although the gap is not at rounding level
+	StatusConverged = "converged"  // the gap tolerance was reached, a certified stationary point, or a gap at the rounding floor
+	StatusStalled   = "stalled"    // no step made progress although the gap is far above the rounding floor
 	StatusMaxIters  = "max_iters"  // the iteration limit was reached
 	StatusMaxPasses = "max_passes" // the effective-pass limit was reached
 	StatusCancelled = "cancelled"  // the context was cancelled
 	StatusFailed    = "failed"     // a numerical failure (message says which)
 )
+
+// RoundingFloorC is c of the rounding floor c·ε·|F| (ε = 2⁻⁵², F the last
+// evaluated objective): a run that stops making progress with its certified
+// gap at or below the floor is converged, not stalled, since F − F* ≤ gap
+// is then as small as F itself can be told apart from F* in floating
+// point (an objective summed over many terms carries a rounding error of
+// many ε·|F|).
+const RoundingFloorC = 1000
+
+// AtRoundingFloor reports whether a gap certifies F to the rounding floor
+// (gap ≤ RoundingFloorC·ε·|F|).
+func AtRoundingFloor(gap, obj float64) bool {
+	return gap <= RoundingFloorC*epsilon*math.Abs(obj)
+}
+
+// epsilon is the machine epsilon of float64, 2⁻⁵².
+const epsilon = 0x1p-52
+
+// atFloor turns a stalled summary whose gap is at the rounding floor into a
+// converged one: the gap is then a certificate.
+func atFloor(sum *Summary) {
+	if sum.Status != StatusStalled || !AtRoundingFloor(sum.Gap, sum.Objective) {
+		return
+	}
+	sum.Status = StatusConverged
+	sum.Message = fmt.Sprintf("gap at the rounding floor (≤ %d·ε·|F| = %.3g): gap %.3g at F = %.6g", RoundingFloorC, RoundingFloorC*epsilon*math.Abs(sum.Objective), sum.Gap, sum.Objective)
+}
 
 // Summary closes a run.
 type Summary struct {
@@ -109,7 +137,13 @@ type Limits struct {
 	MaxIters  int     // ≥ 1
 	MaxPasses float64 // 0: no limit
 	GapTol    float64 // 0: no gap test
-	EvalEvery int     // evaluate objective and gap every E iterations (≥ 1), or 0: the adaptive cadence (see Cadence); the first and last iterations are always evaluated
+	EvalEvery int     // evaluate objective and gap every E iterations (≥ 1), or 0: the default cadence, decided by counted work (see Cadence); the first and last iterations are always evaluated
+}
+
+// reached reports whether a limit ends the run after iteration k with
+// passes done: such an iteration's record is always evaluated.
+func (l Limits) reached(k int, passes float64) bool {
+	return k >= l.MaxIters || (l.MaxPasses > 0 && passes >= l.MaxPasses)
 }
 
 // stop applies the limits after iteration k's record: it sets the summary's

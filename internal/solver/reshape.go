@@ -52,10 +52,14 @@ func (a *ActiveSet) Find(key []byte) (Vertex, float64, bool) {
 // component blocks bcfw ends 2.4e-4 above F* after 5000 iterations with the
 // slack collapsed against 7e-5 without (its gap is smaller, 4.6e-3·F
 // against 0.1·F, but F is what a user reads).
-func (st *fwRun) reshape(bs *blockState) {
+//
+// It returns the number of atoms the rebuild removed (those of the old
+// representation that the new one does not hold), which the records count
+// among the clean-ups.
+func (st *fwRun) reshape(bs *blockState) int {
 	rs, ok := st.m.p.(Reshaper)
-	if !ok || bs.plan.kind == StepNone || st.m.mode == modeVanilla {
-		return
+	if !ok || bs.plan.kind == StepNone || st.m.mode == modeVanilla || st.m.cfg.KeepSlack {
+		return 0
 	}
 	xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
 	dst := spareSets.Get().(*ActiveSet)
@@ -63,12 +67,30 @@ func (st *fwRun) reshape(bs *blockState) {
 	clear(dst.index)
 	if !rs.Reshape(bs.idx, xb, st.model, bs.set, dst) || dst.Len() == 0 {
 		spareSets.Put(dst)
-		return
+		return 0
 	}
 	old := bs.set
+	removed := 0
+	for _, v := range old.verts {
+		if _, ok := dst.index[v.Key]; !ok {
+			removed++
+		}
+	}
 	bs.set = dst
 	clear(old.verts) // drop the references to vertices
 	spareSets.Put(old)
+	return removed
+}
+
+// UsesReshape reports whether the FW algorithm algo reshapes (collapses the
+// slack of) a Reshaper problem's blocks unless Config.KeepSlack: the
+// methods with away or pairwise steps.
+func UsesReshape(algo string) bool {
+	switch algo {
+	case "ssfw-as", "afw", "pfw", "bc-ssfw-as":
+		return true
+	}
+	return false
 }
 
 // Normalize rescales the weights to sum to one.

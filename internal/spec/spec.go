@@ -44,6 +44,11 @@ type Algo struct {
 	Mu           float64 `json:"mu,omitempty"`           // spg smoothing parameter (0: from eps)
 	Eps          float64 `json:"eps,omitempty"`          // spg target accuracy
 	NoAverage    bool    `json:"no_average,omitempty"`   // ssvm: report the plain iterate instead of the weighted average
+	// Slack overrides the problem's slack parameter for this algorithm:
+	// "keep" (the paper's method) or "collapse" (the variant); "": the
+	// problem's. It lets one run draw the paper's method and the variant
+	// side by side.
+	Slack string `json:"slack,omitempty"`
 }
 
 // Defaults for the algorithm parameters that have them.
@@ -55,7 +60,7 @@ const (
 	DefaultM0       = 1
 	DefaultGrowth   = 1.1
 	DefaultIters    = 1000
-	DefaultEval     = 0 // the adaptive cadence (see solver.Cadence)
+	DefaultEval     = 0 // the default cadence, decided by counted work (see solver.Cadence)
 	// DefaultSeed is the seed of a spec that names none (JSON without
 	// "seed", the form's initial value, the solve command without -seed).
 	DefaultSeed = 0
@@ -216,6 +221,11 @@ func (a *Algo) Normalize(prefix string) error {
 	}
 	if !finite(a.Eps) || a.Eps < 0 {
 		return Errorf(prefix+"eps", "must be a positive number, got %v", a.Eps)
+	}
+	switch a.Slack {
+	case "", "keep", "collapse":
+	default:
+		return Errorf(prefix+"slack", "must be keep or collapse (or empty for the problem's slack parameter), got %q", a.Slack)
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func TestAdaptiveCadence(t *testing.T) {
 			firstLast := func(what string, recs []solver.Record) {
 				t.Helper()
 				if len(recs) < 2 || !recs[0].Evaluated() || recs[1].K != 1 || !recs[1].Evaluated() || !recs[len(recs)-1].Evaluated() {
-					t.Fatalf("%s: the adaptive cadence must evaluate k = 0, k = 1 and the last iteration", what)
+					t.Fatalf("%s: the default cadence must evaluate k = 0, k = 1 and the last iteration", what)
 				}
 			}
 			// The limits a stopping rule needs: the last iteration of
@@ -87,7 +87,7 @@ func TestAdaptiveCadence(t *testing.T) {
 				evals++
 				f := at[r.K]
 				if *f.Gap != *r.Gap || *f.Objective != *r.Objective || f.Extra["gap_plain"] != r.Extra["gap_plain"] || f.Extra["test_err"] != r.Extra["test_err"] {
-					t.Fatalf("k=%d: gap %v, primal %v under the adaptive cadence; %v, %v when evaluated every iteration", r.K, *r.Gap, *r.Objective, *f.Gap, *f.Objective)
+					t.Fatalf("k=%d: gap %v, primal %v under the default cadence; %v, %v when evaluated every iteration", r.K, *r.Gap, *r.Objective, *f.Gap, *f.Objective)
 				}
 				if r.K < k2 {
 					prev = r.K
@@ -115,7 +115,7 @@ func TestAdaptiveCadence(t *testing.T) {
 				t.Fatalf("stopped at %d although an evaluation at %d ≥ %d came first", k2, prev, k1)
 			}
 			if evals >= k2+1 {
-				t.Fatalf("the adaptive cadence evaluated every one of %d iterations although an evaluation costs dozens", k2)
+				t.Fatalf("the default cadence evaluated every one of %d iterations although an evaluation costs dozens", k2)
 			}
 		})
 	}
@@ -125,7 +125,7 @@ func TestAdaptiveCadence(t *testing.T) {
 func TestEvalEveryNegative(t *testing.T) {
 	p := smallChain(t, 5, 2, 1)
 	_, err := p.NewMethod(Options{Algo: AlgoBCFW, Limits: solver.Limits{MaxIters: 10, EvalEvery: -1}})
-	if err == nil || err.Error() != "eval every: must be at least 1 (or 0 for the adaptive cadence), got -1" {
+	if err == nil || err.Error() != "eval every: must be at least 1 (or 0 for the default cadence), got -1" {
 		t.Fatalf("err = %v", err)
 	}
 }

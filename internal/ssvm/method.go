@@ -114,7 +114,7 @@ func (p *Problem) NewMethod(o Options) (*Method, error) {
 		return nil, fmt.Errorf("iters: must be at least 1, got %d", o.Limits.MaxIters)
 	}
 	if o.Limits.EvalEvery < 0 {
-		return nil, fmt.Errorf("eval every: must be at least 1 (or 0 for the adaptive cadence), got %d", o.Limits.EvalEvery)
+		return nil, fmt.Errorf("eval every: must be at least 1 (or 0 for the default cadence), got %d", o.Limits.EvalEvery)
 	}
 	if o.DropTol == 0 {
 		o.DropTol = DefaultDropTol
@@ -1238,39 +1238,19 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		}
 	}
 	// With EvalEvery = 0 the evaluations (each a few passes' worth of
-	// decoding) follow the adaptive cadence of the solver package, which
-	// keeps the time outside the work (evaluations and the records'
-	// bookkeeping) within solver.EvalShare of the work time; and since the
-	// bookkeeping of a cheap iteration (a tiny chain's) can take most of that
-	// share, an evaluation is also due whenever the evaluations alone stay
-	// within minEvalShare of the work time, so that they never stop. An
-	// evaluation costs passes on OCR, so the cadence keeps room for the
-	// last one, which a run ending on a limit makes anyway: an iteration is
-	// evaluated when the time outside the work plus this evaluation and the
-	// last one stays within the share (the work handed to the cadence is
-	// reduced by 2·est/(1 + EvalShare), est the cost of one evaluation,
-	// which turns its test "outside ≤ EvalShare·work" into
-	// "outside + 2·est ≤ EvalShare·work").
-	// The iterates do not depend on which iterations are evaluated.
-	cad := solver.NewCadence(lim.EvalEvery)
-	var evalTime, est time.Duration
-	evalAt := func(r *solver.Record) {
-		t := solver.Now()
-		evalInto(r)
-		d := solver.Now() - t
-		evalTime += d
-		if m.o.Average && m.k <= 1 {
-			d *= 2 // one decoding served both w and w̄
-		}
-		est = d
-	}
+	// decoding) follow the default cadence of the solver package, decided by
+	// counted work: an evaluation is due once the passes since the last one
+	// reach solver.EvalRatio times an evaluation's cost in passes
+	// (evalCost). The iterates do not depend on which iterations are
+	// evaluated.
+	cad := solver.NewCadence(lim.EvalEvery, m.evalCost())
+	evalAt := func(r *solver.Record) { evalInto(r) }
 	// k = 0: the starting point (every block at its true labelling, w = 0).
 	// Three clock readings per iteration: when its work starts (which also
 	// ends the previous record's span in the Recorder), when it ends, and
 	// when the record is handed to the Recorder.
 	r0 := solver.Record{K: 0, Step: solver.StepNone, Active: m.activeSize()}
 	evalAt(&r0)
-	tr := solver.Now()
 	rec.Record(r0)
 	for status == "" {
 		if err := ctx.Err(); err != nil {
@@ -1278,10 +1258,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			break
 		}
 		t0 := solver.Now()
-		cad.Span(tr, t0)
 		info := m.iterate()
-		t1 := solver.Now()
-		work += t1 - t0
 		k := m.k
 		passes := float64(k) / float64(n)
 		last := k >= lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses)
@@ -1293,12 +1270,12 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		case solver.StepAway, solver.StepDrop:
 			r.AwaySteps = 1
 		}
-		floor := lim.EvalEvery == 0 && float64(evalTime) <= minEvalShare*float64(work)
-		if cad.DueAt(k, last || floor || solver.EvalRequested(rec), work-time.Duration(2*float64(est)/(1+solver.EvalShare)), t1) {
+		// the record's own figures are part of the iteration's work
+		work += solver.Now() - t0
+		if cad.Due(k, last || solver.EvalRequested(rec), passes) {
 			evalAt(&r)
 		}
 		r.Time = work.Seconds()
-		tr = solver.Now()
 		rec.Record(r)
 		if status != "" {
 			break
@@ -1331,9 +1308,21 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}, nil
 }
 
-// minEvalShare is the share of the work time that evaluations may always
-// take under the adaptive cadence, whatever the bookkeeping costs.
-const minEvalShare = 0.05
+// evalCost is one evaluation's cost in passes, for the default cadence:
+// every training word's emission scores and its two decodings (with the
+// loss term, for the primal and the gap, and without, for the error), where
+// an iteration decodes one word once, and the test set's likewise, for the
+// iterate, and again for the average when the iterates are averaged.
+func (m *Method) evalCost() float64 {
+	c := 2.0
+	if m.p.Test != nil {
+		c += 2 * float64(m.p.Test.Letters()) / float64(m.p.Train.Letters())
+	}
+	if m.o.Average {
+		c *= 2
+	}
+	return c
+}
 
 // activeSize is the number of active labellings summed over the blocks
 // (bcfw-as; 0 for bcfw and ssg), kept up to date by updateActive.

@@ -109,7 +109,7 @@ type Edit struct {
 // Filter selects runs for List. Empty fields do not filter.
 type Filter struct {
 	Problem   string
-	Algorithm string // runs with at least one trace of this algorithm
+	Algorithm string // runs with at least one trace of this algorithm or of a variant of it (VariantSep)
 	Status    string
 	Text      string // substring of the name or the note, ASCII letters in either case
 	Sweep     string // the runs of this sweep's cells
@@ -581,7 +581,8 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 		where, args = append(where, "status = ?"), append(args, f.Status)
 	}
 	if f.Algorithm != "" {
-		where, args = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND t.algo = ?)"), append(args, f.Algorithm)
+		where = append(where, `EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND (t.algo = ? OR t.algo LIKE ? ESCAPE '\'))`)
+		args = append(args, f.Algorithm, AlgorithmLike(f.Algorithm))
 	}
 	if f.Text != "" {
 		// both sides folded by the database, so that they fold alike

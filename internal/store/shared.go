@@ -41,3 +41,13 @@ func CheckJSON(field string, m json.RawMessage) error { return checkJSON(field, 
 // LikeEscape escapes LIKE's wildcards (% and _) and the escape character
 // itself with a backslash, for a LIKE … ESCAPE '\' pattern.
 func LikeEscape(s string) string { return likeEscape(s) }
+
+// VariantSep joins an algorithm's name and what its variant changes in a
+// trace's name ("afw + slack collapse": a variant that departs from the
+// paper names itself, scenarios.TraceLabel). A Filter's Algorithm matches
+// the algorithm's own traces and its variants'.
+const VariantSep = " + "
+
+// AlgorithmLike is the LIKE pattern (escaped with a backslash) of the
+// names of algo's variants.
+func AlgorithmLike(algo string) string { return likeEscape(algo+VariantSep) + "%" }

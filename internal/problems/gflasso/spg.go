@@ -288,7 +288,7 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 		}
 		return ""
 	}
-	cad := solver.NewCadence(s.limits.EvalEvery)
+	cad := solver.NewCadence(s.limits.EvalEvery, spgEvalCost)
 	// k = 0: the starting point B = 0.
 	r0 := solver.Record{K: 0, Step: solver.StepNone}
 	if st := evaluate(&r0); st != "" {
@@ -313,16 +313,14 @@ func (s *SPG) Run(ctx context.Context, rec solver.Recorder) (solver.Result, erro
 		case s.limits.MaxPasses > 0 && passes >= s.limits.MaxPasses:
 			status = solver.StatusMaxPasses
 		}
-		if cad.Due(it, status != "" || solver.EvalRequested(rec), work) {
+		if cad.Due(it, status != "" || solver.EvalRequested(rec), passes) {
 			switch st := evaluate(&r); {
 			case st == solver.StatusFailed, st != "" && status == "":
 				status = st
 			}
 		}
 		r.Time = work.Seconds()
-		tr := time.Now()
 		rec.Record(r)
-		cad.Exclude(time.Since(tr))
 		if status != "" {
 			sum.Status = status
 			sum.Iters = it

@@ -384,6 +384,11 @@ func (pr *Problem) Extra(x []float64) map[string]float64 {
 	return map[string]float64{"nnz": float64(nnz), "t_slack": x[pr.p] - l1(beta)}
 }
 
+// EvalCost is what one evaluation costs in passes, for the default cadence
+// (solver.EvalCoster): the objective (Xβ from scratch and the losses), the
+// gradient and the metrics; measured at about three passes of work.
+func (pr *Problem) EvalCost() float64 { return 3 }
+
 // NewModel returns a model positioned at x.
 func (pr *Problem) NewModel(x []float64) solver.Model {
 	m := &model{pr: pr, z: make([]float64, pr.n), r: make([]float64, pr.n)}
@@ -546,7 +551,19 @@ func (l *line) Delta(gamma float64) float64 {
 	return l.scale*s + gamma*l.lin
 }
 
+// Magnitude is Σ f(z) over the batch, scaled to the full sum: φ(0)'s loss
+// part, the scale of Delta's rounding (a logistic Delta is a difference of
+// softplus values).
+func (l *line) Magnitude() float64 {
+	s := 0.0
+	for k, z := range l.z {
+		s += math.Abs(l.loss.value(l.y[k], z))
+	}
+	return l.scale * s
+}
+
 var (
+	_ solver.LineMagnitude    = (*line)(nil)
 	_ solver.Problem          = (*Problem)(nil)
 	_ solver.LipschitzBounder = (*Problem)(nil)
 	_ solver.Evaluator        = (*Problem)(nil)

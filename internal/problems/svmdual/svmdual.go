@@ -320,6 +320,16 @@ func (l *line) Curvature(gmax float64) float64 {
 	return l.scale * s
 }
 
+// Magnitude is ½Σ z² on the batch, scaled to the full sum: φ(0)'s quadratic
+// part, the scale of Delta's rounding.
+func (l *line) Magnitude() float64 {
+	s := 0.0
+	for _, z := range l.z {
+		s += z * z
+	}
+	return 0.5 * l.scale * s
+}
+
 func (l *line) Delta(gamma float64) float64 {
 	s := 0.0
 	for k, w := range l.w {

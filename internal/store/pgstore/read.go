@@ -141,7 +141,8 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 		where = append(where, "status = "+arg(f.Status))
 	}
 	if f.Algorithm != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND t.algo = "+arg(f.Algorithm)+")")
+		where = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND (t.algo = "+arg(f.Algorithm)+
+			" OR t.algo LIKE "+arg(store.AlgorithmLike(f.Algorithm))+` ESCAPE '\'))`)
 	}
 	if f.Text != "" {
 		if strings.IndexByte(f.Text, 0) >= 0 {

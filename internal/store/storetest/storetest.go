@@ -499,7 +499,7 @@ func checkList(t *testing.T, s store.Backend) {
 		problem, algo, status, name, note string
 	}
 	rows := []row{
-		{"lasso", "ssfw-as", store.StatusDone, "Lasso baseline", ""},
+		{"lasso", "ssfw-as + slack collapse", store.StatusDone, "Lasso baseline", ""},
 		{"lasso", "fista", store.StatusFailed, "", "diverges at L=1"},
 		{"gflasso", "bc-ssfw-as", store.StatusDone, "100%_done", "paper figure"},
 		{"ssvm-ocr", "bcfw", store.StatusRunning, "", `back\slash`},
@@ -523,6 +523,9 @@ func checkList(t *testing.T, s store.Backend) {
 		{store.Filter{Problem: "lasso"}, []int{4, 1, 0}},
 		{store.Filter{Algorithm: "ssfw-as"}, []int{4, 0}},
 		{store.Filter{Algorithm: "bc-ssfw-as"}, []int{2}}, // its second trace
+		{store.Filter{Algorithm: "ssfw-as + slack collapse"}, []int{0}},
+		{store.Filter{Algorithm: "ssfw"}, nil},
+		{store.Filter{Algorithm: "ssfw-as +"}, nil},
 		{store.Filter{Status: store.StatusDone}, []int{2, 0}},
 		{store.Filter{Text: "lasso"}, []int{4, 0}},
 		{store.Filter{Text: "LaSsO bAs"}, []int{0}},

@@ -6,7 +6,7 @@
 
 import { $, el, api, fwlab } from './util.js';
 import { fmtCell, COLORS } from './format.js';
-import { Trace, Group } from './traces.js';
+import { Trace, Group, specRow } from './traces.js';
 import { createCharts, resizeWithWindow, bindViewControls } from './charts.js';
 import { specDiff, differentInstances } from './lab.js';
 import { bindPNGButtons } from './export.js';
@@ -138,8 +138,7 @@ export function initCompare() {
         const key = run.id + ':' + tm.algo + '#' + ord;
         let g = S.groups.find((x) => x.key === key);
         if (!g) {
-          const rows = ((st.spec && st.spec.algorithms) || []).filter((a) => a.algo === tm.algo);
-          const algo = `${tm.algo}${rows.length > 1 ? ' #' + (ord + 1) : ''}`;
+          const algo = `${tm.algo}${specRow(st.spec, st.traces, tm, ord).numbered ? ' #' + (ord + 1) : ''}`;
           // A run named by its algorithms: each group by its algorithm and the run's id.
           g = new Group(key, run.byAlgo ? `${algo} · ${run.id}` : `${label} · ${algo}`, COLORS[S.groups.length % COLORS.length]);
           g.run = run.id;

@@ -215,7 +215,7 @@ export function initStart() {
     const row = tmpl.content.firstElementChild.cloneNode(true);
     // Fields without a control (spg's mu and eps, workers, …) ride along.
     const keep = {};
-    for (const k of ['workers', 'caratheodory', 'mu', 'eps', 'no_average']) if (a && a[k]) keep[k] = a[k];
+    for (const k of ['workers', 'caratheodory', 'mu', 'eps', 'no_average', 'slack']) if (a && a[k]) keep[k] = a[k];
     row.dataset.keep = JSON.stringify(keep);
     const algoSel = $('[data-key=algo]', row);
     for (const name of p.algorithms) algoSel.append(el('option', { value: name, text: name }));

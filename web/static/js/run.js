@@ -4,7 +4,7 @@
 
 import { $, $$, el, api, fwlab } from './util.js';
 import { fmtCell, COLORS, plural } from './format.js';
-import { Trace, Group, extraCap, MAX_EXTRA_KEYS } from './traces.js';
+import { Trace, Group, extraCap, MAX_EXTRA_KEYS, specRow } from './traces.js';
 import { createCharts, resizeWithWindow, bindViewControls } from './charts.js';
 import { createStream } from './stream.js';
 import * as Teach from './teaching.js';
@@ -112,7 +112,6 @@ export function initRun() {
   // trace). The n-th trace of algorithm A with replication j belongs to the
   // n-th row of algorithm A.
   function setupTraces(run) {
-    const algos = (run.spec && run.spec.algorithms) || [];
     const seen = {};
     let added = false;
     for (const tm of run.traces || []) {
@@ -122,9 +121,8 @@ export function initRun() {
       const key = tm.algo + '#' + ord;
       let g = S.byKey[key];
       if (!g) {
-        const rowsOf = algos.filter((a) => a.algo === tm.algo);
-        const a = rowsOf[ord];
-        const label = tm.algo + (rowsOf.length > 1 ? ` #${ord + 1}` : '') + (a && describe(a) ? ` (${describe(a)})` : '');
+        const { row: a, numbered } = specRow(run.spec, run.traces, tm, ord);
+        const label = tm.algo + (numbered ? ` #${ord + 1}` : '') + (a && describe(a) ? ` (${describe(a)})` : '');
         g = S.byKey[key] = new Group(key, label, COLORS[S.groups.length % COLORS.length]);
         S.groups.push(g);
       }

@@ -105,6 +105,23 @@ export class Trace {
 
 // Group is one algorithm row: its replications as a median with a min–max
 // envelope (a single replication reads its trace directly).
+// specRow returns the spec's algorithm row that trace tm ran and whether
+// its name needs a number to tell it from another row of the same name. A
+// run's traces are made algorithm by algorithm, replication by replication
+// (scenarios.Jobs), so trace t ran row floor(t / replications); a trace's
+// algo is its name (the algorithm, and a variant's departure from the
+// paper: "bc-ssfw-as + slack collapse"). ord is the trace's position among
+// the traces of its name and replication, the row among the rows of the
+// same name when the traces do not follow that order (a bundle written
+// otherwise).
+export function specRow(spec, traces, tm, ord) {
+  const algos = (spec && spec.algorithms) || [];
+  const reps = (spec && spec.replications) || 1;
+  const same = traces.filter((x) => x.algo === tm.algo && x.replication === tm.replication).length;
+  const row = algos.length * reps === traces.length ? algos[Math.floor(tm.trace / reps)] : algos.filter((a) => a.algo === tm.algo)[ord];
+  return { row, numbered: same > 1 };
+}
+
 export class Group {
   constructor(key, label, color) {
     this.key = key;
