@@ -130,6 +130,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, code, aerr.Field, aerr.Error)
 		return
 	}
+	if s.opts.Submit != nil {
+		s.createQueued(w, r, sp)
+		return
+	}
 	run, err := s.mgr.CreateFor(r.Context(), sp, clientAddr(r))
 	if err != nil {
 		var fe *spec.FieldError

@@ -151,6 +151,9 @@ type Options struct {
 	DataDir string
 	// Session limits (concurrent runs, stored runs, records per run, workers).
 	Session session.Options
+	// Submit, when set, queues the runs of POST /api/runs for worker
+	// processes instead of running them here (frontend.go).
+	Submit Submitter
 	// MaxBody bounds the size of a request body.
 	MaxBody int64
 	// UploadDir is where uploaded data files are stored, each server in a

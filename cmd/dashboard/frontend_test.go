@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/fwlab/fwlab/internal/pgtest"
+	"github.com/fwlab/fwlab/internal/session/sessiontest"
+)
+
+// TestFrontEndQueuesForAWorker: a server with -slots 0 runs nothing itself;
+// a run started through its API is queued in PostgreSQL, a worker process
+// runs it, and the run's websocket on the server streams it live, every
+// record once, to its end; its status names the worker.
+func TestFrontEndQueuesForAWorker(t *testing.T) {
+	sessiontest.Register()
+	c := pgtest.Start(t)
+	db := c.NewDB(t)
+	srv := startChild(t, "-db", db, "-slots", "0")
+	const n = 3000 // about 3 s at 1 ms a record
+	id := post(t, srv.url+"/api/runs", fmt.Sprintf(`{"problem":"test-fake","params":{"n":"%d","delay_us":"1000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":%d}`, n, n))
+	// no worker yet: the run waits in the queue, the server does not run it
+	time.Sleep(time.Second)
+	var st struct{ Status, Worker string }
+	if err := json.Unmarshal(get(t, srv.url+"/api/runs/"+id), &st); err != nil || st.Status != "queued" {
+		t.Fatalf("before any worker: %+v, %v; want queued", st, err)
+	}
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.url, "http")+"/ws/runs/"+id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	w := startWorkerProc(t, db, "w0", "-slots", "1")
+	ws.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	got, batches, statuses := 0, 0, []string{}
+	for {
+		var m struct {
+			Type    string
+			Run     struct{ Status string }
+			Batches []struct {
+				Trace, From int
+				Records     []json.RawMessage
+			}
+		}
+		if err := ws.ReadJSON(&m); err != nil {
+			t.Fatalf("after %d records in %d batches (%v): %v\n%s", got, batches, statuses, err, w.output())
+		}
+		switch m.Type {
+		case "records":
+			for _, b := range m.Batches {
+				if b.From != got {
+					t.Fatalf("a batch from %d after %d records", b.From, got)
+				}
+				got += len(b.Records)
+			}
+			batches++
+		case "hello", "status", "done":
+			statuses = append(statuses, m.Type+":"+m.Run.Status)
+		}
+		if m.Type == "done" {
+			break
+		}
+	}
+	t.Logf("%d records in %d batches, statuses %v", got, batches, statuses)
+	if got != n+1 || batches < 3 || statuses[len(statuses)-1] != "done:done" {
+		t.Errorf("streamed %d records in %d batches, statuses %v; want %d records as they came, then done", got, batches, statuses, n+1)
+	}
+	if err := json.Unmarshal(get(t, srv.url+"/api/runs/"+id), &st); err != nil || st.Status != "done" || st.Worker != "w0" {
+		t.Errorf("at the end: %+v, %v; want done on w0", st, err)
+	}
+}
+
+// TestSlotsFlagErrors: -slots 0 needs PostgreSQL, and negative slots are refused.
+func TestSlotsFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-db", "x.db", "-slots", "0"}, "-slots 0 (a pure front end) needs -db postgres://"},
+		{[]string{"-db", "x.db", "-slots", "-3"}, "-slots: must be 0 or more, got -3"},
+	} {
+		var out, errb strings.Builder
+		if code := runServe(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}

@@ -1,0 +1,32 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/fwlab/fwlab/internal/spec"
+)
+
+// Submitter queues a run for other processes to run (a PostgreSQL store's
+// queue, taken by `dashboard worker`): a server with one runs none of the
+// runs started through POST /api/runs itself (`serve -slots 0`, a pure
+// front end); their pages follow them through the store.
+type Submitter func(ctx context.Context, sp spec.Run) (id string, err error)
+
+// createQueued answers POST /api/runs by queueing the run with the
+// server's Submitter.
+func (s *Server) createQueued(w http.ResponseWriter, r *http.Request, sp spec.Run) {
+	id, err := s.opts.Submit(r.Context(), sp)
+	if err != nil {
+		var fe *spec.FieldError
+		if errors.As(err, &fe) {
+			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+			return
+		}
+		writeError(w, http.StatusServiceUnavailable, "", "queueing the run: "+err.Error())
+		return
+	}
+	w.Header().Set("Location", "/api/runs/"+id)
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
