@@ -90,3 +90,45 @@ func TestSlotsFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontEndQueuesSweepsForWorkers: a sweep started through a -slots 0
+// server's API is run by the worker processes, cell by cell, to its end;
+// the sweep's page data shows every cell done, each cell's run naming its
+// worker.
+func TestFrontEndQueuesSweepsForWorkers(t *testing.T) {
+	sessiontest.Register()
+	c := pgtest.Start(t)
+	db := c.NewDB(t)
+	srv := startChild(t, "-db", db, "-slots", "0")
+	startWorkerProc(t, db, "w0", "-slots", "2")
+	startWorkerProc(t, db, "w1", "-slots", "2")
+	id := post(t, srv.url+"/api/sweeps", fmt.Sprintf(`{"base":{"problem":%q,"params":{"n":"200","delay_us":"1000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":200},
+		"axes":[{"param":"seed","values":[1,2,3,4,5,6]}]}`, sessiontest.Name))
+	var sw struct {
+		Status string
+		Cells  []struct {
+			Run    string `json:"run_id"`
+			Status string
+		}
+	}
+	waitUntil(t, 2*time.Minute, "the sweep's end", func() bool {
+		if err := json.Unmarshal(get(t, srv.url+"/api/sweeps/"+id), &sw); err != nil {
+			t.Fatal(err)
+		}
+		return sw.Status == "done"
+	})
+	var l struct {
+		Runs []struct{ ID, Status, Worker string }
+	}
+	if err := json.Unmarshal(get(t, srv.url+"/api/runs?sweep="+id), &l); err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Cells) != 6 || len(l.Runs) != 6 {
+		t.Fatalf("%d cells, %d runs listed", len(sw.Cells), len(l.Runs))
+	}
+	for _, r := range l.Runs {
+		if r.Status != "done" || (r.Worker != "w0" && r.Worker != "w1") {
+			t.Errorf("cell run %+v: want done on w0 or w1", r)
+		}
+	}
+}

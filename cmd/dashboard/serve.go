@@ -119,7 +119,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	submit, err := frontEnd(st, *slots)
+	submit, submitSweep, err := frontEnd(st, *slots)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -slots 0: %v\n", err)
 		return 1
@@ -145,6 +145,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxSweeps:           *maxSweeps,
 		MaxImports:          *maxImports,
 		Submit:              submit,
+		SubmitSweep:         submitSweep,
 		Session: session.Options{
 			MaxActive: *maxActive, MaxQueued: *maxQueued, MaxClientRuns: *maxClient,
 			MaxMemory: *mem, PauseTimeout: *pauseTimeout, MaxFile: *maxFile,

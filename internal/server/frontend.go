@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/sweep"
 )
 
 // Submitter queues a run for other processes to run (a PostgreSQL store's
@@ -28,5 +29,26 @@ func (s *Server) createQueued(w http.ResponseWriter, r *http.Request, sp spec.Ru
 		return
 	}
 	w.Header().Set("Location", "/api/runs/"+id)
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+// SweepSubmitter queues a sweep's cells for other processes to run, as
+// Submitter does a run.
+type SweepSubmitter func(ctx context.Context, doc *sweep.Doc) (id string, err error)
+
+// createQueuedSweep answers POST /api/sweeps (its document checked) by
+// queueing the sweep with the server's SweepSubmitter.
+func (s *Server) createQueuedSweep(w http.ResponseWriter, r *http.Request, doc *sweep.Doc) {
+	id, err := s.opts.SubmitSweep(r.Context(), doc)
+	if err != nil {
+		var fe *spec.FieldError
+		if errors.As(err, &fe) {
+			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+			return
+		}
+		writeError(w, http.StatusServiceUnavailable, "", "queueing the sweep: "+err.Error())
+		return
+	}
+	w.Header().Set("Location", "/api/sweeps/"+id)
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
