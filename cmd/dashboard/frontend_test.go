@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
+	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
 // TestFrontEndQueuesForAWorker: a server with -slots 0 runs nothing itself;
@@ -130,5 +133,52 @@ func TestFrontEndQueuesSweepsForWorkers(t *testing.T) {
 		if r.Status != "done" || (r.Worker != "w0" && r.Worker != "w1") {
 			t.Errorf("cell run %+v: want done on w0 or w1", r)
 		}
+	}
+}
+
+// TestStopFromTheServerReachesAWorker: DELETE /api/runs/{id} on a -slots 0
+// server stops the run on its worker: it ends cancelled, its records kept,
+// well before it would have finished.
+func TestStopFromTheServerReachesAWorker(t *testing.T) {
+	sessiontest.Register()
+	c := pgtest.Start(t)
+	db := c.NewDB(t)
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := startChild(t, "-db", db, "-slots", "0")
+	startWorkerProc(t, db, "w0", "-slots", "1")
+	const n = 60000 // a minute at 1 ms a record
+	id := post(t, srv.url+"/api/runs", fmt.Sprintf(`{"problem":"test-fake","params":{"n":"%d","delay_us":"1000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":%d}`, n, n))
+	waitUntil(t, time.Minute, "the run's first records on the worker", func() bool {
+		r, err := st.Get(ctx, id)
+		return err == nil && r.Traces[0].Records > 0
+	})
+	req, _ := http.NewRequest(http.MethodDelete, srv.url+"/api/runs/"+id, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("DELETE: %s", resp.Status)
+	}
+	var kept int
+	waitUntil(t, 30*time.Second, "the run to end cancelled", func() bool {
+		r, err := st.Get(ctx, id)
+		if err != nil || r.Status != "cancelled" {
+			return false
+		}
+		kept = r.Traces[0].Records
+		return true
+	})
+	// the worker stops at its next beat: its records stop growing
+	time.Sleep(5 * time.Second)
+	r, err := st.Get(ctx, id)
+	if err != nil || r.Status != "cancelled" || r.Traces[0].Records == 0 || r.Traces[0].Records >= n || r.Traces[0].Records > kept+3000 {
+		t.Errorf("after the stop: %v, %d records (%d at the cancel), %v", r.Status, r.Traces[0].Records, kept, err)
 	}
 }
