@@ -150,7 +150,7 @@ func TestVerifyButtonDiffers(t *testing.T) {
 	waitFor(t, ctx, "the outcome", `document.querySelector('#verify-status').dataset.outcome === 'differs'`,
 		`document.querySelector('#verify-status').textContent`, 60*time.Second)
 	text := eval[string](t, ctx, `document.querySelector('#verify-status').textContent`)
-	if !strings.Contains(text, "differs — trace 0 (afw #0) record 7 (k = 7), field gamma: stored ") {
+	if !strings.Contains(text, "differs — trace 0 (afw + slack collapse #0) record 7 (k = 7), field gamma: stored ") {
 		t.Errorf("the page says %q", text)
 	}
 	for _, e := range errs.take() {

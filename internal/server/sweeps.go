@@ -244,8 +244,10 @@ func (sw *sweeper) summarize(run *session.Run, gap float64) *cellSummary {
 	for a, os := range by {
 		c.PerAlgo[a] = sweep.Summarize(os)
 	}
-	if algos := run.Spec().Algorithms; len(algos) > 0 {
-		c.Summary = c.PerAlgo[algos[0].Algo]
+	// algorithm 0's: its traces come first (their label may add to the
+	// algorithm's name, "ssfw-as + slack collapse")
+	if trs := run.Traces(); len(trs) > 0 {
+		c.Summary = c.PerAlgo[trs[0].Algo]
 	}
 	sw.cacheMu.Lock()
 	if len(sw.cache) > 10_000 {

@@ -121,7 +121,7 @@ func TestVerifyAction(t *testing.T) {
 		t.Fatalf("import: %d %s", code, body)
 	}
 	v, _ = verifyRun(t, srv, ts.URL, imp.ID)
-	want := "trace 3 (afw #1) record " // the record and its k, the field, both values
+	want := "trace 3 (afw + slack collapse #1) record " // the record and its k, the field, both values
 	if v.Outcome != store.VerifyDiffers || !strings.Contains(v.Detail, want) || !strings.Contains(v.Detail, "field gap: stored ") ||
 		!strings.Contains(v.Detail, ", re-run "+strings.TrimSpace(formatG(old))) {
 		t.Fatalf("verification of the changed run: %+v", v)

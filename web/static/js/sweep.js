@@ -122,16 +122,21 @@ export function initSweep() {
     cmp.hidden = runs.length < 2;
     cmp.href = '/compare?runs=' + runs.map(encodeURIComponent).join(',');
     // The algorithm choice: the cells' per-algorithm summaries.
-    // each algorithm once: the base's in their order, then any other
+    // each algorithm once, as its traces name it ("ssfw-as + slack
+    // collapse"), in the base's order; the base's names until a cell ends
     const baseAlgos = ((sw.base && sw.base.algorithms) || []).map((a) => a.algo);
-    const algos = [...new Set([...baseAlgos, ...algosOf(sw)])];
+    const rank = (a) => {
+      const i = baseAlgos.findIndex((b) => a === b || a.startsWith(b + ' '));
+      return i < 0 ? baseAlgos.length : i;
+    };
+    const found = algosOf(sw);
+    const algos = found.length ? [...found].sort((x, y) => rank(x) - rank(y)) : [...new Set(baseAlgos)];
     const asel = $('#sweep-algo');
-    const base0 = sw.base && sw.base.algorithms && sw.base.algorithms[0] ? sw.base.algorithms[0].algo : '';
     const want = algos.join(',');
     if (asel.dataset.opts !== want) {
       asel.dataset.opts = want;
-      asel.replaceChildren(...algos.map((a) => el('option', { value: a, text: a === base0 ? `${a} (the base's first)` : a })));
-      if (!S.algo || !algos.includes(S.algo)) S.algo = base0 || algos[0] || '';
+      asel.replaceChildren(...algos.map((a) => el('option', { value: a, text: rank(a) === 0 ? `${a} (the base's first)` : a })));
+      if (!S.algo || !algos.includes(S.algo)) S.algo = algos[0] || '';
       asel.value = S.algo;
     }
     asel.closest('label').hidden = algos.length < 2;
