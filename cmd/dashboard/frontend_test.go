@@ -25,6 +25,17 @@ func TestFrontEndQueuesForAWorker(t *testing.T) {
 	c := pgtest.Start(t)
 	db := c.NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
+	// a bad spec is refused as by a server that runs it, naming the field
+	resp, err := http.Post(srv.url+"/api/runs", "application/json", strings.NewReader(`{"problem":"test-fake","algorithms":[{"algo":"fw"}],"replications":1,"iters":-5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad struct{ Field, Error string }
+	json.NewDecoder(resp.Body).Decode(&bad)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || bad.Field != "iters" {
+		t.Errorf("a bad spec: %s %+v, want 400 naming iters", resp.Status, bad)
+	}
 	const n = 3000 // about 3 s at 1 ms a record
 	id := post(t, srv.url+"/api/runs", fmt.Sprintf(`{"problem":"test-fake","params":{"n":"%d","delay_us":"1000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":%d}`, n, n))
 	// no worker yet: the run waits in the queue, the server does not run it
