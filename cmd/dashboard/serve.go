@@ -46,7 +46,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxUpload := sizeFlag(fs, "max-upload", server.DefaultMaxUpload, "largest uploaded file")
 	maxFile := sizeFlag(fs, "max-file", session.DefaultMaxFile, "largest data file a run may read")
 	maxActive := fs.Int("max-active", session.DefaultMaxActive, "runs running at once (run slots); more wait in the queue")
-	slots := fs.Int("slots", -1, "runs this server runs itself at once, as -max-active; 0 (with -db postgres://…): none, a pure front end that queues the runs started through it for `dashboard worker` processes (default: -max-active)")
+	slots := fs.Int("slots", -1, "runs this server runs itself at once: N ≥ 1 is -max-active N; 0 (with -db postgres://…) none, a pure front end that queues the runs and sweeps started through it for \"dashboard worker\" processes; -1: -max-active")
 	maxQueued := fs.Int("max-queued", session.DefaultMaxQueued, "runs waiting in the queue")
 	maxClient := fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused")
 	maxStreams := fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
