@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,20 @@ func TestServeOnPostgreSQL(t *testing.T) {
 	}
 	if got := get(t, srv.url+"/api/runs/"+imp+"/trace"); !bytes.Equal(got, trace) {
 		t.Errorf("the imported run's trace differs (%d bytes, want %d)", len(got), len(trace))
+	}
+	// imported again: the first import's run, nothing new stored
+	resp, err := http.Post(srv.url+"/api/runs/import", "application/json", bytes.NewReader(bundleJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again struct {
+		ID       string
+		Existing bool
+	}
+	json.NewDecoder(resp.Body).Decode(&again)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || again.ID != imp || !again.Existing {
+		t.Errorf("the second import: %s %+v, want 200 and run %s, existing", resp.Status, again, imp)
 	}
 
 	// the server stops and starts again on the database
