@@ -232,26 +232,43 @@ func TestHostAllowList(t *testing.T) {
 }
 
 // Paused runs hold no run slot: four paused runs leave room for a fifth,
-// and a run paused too long is cancelled.
+// and a run paused too long is cancelled. The first server's pause timeout
+// is far longer than the test, so that the four are still paused (checked)
+// when the fifth runs and when one is stepped, however slow the machine;
+// the second's is short, and its paused runs are seen cancelled.
 func TestPausedRunsDoNotLockOthersOut(t *testing.T) {
-	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 4, PauseTimeout: 300 * time.Millisecond}})
-	var paused []string
-	for i := 0; i < 4; i++ {
-		sp := fakeRun(100, "fw")
-		sp.StartPaused = true
-		paused = append(paused, create(t, ts, sp))
+	startPaused := func(ts *httptest.Server) []string {
+		var paused []string
+		for i := 0; i < 4; i++ {
+			sp := fakeRun(100, "fw")
+			sp.StartPaused = true
+			paused = append(paused, create(t, ts, sp))
+		}
+		return paused
 	}
+	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 4, PauseTimeout: time.Hour}})
+	paused := startPaused(ts)
 	id := create(t, ts, fakeRun(50, "fw"))
 	waitFinished(t, srv, id)
 	if st := status(t, ts, id); st.Status != "done" {
 		t.Errorf("fifth run %s", st.Status)
+	}
+	for _, p := range paused {
+		if st := status(t, ts, p); st.Status != "paused" {
+			t.Fatalf("%s is %s while the fifth run ran, want paused", p, st.Status)
+		}
 	}
 	// Step one paused run: k = 0 → 1; the records count shows it.
 	if code, _ := do(t, "POST", ts.URL+"/api/runs/"+paused[0]+"/step", nil); code != 202 {
 		t.Fatalf("step: %d", code)
 	}
 	waitFor(t, "one step", func() bool { return status(t, ts, paused[0]).Records == 2 })
-	for _, p := range paused {
+	if st := status(t, ts, paused[0]); st.Status != "paused" {
+		t.Errorf("after a step: %s, want paused", st.Status)
+	}
+
+	srv, ts = newTestServer(t, Options{Session: session.Options{MaxActive: 4, PauseTimeout: 300 * time.Millisecond}})
+	for _, p := range startPaused(ts) {
 		waitFinished(t, srv, p)
 		if st := status(t, ts, p); st.Status != "cancelled" || !strings.Contains(st.Message, "pause timeout") {
 			t.Errorf("%s: %s %q", p, st.Status, st.Message)

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -949,27 +950,67 @@ func FuzzCreateRun(f *testing.F) {
 }
 
 // Pings keep a busy stream alive: with a pong deadline far shorter than the
-// run, a client that reads (and so answers pings) is never cut off.
+// stream, a client that reads (and so answers pings) is never cut off. The
+// pong wait is generous (on two busy cores the client saw up to 1.1 s
+// between two pings sent every 100 ms), and the rate limit makes the stream
+// last at least two pong waits whatever the machine's speed: without pings
+// sent while the stream is busy, or without pongs extending the read
+// deadline, the server drops the client at the first pong wait.
 func TestPingsKeepBusyStreamAlive(t *testing.T) {
-	_, ts := newTestServer(t, Options{PingInterval: 50 * time.Millisecond, PongWait: 300 * time.Millisecond, MinInterval: 5 * time.Millisecond,
-		MaxBatch: 2, SlowWrite: time.Minute})
-	// At most 20 records per message and 200 messages per second: the stream
-	// is behind for the whole second or more it takes.
-	sp := fakeRun(4000, "fw")
-	id := create(t, ts, sp)
+	const (
+		pongWait  = 3 * time.Second
+		pingEvery = 100 * time.Millisecond
+		records   = 4000
+		maxBatch  = 2 // at most 10× that per message while behind
+		waits     = 2 // pong waits the stream lasts at the least
+	)
+	// At most 20 records per message and one message per minInterval: the
+	// stream is behind for the whole of it.
+	messages := (records + 1 + 10*maxBatch - 1) / (10 * maxBatch)
+	minInterval := waits * pongWait / time.Duration(messages-1)
+	_, ts := newTestServer(t, Options{PingInterval: pingEvery, PongWait: pongWait, MinInterval: minInterval,
+		MaxBatch: maxBatch, SlowWrite: time.Minute})
+	id := create(t, ts, fakeRun(records, "fw"))
 	c := dial(t, ts, id)
 	defer c.Close()
+	// Answer pings as the library does by default, counting them.
+	var pings atomic.Int64
+	var lastPing time.Time
+	var widest time.Duration // between two pings, as the client saw them
+	c.SetPingHandler(func(data string) error {
+		now := time.Now()
+		if pings.Add(1) > 1 {
+			widest = max(widest, now.Sub(lastPing))
+		}
+		lastPing = now
+		err := c.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+		if errors.Is(err, websocket.ErrCloseSent) {
+			return nil
+		}
+		return err
+	})
+	start := time.Now()
 	ch, errc := make(chan wsMessage, 16), make(chan error, 1)
 	go readStream(c, ch, errc)
 	col := &collector{t: t}
 	for m := range ch {
 		col.add(m)
 	}
+	took := time.Since(start)
+	t.Logf("stream of %v, %d pings, the widest gap between two %v (pong wait %v)", took.Round(time.Millisecond), pings.Load(), widest.Round(time.Millisecond), pongWait)
 	if err := <-errc; !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
-		t.Fatalf("stream ended with %v, want a normal close", err)
+		t.Fatalf("stream ended after %v (pong wait %v, %d pings seen) with %v, want a normal close", took, pongWait, pings.Load(), err)
 	}
-	if col.done == nil || len(col.got[0]) != 4001 {
+	if col.done == nil || len(col.got[0]) != records+1 {
 		t.Fatalf("done %+v, %d records", col.done, len(col.got[0]))
+	}
+	// The check means something only if the stream outlived the pong wait
+	// several times over, the pings keeping it open all along.
+	if took < waits*pongWait {
+		t.Fatalf("the stream took %v, under %d pong waits of %v: the rate limit did not hold it back", took, waits, pongWait)
+	}
+	if n := pings.Load(); n < waits {
+		t.Fatalf("%d pings in a stream of %v (every %v, pong wait %v)", n, took, pingEvery, pongWait)
 	}
 }
 
