@@ -46,6 +46,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxUpload := sizeFlag(fs, "max-upload", server.DefaultMaxUpload, "largest uploaded file")
 	maxFile := sizeFlag(fs, "max-file", session.DefaultMaxFile, "largest data file a run may read")
 	maxActive := fs.Int("max-active", session.DefaultMaxActive, "runs running at once (run slots); more wait in the queue")
+	slots := fs.Int("slots", -1, "runs this server runs itself at once: N ≥ 1 is -max-active N; 0 (with -db postgres://…) none, a pure front end that queues the runs and sweeps started through it for \"dashboard worker\" processes; -1: -max-active")
 	maxQueued := fs.Int("max-queued", session.DefaultMaxQueued, "runs waiting in the queue")
 	maxClient := fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused")
 	maxStreams := fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
@@ -102,12 +103,27 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	switch {
+	case *slots < -1:
+		fmt.Fprintf(stderr, "dashboard serve: -slots: must be 0 or more, got %d\n", *slots)
+		return 2
+	case *slots == 0 && !pgstore.IsURL(*db):
+		fmt.Fprintf(stderr, "dashboard serve: -slots 0 (a pure front end) needs -db postgres://…: the runs are queued in PostgreSQL for `dashboard worker` processes\n")
+		return 2
+	case *slots > 0:
+		*maxActive = *slots
+	}
 	st, err := openRunStore(*db)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -db: %v\n", err)
 		return 1
 	}
 	defer st.Close()
+	submit, submitSweep, err := frontEnd(st, *slots)
+	if err != nil {
+		fmt.Fprintf(stderr, "dashboard serve: -slots 0: %v\n", err)
+		return 1
+	}
 	if !pgstore.IsURL(*db) && !st.Owner() {
 		fmt.Fprintf(stderr, "dashboard serve: -db %s: another fwlab process holds this run store (a server, or an import in progress); two servers cannot share one file: use another -db, or retry once the import is done\n", *db)
 		return 1
@@ -128,6 +144,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxImport:           *maxImport,
 		MaxSweeps:           *maxSweeps,
 		MaxImports:          *maxImports,
+		Submit:              submit,
+		SubmitSweep:         submitSweep,
 		Session: session.Options{
 			MaxActive: *maxActive, MaxQueued: *maxQueued, MaxClientRuns: *maxClient,
 			MaxMemory: *mem, PauseTimeout: *pauseTimeout, MaxFile: *maxFile,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -65,13 +66,23 @@ func TestServeOnPostgreSQL(t *testing.T) {
 	var wid string
 	fmt.Sscanf(out.String(), "run %s queued", &wid)
 	var l struct {
-		Runs []struct{ ID, Status string }
+		Runs []struct{ ID, Status, Worker string }
 	}
 	if err := json.Unmarshal(get(t, srv.url+"/api/runs"), &l); err != nil {
 		t.Fatal(err)
 	}
 	if len(l.Runs) != 2 || l.Runs[0].ID != wid || l.Runs[0].Status != "done" {
 		t.Fatalf("the server lists %+v, want the worker's run %s first, done", l.Runs, wid)
+	}
+	// History and the run page name the worker of the worker's run only
+	if l.Runs[0].Worker != "w0" || l.Runs[1].Worker != "" {
+		t.Errorf("History's workers: %+v, want w0 for %s and none for the server's own run", l.Runs, wid)
+	}
+	for run, want := range map[string]string{wid: "w0", id: ""} {
+		var st struct{ Worker string }
+		if err := json.Unmarshal(get(t, srv.url+"/api/runs/"+run), &st); err != nil || st.Worker != want {
+			t.Errorf("run %s's status names worker %q, %v; want %q", run, st.Worker, err, want)
+		}
 	}
 	var recs []json.RawMessage
 	for _, line := range bytes.Split(bytes.TrimSpace(get(t, srv.url+"/api/runs/"+wid+"/trace")), []byte("\n")) {
@@ -89,6 +100,20 @@ func TestServeOnPostgreSQL(t *testing.T) {
 	}
 	if got := get(t, srv.url+"/api/runs/"+imp+"/trace"); !bytes.Equal(got, trace) {
 		t.Errorf("the imported run's trace differs (%d bytes, want %d)", len(got), len(trace))
+	}
+	// imported again: the first import's run, nothing new stored
+	resp, err := http.Post(srv.url+"/api/runs/import", "application/json", bytes.NewReader(bundleJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again struct {
+		ID       string
+		Existing bool
+	}
+	json.NewDecoder(resp.Body).Decode(&again)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || again.ID != imp || !again.Existing {
+		t.Errorf("the second import: %s %+v, want 200 and run %s, existing", resp.Status, again, imp)
 	}
 
 	// the server stops and starts again on the database

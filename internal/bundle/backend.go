@@ -7,11 +7,13 @@ import (
 	"github.com/fwlab/fwlab/internal/store"
 )
 
-// ImportInto is Import for any run store: the SQLite store streams the
-// bundle in (Import); another (PostgreSQL) decodes it whole and puts it
-// (Put), with no check for a bundle imported before.
+// ImportInto is Import for any run store: a store that takes runs as
+// streams (store.Importer: SQLite and PostgreSQL) streams the bundle in
+// (Import), a bundle imported before answering its first run; another
+// decodes it whole and puts it (Put), with no check for a bundle imported
+// before.
 func ImportInto(ctx context.Context, st store.Backend, r io.Reader) (*Imported, error) {
-	if sq, ok := st.(*store.Store); ok {
+	if sq, ok := st.(store.Importer); ok {
 		return Import(ctx, sq, r)
 	}
 	b, err := Decode(r)

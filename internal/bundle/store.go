@@ -74,12 +74,12 @@ type Imported struct {
 // visible; a failure (a malformed bundle, the reader's error, ctx's end)
 // removes what was stored and returns the error (a *Error naming the path
 // of the field for a malformed bundle).
-func Import(ctx context.Context, st *store.Store, r io.Reader) (*Imported, error) {
-	im, err := st.BeginImport(ctx)
+func Import(ctx context.Context, st store.Importer, r io.Reader) (*Imported, error) {
+	im, err := st.StreamImport(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ss := &storeSink{ctx: ctx, st: st, im: im}
+	ss := &storeSink{ctx: ctx, im: im}
 	d := newDecoder(r, ss)
 	d.skipAggregates = true
 	d.dig = newContentDigest()
@@ -152,8 +152,7 @@ func finalStatus(s string) string {
 // keeping only their descriptions.
 type storeSink struct {
 	ctx    context.Context
-	st     *store.Store
-	im     *store.Import
+	im     store.RunImport
 	traces []Trace // without records
 }
 
@@ -166,7 +165,7 @@ func (s *storeSink) beginTrace(i int) error {
 }
 
 func (s *storeSink) records(i int, recs []solver.Record) error {
-	return s.st.AppendRecords(s.ctx, s.im.ID(), i, recs)
+	return s.im.AppendRecords(s.ctx, i, recs)
 }
 
 func (s *storeSink) endTrace(i int, t *Trace) error {

@@ -130,6 +130,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, code, aerr.Field, aerr.Error)
 		return
 	}
+	if s.opts.Submit != nil {
+		s.createQueued(w, r, sp)
+		return
+	}
 	run, err := s.mgr.CreateFor(r.Context(), sp, clientAddr(r))
 	if err != nil {
 		var fe *spec.FieldError
@@ -159,6 +163,14 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	switch ok, err := s.cancelRemote(r.Context(), chi.URLParam(r, "id")); {
+	case err != nil:
+		s.storeError(w, err)
+		return
+	case ok:
+		writeJSON(w, http.StatusAccepted, map[string]string{"status": "cancelled"})
+		return
+	}
 	if run, ok := s.run(w, r); ok {
 		run.Cancel()
 		writeJSON(w, http.StatusAccepted, map[string]string{"status": run.RunStatus()})

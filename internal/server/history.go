@@ -48,6 +48,9 @@ type RunRow struct {
 	Progress *RowProgress `json:"progress,omitempty"`
 	// Verified is the run's latest verification here (GET /api/runs only).
 	Verified *VerificationRow `json:"verified,omitempty"`
+	// Worker names the worker process that ran the run (a PostgreSQL
+	// store's runs taken from the queue; workers.go).
+	Worker string `json:"worker,omitempty"`
 }
 
 // RowProgress is how far a live run is: the mean over its traces of the
@@ -259,6 +262,10 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		rows = append(rows, row)
 	}
 	s.attachSweeps(r, rows)
+	if err := s.attachWorkers(r.Context(), rows); err != nil {
+		s.storeError(w, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": f.Offset, "limit": f.Limit, "disk_bytes": disk})
 }
 
@@ -406,5 +413,5 @@ func (s *Server) statusWithUser(ctx context.Context, run *session.Run) session.S
 			st.Name, st.Note, st.Starred = name, note, starred
 		}
 	}
-	return st
+	return s.withWorker(ctx, st)
 }

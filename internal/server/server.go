@@ -155,6 +155,12 @@ type Options struct {
 	DataDir string
 	// Session limits (concurrent runs, stored runs, records per run, workers).
 	Session session.Options
+	// Submit, when set, queues the runs of POST /api/runs for worker
+	// processes instead of running them here (frontend.go).
+	Submit Submitter
+	// SubmitSweep, when set, queues the sweeps of POST /api/sweeps the same
+	// way (one job per cell).
+	SubmitSweep SweepSubmitter
 	// MaxBody bounds the size of a request body.
 	MaxBody int64
 	// UploadDir is where uploaded data files are stored, each server in a

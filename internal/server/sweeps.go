@@ -98,6 +98,10 @@ func (s *Server) handleSweepCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if s.opts.SubmitSweep != nil {
+		s.createQueuedSweep(w, r, &doc)
+		return
+	}
 	client := clientAddr(r)
 	axes, _ := json.Marshal(doc.Axes)
 	rec := &store.Sweep{Base: doc.Base, Axes: axes, Status: store.StatusQueued, Name: doc.Name, Note: doc.Note}

@@ -197,6 +197,9 @@ type Status struct {
 	Note    string     `json:"note"`
 	Starred bool       `json:"starred"`
 	Ended   *time.Time `json:"ended,omitempty"`
+	// Worker names the worker process that ran a run taken from the queue
+	// (a PostgreSQL store; the server fills it in).
+	Worker string `json:"worker,omitempty"`
 }
 
 // WithoutPanels returns the status with the traces' Panels left out (their

@@ -693,7 +693,7 @@ func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, 
 	if from < 0 {
 		return spec.Errorf("from", "must be non-negative, got %d", from)
 	}
-	defer s.reads(id)()
+	defer s.reading.Start(id)()
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT records FROM traces WHERE run_id = ? AND idx = ?`, id, trace).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -808,19 +808,17 @@ var TrimGrace = time.Minute
 // date in the future does not count as recent), or one whose records are
 // being read in this process (EachRecord).
 func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
-	if keep < 0 {
-		return 0, spec.Errorf("keep", "must be non-negative, got %d", keep)
+	rule, err := NewTrimRule(keep, now(), &s.reading)
+	if err != nil {
+		return 0, err
 	}
-	t := now()
-	recent, nowUS := micros(t.Add(-TrimGrace)), micros(t)
 	rows, err := s.db.QueryContext(ctx, `SELECT id, status, ended_us, entered_us FROM runs
 		WHERE starred = 0 AND entered_us IS NOT NULL ORDER BY entered_us DESC, id DESC`)
 	if err != nil {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
 	var del []string
-	i := 0
-	for rows.Next() {
+	for i := 0; rows.Next(); i++ {
 		var id, st string
 		var ended sql.NullInt64
 		var entered int64
@@ -828,38 +826,19 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 			rows.Close()
 			return 0, fmt.Errorf("store: trimming: %w", err)
 		}
-		endedRecently := ended.Valid && ended.Int64 >= recent && ended.Int64 <= nowUS
-		if i >= keep && !Live(st) && !endedRecently && entered <= recent && !s.beingRead(id) {
+		var end *int64
+		if ended.Valid {
+			end = &ended.Int64
+		}
+		if rule.Deletes(i, id, st, end, entered) {
 			del = append(del, id)
 		}
-		i++
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
 	return s.Delete(ctx, del...)
-}
-
-// reads marks run id's records as being read until the returned function
-// is called.
-func (s *Store) reads(id string) func() {
-	s.readMu.Lock()
-	s.reading[id]++
-	s.readMu.Unlock()
-	return func() {
-		s.readMu.Lock()
-		if s.reading[id]--; s.reading[id] <= 0 {
-			delete(s.reading, id)
-		}
-		s.readMu.Unlock()
-	}
-}
-
-func (s *Store) beingRead(id string) bool {
-	s.readMu.Lock()
-	defer s.readMu.Unlock()
-	return s.reading[id] > 0
 }
 
 // summaryJSON stores a solver.Summary with its floats exact, non-finite

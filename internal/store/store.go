@@ -40,7 +40,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -62,8 +61,7 @@ type Store struct {
 	// interrupted, and are written so once the store heals (Health).
 	stale map[string]bool
 
-	readMu  sync.Mutex
-	reading map[string]int // runs whose records are being read (Trim spares them)
+	reading ReadTracker // runs whose records are being read (Trim spares them)
 }
 
 // ErrNotFound is returned (wrapped) for an unknown run or sweep id.
@@ -101,7 +99,7 @@ func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("store: empty path")
 	}
-	s := &Store{path: path, reading: map[string]int{}}
+	s := &Store{path: path}
 	q := url.Values{}
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "1")

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,36 @@ func oldSweep(v int, id string) func(t *testing.T, pool *pgxpool.Pool) func(t *t
 }
 
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	7: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// runs put before imports had digests: none, and an import of the
+		// same content is a new run, then found again by its digest
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, entered_us) VALUES
+			('iiiiiiiiiiii', 1767225600000000, 1767225600000000, 'done', 'lasso', $1, 'v0.7', 1767225600000000)`, oldSpec)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			var digest *string
+			if err := s.pool.QueryRow(ctx, `SELECT digest FROM runs WHERE id = 'iiiiiiiiiiii'`).Scan(&digest); err != nil || digest != nil {
+				t.Fatalf("a v7 run's digest: %v, %v", digest, err)
+			}
+			ids := map[string]bool{}
+			for i := 0; i < 2; i++ {
+				im, err := s.StreamImport(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := storetest.TestRun("lasso")
+				r.Status = store.StatusDone
+				id, existing, err := im.Commit(ctx, r, "sha256:v7")
+				if err != nil || existing != (i == 1) {
+					t.Fatalf("import %d: %s %v %v", i, id, existing, err)
+				}
+				ids[id] = true
+			}
+			if _, total, err := s.List(ctx, store.Filter{}); err != nil || total != 2 || len(ids) != 1 || ids["iiiiiiiiiiii"] {
+				t.Errorf("after two imports: %d runs, ids %v, %v", total, ids, err)
+			}
+		}
+	},
 	6: oldSweep(6, "ffffffffffff"),
 	0: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		return func(t *testing.T, s *Store) {
@@ -192,7 +223,7 @@ func TestMigratesEveryEarlierVersion(t *testing.T) {
 			t.Errorf("no test data for schema version %d: add an entry to oldVersions", v)
 			continue
 		}
-		t.Run("v"+string(rune('0'+v)), func(t *testing.T) {
+		t.Run("v"+strconv.Itoa(v), func(t *testing.T) {
 			url := c.NewDB(t)
 			pool := newPool(t, url)
 			if err := migrateTo(ctx, pool, v); err != nil {

@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,8 +43,7 @@ type Store struct {
 	url    string
 	health healthState
 
-	readMu  sync.Mutex
-	reading map[string]int // runs whose records EachRecord is reading
+	reading store.ReadTracker // runs whose records EachRecord is reading
 
 	listen listener // LISTEN on Channel for Wake
 }
@@ -74,7 +72,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: %s: %w", Redact(url), err)
 	}
-	return &Store{pool: pool, url: url, reading: map[string]int{}}, nil
+	return &Store{pool: pool, url: url}, nil
 }
 
 // Redact returns url with its password replaced by "xxxxx", for messages.

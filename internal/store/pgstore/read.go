@@ -263,7 +263,7 @@ func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, 
 	if to < 0 || to > n {
 		to = n
 	}
-	defer s.reads(id)()
+	defer s.reading.Start(id)()
 	next := from
 	var recs []solver.Record
 	for next < to {
@@ -340,18 +340,16 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 // that ended or entered within store.TrimGrace (by this store's clock), or
 // one whose records this process is reading.
 func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
-	if keep < 0 {
-		return 0, spec.Errorf("keep", "must be non-negative, got %d", keep)
+	rule, err := store.NewTrimRule(keep, now(), &s.reading)
+	if err != nil {
+		return 0, err
 	}
-	t := now()
-	recent, nowUS := micros(t.Add(-store.TrimGrace)), micros(t)
 	rows, err := s.pool.Query(ctx, `SELECT id, status, ended_us, entered_us FROM runs WHERE NOT starred ORDER BY entered_us DESC, id COLLATE "C" DESC`)
 	if err != nil {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
 	var del []string
-	i := 0
-	for rows.Next() {
+	for i := 0; rows.Next(); i++ {
 		var id, st string
 		var ended *int64
 		var entered int64
@@ -359,38 +357,15 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 			rows.Close()
 			return 0, fmt.Errorf("store: trimming: %w", err)
 		}
-		endedRecently := ended != nil && *ended >= recent && *ended <= nowUS
-		if i >= keep && !store.Live(st) && !endedRecently && entered < recent && !s.beingRead(id) {
+		if rule.Deletes(i, id, st, ended, entered) {
 			del = append(del, id)
 		}
-		i++
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
 	return s.Delete(ctx, del...)
-}
-
-// reads marks run id's records as being read until the returned function
-// is called (Trim spares the run meanwhile).
-func (s *Store) reads(id string) func() {
-	s.readMu.Lock()
-	s.reading[id]++
-	s.readMu.Unlock()
-	return func() {
-		s.readMu.Lock()
-		if s.reading[id]--; s.reading[id] <= 0 {
-			delete(s.reading, id)
-		}
-		s.readMu.Unlock()
-	}
-}
-
-func (s *Store) beingRead(id string) bool {
-	s.readMu.Lock()
-	defer s.readMu.Unlock()
-	return s.reading[id] > 0
 }
 
 // IntegrityCheck checks the records' bookkeeping: every trace's batches

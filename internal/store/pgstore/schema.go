@@ -121,6 +121,12 @@ var migrations = [][]string{
 		`ALTER TABLE sweeps ADD COLUMN note TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE sweeps ADD COLUMN starred BOOLEAN NOT NULL DEFAULT FALSE`,
 	},
+	// 8: the content digest of an imported bundle (import.go): one run per
+	// bundle, however often and however concurrently it is imported.
+	{
+		`ALTER TABLE runs ADD COLUMN digest TEXT`,
+		`CREATE UNIQUE INDEX runs_digest ON runs (digest) WHERE digest IS NOT NULL`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

@@ -5,7 +5,7 @@
 // the layers above the store rely on: runs and their traces, records in
 // batches (bit-exact), summaries and panels, status changes, names, notes
 // and stars, history filters, search and pages, delete and keep (Trim),
-// and sweeps.
+// sweeps, and runs streaming in (imports, one run per content digest).
 //
 // An implementation's test calls Run with an Opener that gives a fresh,
 // empty store for each check.
@@ -57,6 +57,8 @@ var Checks = []Check{
 	{"ConcurrentWritersAndReaders", checkConcurrent},
 	{"IntegrityAndDiskUsage", checkIntegrity},
 	{"AppenderStreamsInBatches", checkAppender},
+	{"ImportsStreamInvisiblyOncePerDigest", checkImports},
+	{"TrimSparesRunsBeingRead", checkTrimReading},
 	{"LeanGetAndTracePanels", checkTracePanels},
 }
 

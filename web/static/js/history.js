@@ -26,6 +26,7 @@ function sweepCell(r) {
 // limits with the time left at its traces' rates (the server's estimate).
 function statusCell(r) {
   const td = el('td', { class: 'progress-cell' }, el('span', { class: 'status st-' + r.status, text: r.status }), verifiedBadge(r.verified));
+  if (r.worker) td.append(el('div', { class: 'small muted worker', 'data-worker': r.worker, title: 'the worker process that ran it', text: 'on ' + r.worker }));
   const p = r.progress;
   if (p && LIVE.has(r.status)) {
     const pct = `${Math.floor(100 * p.fraction)}%`;

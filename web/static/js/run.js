@@ -206,6 +206,7 @@ export function initRun() {
     $('#run-status').textContent = run.status === 'queued' && run.queue_position ? `queued (position ${run.queue_position})` : run.status;
     $('#run-status').className = 'status st-' + run.status;
     $('#run-status').title = STATUS_HELP[run.status] || '';
+    if (run.worker) workerBadge(run.worker);
     page.dataset.status = run.status;
     fwlab.queuePosition = run.queue_position || 0;
     const msg = $('#run-message');
@@ -727,4 +728,20 @@ export function initRun() {
     const num = (x) => (x === x ? x : null);
     return { algo: g.traces[0].meta.algo, reps: g.traces.length, n: g.n, med: num(g.val(col, i)), lo: num(g.low(col, i)), hi: num(g.high(col, i)) };
   };
+}
+
+// workerBadge names, beside the run's status, the worker process that runs
+// or ran it (a run taken from a PostgreSQL store's queue). A stream's
+// status messages do not repeat it, so it stays once shown.
+function workerBadge(name) {
+  let b = document.getElementById('run-worker');
+  if (!b) {
+    b = document.createElement('span');
+    b.id = 'run-worker';
+    b.className = 'small muted';
+    b.title = 'the worker process that runs this run';
+    document.getElementById('run-status').after(b);
+  }
+  b.textContent = ' on ' + name;
+  b.dataset.worker = name;
 }
