@@ -558,13 +558,15 @@ func TestSweepPageLayout(t *testing.T) {
 	dir := t.TempDir()
 	// Frank-Wolfe with the open-loop step 2/(k+2) never stops before its
 	// last iteration, and its gap, O(1/k), stays far above the target 1e-6:
-	// each cell takes a time set by its iterations.
+	// each cell takes a time set by its iterations: long enough (about
+	// 14 s in all on an idle 2-core machine) for the page's one-second
+	// polls to see the cells end one by one.
 	two := postSweep(t, base, `{"base":{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"100000"},"algorithms":[{"algo":"fw","stepsize":"open-loop"}],"eval_every":10},
-		"axes":[{"param":"iters","values":[20000,40000,60000]},{"param":"seed","values":[1,2]}]}`)
+		"axes":[{"param":"iters","values":[60000,120000,180000]},{"param":"seed","values":[1,2]}]}`)
 	step(t, ctx, "open the sweep", 20*time.Second, chromedp.Navigate(base+"/sweeps/"+two))
 	waitFor(t, ctx, "a partial heat map", `fwlab.sweep && fwlab.sweep.kind === 'heatmap' && fwlab.sweep.status === 'running'`, `fwlab.sweep`, 10*time.Second)
 	t0 := time.Now()
-	waitFor(t, ctx, "the sweep's end", `fwlab.sweep.status === 'done' && document.querySelectorAll('#heatmap td.hm-cell a[data-run]').length === 6`, `fwlab.sweep`, 120*time.Second)
+	waitFor(t, ctx, "the sweep's end", `fwlab.sweep.status === 'done' && document.querySelectorAll('#heatmap td.hm-cell a[data-run]').length === 6`, `fwlab.sweep`, 240*time.Second)
 	t.Logf("the sweep ended %.1f s after the page saw it running; %d polls", time.Since(t0).Seconds(), eval[int](t, ctx, `fwlab.sweep.polls`))
 	sw := getSweep(t, base, two)
 	if p := eval[int](t, ctx, `fwlab.sweep.polls`); p < 6 {
