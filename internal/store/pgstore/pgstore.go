@@ -360,6 +360,12 @@ func (s *Store) SetInstance(ctx context.Context, id string, in store.Instance) e
 
 // Update applies a user's edit to a run.
 func (s *Store) Update(ctx context.Context, id string, e store.Edit) error {
+	return s.edit(ctx, "runs", "run", id, e)
+}
+
+// edit applies a user's edit (name, note, star) to the row id of table
+// (runs or sweeps); an empty edit only checks that the row exists.
+func (s *Store) edit(ctx context.Context, table, what, id string, e store.Edit) error {
 	var sets []string
 	var args []any
 	if e.Name != nil {
@@ -381,8 +387,8 @@ func (s *Store) Update(ctx context.Context, id string, e store.Edit) error {
 		sets = append(sets, fmt.Sprintf("starred = $%d", len(args)))
 	}
 	if len(sets) == 0 {
-		sets = []string{"id = id"} // only checks that the run exists
+		sets = []string{"id = id"}
 	}
 	args = append(args, id)
-	return s.exec(ctx, "run "+id, "updating", fmt.Sprintf(`UPDATE runs SET %s WHERE id = $%d`, strings.Join(sets, ", "), len(args)), args...)
+	return s.exec(ctx, what+" "+id, "updating", fmt.Sprintf(`UPDATE %s SET %s WHERE id = $%d`, table, strings.Join(sets, ", "), len(args)), args...)
 }

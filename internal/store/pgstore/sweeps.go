@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -191,31 +190,7 @@ const sweepCols = `id, created_us, status, base, axes, name, note, starred`
 // UpdateSweep applies a user's edit (name, note, star; a run's rules) to a
 // sweep.
 func (s *Store) UpdateSweep(ctx context.Context, id string, e store.Edit) error {
-	var sets []string
-	var args []any
-	if e.Name != nil {
-		if err := checkText("name", *e.Name, store.MaxName); err != nil {
-			return err
-		}
-		args = append(args, *e.Name)
-		sets = append(sets, fmt.Sprintf("name = $%d", len(args)))
-	}
-	if e.Note != nil {
-		if err := checkText("note", *e.Note, store.MaxNote); err != nil {
-			return err
-		}
-		args = append(args, *e.Note)
-		sets = append(sets, fmt.Sprintf("note = $%d", len(args)))
-	}
-	if e.Starred != nil {
-		args = append(args, *e.Starred)
-		sets = append(sets, fmt.Sprintf("starred = $%d", len(args)))
-	}
-	if len(sets) == 0 {
-		sets = []string{"id = id"} // only checks that the sweep exists
-	}
-	args = append(args, id)
-	return s.exec(ctx, "sweep "+id, "updating", fmt.Sprintf(`UPDATE sweeps SET %s WHERE id = $%d`, strings.Join(sets, ", "), len(args)), args...)
+	return s.edit(ctx, "sweeps", "sweep", id, e)
 }
 
 // CellsOf returns, for each of the runs that is a sweep's cell, that cell.
