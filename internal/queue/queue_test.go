@@ -38,8 +38,15 @@ func openStore(t *testing.T, url string) *pgstore.Store {
 // worker process has, and stops it at the test's end.
 func startWorker(t *testing.T, url, name string, slots int) *Worker {
 	t.Helper()
-	w, err := NewWorker(context.Background(), Config{Store: openStore(t, url), Name: name, Slots: slots,
-		BeatEvery: 100 * time.Millisecond, FlushEvery: 50 * time.Millisecond})
+	return startWorkerWith(t, url, Config{Name: name, Slots: slots, BeatEvery: 100 * time.Millisecond})
+}
+
+// startWorkerWith is startWorker with a configuration (its store and
+// flush interval filled in).
+func startWorkerWith(t *testing.T, url string, cfg Config) *Worker {
+	t.Helper()
+	cfg.Store, cfg.FlushEvery = openStore(t, url), 50*time.Millisecond
+	w, err := NewWorker(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
