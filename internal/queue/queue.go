@@ -44,6 +44,9 @@ type RunArgs struct {
 	// SweepID and Cell are set for a sweep's cell.
 	SweepID string `json:"sweep_id,omitempty"`
 	Cell    int    `json:"cell,omitempty"`
+	// Client names who queued the run (a server's client address), for
+	// the fair share (fair.go).
+	Client string `json:"client,omitempty"`
 }
 
 // Kind is River's name of the job kind.
@@ -146,6 +149,13 @@ func checkNoFiles(sc *scenarios.Scenario, vals scenarios.Values) error {
 
 // Submit stores a run of sp and queues it; it returns the run's id.
 func (q *Queue) Submit(ctx context.Context, sp spec.Run) (string, error) {
+	return q.SubmitFor(ctx, sp, "")
+}
+
+// SubmitFor is Submit in the name of client (a server's client address),
+// whose runs take their fair share of the workers with the other
+// clients' (fair.go).
+func (q *Queue) SubmitFor(ctx context.Context, sp spec.Run, client string) (string, error) {
 	r, err := storedRun(sp)
 	if err != nil {
 		return "", err
@@ -154,19 +164,10 @@ func (q *Queue) Submit(ctx context.Context, sp spec.Run) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := q.insert(ctx, RunArgs{RunID: id}, PriorityRun); err != nil {
+	if err := q.insert(ctx, RunArgs{RunID: id, Client: client}, PriorityRun); err != nil {
 		return "", q.undo(ctx, id, err)
 	}
 	return id, nil
-}
-
-func (q *Queue) insert(ctx context.Context, args RunArgs, priority int) error {
-	_, err := q.client.Insert(ctx, args, &river.InsertOpts{Priority: priority, MaxAttempts: MaxAttempts,
-		UniqueOpts: river.UniqueOpts{ByArgs: true}})
-	if err != nil {
-		return fmt.Errorf("queue: inserting the job of run %s: %w", args.RunID, err)
-	}
-	return nil
 }
 
 // undo deletes a run whose job could not be inserted.
@@ -180,6 +181,11 @@ func (q *Queue) undo(ctx context.Context, id string, err error) error {
 // SubmitSweep stores a sweep and one queued run per cell, and queues the
 // cells; it returns the sweep's id.
 func (q *Queue) SubmitSweep(ctx context.Context, doc *sweep.Doc) (string, error) {
+	return q.SubmitSweepFor(ctx, doc, "")
+}
+
+// SubmitSweepFor is SubmitSweep in the name of client (see SubmitFor).
+func (q *Queue) SubmitSweepFor(ctx context.Context, doc *sweep.Doc, client string) (string, error) {
 	cells, err := doc.Cells()
 	if err != nil {
 		return "", err
@@ -210,7 +216,7 @@ func (q *Queue) SubmitSweep(ctx context.Context, doc *sweep.Doc) (string, error)
 			err = q.st.SetCellRun(ctx, sid, i, id)
 		}
 		if err == nil {
-			err = q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i}, PriorityCell)
+			err = q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i, Client: client}, PriorityCell)
 		}
 		if err != nil {
 			return "", q.abandon(ctx, sid, put, fmt.Errorf("cell %d: %w", i, err))
