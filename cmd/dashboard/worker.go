@@ -43,7 +43,7 @@ func worker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	db := fs.String("db", "", "the PostgreSQL run store, postgres://USER@HOST/DB?… (required; the server's -db)")
 	slots := fs.Int("slots", runtime.NumCPU(), "runs at once")
 	name := fs.String("name", defaultWorkerName(), "the worker's name, shown with the runs it ran (each worker needs its own)")
-	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "the longest a run may take: a run still running then fails, and one whose worker died is queued again this long (plus up to 30 s) after it started; the same on every worker")
+	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "a run whose worker's heartbeat (every 2s) is older than this is taken for lost and queued again, to run from the start elsewhere; runs may last any time; at least 4s; the same on every worker")
 	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM or SIGINT, time the running runs get to finish before they are given back to the queue")
 	metrics := fs.String("metrics-addr", "localhost:9464", "where /healthz and /metrics (Prometheus text format) are served (\"\" for nowhere; port 0 picks a free one)")
 	fs.Usage = func() {
@@ -74,8 +74,8 @@ River's) and runs them, streaming their records into the store.
 	case *name == "":
 		fmt.Fprintln(stderr, "dashboard worker: -name: must not be empty")
 		return 2
-	case *rescue <= 0:
-		fmt.Fprintf(stderr, "dashboard worker: -rescue-after: must be positive, got %v\n", *rescue)
+	case *rescue < 2*queue.DefaultBeatEvery:
+		fmt.Fprintf(stderr, "dashboard worker: -rescue-after: must be at least two heartbeats (%v), got %v\n", 2*queue.DefaultBeatEvery, *rescue)
 		return 2
 	case *drain < 0:
 		fmt.Fprintf(stderr, "dashboard worker: -drain: must not be negative, got %v\n", *drain)

@@ -60,7 +60,7 @@ func TestPauseStepResumeReachTheWorker(t *testing.T) {
 	}
 	// no heartbeat during the test: only the store's notifications wake
 	// the worker
-	w1 := startWorkerWith(t, url, Config{Name: "w1", Slots: 1, BeatEvery: time.Hour})
+	w1 := startWorkerWith(t, url, Config{Name: "w1", Slots: 1, BeatEvery: time.Hour, RescueAfter: 3 * time.Hour})
 	id, err := q.Submit(ctx, fakeSpec(1_000_000, 1000, "fw"))
 	if err != nil {
 		t.Fatal(err)

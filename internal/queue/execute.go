@@ -70,9 +70,6 @@ func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error)
 			return released, errors.Join(cause, err)
 		}
 		return released, cause
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		// River's job timeout, which is RescueAfter: the run fails
-		sum, msg = store.StatusFailed, fmt.Sprintf("the run took longer than the workers' -rescue-after (%v)", w.cfg.RescueAfter)
 	case ctx.Err() != nil && !errors.Is(cause, errUserCancel) && !errors.As(cause, &expired):
 		// the worker is stopping (or River cancelled the job): release
 		if err := st.Release(context.WithoutCancel(ctx), id, claim); err != nil && !errors.Is(err, pgstore.ErrClaimLost) {

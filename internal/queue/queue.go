@@ -6,15 +6,17 @@
 // queued run and a River job naming it is inserted; `dashboard worker`
 // processes take jobs with River's locking and run them (Worker). River
 // does the queue's hard parts: one worker per job, priorities (interactive
-// runs before sweep cells), retries, and the rescue of a job whose worker
-// died (River has no per-job heartbeat: a job is rescued once it has run
-// longer than its timeout, so RescueAfter is both the longest a run may
-// take and how long a dead worker's run waits). Around River, the store keeps the run's
-// truth: a worker claims the run (pgstore.Claim) before it starts, which
-// removes any partial records of an earlier attempt; it streams records
-// in batches under that claim, beats every BeatEvery, and reads the run's
-// status on each beat, so a cancel written to the store reaches it; a
-// worker whose claim was taken over stops without writing.
+// runs before sweep cells), retries. On top of River's ordering the queue
+// shares the workers fairly among clients (fair.go), and rescues the run
+// of a worker that died by its heartbeat rather than by its length
+// (rescue.go: River's jobs have no timeout here). Around River, the store
+// keeps the run's truth: a worker claims the run (pgstore.Claim) before it
+// starts, which removes any partial records of an earlier attempt; it
+// streams records in batches under that claim, beats every BeatEvery, and
+// reads the run's status and steps on each beat and whenever the store
+// notifies a change, so a cancel, pause, step or resume written to the
+// store reaches it (control.go); a worker whose claim was taken over stops
+// without writing.
 package queue
 
 import (
