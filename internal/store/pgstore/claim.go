@@ -56,9 +56,9 @@ func (s *Store) Claim(ctx context.Context, id, claim string) error {
 			id, store.StatusRunning); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE runs SET status = CASE WHEN status = $5 THEN $5 ELSE $2 END, steps = 0,
-			ended_us = NULL, message = '', claim = $3, beat_us = $4 WHERE id = $1`,
-			id, store.StatusRunning, claim, micros(time.Now()), store.StatusPaused)
+		_, err = tx.Exec(ctx, `UPDATE runs SET status = CASE WHEN status = $4 THEN $4 ELSE $2 END, steps = 0,
+			ended_us = NULL, message = '', claim = $3, beat_us = `+nowUS+` WHERE id = $1`,
+			id, store.StatusRunning, claim, store.StatusPaused)
 		return err
 	})
 	if err != nil {
@@ -102,7 +102,8 @@ func (s *Store) AppendClaimed(ctx context.Context, id, claim string, trace int, 
 	return nil
 }
 
-// Beat records that the claimed run's worker is alive and returns what the
+// Beat records that the claimed run's worker is alive (the heartbeat's time
+// is the database's, as the rescue compares it) and returns what the
 // worker must follow: the run's status (a run cancelled or paused through
 // the store reads so here, which is how a cancel or a pause reaches its
 // worker), its steps and how long it has been paused (control.go).
@@ -113,8 +114,8 @@ func (s *Store) Beat(ctx context.Context, id, claim string) (c RunControl, err e
 		}
 		var pausedFor *int64
 		var timeout int64
-		err := tx.QueryRow(ctx, `UPDATE runs SET beat_us = $2 WHERE id = $1
-			RETURNING status, steps, `+nowUS+` - paused_us, pause_timeout_us`, id, micros(time.Now())).Scan(&c.Status, &c.Steps, &pausedFor, &timeout)
+		err := tx.QueryRow(ctx, `UPDATE runs SET beat_us = `+nowUS+` WHERE id = $1
+			RETURNING status, steps, `+nowUS+` - paused_us, pause_timeout_us`, id).Scan(&c.Status, &c.Steps, &pausedFor, &timeout)
 		if pausedFor != nil {
 			c.PausedFor = time.Duration(*pausedFor) * time.Microsecond
 		}
