@@ -136,6 +136,18 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN paused_us BIGINT`,
 		`ALTER TABLE runs ADD COLUMN pause_timeout_us BIGINT NOT NULL DEFAULT 0`,
 	},
+	// 10: data that travels with a run to its worker (datafiles.go): the
+	// files kept in the store by their SHA-256, and each run's references
+	// to its data files.
+	{
+		`CREATE TABLE data_files (
+			sha256     TEXT PRIMARY KEY,
+			bytes      BIGINT NOT NULL,
+			data       BYTEA NOT NULL,
+			created_us BIGINT NOT NULL
+		)`,
+		`ALTER TABLE runs ADD COLUMN data_refs TEXT`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.
