@@ -119,7 +119,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	submit, submitSweep, err := frontEnd(st, *slots)
+	submit, submitSweep, err := frontEnd(st, *slots, *quota)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -slots 0: %v\n", err)
 		return 1

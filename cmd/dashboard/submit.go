@@ -85,10 +85,10 @@ it. Prints the run's (or sweep's) id.
 	}
 	var id, what string
 	if doc != nil {
-		id, err = q.SubmitSweepFor(ctx, doc, submitClient())
+		id, err = q.SubmitSweepFor(ctx, doc, queue.From{Client: submitClient(), Files: queue.LocalFiles})
 		what = "sweep"
 	} else {
-		id, err = q.SubmitFor(ctx, sp, submitClient())
+		id, err = q.SubmitFor(ctx, sp, queue.From{Client: submitClient(), Files: queue.LocalFiles})
 		what = "run"
 	}
 	if err != nil {

@@ -141,12 +141,15 @@ func (w *Worker) solve(ctx context.Context, cancel context.CancelCauseFunc, g *g
 		return store.StatusFailed, results, msg
 	}
 	sp := r.Spec
+	if err := w.materialize(ctx, r.ID, &sp); err != nil {
+		if ctx.Err() != nil {
+			return store.StatusCancelled, results, ""
+		}
+		return fail(err.Error())
+	}
 	sc, vals, err := scenarios.Resolve(&sp)
 	if err != nil {
 		return fail("the run's spec: " + err.Error())
-	}
-	if err := checkNoFiles(sc, vals); err != nil {
-		return fail(err.Error())
 	}
 	inst, err := buildSafely(ctx, sc, vals, sp.Seed)
 	if err != nil {

@@ -26,20 +26,20 @@ func TestFairShareAcrossClients(t *testing.T) {
 	}
 	startWorker(t, url, "w1", 1)
 	doc := &sweep.Doc{Base: fakeSpec(150, 1000, "fw"), Axes: []sweep.Axis{{Param: "seed", Values: []json.RawMessage{json.RawMessage("1"), json.RawMessage("2"), json.RawMessage("3")}}}}
-	sid, err := q.SubmitSweepFor(ctx, doc, "10.0.0.3")
+	sid, err := q.SubmitSweepFor(ctx, doc, From{Client: "10.0.0.3"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // the sweep's first cell starts
 	var a []string
 	for i := 0; i < 6; i++ {
-		id, err := q.SubmitFor(ctx, fakeSpec(150, 1000, "fw"), "10.0.0.1")
+		id, err := q.SubmitFor(ctx, fakeSpec(150, 1000, "fw"), From{Client: "10.0.0.1"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		a = append(a, id)
 	}
-	b, err := q.SubmitFor(ctx, fakeSpec(150, 1000, "fw"), "10.0.0.2")
+	b, err := q.SubmitFor(ctx, fakeSpec(150, 1000, "fw"), From{Client: "10.0.0.2"})
 	if err != nil {
 		t.Fatal(err)
 	}

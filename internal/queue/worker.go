@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -37,6 +39,13 @@ type Config struct {
 	// (rescue.go); at least two BeatEvery. Runs may last any time. The
 	// same on every worker.
 	RescueAfter time.Duration
+	// DataDir is the worker's data folder (-data): a run's files named
+	// from the submitter's data folder are read from it, checked by
+	// their hash (data.go); "" for none.
+	DataDir string
+	// CacheDir keeps the data files fetched from the store (default: a
+	// folder in the system's temporary directory).
+	CacheDir    string
 	BeatEvery   time.Duration // the run's heartbeat in the store
 	FlushEvery  time.Duration // how often records are written
 	Logger      *slog.Logger
@@ -79,6 +88,9 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 	}
 	if cfg.RescueAfter < 2*cfg.BeatEvery {
 		return nil, fmt.Errorf("queue: the rescue delay (%v) must be at least two heartbeats (%v)", cfg.RescueAfter, 2*cfg.BeatEvery)
+	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = filepath.Join(os.TempDir(), "fwlab-worker-data")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
