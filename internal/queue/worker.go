@@ -45,10 +45,10 @@ type Config struct {
 	DataDir string
 	// CacheDir keeps the data files fetched from the store (default: a
 	// folder in the system's temporary directory).
-	CacheDir    string
-	BeatEvery   time.Duration // the run's heartbeat in the store
-	FlushEvery  time.Duration // how often records are written
-	Logger      *slog.Logger
+	CacheDir   string
+	BeatEvery  time.Duration // the run's heartbeat in the store
+	FlushEvery time.Duration // how often records are written
+	Logger     *slog.Logger
 }
 
 // Worker takes run jobs from River and runs them.
