@@ -58,7 +58,7 @@ func sniffImport(name string) (sweepIndexPath string, err error) {
 // are those runs. A cell whose bundle is missing (a task of a job array
 // that has not run) is kept without a run and named on stderr; the sweep
 // is then stored as interrupted, else done.
-func importSweep(ctx context.Context, st *store.Store, indexPath string, stdout, stderr io.Writer) error {
+func importSweep(ctx context.Context, st store.Backend, indexPath string, stdout, stderr io.Writer) error {
 	b, err := os.ReadFile(indexPath)
 	if err != nil {
 		return err
