@@ -170,7 +170,10 @@ export function initRun() {
     const first = !S.status;
     S.status = run;
     fwlab.status = run.status;
-    if (run.info) S.info = run.info;
+    // The status never carries the instance's panels ("has_panels" says
+    // there are some): they are fetched on their own and kept here.
+    if (run.info) S.info = Object.assign({}, run.info, instancePanels ? { panels: instancePanels } : {});
+    if (run.has_panels && !instancePanels) loadPanels();
     if (first || hello) {
       S.fstar = S.info && S.info.fstar != null ? S.info.fstar : null;
       if (first) {
@@ -232,6 +235,47 @@ export function initRun() {
     scheduleDraw();
   }
   let pausedTimer = 0;
+
+  // The instance's panels (GET /api/runs/{id}/panels), null until fetched.
+  let instancePanels = null;
+  let panelsLoading = null;
+  async function fetchPanels() {
+    const res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}/panels`);
+    if (!res.ok || !res.data) throw new Error((res.data && res.data.error) || `the server answered ${res.status}`);
+    return res.data;
+  }
+  // loadPanels fetches the panels of an instance built after the page
+  // opened (a queued run that has started) and shows them.
+  function loadPanels() {
+    if (panelsLoading) return panelsLoading;
+    panelsLoading = (async () => {
+      try {
+        showPanels(await fetchPanels());
+      } catch (e) {
+        showError(`fetching the instance's panels failed: ${e.message}`);
+        panelsLoading = null;
+      }
+    })();
+    return panelsLoading;
+  }
+  function showPanels(p) {
+    const first = !instancePanels;
+    instancePanels = p;
+    S.info = Object.assign({}, S.info || {}, { panels: p });
+    if (p.geometry) {
+      // traces made before the geometry was known keep the teaching
+      // view's metrics from now on
+      for (const t of S.traces) {
+        if (t && !t.extras) {
+          t.keepExtra = true;
+          t.extras = new Array(t.n).fill(null);
+        }
+      }
+      if (first) Teach.init(S, p.geometry);
+    }
+    Panels.render(safePanels(p));
+    scheduleDraw();
+  }
   const verifyStatus = initVerify(S.runId);
 
   const pageRecords = () => S.traces.reduce((a, t) => a + (t ? t.n : 0), 0);
@@ -343,15 +387,12 @@ export function initRun() {
         `${info.error ? ` — the download failed: ${info.error}` : ''}. The charts and exports show only what was loaded.`;
     },
     done: async () => {
-      try {
-        const res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}/panels`);
-        if (res.ok && res.data) {
-          S.info = S.info || {};
-          S.info.panels = res.data;
-          Panels.render(safePanels(res.data));
+      if (S.status && S.status.has_panels) {
+        try {
+          showPanels(await fetchPanels());
+        } catch (e) {
+          if (!instancePanels) showError(`fetching the instance's panels failed: ${e.message}`);
         }
-      } catch (e) {
-        /* the panels sent with hello stay */
       }
       fwlab.done = true;
       scheduleDraw();
@@ -676,6 +717,15 @@ export function initRun() {
       return;
     }
     fwlab.runId = S.runId;
+    if (res.data && res.data.has_panels) {
+      // the panels first: the teaching view's geometry decides what the
+      // traces keep
+      try {
+        instancePanels = await fetchPanels();
+      } catch (e) {
+        showError(`fetching the instance's panels failed: ${e.message}`);
+      }
+    }
     onStatus(res.data, true);
     stream.connect();
     compareWith();
