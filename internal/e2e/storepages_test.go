@@ -900,11 +900,12 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// TestQueuedRunPanelsArrive: a run's status never carries its instance's
-// panels, so the page of a queued teaching run, opened before its instance
-// is built, fetches them once the run starts (a long run, so that no end of
-// the run fetches them instead): the teaching view appears while the run
-// runs and follows its iterates.
+// TestQueuedRunPanelsArrive: the page of a queued teaching run, whose
+// status never carries the instance's panels, fetches them on their own and
+// shows the teaching view once the run starts, following its iterates
+// while it runs (a long run, so that no end of the run fetches them
+// instead). TestWorkerRunPage covers an instance built after the page
+// opened, on a worker.
 func TestQueuedRunPanelsArrive(t *testing.T) {
 	ts := appWith(t, server.Options{Session: session.Options{MaxActive: 1}})
 	first := postRun(t, ts.URL, longToy)

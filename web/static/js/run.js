@@ -174,8 +174,22 @@ export function initRun() {
     // there are some): they are fetched on their own and kept here.
     if (run.info) S.info = Object.assign({}, run.info, instancePanels ? { panels: instancePanels } : {});
     if (run.has_panels && !instancePanels) loadPanels();
+    const fstar = S.info && S.info.fstar != null ? S.info.fstar : null;
+    if (!first && S.fstar == null && fstar != null) {
+      // an instance built after the page opened (a run a worker took):
+      // its F* offers the distance to the optimum, shown at once unless
+      // the user chose another view
+      S.fstar = fstar;
+      const om = $('#objmode');
+      $('option[value=fstar]', om).disabled = false;
+      $('option[value=best]', om).hidden = true;
+      if (S.objmode === 'best' && !S.objChosen) {
+        om.value = 'fstar';
+        om.dispatchEvent(new Event('change', { bubbles: true }));
+      }
+    }
     if (first || hello) {
-      S.fstar = S.info && S.info.fstar != null ? S.info.fstar : null;
+      S.fstar = fstar;
       if (first) {
         // The objective's distance to the optimum: from F* when known,
         // else from the best value seen.
@@ -193,15 +207,15 @@ export function initRun() {
       }
       const sp = run.spec ? JSON.stringify(run.spec) : specText;
       if (sp) $('#edit-spec').href = '/?spec=' + encodeURIComponent(sp);
-      const info = S.info || {};
-      const bits = [];
-      if (run.spec) bits.push(run.spec.problem);
-      if (info.dim) bits.push(`p = ${info.dim}`);
-      if (info.samples) bits.push(`n = ${info.samples}`);
-      if (info.blocks) bits.push(`q = ${plural(info.blocks, 'block', 'blocks')}`);
-      if (S.fstar != null) bits.push(`F* = ${fmtCell(S.fstar, 10)}`);
-      $('#run-info').textContent = bits.join(' · ');
     }
+    const info = S.info || {};
+    const bits = [];
+    if (run.spec) bits.push(run.spec.problem);
+    if (info.dim) bits.push(`p = ${info.dim}`);
+    if (info.samples) bits.push(`n = ${info.samples}`);
+    if (info.blocks) bits.push(`q = ${plural(info.blocks, 'block', 'blocks')}`);
+    if (S.fstar != null) bits.push(`F* = ${fmtCell(S.fstar, 10)}`);
+    $('#run-info').textContent = bits.join(' · ');
     setupTraces(run);
     resultPanels(run);
     const failed = (run.traces || []).filter((t) => t.status === 'failed');
@@ -264,14 +278,17 @@ export function initRun() {
     S.info = Object.assign({}, S.info || {}, { panels: p });
     if (p.geometry) {
       // traces made before the geometry was known keep the teaching
-      // view's metrics from now on
+      // view's metrics from now on, and get those of the records they
+      // hold from the complete trace
+      let refill = false;
       for (const t of S.traces) {
         if (t && !t.extras) {
-          t.keepExtra = true;
-          t.extras = new Array(t.n).fill(null);
+          refill = refill || t.n > 0;
+          t.keepExtras();
         }
       }
       if (first) Teach.init(S, p.geometry);
+      if (refill) stream.catchUp(true);
     }
     Panels.render(safePanels(p));
     scheduleDraw();
