@@ -124,3 +124,63 @@ func TestPauseStepResumeFromTheServerReachAWorker(t *testing.T) {
 		t.Errorf("pause of an unknown run: %d, want 404", code)
 	}
 }
+
+// TestSweepCancelFromTheServerReachesWorkers: DELETE /api/sweeps/{id} on a
+// -slots 0 server cancels a sweep queued for the workers: its running cell
+// stops on its worker, its queued cells never start, the sweep ends
+// cancelled.
+func TestSweepCancelFromTheServerReachesWorkers(t *testing.T) {
+	sessiontest.Register()
+	c := pgtest.Start(t)
+	db := c.NewDB(t)
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := startChild(t, "-db", db, "-slots", "0")
+	startWorkerProc(t, db, "w0", "-slots", "1")
+	sid := post(t, srv.url+"/api/sweeps", `{"base":{"problem":"test-fake","params":{"n":"600000","delay_us":"1000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":600000},
+		"axes":[{"param":"seed","values":[1,2,3]}]}`)
+	var first string
+	waitUntil(t, time.Minute, "a cell running on the worker", func() bool {
+		sw, err := st.GetSweep(ctx, sid)
+		if err != nil {
+			return false
+		}
+		for _, cell := range sw.Cells {
+			if r, err := st.Get(ctx, cell.RunID); err == nil && r.Traces[0].Records > 0 {
+				first = r.ID
+				return true
+			}
+		}
+		return false
+	})
+	req, _ := http.NewRequest(http.MethodDelete, srv.url+"/api/sweeps/"+sid, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Status string }
+	json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted || got.Status != "cancelled" {
+		t.Fatalf("DELETE /api/sweeps/%s: %s %+v, want 202 cancelled", sid, resp.Status, got)
+	}
+	waitUntil(t, 30*time.Second, "the running cell to stop on its worker", func() bool {
+		r, err := st.Get(ctx, first)
+		return err == nil && r.Traces[0].Summary != nil
+	})
+	time.Sleep(time.Second) // the worker is free: the other cells must not start
+	sw, _ := st.GetSweep(ctx, sid)
+	if sw.Status != "cancelled" {
+		t.Errorf("the sweep: %s", sw.Status)
+	}
+	for _, cell := range sw.Cells {
+		r, _ := st.Get(ctx, cell.RunID)
+		if r.Status != "cancelled" || (r.ID != first && r.Traces[0].Records != 0) {
+			t.Errorf("cell %d: %s with %d records", cell.Index, r.Status, r.Traces[0].Records)
+		}
+	}
+}

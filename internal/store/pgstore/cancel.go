@@ -91,3 +91,27 @@ func cancelSweepIn(ctx context.Context, tx pgx.Tx, id string, ended time.Time) (
 	}
 	return len(runs), nil, nil
 }
+
+// CancelSweep cancels a sweep and its live cells in one transaction (as
+// Cancel does) and returns how many cells it cancelled; a sweep that has
+// ended is left as it is.
+func (s *Store) CancelSweep(ctx context.Context, id string) (int, error) {
+	var cells int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var status string
+		err := tx.QueryRow(ctx, `SELECT status FROM sweeps WHERE id = $1 FOR UPDATE`, id).Scan(&status)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("sweep " + id)
+		}
+		if err != nil || !store.Live(status) {
+			return err
+		}
+		var idErr error
+		cells, idErr, err = cancelSweepIn(ctx, tx, id, now())
+		return errors.Join(idErr, err)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: cancelling sweep %s: %w", id, err)
+	}
+	return cells, nil
+}
