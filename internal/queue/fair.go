@@ -46,10 +46,19 @@ var (
 // fairLock is the advisory lock key under which ordering keys are computed.
 const fairLock = 0x66776c6166 // "fwlaf"
 
-// insert inserts a run's job in its client's fair place (see above).
-func (q *Queue) insert(ctx context.Context, args RunArgs, priority int) error {
+// insert inserts a run's job in its client's fair place (see above), once
+// the client's limit allows it (limits.go; limit 0: none): for a sweep's
+// cell, the client's live sweeps, this one included; else its live runs.
+func (q *Queue) insert(ctx context.Context, args RunArgs, priority, limit int) error {
 	err := pgx.BeginFunc(ctx, q.st.Pool(), func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(fairLock)); err != nil {
+			return err
+		}
+		self := args.RunID
+		if args.SweepID != "" {
+			self = args.SweepID
+		}
+		if err := checkLimit(ctx, tx, args.Client, args.SweepID != "", limit, self); err != nil {
 			return err
 		}
 		res, err := q.client.InsertTx(ctx, tx, args, &river.InsertOpts{Priority: priority, MaxAttempts: MaxAttempts,

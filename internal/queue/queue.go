@@ -112,6 +112,10 @@ type Queue struct {
 type From struct {
 	Client string
 	Files  Files
+	// MaxRuns bounds the client's live runs queued by SubmitFor, this one
+	// included; MaxSweeps its live sweeps queued by SubmitSweepFor (0: no
+	// limit; limits.go). A refusal wraps ErrClientLimit.
+	MaxRuns, MaxSweeps int
 }
 
 // New returns a queue on the store's database, River's tables migrated.
@@ -177,6 +181,9 @@ func (q *Queue) Submit(ctx context.Context, sp spec.Run) (string, error) {
 // the workers with the other clients' (fair.go), and whose data files
 // travel with its runs (data.go).
 func (q *Queue) SubmitFor(ctx context.Context, sp spec.Run, from From) (string, error) {
+	if err := checkLimit(ctx, q.st.Pool(), from.Client, false, from.MaxRuns, ""); err != nil {
+		return "", err
+	}
 	r, refs, err := q.storedRun(ctx, sp, from.Files, map[string]DataRef{})
 	if err != nil {
 		return "", err
@@ -185,7 +192,7 @@ func (q *Queue) SubmitFor(ctx context.Context, sp spec.Run, from From) (string, 
 	if err != nil {
 		return "", err
 	}
-	if err := q.insert(ctx, RunArgs{RunID: id, Client: from.Client}, PriorityRun); err != nil {
+	if err := q.insert(ctx, RunArgs{RunID: id, Client: from.Client}, PriorityRun, from.MaxRuns); err != nil {
 		return "", q.undo(ctx, id, err)
 	}
 	return id, nil
@@ -209,6 +216,9 @@ func (q *Queue) SubmitSweep(ctx context.Context, doc *sweep.Doc) (string, error)
 func (q *Queue) SubmitSweepFor(ctx context.Context, doc *sweep.Doc, from From) (string, error) {
 	cells, err := doc.Cells()
 	if err != nil {
+		return "", err
+	}
+	if err := checkLimit(ctx, q.st.Pool(), from.Client, true, from.MaxSweeps, ""); err != nil {
 		return "", err
 	}
 	runs := make([]*store.Run, len(cells))
@@ -239,13 +249,36 @@ func (q *Queue) SubmitSweepFor(ctx context.Context, doc *sweep.Doc, from From) (
 			err = q.st.SetCellRun(ctx, sid, i, id)
 		}
 		if err == nil {
-			err = q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i, Client: from.Client}, PriorityCell)
+			limit := 0
+			if i == 0 { // the sweep's first job counts it for its client
+				limit = from.MaxSweeps
+			}
+			err = q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i, Client: from.Client}, PriorityCell, limit)
+		}
+		if errors.Is(err, ErrClientLimit) {
+			return "", q.discard(ctx, sid, put, err)
 		}
 		if err != nil {
 			return "", q.abandon(ctx, sid, put, fmt.Errorf("cell %d: %w", i, err))
 		}
 	}
 	return sid, nil
+}
+
+// discard deletes a sweep refused by its client's limit, and its runs
+// (none of them has a job).
+func (q *Queue) discard(ctx context.Context, sid string, runs []string, err error) error {
+	ctx = context.WithoutCancel(ctx)
+	errs := []error{err}
+	for _, id := range runs {
+		if _, derr := q.st.Delete(ctx, id); derr != nil {
+			errs = append(errs, derr)
+		}
+	}
+	if derr := q.st.DeleteSweep(ctx, sid); derr != nil {
+		errs = append(errs, derr)
+	}
+	return errors.Join(errs...)
 }
 
 // abandon ends a sweep whose cells could not all be queued: the cells put
