@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fwlab/fwlab/internal/queue"
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/server"
 	"github.com/fwlab/fwlab/internal/session"
@@ -46,7 +47,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxUpload := sizeFlag(fs, "max-upload", server.DefaultMaxUpload, "largest uploaded file")
 	maxFile := sizeFlag(fs, "max-file", session.DefaultMaxFile, "largest data file a run may read")
 	maxActive := fs.Int("max-active", session.DefaultMaxActive, "runs running at once (run slots); more wait in the queue")
-	slots := fs.Int("slots", -1, "runs this server runs itself at once: N ≥ 1 is -max-active N; 0 (with -db postgres://…) none, a pure front end that queues the runs and sweeps started through it for \"dashboard worker\" processes; -1: -max-active")
+	slots := fs.Int("slots", -1, "runs this server runs at once: N ≥ 1 is -max-active N; -1: -max-active. With -db postgres://… the runs and sweeps started through the server are queued for workers, and a server with slots is one of them (named HOST-PID, as \"dashboard worker\" by default), taking queued jobs, its own and others'; 0 (PostgreSQL only): none, a pure front end")
+	drain := fs.Duration("drain", 30*time.Second, "with -db postgres://… and slots: on SIGTERM or SIGINT, time the runs the server's worker is running get to finish before they are given back to the queue")
+	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "with -db postgres://… and slots: a run whose worker's heartbeat (every 2s) is older than this is queued again, as \"dashboard worker -rescue-after\" (the same on every worker; at least 4s)")
 	maxQueued := fs.Int("max-queued", session.DefaultMaxQueued, "runs waiting in the queue")
 	maxClient := fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused")
 	maxStreams := fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
@@ -119,6 +122,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	case *slots > 0:
 		*maxActive = *slots
+	case *rescue < 2*queue.DefaultBeatEvery:
+		fmt.Fprintf(stderr, "dashboard serve: -rescue-after: must be at least two heartbeats (%v), got %v\n", 2*queue.DefaultBeatEvery, *rescue)
+		return 2
+	case *drain < 0:
+		fmt.Fprintf(stderr, "dashboard serve: -drain: must not be negative, got %v\n", *drain)
+		return 2
 	}
 	st, err := openRunStore(*db)
 	if err != nil {
@@ -126,9 +135,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	submit, submitSweep, err := frontEnd(st, *slots, *quota)
+	submit, submitSweep, err := frontEnd(st, *quota)
 	if err != nil {
-		fmt.Fprintf(stderr, "dashboard serve: -slots 0: %v\n", err)
+		fmt.Fprintf(stderr, "dashboard serve: -db: the queue: %v\n", err)
 		return 1
 	}
 	if !pgstore.IsURL(*db) && !st.Owner() {
@@ -199,21 +208,39 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}()
 		defer func() { cancel(); <-watched }()
 	}
+	var wk *queue.Worker
+	if pg, ok := st.(*pgstore.Store); ok && *slots != 0 {
+		name := defaultWorkerName()
+		if wk, err = serveWorker(ctx, pg, name, *maxActive, *rescue, *data, stderr); err != nil {
+			fmt.Fprintf(stderr, "dashboard serve: the worker: %v\n", err)
+			_ = srv.Close()
+			_ = ln.Close()
+			return 1
+		}
+		fmt.Fprintf(stdout, "fwlab worker %s: %d slots taking queued runs on %s\n", name, *maxActive, pgstore.Redact(*db))
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
+		stopServeWorker(wk, 0, stdout, stderr)
 		_ = srv.Close()
 		fmt.Fprintf(stderr, "dashboard serve: %v\n", err)
 		return 1
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(stdout, "shutting down")
+	code := 0
+	// the worker first, while the pages still follow its runs: it takes
+	// no new job, its runs get -drain to finish, the rest go back to the
+	// queue
+	if !stopServeWorker(wk, *drain, stdout, stderr) {
+		code = 1
+	}
 	// Everything stops within about five seconds: the runs are cancelled
 	// and the websockets closed (srv.Close takes at most about three), then
 	// the requests in flight get what is left.
 	deadline := time.Now().Add(4500 * time.Millisecond)
-	code := 0
 	if err := srv.Close(); err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: %v\n", err)
 		code = 1
@@ -230,6 +257,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = 1
 	}
 	return code
+}
+
+// stopServeWorker stops the server's worker (none: nil), as a `dashboard
+// worker` stops on SIGTERM: no new job, drain for the running runs to
+// finish, the rest given back to the queue. It says whether all went well.
+func stopServeWorker(w *queue.Worker, drain time.Duration, stdout, stderr io.Writer) bool {
+	if w == nil {
+		return true
+	}
+	if drain > 0 {
+		fmt.Fprintf(stdout, "stopping the worker: running runs get %v to finish\n", drain)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	released, err := w.Stop(ctx, 10*time.Second)
+	if released > 0 {
+		fmt.Fprintf(stdout, "%d runs given back to the queue\n", released)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "dashboard serve: stopping the worker: %v\n", err)
+		return false
+	}
+	return true
 }
 
 // dashboardURL is the address to print: the host the user asked for (or

@@ -139,7 +139,7 @@ func TestWorkerProcessesRunASweep(t *testing.T) {
 	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := startChild(t, "-db", db) // the dashboard beside the workers
+	srv := startChild(t, "-db", db, "-slots", "0") // the dashboard beside the workers, running nothing
 	ws := []*workerProc{}
 	for i := 0; i < 3; i++ {
 		ws = append(ws, startWorkerProc(t, db, fmt.Sprintf("w%d", i), "-slots", "2", "-rescue-after", "4s", "-drain", "300ms"))

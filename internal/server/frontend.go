@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
 
 	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/sweep"
 )
@@ -17,8 +19,16 @@ import (
 // runs started through POST /api/runs itself (`serve -slots 0`, a pure
 // front end); their pages follow them through the store. client is the
 // address of the client that started the run: the queue shares its
-// workers fairly among clients, as the server's own queue does.
-type Submitter func(ctx context.Context, sp spec.Run, client string, files DataFiles) (id string, err error)
+// workers fairly among clients, as the server's own queue does. max is
+// the most runs the client may have live (queued, running or paused),
+// this one included, the server's own limit (MaxClientRuns): over it the
+// Submitter stores nothing and returns an error wrapping ErrClientLimit.
+type Submitter func(ctx context.Context, sp spec.Run, client string, max int, files DataFiles) (id string, err error)
+
+// ErrClientLimit is wrapped by a Submitter's (SweepSubmitter's) error when
+// the client has as many live runs (sweeps) as it may: the server answers
+// 429 naming the limit's flag, as for a run of its own.
+var ErrClientLimit = errors.New("the client has as many live runs or sweeps as it may")
 
 // DataFiles resolves the file that the value of a run's data-file
 // parameter names, confined as for a run of the server's own: local is the
@@ -49,11 +59,21 @@ func (s *Server) dataFile(p scenarios.Param, value string) (string, string, erro
 // createQueued answers POST /api/runs by queueing the run with the
 // server's Submitter.
 func (s *Server) createQueued(w http.ResponseWriter, r *http.Request, sp spec.Run) {
-	id, err := s.opts.Submit(r.Context(), sp, clientAddr(r), s.dataFile)
+	max := s.opts.Session.MaxClientRuns
+	if max <= 0 {
+		max = session.DefaultMaxClientRuns
+	}
+	id, err := s.opts.Submit(r.Context(), sp, clientAddr(r), max, s.dataFile)
 	if err != nil {
 		var fe *spec.FieldError
-		if errors.As(err, &fe) {
+		switch {
+		case errors.As(err, &fe):
 			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+			return
+		case errors.Is(err, ErrClientLimit):
+			// as the sessions answer for a run of the server's own
+			writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf("%v: a client may have at most %d runs queued, running or paused%s; cancel one or wait until one finishes",
+				session.ErrBusy, max, s.opts.flag("MaxClientRuns")))
 			return
 		}
 		writeError(w, http.StatusServiceUnavailable, "", "queueing the run: "+err.Error())
@@ -64,17 +84,24 @@ func (s *Server) createQueued(w http.ResponseWriter, r *http.Request, sp spec.Ru
 }
 
 // SweepSubmitter queues a sweep's cells for other processes to run, as
-// Submitter does a run.
-type SweepSubmitter func(ctx context.Context, doc *sweep.Doc, client string, files DataFiles) (id string, err error)
+// Submitter does a run; max is the most sweeps the client may have live,
+// this one included (MaxSweeps; the cells do not count as runs).
+type SweepSubmitter func(ctx context.Context, doc *sweep.Doc, client string, max int, files DataFiles) (id string, err error)
 
 // createQueuedSweep answers POST /api/sweeps (its document checked) by
 // queueing the sweep with the server's SweepSubmitter.
 func (s *Server) createQueuedSweep(w http.ResponseWriter, r *http.Request, doc *sweep.Doc) {
-	id, err := s.opts.SubmitSweep(r.Context(), doc, clientAddr(r), s.dataFile)
+	id, err := s.opts.SubmitSweep(r.Context(), doc, clientAddr(r), s.opts.MaxSweeps, s.dataFile)
 	if err != nil {
 		var fe *spec.FieldError
-		if errors.As(err, &fe) {
+		switch {
+		case errors.As(err, &fe):
 			writeError(w, http.StatusBadRequest, fe.Field, fe.Msg)
+			return
+		case errors.Is(err, ErrClientLimit):
+			// as for a sweep of the server's own (sweeps.go)
+			writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf("this client has %d sweeps queued or running, at most %d are allowed%s: wait for one to end or cancel one",
+				s.opts.MaxSweeps, s.opts.MaxSweeps, s.opts.flag("MaxSweeps")))
 			return
 		}
 		writeError(w, http.StatusServiceUnavailable, "", "queueing the sweep: "+err.Error())
