@@ -89,7 +89,8 @@ func TestFrontEndQueuesForAWorker(t *testing.T) {
 	}
 }
 
-// TestSlotsFlagErrors: -slots 0 needs PostgreSQL, and negative slots are refused.
+// TestSlotsFlagErrors: -slots 0 needs PostgreSQL; negative slots, a
+// negative -drain and a -rescue-after under two heartbeats are refused.
 func TestSlotsFlagErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -97,6 +98,8 @@ func TestSlotsFlagErrors(t *testing.T) {
 	}{
 		{[]string{"-db", "x.db", "-slots", "0"}, "-slots 0 (a pure front end) needs -db postgres://"},
 		{[]string{"-db", "x.db", "-slots", "-3"}, "-slots: must be 0 or more, got -3"},
+		{[]string{"-db", "x.db", "-slots", "2", "-rescue-after", "3s"}, "-rescue-after: must be at least two heartbeats (4s), got 3s"},
+		{[]string{"-db", "x.db", "-slots", "2", "-drain", "-1s"}, "-drain: must not be negative, got -1s"},
 	} {
 		var out, errb strings.Builder
 		if code := runServe(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {

@@ -51,9 +51,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	drain := fs.Duration("drain", 30*time.Second, "with -db postgres://… and slots: on SIGTERM or SIGINT, time the runs the server's worker is running get to finish before they are given back to the queue")
 	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "with -db postgres://… and slots: a run whose worker's heartbeat (every 2s) is older than this is queued again, as \"dashboard worker -rescue-after\" (the same on every worker; at least 4s)")
 	maxQueued := fs.Int("max-queued", session.DefaultMaxQueued, "runs waiting in the queue")
-	maxClient := fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused")
+	maxClient := fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused (with -db postgres://…: the runs it queued through any server on the database, counted there; a sweep's cells count toward -max-sweeps instead)")
 	maxStreams := fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
-	maxSweeps := fs.Int("max-sweeps", server.DefaultMaxSweeps, "sweeps one client address may have queued or running")
+	maxSweeps := fs.Int("max-sweeps", server.DefaultMaxSweeps, "sweeps one client address may have queued or running (with -db postgres://…: counted in the database, as -max-client-runs)")
 	watch := fs.String("watch", "", "a folder where job arrays write sweeps (`solve -sweep DOC -cell I -out DIR`, DIR being the folder or one of its subfolders): each is imported as one sweep once all its cells' bundles are there, looking every 5s")
 	pauseTimeout := fs.Duration("pause-timeout", session.DefaultPauseTimeout, "a run paused for longer is cancelled")
 	readHeader := fs.Duration("read-header-timeout", 10*time.Second, "time to read a request's headers")
@@ -120,14 +120,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case *slots == 0 && !pgstore.IsURL(*db):
 		fmt.Fprintf(stderr, "dashboard serve: -slots 0 (a pure front end) needs -db postgres://…: the runs are queued in PostgreSQL for `dashboard worker` processes\n")
 		return 2
-	case *slots > 0:
-		*maxActive = *slots
 	case *rescue < 2*queue.DefaultBeatEvery:
 		fmt.Fprintf(stderr, "dashboard serve: -rescue-after: must be at least two heartbeats (%v), got %v\n", 2*queue.DefaultBeatEvery, *rescue)
 		return 2
 	case *drain < 0:
 		fmt.Fprintf(stderr, "dashboard serve: -drain: must not be negative, got %v\n", *drain)
 		return 2
+	case *slots > 0:
+		*maxActive = *slots
 	}
 	st, err := openRunStore(*db)
 	if err != nil {

@@ -14,10 +14,11 @@ import (
 	"github.com/fwlab/fwlab/internal/sweep"
 )
 
-// Submitter queues a run for other processes to run (a PostgreSQL store's
-// queue, taken by `dashboard worker`): a server with one runs none of the
-// runs started through POST /api/runs itself (`serve -slots 0`, a pure
-// front end); their pages follow them through the store. client is the
+// Submitter queues a run for a worker to run (a PostgreSQL store's queue,
+// taken by `dashboard worker` processes, and by `dashboard serve` itself
+// when it has slots): a server with one runs none of the runs started
+// through POST /api/runs in its own sessions; their pages follow them
+// through the store. client is the
 // address of the client that started the run: the queue shares its
 // workers fairly among clients, as the server's own queue does. max is
 // the most runs the client may have live (queued, running or paused),
