@@ -56,6 +56,7 @@ type Method struct {
 	rng *rand.Rand
 
 	w, wavg       []float64
+	lz            *lazyAvg  // bcfw and bcfw-as with averaging: w̄ kept lazily (wavg is formed on demand)
 	wt            []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's
 	tT, ub, lb    []float64 // w's transitions by predecessor, bounds on their rows (ub ≥ max, lb ≤ min)
 	transOK       bool      // every transition weight is finite
@@ -167,6 +168,10 @@ func (m *Method) reset() {
 	m.tS, m.tA = make([]int, 0, K*K), make([]int, 0, K*K)
 	m.uFW, m.uA = make([]int, 0, K*K), make([]int, 0, K*K)
 	m.elli = make([]float64, n)
+	m.lz = nil
+	if m.o.Average {
+		m.lz = newLazyAvg(p)
+	}
 	for i, wd := range ds.Words {
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		m.setMarginals(i, truth, 1)
@@ -511,6 +516,19 @@ func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []flo
 		}
 	}
 	first, last, trans := p.parts(m.w)
+	if lz := m.lz; lz != nil {
+		// The average takes the coordinates about to change as they were.
+		k := int64(m.k)
+		for _, q := range nz[off[0]:off[1]] {
+			lz.flushCoord(int(q), first[q], k)
+		}
+		for _, q := range nz[off[wd.Len-1]:off[wd.Len]] {
+			lz.flushCoord(K+int(q), last[q], k)
+		}
+		for _, j := range dsup {
+			lz.flushCoord(2*K+j, trans[j], k)
+		}
+	}
 	for _, k := range nz[off[0]:off[1]] {
 		first[k] += c * du[k]
 	}
@@ -773,6 +791,11 @@ func (m *Method) blockStep(k int) stepInfo {
 		info.kind = solver.StepCollapse
 	default:
 		info.kind = solver.StepFW
+	}
+
+	if m.lz != nil {
+		// The average takes the block's marginals as they were up to now.
+		m.lz.flushBlock(i, mu, wd.Start*K, int64(k))
 	}
 
 	// New marginals of block i. The transition marginals change only on
@@ -1114,35 +1137,14 @@ func (m *Method) recomputeW(dst []float64) float64 {
 	K, F := p.K, p.F
 	ds := p.Train
 	c := 1 / (p.Lambda * float64(p.N()))
-	zero(dst)
+	m.emissionFromMarginals(dst[:K*F], m.mu)
+	zero(dst[K*F:])
 	first, last, trans := p.parts(dst)
-	sx := p.sx
 	for i, wd := range ds.Words {
 		for t := 0; t < wd.Len; t++ {
 			j := wd.Start + t
 			mu := m.mu[j*K : (j+1)*K]
 			y := ds.Y[j]
-			lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
-			idx := sx.idx[lo:hi]
-			for k, v := range mu {
-				r := -v
-				if k == y {
-					r++
-				}
-				if r == 0 {
-					continue
-				}
-				row := dst[k*F : (k+1)*F]
-				if sx.binary {
-					for _, f := range idx {
-						row[f] += r
-					}
-				} else {
-					for q, f := range idx {
-						row[f] += r * sx.val[int(lo)+q]
-					}
-				}
-			}
 			if t == 0 {
 				for k, v := range mu {
 					r := -v
@@ -1171,14 +1173,55 @@ func (m *Method) recomputeW(dst []float64) float64 {
 			trans[truth[t]+K*truth[t+1]]++
 		}
 	}
-	for j := range dst {
-		dst[j] *= c
+	for j := range dst[K*F:] {
+		dst[K*F+j] *= c
 	}
 	ell := 0.0
 	for _, v := range m.elli {
 		ell += v
 	}
 	return ell
+}
+
+// emissionFromMarginals writes to dst (K·F) the emission weights
+// Σ_t (e(y_t) − mu_t) ⊗ x_t/(λn) of the training letters for the
+// marginals mu (letters × K), accumulated letter by letter over the
+// nonzero features in the order of the product Rᵀ·X, R = onehot(y) − mu.
+func (m *Method) emissionFromMarginals(dst, mu []float64) {
+	p := m.p
+	K, F := p.K, p.F
+	ds := p.Train
+	c := 1 / (p.Lambda * float64(p.N()))
+	zero(dst)
+	sx := p.sx
+	for j := 0; j < ds.Letters(); j++ {
+		mu := mu[j*K : (j+1)*K]
+		y := ds.Y[j]
+		lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
+		idx := sx.idx[lo:hi]
+		for k, v := range mu {
+			r := -v
+			if k == y {
+				r++
+			}
+			if r == 0 {
+				continue
+			}
+			row := dst[k*F : (k+1)*F]
+			if sx.binary {
+				for _, f := range idx {
+					row[f] += r
+				}
+			} else {
+				for q, f := range idx {
+					row[f] += r * sx.val[int(lo)+q]
+				}
+			}
+		}
+	}
+	for j := range dst {
+		dst[j] *= c
+	}
 }
 
 // iterate performs the next iteration: one block step (or subgradient
@@ -1192,6 +1235,9 @@ func (m *Method) iterate() stepInfo {
 	} else {
 		info = m.blockStep(k)
 		if k%m.p.N() == 0 { // refresh w and ℓ from the blocks once per pass
+			if m.lz != nil {
+				m.lz.flushAllCoords(m.w[m.p.offFirst:], int64(k))
+			}
 			m.ell = m.recomputeW(m.w)
 			m.refreshCopies()
 		}
@@ -1205,10 +1251,14 @@ func (m *Method) iterate() stepInfo {
 		m.touch(m.next)
 	}
 	if m.o.Average {
-		// w̄ ← (1−ρ)w̄ + ρw in one sweep, each product rounded before the
-		// sum exactly as in the elementwise expression.
+		// ℓ̄ ← (1−ρ)ℓ̄ + ρℓ; w̄ likewise, lazily for the block methods (see
+		// lazyAvg), for ssg (whose every step changes all of w) in one
+		// sweep, each product rounded before the sum exactly as in the
+		// elementwise expression.
 		rho := 2 / float64(k+1)
-		averageInto(m.wavg, m.w, 1-rho, rho)
+		if m.lz == nil {
+			averageInto(m.wavg, m.w, 1-rho, rho)
+		}
 		m.lavg = (1-rho)*m.lavg + rho*m.ell
 	}
 	return info
@@ -1303,7 +1353,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	}
 	x := m.w
 	if m.o.Average {
-		x = m.wavg
+		x = m.avgWeights()
 	}
 	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}, nil
 }
@@ -1346,7 +1396,7 @@ func (m *Method) evaluate() Eval {
 		m.last = &plain
 		return plain
 	}
-	avg := m.ev.Evaluate(m.wavg, m.lavg, hasDual)
+	avg := m.ev.Evaluate(m.avgWeights(), m.lavg, hasDual)
 	m.last = &avg
 	return avg
 }
