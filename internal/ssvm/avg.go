@@ -30,6 +30,7 @@ type lazyAvg struct {
 	sne  []float64 // D − offFirst: Σ_j j·w_j[offFirst+q] up to step tauC[q]
 	tauC []int64
 	mbar []float64 // scratch: μ̄ (letters × K)
+	ft   []float64 // scratch: w̄'s emission weights in feature-major order
 }
 
 func newLazyAvg(p *Problem) *lazyAvg {
@@ -106,7 +107,10 @@ func (m *Method) averaged(dst []float64) {
 			mb[q] = (s[q] + c*v) / T
 		}
 	}
-	m.emissionFromMarginals(dst[:K*p.F], a.mbar)
+	if a.ft == nil {
+		a.ft = make([]float64, K*p.F)
+	}
+	m.emissionFromMarginals(dst[:K*p.F], a.mbar, a.ft)
 	ne := m.w[p.offFirst:p.D]
 	for q, v := range ne {
 		dst[p.offFirst+q] = (a.sne[q] + span(a.tauC[q], k)*v) / T
@@ -122,5 +126,12 @@ func (m *Method) avgWeights() []float64 {
 	return m.wavg
 }
 
-// weights returns the current iterate w.
-func (m *Method) weights() []float64 { return m.w }
+// weights returns the current iterate w, first copying the emission
+// weights from their feature-major copy when block steps have changed them.
+func (m *Method) weights() []float64 {
+	if m.wStale {
+		untransposeEmissions(m.wt, m.w, m.p.K, m.p.F)
+		m.wStale = false
+	}
+	return m.w
+}

@@ -1,6 +1,9 @@
 package ssvm
 
-import "unsafe"
+import (
+	"slices"
+	"unsafe"
+)
 
 // averageInto sets dst[j] = a·dst[j] + r·w[j] with both products rounded
 // before the sum (no fused multiply-add): the values of floats.Scale(a,
@@ -66,3 +69,17 @@ func emitLetter26(e, wt []float64, idx []uint16, o []int32, acc []float64) {
 
 //go:noescape
 func letter26(e, wt []float64, idx []uint16, o []int32, acc []float64)
+
+// scatterRows26 performs wt[26f+k] += r[k] for k < 26, for each feature f of
+// idx in turn (every f below len(wt)/26): the update of a letter's rows
+// of feature-major emission weights, one vector sweep per row.
+func scatterRows26(wt []float64, idx []uint16, r *[26]float64) {
+	if len(idx) == 0 {
+		return
+	}
+	_ = wt[26*int(slices.Max(idx))+25]
+	addRowsTo26(wt, idx, r)
+}
+
+//go:noescape
+func addRowsTo26(wt []float64, idx []uint16, r *[26]float64)

@@ -72,3 +72,14 @@ func emitLetter26(e, wt []float64, idx []uint16, o []int32, acc []float64) {
 		e[k] = (a[1][k] + a[3][k]) + (a[0][k] + a[2][k])
 	}
 }
+
+// scatterRows26 performs wt[26f+k] += r[k] for k < 26, for each feature f
+// of idx in turn.
+func scatterRows26(wt []float64, idx []uint16, r *[26]float64) {
+	for _, f := range idx {
+		row := wt[int(f)*26 : int(f)*26+26]
+		for k, v := range r {
+			row[k] += v
+		}
+	}
+}

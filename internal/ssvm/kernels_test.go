@@ -180,3 +180,44 @@ func TestLabelSets(t *testing.T) {
 		}
 	}
 }
+
+// TestScatterRows26 checks the row updates wt[26f+k] += r[k] against the
+// scalar loop bit for bit, for index lists of 0 to 40 features (repeats
+// allowed), values of many magnitudes and signed zeros in r.
+func TestScatterRows26(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 17))
+	const F = 129
+	for rep := 0; rep < 300; rep++ {
+		wt := make([]float64, 26*F)
+		for j := range wt {
+			wt[j] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(30)-15))
+		}
+		var r [26]float64
+		for k := range r {
+			switch rng.IntN(4) {
+			case 0:
+				r[k] = math.Copysign(0, -1)
+			case 1:
+				r[k] = 0
+			default:
+				r[k] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(30)-15))
+			}
+		}
+		idx := make([]uint16, rng.IntN(41))
+		for q := range idx {
+			idx[q] = uint16(rng.IntN(F))
+		}
+		want := slices.Clone(wt)
+		for _, f := range idx {
+			for k := range 26 {
+				want[int(f)*26+k] += r[k]
+			}
+		}
+		scatterRows26(wt, idx, &r)
+		for j := range wt {
+			if math.Float64bits(wt[j]) != math.Float64bits(want[j]) {
+				t.Fatalf("rep %d, entry %d: got %v, want %v", rep, j, wt[j], want[j])
+			}
+		}
+	}
+}

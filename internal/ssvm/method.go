@@ -57,7 +57,10 @@ type Method struct {
 
 	w, wavg       []float64
 	lz            *lazyAvg  // bcfw and bcfw-as with averaging: w̄ kept lazily (wavg is formed on demand)
-	wt            []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's
+	wt            []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's (see wStale)
+	wStale        bool      // w's own emission blocks lag behind wt (block steps update wt only)
+	rrow          []float64 // K: one letter's change of the emission weights (scratch)
+	r26           [26]float64
 	tT, ub, lb    []float64 // w's transitions by predecessor, bounds on their rows (ub ≥ max, lb ≤ min)
 	transOK       bool      // every transition weight is finite
 	tJT, ubJ, lbJ []float64 // the same for I_J w (bcfw-as)
@@ -137,6 +140,8 @@ func (m *Method) reset() {
 	m.w = make([]float64, D)
 	m.wavg = make([]float64, D)
 	m.wt = make([]float64, K*p.F)
+	m.wStale = false
+	m.rrow = make([]float64, K)
 	m.tT, m.ub, m.lb, m.transOK = make([]float64, K*K), make([]float64, K), make([]float64, K), true
 	m.ell, m.lavg = 0, 0
 	m.k = 0
@@ -488,33 +493,24 @@ func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []flo
 	wd := p.Train.Words[i]
 	c := -1 / (p.Lambda * float64(p.N()))
 	sx := p.sx
-	w, wt := m.w[:K*F], m.wt[:K*F]
+	// The emission weights change in their feature-major copy only (w's
+	// own emission blocks are brought up to date when read: weights).
+	wt, r := m.wt[:K*F], m.rrow[:K]
 	for t := 0; t < wd.Len; t++ {
-		j := wd.Start + t
-		lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
-		idx := sx.idx[lo:hi]
-		row := du[t*K : (t+1)*K]
-		for _, k32 := range nz[off[t]:off[t+1]] {
-			k := int(k32)
-			a := c * row[k]
-			if a == 0 {
-				continue
-			}
-			// w_k += a·x_j in both layouts (the same update as floats.AddScaled).
-			if sx.binary {
-				for _, f := range idx {
-					w[k*F+int(f)] += a
-					wt[int(f)*K+k] += a
-				}
-				continue
-			}
-			for q, f := range idx {
-				v := a * sx.val[int(lo)+q]
-				w[k*F+int(f)] += v
-				wt[int(f)*K+k] += v
-			}
+		nzt := nz[off[t]:off[t+1]]
+		if len(nzt) == 0 {
+			continue
 		}
+		row := du[t*K : (t+1)*K]
+		zero(r)
+		for _, k := range nzt {
+			r[k] = c * row[k]
+		}
+		// w_k += r_k·x_j for every label at once (the same sums as
+		// floats.AddScaled label by label).
+		sx.addRows(wd.Start+t, r, K, wt, &m.r26)
 	}
+	m.wStale = true
 	first, last, trans := p.parts(m.w)
 	if lz := m.lz; lz != nil {
 		// The average takes the coordinates about to change as they were.
@@ -566,10 +562,14 @@ func (m *Method) sampleFeatures(mk int) {
 	K, F := m.p.K, m.p.F
 	offTrans := m.p.offTrans
 	for _, j := range m.perm[:mk] {
-		m.wJ[j] = m.w[j]
 		if j < K*F {
-			m.wJt[j%F*K+j/F] = m.w[j]
-		} else if j >= offTrans {
+			v := m.wt[j%F*K+j/F] // w_j, from the copy the steps keep current
+			m.wJ[j] = v
+			m.wJt[j%F*K+j/F] = v
+			continue
+		}
+		m.wJ[j] = m.w[j]
+		if j >= offTrans {
 			q := j - offTrans
 			m.tJT[q%K*K+q/K] = m.w[j]
 		}
@@ -1137,7 +1137,7 @@ func (m *Method) recomputeW(dst []float64) float64 {
 	K, F := p.K, p.F
 	ds := p.Train
 	c := 1 / (p.Lambda * float64(p.N()))
-	m.emissionFromMarginals(dst[:K*F], m.mu)
+	m.emissionFromMarginals(dst[:K*F], m.mu, m.wt)
 	zero(dst[K*F:])
 	first, last, trans := p.parts(dst)
 	for i, wd := range ds.Words {
@@ -1183,45 +1183,34 @@ func (m *Method) recomputeW(dst []float64) float64 {
 	return ell
 }
 
-// emissionFromMarginals writes to dst (K·F) the emission weights
-// Σ_t (e(y_t) − mu_t) ⊗ x_t/(λn) of the training letters for the
-// marginals mu (letters × K), accumulated letter by letter over the
-// nonzero features in the order of the product Rᵀ·X, R = onehot(y) − mu.
-func (m *Method) emissionFromMarginals(dst, mu []float64) {
+// emissionFromMarginals writes to dst (K·F, label-major) and to ft (the
+// same in feature-major order) the emission weights
+// Σ_t (e(y_t) − mu_t) ⊗ x_t/(λn) of the training letters for the marginals
+// mu (letters × K). Each weight's terms are added letter by letter in the
+// order of the product Rᵀ·X, R = onehot(y) − mu (the letter's zero terms
+// add exact zeros to sums that start at +0, which leaves them unchanged),
+// then scaled by 1/(λn).
+func (m *Method) emissionFromMarginals(dst, mu, ft []float64) {
 	p := m.p
 	K, F := p.K, p.F
 	ds := p.Train
 	c := 1 / (p.Lambda * float64(p.N()))
-	zero(dst)
+	ft = ft[:K*F]
+	zero(ft)
 	sx := p.sx
+	r := m.rrow[:K]
 	for j := 0; j < ds.Letters(); j++ {
 		mu := mu[j*K : (j+1)*K]
-		y := ds.Y[j]
-		lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
-		idx := sx.idx[lo:hi]
 		for k, v := range mu {
-			r := -v
-			if k == y {
-				r++
-			}
-			if r == 0 {
-				continue
-			}
-			row := dst[k*F : (k+1)*F]
-			if sx.binary {
-				for _, f := range idx {
-					row[f] += r
-				}
-			} else {
-				for q, f := range idx {
-					row[f] += r * sx.val[int(lo)+q]
-				}
-			}
+			r[k] = -v
 		}
+		r[ds.Y[j]]++
+		sx.addRows(j, r, K, ft, &m.r26)
 	}
-	for j := range dst {
-		dst[j] *= c
+	for j := range ft {
+		ft[j] *= c
 	}
+	untransposeEmissions(ft, dst, K, F)
 }
 
 // iterate performs the next iteration: one block step (or subgradient
@@ -1239,6 +1228,7 @@ func (m *Method) iterate() stepInfo {
 				m.lz.flushAllCoords(m.w[m.p.offFirst:], int64(k))
 			}
 			m.ell = m.recomputeW(m.w)
+			m.wStale = false
 			m.refreshCopies()
 		}
 		if k%boundsEvery == 0 {
@@ -1351,7 +1341,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			sum.Message = "ssg keeps no dual iterate: no duality gap is reported"
 		}
 	}
-	x := m.w
+	x := m.weights()
 	if m.o.Average {
 		x = m.avgWeights()
 	}
@@ -1386,7 +1376,7 @@ func (m *Method) evaluate() Eval {
 	if m.k == 0 && m.p.K >= 2 { // the start: w = 0, ℓ = 0
 		plain = m.ev.AtZero(hasDual)
 	} else {
-		plain = m.ev.Evaluate(m.w, m.ell, hasDual)
+		plain = m.ev.Evaluate(m.weights(), m.ell, hasDual)
 	}
 	m.lastPlain = &plain
 	// Up to k = 1 the average is the iterate itself (w̄ = w = 0 at the

@@ -264,13 +264,13 @@ func TestTransposedWeightsFollowW(t *testing.T) {
 		wt := make([]float64, p.K*p.F)
 		for k := 1; k <= 3*n+7; k++ {
 			m.iterate()
-			transposeEmissions(m.w, wt, p.K, p.F)
+			transposeEmissions(m.weights(), wt, p.K, p.F)
 			for j := range wt {
 				if math.Float64bits(wt[j]) != math.Float64bits(m.wt[j]) {
 					t.Fatalf("%s iteration %d: feature-major weight %d is %v, w has %v", algo, k, j, m.wt[j], wt[j])
 				}
 			}
-			checkTrans(t, p, m.w, m.tT, m.ub, m.lb, m.transOK)
+			checkTrans(t, p, m.weights(), m.tT, m.ub, m.lb, m.transOK)
 			if algo == AlgoBCFWAS && m.o.Schedule.Size(k, p.D) < p.D {
 				checkTrans(t, p, m.wJ, m.tJT, m.ubJ, m.lbJ, true)
 			}
@@ -468,8 +468,8 @@ func TestTransitionArenaRelocation(t *testing.T) {
 			t.Fatalf("%s: no block moved", algo)
 		}
 		for j := range a.w {
-			if math.Float64bits(a.w[j]) != math.Float64bits(b.w[j]) || math.Float64bits(a.avgWeights()[j]) != math.Float64bits(b.avgWeights()[j]) {
-				t.Fatalf("%s: w[%d] %v vs %v after moving %d blocks", algo, j, a.w[j], b.w[j], moved)
+			if math.Float64bits(a.weights()[j]) != math.Float64bits(b.weights()[j]) || math.Float64bits(a.avgWeights()[j]) != math.Float64bits(b.avgWeights()[j]) {
+				t.Fatalf("%s: w[%d] %v vs %v after moving %d blocks", algo, j, a.weights()[j], b.weights()[j], moved)
 			}
 		}
 		for i := 0; i < n; i++ {
