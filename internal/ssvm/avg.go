@@ -50,17 +50,22 @@ func tri(k int64) int64 { return k * (k + 1) / 2 }
 // span returns Σ_{j=a+1}^{b} j = T(b) − T(a) as a float64 (exact below 2^53).
 func span(a, b int64) float64 { return float64(tri(b) - tri(a)) }
 
-// flushBlock adds block i's marginals mu (held since step tauB[i]+1) for the
-// steps up to k−1: called before the step k changes them.
-func (a *lazyAvg) flushBlock(i int, mu []float64, start int, k int64) {
+// flushBlock adds block i's marginals mu (L × K, held since step
+// tauB[i]+1) for the steps up to k−1: called before step k changes them.
+// Row t of mu is zero off the labels nz[off[t]:off[t+1]], which are the
+// only ones added (the others would add exact zeros).
+func (a *lazyAvg) flushBlock(i int, mu []float64, start, K int, nz []int32, off []int, k int64) {
 	t := a.tauB[i]
 	if t >= k-1 {
 		return
 	}
 	c := span(t, k-1)
 	s := a.smu[start : start+len(mu)]
-	for q, v := range mu {
-		s[q] += c * v
+	for r := 0; r+1 < len(off); r++ {
+		sr, mr := s[r*K:(r+1)*K], mu[r*K:(r+1)*K]
+		for _, q := range nz[off[r]:off[r+1]] {
+			sr[q] += c * mr[q]
+		}
 	}
 	a.tauB[i] = k - 1
 }

@@ -83,3 +83,16 @@ func scatterRows26(wt []float64, idx []uint16, r *[26]float64) {
 
 //go:noescape
 func addRowsTo26(wt []float64, idx []uint16, r *[26]float64)
+
+// pruneCandidates is pruneCandidatesGo by vector code (the same
+// candidates, j* and count).
+func pruneCandidates(prev, ub, lb []float64, cand []int) (js, n int) {
+	if len(prev) == 0 {
+		return 0, 0
+	}
+	_, _, _ = ub[len(prev)-1], lb[len(prev)-1], cand[len(prev)-1]
+	return pruneSSE2(prev, ub, lb, cand)
+}
+
+//go:noescape
+func pruneSSE2(prev, ub, lb []float64, cand []int) (js, n int)

@@ -626,3 +626,112 @@ addRowsTo26loop:
 
 addRowsTo26done:
 	RET
+
+// func pruneSSE2(prev, ub, lb []float64, cand []int) (js, n int)
+// pruneCandidates for len(prev) ≥ 1: the maximum of prev by pairs (MAXPD)
+// with a mask of the non-finite entries ((v − v) unordered); j* the lowest
+// index attaining the maximum; then the candidates j with
+// prev[j] + ub[j] ≥ prev[j*] + lb[j*], written branch-free in increasing
+// order. Returns (0, 0) when an entry of prev is not finite.
+TEXT ·pruneSSE2(SB), NOSPLIT, $0-112
+	MOVQ   prev_base+0(FP), SI
+	MOVQ   prev_len+8(FP), CX
+	MOVQ   ub_base+24(FP), DX
+	MOVQ   lb_base+48(FP), R8
+	MOVQ   cand_base+72(FP), DI
+	MOVSD  (SI), X0
+	SHUFPD $0, X0, X0
+	XORPD  X1, X1
+	MOVQ   CX, BX
+	SHRQ   $1, BX
+	XORQ   AX, AX
+	TESTQ  BX, BX
+	JZ     pmaxtail
+
+pmaxloop:
+	MOVUPD (SI)(AX*1), X2
+	MAXPD  X2, X0
+	MOVAPD X2, X3
+	SUBPD  X2, X3
+	CMPPD  X3, X3, $3
+	ORPD   X3, X1
+	ADDQ   $16, AX
+	DECQ   BX
+	JNZ    pmaxloop
+
+pmaxtail:
+	TESTQ  $1, CX
+	JZ     pmaxdone
+	MOVSD  (SI)(AX*1), X2
+	MAXSD  X2, X0
+	MOVAPD X2, X3
+	SUBSD  X2, X3
+	CMPSD  X3, X3, $3
+	ORPD   X3, X1
+
+pmaxdone:
+	MOVMSKPD X1, BX
+	TESTQ    BX, BX
+	JNZ      pnonfinite
+	MOVAPD   X0, X2
+	UNPCKHPD X2, X2
+	MAXSD    X2, X0
+	XORQ     BX, BX
+
+pfind:
+	MOVSD   (SI)(BX*8), X2
+	UCOMISD X0, X2
+	JEQ     pfound
+	INCQ    BX
+	CMPQ    BX, CX
+	JLT     pfind
+	XORQ    BX, BX
+
+pfound:
+	MOVQ   BX, js+96(FP)
+	MOVSD  (SI)(BX*8), X4
+	ADDSD  (R8)(BX*8), X4
+	SHUFPD $0, X4, X4
+	XORQ   R9, R9
+	XORQ   AX, AX
+	MOVQ   CX, BX
+	ANDQ   $-2, BX
+
+pcandloop:
+	CMPQ     AX, BX
+	JGE      pcandtail
+	MOVUPD   (SI)(AX*8), X2
+	MOVUPD   (DX)(AX*8), X3
+	ADDPD    X3, X2
+	MOVAPD   X4, X5
+	CMPPD    X2, X5, $2
+	MOVMSKPD X5, R10
+	MOVQ     AX, (DI)(R9*8)
+	MOVQ     R10, R11
+	ANDQ     $1, R11
+	ADDQ     R11, R9
+	LEAQ     1(AX), R11
+	MOVQ     R11, (DI)(R9*8)
+	SHRQ     $1, R10
+	ADDQ     R10, R9
+	ADDQ     $2, AX
+	JMP      pcandloop
+
+pcandtail:
+	CMPQ    AX, CX
+	JGE     pcanddone
+	MOVSD   (SI)(AX*8), X2
+	ADDSD   (DX)(AX*8), X2
+	MOVQ    AX, (DI)(R9*8)
+	UCOMISD X4, X2
+	JCS     pcanddone
+	INCQ    R9
+
+pcanddone:
+	MOVQ R9, n+104(FP)
+	RET
+
+pnonfinite:
+	MOVQ $0, js+96(FP)
+	MOVQ $0, n+104(FP)
+	RET

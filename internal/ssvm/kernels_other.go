@@ -83,3 +83,8 @@ func scatterRows26(wt []float64, idx []uint16, r *[26]float64) {
 		}
 	}
 }
+
+// pruneCandidates is pruneCandidatesGo.
+func pruneCandidates(prev, ub, lb []float64, cand []int) (js, n int) {
+	return pruneCandidatesGo(prev, ub, lb, cand)
+}

@@ -221,3 +221,45 @@ func TestScatterRows26(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneCandidates checks the vector pruneCandidates against
+// pruneCandidatesGo for every length up to 30 (pairs and an odd tail),
+// with many ties (values from a small set, signed zeros), continuous
+// values and non-finite entries.
+func TestPruneCandidates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 8))
+	small := []float64{-1, -0.5, math.Copysign(0, -1), 0, 0.5, 1}
+	gens := []func() float64{
+		func() float64 { return small[rng.IntN(len(small))] },
+		func() float64 { return rng.NormFloat64() * 3 },
+		func() float64 {
+			switch rng.IntN(30) {
+			case 0:
+				return math.NaN()
+			case 1:
+				return math.Inf(1 - 2*rng.IntN(2))
+			}
+			return rng.NormFloat64()
+		},
+	}
+	for K := 1; K <= 30; K++ {
+		for rep := 0; rep < 300; rep++ {
+			gen := gens[rep%len(gens)]
+			prev, ub, lb := make([]float64, K), make([]float64, K), make([]float64, K)
+			for j := range prev {
+				prev[j] = gen()
+				a, b := small[rng.IntN(len(small))], rng.NormFloat64()
+				if rep%2 == 0 {
+					a, b = b, a
+				}
+				ub[j], lb[j] = max(a, b), min(a, b)
+			}
+			c1, c2 := make([]int, K), make([]int, K)
+			js1, n1 := pruneCandidates(prev, ub, lb, c1)
+			js2, n2 := pruneCandidatesGo(prev, ub, lb, c2)
+			if js1 != js2 || n1 != n2 || !slices.Equal(c1[:n1], c2[:n2]) {
+				t.Fatalf("K = %d, prev %v: (j*, candidates) = (%d, %v), want (%d, %v)", K, prev, js1, c1[:n1], js2, c2[:n2])
+			}
+		}
+	}
+}

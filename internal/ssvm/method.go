@@ -502,13 +502,24 @@ func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []flo
 			continue
 		}
 		row := du[t*K : (t+1)*K]
+		j := wd.Start + t
+		if len(nzt) < rowsFrom {
+			// Few labels: w_k += a·x_j label by label (as
+			// floats.AddScaled), on the feature-major copy.
+			for _, k32 := range nzt {
+				if a := c * row[k32]; a != 0 {
+					sx.addColumn(j, a, int(k32), K, wt)
+				}
+			}
+			continue
+		}
 		zero(r)
 		for _, k := range nzt {
 			r[k] = c * row[k]
 		}
-		// w_k += r_k·x_j for every label at once (the same sums as
-		// floats.AddScaled label by label).
-		sx.addRows(wd.Start+t, r, K, wt, &m.r26)
+		// Many labels: w_k += r_k·x_j for every label at once, row by
+		// row of the feature-major copy (the same sums).
+		sx.addRows(j, r, K, wt, &m.r26)
 	}
 	m.wStale = true
 	first, last, trans := p.parts(m.w)
@@ -547,6 +558,11 @@ func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []flo
 		}
 	}
 }
+
+// rowsFrom is the number of labels of a letter from which applyDelta
+// updates the emission weights a feature's row of K at a time rather than
+// label by label (the results are the same).
+const rowsFrom = 8
 
 // sampleFeatures draws m of the d coordinates without replacement (a partial
 // Fisher-Yates shuffle of a persistent permutation) and writes I_J w to wJ.
@@ -793,11 +809,6 @@ func (m *Method) blockStep(k int) stepInfo {
 		info.kind = solver.StepFW
 	}
 
-	if m.lz != nil {
-		// The average takes the block's marginals as they were up to now.
-		m.lz.flushBlock(i, mu, wd.Start*K, int64(k))
-	}
-
 	// New marginals of block i. The transition marginals change only on
 	// usup, which holds the old support and every new active labelling's
 	// transitions (new labellings are old ones or s). mtOld is zero outside
@@ -826,6 +837,11 @@ func (m *Method) blockStep(k int) stepInfo {
 		m.nzU, m.offU = nzU, offU
 	}
 	nzU, offU := m.nzU, m.offU
+	if m.lz != nil {
+		// The average takes the block's marginals as they were up to now
+		// (nonzero only on the lists nzU).
+		m.lz.flushBlock(i, mu, wd.Start*K, K, nzU, offU, int64(k))
+	}
 	ellOld := m.elli[i]
 	if m.o.Algo == AlgoBCFW {
 		// μ ← (1−γ)μ + γ e(s) (with γ = 1: zero, then + 1 at s), and in
@@ -989,6 +1005,9 @@ func (m *Method) touch(i int) {
 		prefetchRange(unsafe.Pointer(unsafe.SliceData(as)), uintptr(len(as))*unsafe.Sizeof(atom{}))
 	}
 	prefetchF64(m.mu[wd.Start*K : (wd.Start+wd.Len)*K])
+	if m.lz != nil {
+		prefetchF64(m.lz.smu[wd.Start*K : (wd.Start+wd.Len)*K])
+	}
 	prefetchF64(m.supportVals(i))
 	if sup := m.support(i); len(sup) > 0 {
 		prefetchRange(unsafe.Pointer(&sup[0]), uintptr(len(sup))*2)
@@ -1201,11 +1220,23 @@ func (m *Method) emissionFromMarginals(dst, mu, ft []float64) {
 	r := m.rrow[:K]
 	for j := 0; j < ds.Letters(); j++ {
 		mu := mu[j*K : (j+1)*K]
+		nnz := 0
 		for k, v := range mu {
 			r[k] = -v
+			if v != 0 {
+				nnz++
+			}
 		}
 		r[ds.Y[j]]++
-		sx.addRows(j, r, K, ft, &m.r26)
+		if nnz >= rowsFrom {
+			sx.addRows(j, r, K, ft, &m.r26)
+			continue
+		}
+		for k, v := range r {
+			if v != 0 {
+				sx.addColumn(j, v, k, K, ft)
+			}
+		}
 	}
 	for j := range ft {
 		ft[j] *= c

@@ -326,32 +326,55 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 	return best
 }
 
-// pruneCandidates writes to cand, in increasing order, the predecessors j
+// pruneCandidatesGo writes to cand, in increasing order, the predecessors j
 // that can attain max_j' prev[j'] + trans[j' + K·k] for some label k, and
 // returns j* = argmax prev (lowest on ties) and their number (0 when prev
-// is not finite: no pruning is safe).
-func pruneCandidates(prev, ub, lb []float64, cand []int) (js, n int) {
-	pmax := prev[0]
-	bad := 0.0
-	for j, v := range prev {
-		bad += v - v // 0, or NaN once a value is ±Inf or NaN
-		if v > pmax {
-			js, pmax = j, v
-		}
+// is not finite: no pruning is safe). The loops carry no floating-point
+// dependency and no unpredictable branch: finiteness is read from the
+// exponent bits, the candidates are written branch-free.
+func pruneCandidatesGo(prev, ub, lb []float64, cand []int) (js, n int) {
+	// The maximum (two independent chains of max), finiteness from the
+	// exponent bits.
+	m0, m1 := prev[0], prev[0]
+	var bad uint64
+	q := 0
+	for ; q+1 < len(prev); q += 2 {
+		a, b := prev[q], prev[q+1]
+		bad |= (math.Float64bits(a)>>52&0x7ff + 1) >> 11 // 1 for ±Inf and NaN
+		bad |= (math.Float64bits(b)>>52&0x7ff + 1) >> 11
+		m0, m1 = max(m0, a), max(m1, b)
+	}
+	if q < len(prev) {
+		a := prev[q]
+		bad |= (math.Float64bits(a)>>52&0x7ff + 1) >> 11
+		m0 = max(m0, a)
 	}
 	if bad != 0 {
 		return 0, 0
 	}
+	pmax := max(m0, m1)
+	for prev[js] != pmax { // the lowest j attaining it
+		js++
+	}
+	pmax = prev[js]
 	// Every label reaches at least pmax + lb[j*] from j*.
 	floor := pmax + lb[js]
 	ub = ub[:len(prev)]
+	cand = cand[:len(prev)]
 	for j, v := range prev {
 		cand[n] = j
-		if v+ub[j] >= floor {
-			n++
-		}
+		n += b2i(v+ub[j] >= floor)
 	}
 	return js, n
+}
+
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	var i int
+	if b {
+		i = 1
+	}
+	return i
 }
 
 // Score returns <w, φ(x, y)> for a word with emission scores E.

@@ -270,3 +270,19 @@ func (s *sparseRows) addRows(j int, r []float64, K int, wt []float64, r26 *[26]f
 		}
 	}
 }
+
+// addColumn performs w_k += a·x_j for one label k on the feature-major
+// emission weights wt (wt[f·K+k] += a·x_jf), as floats.AddScaled(w_k, a,
+// x_j) does on w_k as long as w_k holds no −0.
+func (s *sparseRows) addColumn(j int, a float64, k, K int, wt []float64) {
+	lo, hi := s.off[sparseLanes*j], s.off[sparseLanes*j+sparseLanes]
+	if s.binary {
+		for _, f := range s.idx[lo:hi] {
+			wt[int(f)*K+k] += a
+		}
+		return
+	}
+	for q := lo; q < hi; q++ {
+		wt[int(s.idx[q])*K+k] += a * s.val[q]
+	}
+}
