@@ -115,7 +115,7 @@ func (m *Method) averaged(dst []float64) {
 	if a.ft == nil {
 		a.ft = make([]float64, K*p.F)
 	}
-	m.emissionFromMarginals(dst[:K*p.F], a.mbar, a.ft)
+	m.emissionFromMarginals(dst[:K*p.F], a.mbar, a.ft, nil, nil)
 	ne := m.w[p.offFirst:p.D]
 	for q, v := range ne {
 		dst[p.offFirst+q] = (a.sne[q] + span(a.tauC[q], k)*v) / T

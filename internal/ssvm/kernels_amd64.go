@@ -3,7 +3,14 @@ package ssvm
 import (
 	"slices"
 	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
+
+// useAVX2 selects the 256-bit kernels (checked once at start; the SSE2
+// ones, which every amd64 CPU has, otherwise). Both compute the same sums
+// in the same order, so the results are the same bit for bit.
+var useAVX2 = cpu.X86.HasAVX2
 
 // averageInto sets dst[j] = a·dst[j] + r·w[j] with both products rounded
 // before the sum (no fused multiply-add): the values of floats.Scale(a,
@@ -64,8 +71,15 @@ func relaxBelowSSE2(cur []float64, bk []int, row []float64, pj float64, j int)
 func emitLetter26(e, wt []float64, idx []uint16, o []int32, acc []float64) {
 	_ = o[5]
 	_ = idx[:o[5]] // idx holds every lane
+	if useAVX2 {
+		letter26AVX2(e[:26], wt, idx, o, acc[:78])
+		return
+	}
 	letter26(e[:26], wt, idx, o, acc[:78])
 }
+
+//go:noescape
+func letter26AVX2(e, wt []float64, idx []uint16, o []int32, acc []float64)
 
 //go:noescape
 func letter26(e, wt []float64, idx []uint16, o []int32, acc []float64)

@@ -19,6 +19,9 @@ func averageInto(dst, w []float64, a, r float64) {
 // hasRows26 reports whether emitLetter26 runs as vector code.
 const hasRows26 = false
 
+// useAVX2 is false: there are no 256-bit kernels here.
+var useAVX2 = false
+
 // addRows26 performs dst[k] += wt[26f+k] for k < 26, for each feature f of
 // idx in turn.
 func addRows26(dst, wt []float64, idx []uint16) {

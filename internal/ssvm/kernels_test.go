@@ -61,6 +61,24 @@ func TestAverageInto(t *testing.T) {
 // allowed) and tails of 0 to 2 over a 129-feature table with values of
 // many magnitudes.
 func TestEmitLetter26(t *testing.T) {
+	forKernels(t, testEmitLetter26)
+}
+
+// forKernels runs test with the 256-bit kernels (where the CPU has them)
+// and with the SSE2 ones.
+func forKernels(t *testing.T, test func(t *testing.T)) {
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	for _, avx := range []bool{true, false} {
+		if avx && !saved {
+			continue
+		}
+		useAVX2 = avx
+		t.Run(map[bool]string{true: "avx2", false: "sse2"}[avx], test)
+	}
+}
+
+func testEmitLetter26(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	const F = 129
 	wt := make([]float64, 26*F)

@@ -60,6 +60,7 @@ type Method struct {
 	wt            []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's (see wStale)
 	wStale        bool      // w's own emission blocks lag behind wt (block steps update wt only)
 	rrow          []float64 // K: one letter's change of the emission weights (scratch)
+	nzl           []int     // K: its nonzero labels (scratch)
 	r26           [26]float64
 	tT, ub, lb    []float64 // w's transitions by predecessor, bounds on their rows (ub ≥ max, lb ≤ min)
 	transOK       bool      // every transition weight is finite
@@ -142,6 +143,7 @@ func (m *Method) reset() {
 	m.wt = make([]float64, K*p.F)
 	m.wStale = false
 	m.rrow = make([]float64, K)
+	m.nzl = make([]int, K)
 	m.tT, m.ub, m.lb, m.transOK = make([]float64, K*K), make([]float64, K), make([]float64, K), true
 	m.ell, m.lavg = 0, 0
 	m.k = 0
@@ -1150,39 +1152,16 @@ func (m *Method) ssgStep(k int) stepInfo {
 // the block marginals, from scratch. The emission blocks are accumulated
 // letter by letter over the nonzero features, in the order (and so with the
 // rounding) of the matrix product Rᵀ·X with R = onehot(y) − μ, without
-// forming R.
+// forming R; the first and last weights in the same sweep.
 func (m *Method) recomputeW(dst []float64) float64 {
 	p := m.p
 	K, F := p.K, p.F
 	ds := p.Train
 	c := 1 / (p.Lambda * float64(p.N()))
-	m.emissionFromMarginals(dst[:K*F], m.mu, m.wt)
 	zero(dst[K*F:])
 	first, last, trans := p.parts(dst)
+	m.emissionFromMarginals(dst[:K*F], m.mu, m.wt, first, last)
 	for i, wd := range ds.Words {
-		for t := 0; t < wd.Len; t++ {
-			j := wd.Start + t
-			mu := m.mu[j*K : (j+1)*K]
-			y := ds.Y[j]
-			if t == 0 {
-				for k, v := range mu {
-					r := -v
-					if k == y {
-						r++
-					}
-					first[k] += r
-				}
-			}
-			if t == wd.Len-1 {
-				for k, v := range mu {
-					r := -v
-					if k == y {
-						r++
-					}
-					last[k] += r
-				}
-			}
-		}
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		v := m.supportVals(i)
 		for q, j := range m.support(i) { // the marginals are zero elsewhere
@@ -1208,8 +1187,9 @@ func (m *Method) recomputeW(dst []float64) float64 {
 // mu (letters × K). Each weight's terms are added letter by letter in the
 // order of the product Rᵀ·X, R = onehot(y) − mu (the letter's zero terms
 // add exact zeros to sums that start at +0, which leaves them unchanged),
-// then scaled by 1/(λn).
-func (m *Method) emissionFromMarginals(dst, mu, ft []float64) {
+// then scaled by 1/(λn). With first and last non-nil, it also adds each
+// word's first and last row of R to them (unscaled).
+func (m *Method) emissionFromMarginals(dst, mu, ft, first, last []float64) {
 	p := m.p
 	K, F := p.K, p.F
 	ds := p.Train
@@ -1218,23 +1198,38 @@ func (m *Method) emissionFromMarginals(dst, mu, ft []float64) {
 	zero(ft)
 	sx := p.sx
 	r := m.rrow[:K]
-	for j := 0; j < ds.Letters(); j++ {
-		mu := mu[j*K : (j+1)*K]
-		nnz := 0
-		for k, v := range mu {
-			r[k] = -v
-			if v != 0 {
-				nnz++
+	nzl := m.nzl[:K]
+	for _, wd := range ds.Words {
+		for j := wd.Start; j < wd.Start+wd.Len; j++ {
+			mu := mu[j*K : (j+1)*K]
+			mu = mu[:len(r)]
+			for k, v := range mu {
+				r[k] = -v
 			}
-		}
-		r[ds.Y[j]]++
-		if nnz >= rowsFrom {
-			sx.addRows(j, r, K, ft, &m.r26)
-			continue
-		}
-		for k, v := range r {
-			if v != 0 {
-				sx.addColumn(j, v, k, K, ft)
+			r[ds.Y[j]]++
+			if first != nil {
+				if j == wd.Start {
+					for k, v := range r {
+						first[k] += v
+					}
+				}
+				if j == wd.Start+wd.Len-1 {
+					for k, v := range r {
+						last[k] += v
+					}
+				}
+			}
+			n := 0
+			for k, v := range r {
+				nzl[n] = k
+				n += b2i(v != 0)
+			}
+			if n >= rowsFrom {
+				sx.addRows(j, r, K, ft, &m.r26)
+				continue
+			}
+			for _, k := range nzl[:n] {
+				sx.addColumn(j, r[k], k, K, ft)
 			}
 		}
 	}
