@@ -36,6 +36,11 @@ func prefetchRange(p unsafe.Pointer, n uintptr)
 // best predecessor bk[k] of every label k when pj + row[k] > cur[k].
 func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
 	bk, row = bk[:len(cur)], row[:len(cur)]
+	if useAVX2 && len(cur) >= 4 {
+		relaxAboveAVX2(cur, bk, row, pj, j)
+		q := len(cur) &^ 3
+		cur, bk, row = cur[q:], bk[q:], row[q:]
+	}
 	relaxAboveSSE2(cur, bk, row, pj, j)
 	if n := len(cur); n%2 == 1 {
 		if s := pj + row[n-1]; s > cur[n-1] {
@@ -48,6 +53,11 @@ func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
 // relaxBelow is relaxAbove replacing on ties too.
 func relaxBelow(cur []float64, bk []int, row []float64, pj float64, j int) {
 	bk, row = bk[:len(cur)], row[:len(cur)]
+	if useAVX2 && len(cur) >= 4 {
+		relaxBelowAVX2(cur, bk, row, pj, j)
+		q := len(cur) &^ 3
+		cur, bk, row = cur[q:], bk[q:], row[q:]
+	}
 	relaxBelowSSE2(cur, bk, row, pj, j)
 	if n := len(cur); n%2 == 1 {
 		if s := pj + row[n-1]; s >= cur[n-1] {
@@ -110,3 +120,55 @@ func pruneCandidates(prev, ub, lb []float64, cand []int) (js, n int) {
 
 //go:noescape
 func pruneSSE2(prev, ub, lb []float64, cand []int) (js, n int)
+
+//go:noescape
+func relaxAboveAVX2(cur []float64, bk []int, row []float64, pj float64, j int)
+
+//go:noescape
+func relaxBelowAVX2(cur []float64, bk []int, row []float64, pj float64, j int)
+
+// fillRow sets cur[k] = pj + row[k] and bk[k] = j for every label k.
+func fillRow(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	q := 0
+	if useAVX2 {
+		fillRowAVX2(cur, bk, row, pj, j)
+		q = len(cur) &^ 3
+	}
+	for k := q; k < len(cur); k++ {
+		cur[k] = pj + row[k]
+		bk[k] = j
+	}
+}
+
+// addRow performs cur[k] += e[k] + a for every label k but skip, and
+// cur[skip] += e[skip] (skip < 0: none; a = 0 and skip < 0: cur[k] += e[k]).
+func addRow(cur, e []float64, a float64, skip int) {
+	e = e[:len(cur)]
+	aug := skip >= 0
+	var keep float64
+	if aug {
+		keep = cur[skip]
+	}
+	q := 0
+	if useAVX2 {
+		addRowAVX2(cur, e, a, aug)
+		q = len(cur) &^ 3
+	}
+	if aug {
+		for k := q; k < len(cur); k++ {
+			cur[k] += e[k] + a
+		}
+		cur[skip] = keep + e[skip]
+		return
+	}
+	for k := q; k < len(cur); k++ {
+		cur[k] += e[k]
+	}
+}
+
+//go:noescape
+func fillRowAVX2(cur []float64, bk []int, row []float64, pj float64, j int)
+
+//go:noescape
+func addRowAVX2(cur, e []float64, a float64, aug bool)

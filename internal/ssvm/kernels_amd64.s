@@ -934,3 +934,131 @@ avl3skip:
 	VMOVUPD X14, 192(DI)
 	VZEROUPPER
 	RET
+
+// func relaxAboveAVX2(cur []float64, bk []int, row []float64, pj float64, j int)
+// For the labels below len(cur) &^ 3, four at a time: where
+// pj+row[k] > cur[k], cur[k] takes that sum and bk[k] takes j
+// (compare, then blend).
+TEXT ·relaxAboveAVX2(SB), NOSPLIT, $0-88
+	MOVQ         cur_base+0(FP), DI
+	MOVQ         cur_len+8(FP), CX
+	MOVQ         bk_base+24(FP), DX
+	MOVQ         row_base+48(FP), SI
+	VBROADCASTSD pj+72(FP), Y0
+	VPBROADCASTQ j+80(FP), Y1
+	SHRQ         $2, CX
+	JZ           relaxAboveAVX2done
+	XORQ         AX, AX
+
+relaxAboveAVX2loop:
+	VMOVUPD   (SI)(AX*1), Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPD   (DI)(AX*1), Y3
+	VCMPPD    $1, Y2, Y3, Y4
+	VBLENDVPD Y4, Y2, Y3, Y3
+	VMOVUPD   Y3, (DI)(AX*1)
+	VMOVDQU   (DX)(AX*1), Y5
+	VBLENDVPD Y4, Y1, Y5, Y5
+	VMOVDQU   Y5, (DX)(AX*1)
+	ADDQ      $32, AX
+	DECQ      CX
+	JNZ       relaxAboveAVX2loop
+
+relaxAboveAVX2done:
+	VZEROUPPER
+	RET
+
+// func relaxBelowAVX2(cur []float64, bk []int, row []float64, pj float64, j int)
+// For the labels below len(cur) &^ 3, four at a time: where
+// pj+row[k] >= cur[k], cur[k] takes that sum and bk[k] takes j
+// (compare, then blend).
+TEXT ·relaxBelowAVX2(SB), NOSPLIT, $0-88
+	MOVQ         cur_base+0(FP), DI
+	MOVQ         cur_len+8(FP), CX
+	MOVQ         bk_base+24(FP), DX
+	MOVQ         row_base+48(FP), SI
+	VBROADCASTSD pj+72(FP), Y0
+	VPBROADCASTQ j+80(FP), Y1
+	SHRQ         $2, CX
+	JZ           relaxBelowAVX2done
+	XORQ         AX, AX
+
+relaxBelowAVX2loop:
+	VMOVUPD   (SI)(AX*1), Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPD   (DI)(AX*1), Y3
+	VCMPPD    $2, Y2, Y3, Y4
+	VBLENDVPD Y4, Y2, Y3, Y3
+	VMOVUPD   Y3, (DI)(AX*1)
+	VMOVDQU   (DX)(AX*1), Y5
+	VBLENDVPD Y4, Y1, Y5, Y5
+	VMOVDQU   Y5, (DX)(AX*1)
+	ADDQ      $32, AX
+	DECQ      CX
+	JNZ       relaxBelowAVX2loop
+
+relaxBelowAVX2done:
+	VZEROUPPER
+	RET
+
+// func fillRowAVX2(cur []float64, bk []int, row []float64, pj float64, j int)
+// For the labels below len(cur) &^ 3, four at a time: cur[k] = pj + row[k],
+// bk[k] = j.
+TEXT ·fillRowAVX2(SB), NOSPLIT, $0-88
+	MOVQ         cur_base+0(FP), DI
+	MOVQ         cur_len+8(FP), CX
+	MOVQ         bk_base+24(FP), DX
+	MOVQ         row_base+48(FP), SI
+	VBROADCASTSD pj+72(FP), Y0
+	VPBROADCASTQ j+80(FP), Y1
+	SHRQ         $2, CX
+	JZ           fillRowAVX2done
+	XORQ         AX, AX
+
+fillRowAVX2loop:
+	VADDPD  (SI)(AX*1), Y0, Y2
+	VMOVUPD Y2, (DI)(AX*1)
+	VMOVDQU Y1, (DX)(AX*1)
+	ADDQ    $32, AX
+	DECQ    CX
+	JNZ     fillRowAVX2loop
+
+fillRowAVX2done:
+	VZEROUPPER
+	RET
+
+// func addRowAVX2(cur, e []float64, a float64, aug bool)
+// For the labels below len(cur) &^ 3, four at a time: cur[k] += e[k] + a
+// with aug, cur[k] += e[k] without.
+TEXT ·addRowAVX2(SB), NOSPLIT, $0-57
+	MOVQ         cur_base+0(FP), DI
+	MOVQ         cur_len+8(FP), CX
+	MOVQ         e_base+24(FP), SI
+	VBROADCASTSD a+48(FP), Y0
+	MOVBLZX      aug+56(FP), BX
+	SHRQ         $2, CX
+	JZ           addRowAVX2done
+	XORQ         AX, AX
+	TESTQ        BX, BX
+	JZ           addRowAVX2plain
+
+addRowAVX2aug:
+	VADDPD  (SI)(AX*1), Y0, Y2
+	VADDPD  (DI)(AX*1), Y2, Y2
+	VMOVUPD Y2, (DI)(AX*1)
+	ADDQ    $32, AX
+	DECQ    CX
+	JNZ     addRowAVX2aug
+	JMP     addRowAVX2done
+
+addRowAVX2plain:
+	VMOVUPD (DI)(AX*1), Y2
+	VADDPD  (SI)(AX*1), Y2, Y2
+	VMOVUPD Y2, (DI)(AX*1)
+	ADDQ    $32, AX
+	DECQ    CX
+	JNZ     addRowAVX2plain
+
+addRowAVX2done:
+	VZEROUPPER
+	RET

@@ -91,3 +91,31 @@ func scatterRows26(wt []float64, idx []uint16, r *[26]float64) {
 func pruneCandidates(prev, ub, lb []float64, cand []int) (js, n int) {
 	return pruneCandidatesGo(prev, ub, lb, cand)
 }
+
+// fillRow sets cur[k] = pj + row[k] and bk[k] = j for every label k.
+func fillRow(cur []float64, bk []int, row []float64, pj float64, j int) {
+	bk, row = bk[:len(cur)], row[:len(cur)]
+	for k, v := range row {
+		cur[k] = pj + v
+		bk[k] = j
+	}
+}
+
+// addRow performs cur[k] += e[k] + a for every label k but skip, and
+// cur[skip] += e[skip] (skip < 0: none; a = 0 and skip < 0: cur[k] += e[k]).
+func addRow(cur, e []float64, a float64, skip int) {
+	e = e[:len(cur)]
+	if skip < 0 {
+		for k := range cur {
+			cur[k] += e[k]
+		}
+		return
+	}
+	for k := range cur {
+		v := e[k]
+		if k != skip {
+			v += a
+		}
+		cur[k] += v
+	}
+}

@@ -123,7 +123,9 @@ func testEmitLetter26(t *testing.T) {
 // TestRelax checks relaxAbove and relaxBelow against their scalar loops for
 // every length up to 30 (the pairs and an odd tail), with many ties
 // (values from a small set) and signed zeros.
-func TestRelax(t *testing.T) {
+func TestRelax(t *testing.T) { forKernels(t, testRelax) }
+
+func testRelax(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 13))
 	vals := []float64{-1.5, -0.25, math.Copysign(0, -1), 0, 0.25, 0.5, 1}
 	pick := func() float64 { return vals[rng.IntN(len(vals))] }
@@ -277,6 +279,62 @@ func TestPruneCandidates(t *testing.T) {
 			js2, n2 := pruneCandidatesGo(prev, ub, lb, c2)
 			if js1 != js2 || n1 != n2 || !slices.Equal(c1[:n1], c2[:n2]) {
 				t.Fatalf("K = %d, prev %v: (j*, candidates) = (%d, %v), want (%d, %v)", K, prev, js1, c1[:n1], js2, c2[:n2])
+			}
+		}
+	}
+}
+
+// TestFillAndAddRow checks fillRow and addRow against their scalar loops bit
+// for bit for every length up to 30, with signed zeros among the values.
+func TestFillAndAddRow(t *testing.T) { forKernels(t, testFillAndAddRow) }
+
+func testFillAndAddRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 19))
+	vals := []float64{-1.5, math.Copysign(0, -1), 0, 0.25, 1}
+	pick := func() float64 {
+		if rng.IntN(2) == 0 {
+			return vals[rng.IntN(len(vals))]
+		}
+		return rng.NormFloat64()
+	}
+	for n := 1; n <= 30; n++ {
+		for rep := 0; rep < 50; rep++ {
+			cur, row := make([]float64, n), make([]float64, n)
+			bk := make([]int, n)
+			for k := range cur {
+				cur[k], row[k] = pick(), pick()
+			}
+			pj, j := pick(), rng.IntN(100)
+			fillRow(cur, bk, row, pj, j)
+			for k := range cur {
+				if want := pj + row[k]; math.Float64bits(cur[k]) != math.Float64bits(want) || bk[k] != j {
+					t.Fatalf("fillRow n = %d, label %d: (%v, %d), want (%v, %d)", n, k, cur[k], bk[k], want, j)
+				}
+			}
+			a := pick()
+			for _, skip := range []int{-1, rng.IntN(n)} {
+				got := slices.Clone(cur)
+				want := slices.Clone(cur)
+				aa := a
+				if skip < 0 {
+					aa = 0
+				}
+				addRow(got, row, aa, skip)
+				for k := range want {
+					switch {
+					case skip < 0:
+						want[k] += row[k]
+					case k == skip:
+						want[k] += row[k]
+					default:
+						want[k] += row[k] + aa
+					}
+				}
+				for k := range want {
+					if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+						t.Fatalf("addRow n = %d, skip %d, label %d: %v, want %v", n, skip, k, got[k], want[k])
+					}
+				}
 			}
 		}
 	}

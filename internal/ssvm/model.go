@@ -253,11 +253,7 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 			// j* when at least as large (in decreasing order: each is lower
 			// than any holder so far), which leaves the maximum and the
 			// lowest j attaining it, as the full scan finds them.
-			pj := prev[js]
-			for k, v := range tT[js*K : js*K+K] {
-				cur[k] = pj + v
-				bk[k] = js
-			}
+			fillRow(cur, bk, tT[js*K:js*K+K], prev[js], js)
 			c := cand[:nc]
 			q := 0
 			for q < len(c) && c[q] < js {
@@ -289,21 +285,10 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 		if t < L-1 {
 			// A middle position's unary score is E[t,k] (+ 1/L off the
 			// truth), added here without the copy unary makes.
-			e := E[t*K : (t+1)*K]
-			e = e[:len(cur)]
 			if truth == nil {
-				for k := range cur {
-					cur[k] += e[k]
-				}
+				addRow(cur, E[t*K:(t+1)*K], 0, -1)
 			} else {
-				tr := truth[t]
-				for k := range cur {
-					v := e[k]
-					if k != tr {
-						v += aug
-					}
-					cur[k] += v
-				}
+				addRow(cur, E[t*K:(t+1)*K], aug, truth[t])
 			}
 		} else {
 			unary(t, u)
