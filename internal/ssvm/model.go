@@ -229,11 +229,13 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 			}
 		}
 		if truth != nil {
+			// + 1/L off the truth, branch-free.
+			tr := truth[t]
+			keep := u[tr]
 			for k := range u {
-				if k != truth[t] {
-					u[k] += aug
-				}
+				u[k] += aug
 			}
+			u[tr] = keep
 		}
 	}
 	trans, tT, ub, lb = trans[:K*K], tT[:K*K], ub[:K], lb[:K]
