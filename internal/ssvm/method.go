@@ -94,6 +94,7 @@ type Method struct {
 	arena                []int     // storage for new labellings
 	atoms                []atom    // storage for active sets that outgrow their room
 	next                 int       // the next block, drawn ahead (−1: none)
+	next2                int       // the block after it, when drawn ahead too (−1: none)
 	ev                   *evaluator
 	k                    int
 	last                 *Eval
@@ -147,7 +148,7 @@ func (m *Method) reset() {
 	m.tT, m.ub, m.lb, m.transOK = make([]float64, K*K), make([]float64, K), make([]float64, K), true
 	m.ell, m.lavg = 0, 0
 	m.k = 0
-	m.next = -1
+	m.next, m.next2 = -1, -1
 	ml := maxLen(ds)
 	m.dec = newDecoder(K, ml)
 	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
@@ -1015,13 +1016,35 @@ func (m *Method) touch(i int) {
 		prefetchRange(unsafe.Pointer(&sup[0]), uintptr(len(sup))*2)
 	}
 	sx := p.sx
-	lo, hi := sx.off[sparseLanes*wd.Start], sx.off[sparseLanes*(wd.Start+wd.Len)]
+	o := sx.off[sparseLanes*wd.Start : sparseLanes*(wd.Start+wd.Len)+1]
+	prefetchRange(unsafe.Pointer(&o[0]), uintptr(len(o))*4)
+	lo, hi := o[0], o[len(o)-1]
 	if hi > lo {
 		prefetchRange(unsafe.Pointer(&sx.idx[lo]), uintptr(hi-lo)*2)
 	}
+	y := p.Train.Y[wd.Start : wd.Start+wd.Len]
+	prefetchRange(unsafe.Pointer(&y[0]), uintptr(len(y))*unsafe.Sizeof(0))
 	prefetchF64(p.gram[p.gramOff[i]:p.gramOff[i+1]])
 	for _, at := range as {
 		prefetchRange(unsafe.Pointer(unsafe.SliceData(at.y)), uintptr(len(at.y))*unsafe.Sizeof(0))
+	}
+}
+
+// touchIndex asks for block i's entries in the per-block index arrays (its
+// word, Gram offset, room for transition marginals, ℓ_i, active set), which
+// touch reads to find the block's data.
+func (m *Method) touchIndex(i int) {
+	p := m.p
+	prefetchRange(unsafe.Pointer(&p.Train.Words[i]), unsafe.Sizeof(Word{}))
+	prefetchRange(unsafe.Pointer(&p.gramOff[i]), 2*unsafe.Sizeof(0))
+	prefetchRange(unsafe.Pointer(&m.tStart[i]), 4)
+	prefetchRange(unsafe.Pointer(&m.supN[i]), 4)
+	prefetchRange(unsafe.Pointer(&m.elli[i]), 8)
+	if m.lz != nil {
+		prefetchRange(unsafe.Pointer(&m.lz.tauB[i]), 8)
+	}
+	if m.act != nil {
+		prefetchRange(unsafe.Pointer(&m.act[i]), unsafe.Sizeof([]atom{}))
 	}
 }
 
@@ -1262,8 +1285,20 @@ func (m *Method) iterate() stepInfo {
 		}
 		// Draw the next block now (the random numbers come in the same
 		// order) and start loading its data, which arrives while the
-		// average is updated.
-		m.next = m.rng.IntN(m.p.N())
+		// average is updated. When step k+1 draws nothing else (no
+		// feature sampling), the block after it is drawn too, which is
+		// the same sequence of draws, and its index entries are loaded
+		// a step ahead.
+		n := m.p.N()
+		if m.next2 >= 0 {
+			m.next, m.next2 = m.next2, -1
+		} else {
+			m.next = m.rng.IntN(n)
+		}
+		if m.o.Algo == AlgoBCFW || m.o.Schedule.Size(k+1, m.p.D) >= m.p.D {
+			m.next2 = m.rng.IntN(n)
+			m.touchIndex(m.next2)
+		}
 		m.touch(m.next)
 	}
 	if m.o.Average {
