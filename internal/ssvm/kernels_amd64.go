@@ -102,8 +102,15 @@ func scatterRows26(wt []float64, idx []uint16, r *[26]float64) {
 		return
 	}
 	_ = wt[26*int(slices.Max(idx))+25]
+	if useAVX2 {
+		addRowsTo26AVX2(wt, idx, r)
+		return
+	}
 	addRowsTo26(wt, idx, r)
 }
+
+//go:noescape
+func addRowsTo26AVX2(wt []float64, idx []uint16, r *[26]float64)
 
 //go:noescape
 func addRowsTo26(wt []float64, idx []uint16, r *[26]float64)

@@ -1062,3 +1062,46 @@ addRowAVX2plain:
 addRowAVX2done:
 	VZEROUPPER
 	RET
+
+// func addRowsTo26AVX2(wt []float64, idx []uint16, r *[26]float64)
+// addRowsTo26 with 256-bit vectors (r held in Y0–Y5 and X6).
+TEXT ·addRowsTo26AVX2(SB), NOSPLIT, $0-56
+	MOVQ wt_base+0(FP), SI
+	MOVQ idx_base+24(FP), BX
+	MOVQ idx_len+32(FP), CX
+	MOVQ r+48(FP), DX
+	VMOVUPD 0(DX), Y0
+	VMOVUPD 32(DX), Y1
+	VMOVUPD 64(DX), Y2
+	VMOVUPD 96(DX), Y3
+	VMOVUPD 128(DX), Y4
+	VMOVUPD 160(DX), Y5
+	VMOVUPD 192(DX), X6
+	TESTQ CX, CX
+	JZ    addRowsTo26AVX2done
+
+addRowsTo26AVX2loop:
+	MOVWQZX (BX), AX
+	IMULQ   $208, AX
+	ADDQ    SI, AX
+	VADDPD 0(AX), Y0, Y7
+	VMOVUPD Y7, 0(AX)
+	VADDPD 32(AX), Y1, Y8
+	VMOVUPD Y8, 32(AX)
+	VADDPD 64(AX), Y2, Y9
+	VMOVUPD Y9, 64(AX)
+	VADDPD 96(AX), Y3, Y7
+	VMOVUPD Y7, 96(AX)
+	VADDPD 128(AX), Y4, Y8
+	VMOVUPD Y8, 128(AX)
+	VADDPD 160(AX), Y5, Y9
+	VMOVUPD Y9, 160(AX)
+	VADDPD 192(AX), X6, X10
+	VMOVUPD X10, 192(AX)
+	ADDQ $2, BX
+	DECQ CX
+	JNZ  addRowsTo26AVX2loop
+
+addRowsTo26AVX2done:
+	VZEROUPPER
+	RET

@@ -204,7 +204,9 @@ func TestLabelSets(t *testing.T) {
 // TestScatterRows26 checks the row updates wt[26f+k] += r[k] against the
 // scalar loop bit for bit, for index lists of 0 to 40 features (repeats
 // allowed), values of many magnitudes and signed zeros in r.
-func TestScatterRows26(t *testing.T) {
+func TestScatterRows26(t *testing.T) { forKernels(t, testScatterRows26) }
+
+func testScatterRows26(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 17))
 	const F = 129
 	for rep := 0; rep < 300; rep++ {

@@ -562,10 +562,10 @@ func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []flo
 	}
 }
 
-// rowsFrom is the number of labels of a letter from which applyDelta
-// updates the emission weights a feature's row of K at a time rather than
-// label by label (the results are the same).
-const rowsFrom = 8
+// rowsFrom is the number of labels of a letter from which the emission
+// weights are updated a feature's row of K at a time rather than label by
+// label (the results are the same): fewer with 256-bit vectors.
+var rowsFrom = map[bool]int{true: 5, false: 8}[useAVX2]
 
 // sampleFeatures draws m of the d coordinates without replacement (a partial
 // Fisher-Yates shuffle of a persistent permutation) and writes I_J w to wJ.
