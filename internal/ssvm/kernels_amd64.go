@@ -179,3 +179,16 @@ func fillRowAVX2(cur []float64, bk []int, row []float64, pj float64, j int)
 
 //go:noescape
 func addRowAVX2(cur, e []float64, a float64, aug bool)
+
+// residual26 sets r[k] = e[k] − mu[k] for k < 26 and returns the mask of
+// the labels where r[k] ≠ 0 (with AVX2; ok is false without, and nothing
+// is done).
+func residual26(r, e, mu *[26]float64) (mask uint32, ok bool) {
+	if !useAVX2 {
+		return 0, false
+	}
+	return residual26AVX2(r, e, mu), true
+}
+
+//go:noescape
+func residual26AVX2(r, e, mu *[26]float64) (mask uint32)

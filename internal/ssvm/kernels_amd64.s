@@ -1105,3 +1105,64 @@ addRowsTo26AVX2loop:
 addRowsTo26AVX2done:
 	VZEROUPPER
 	RET
+
+// func residual26AVX2(r, e, mu *[26]float64) (mask uint32)
+// r[k] = e[k] − mu[k] for k < 26; bit k of mask is set where r[k] ≠ 0.
+TEXT ·residual26AVX2(SB), NOSPLIT, $0-28
+	MOVQ   r+0(FP), DI
+	MOVQ   e+8(FP), SI
+	MOVQ   mu+16(FP), DX
+	VXORPD Y15, Y15, Y15
+	XORQ   BX, BX
+	VMOVUPD   0(SI), Y0
+	VSUBPD    0(DX), Y0, Y0
+	VMOVUPD   Y0, 0(DI)
+	VCMPPD    $4, Y15, Y0, Y1
+	VMOVMSKPD Y1, AX
+	SHLQ      $0, AX
+	ORQ       AX, BX
+	VMOVUPD   32(SI), Y0
+	VSUBPD    32(DX), Y0, Y0
+	VMOVUPD   Y0, 32(DI)
+	VCMPPD    $4, Y15, Y0, Y1
+	VMOVMSKPD Y1, AX
+	SHLQ      $4, AX
+	ORQ       AX, BX
+	VMOVUPD   64(SI), Y0
+	VSUBPD    64(DX), Y0, Y0
+	VMOVUPD   Y0, 64(DI)
+	VCMPPD    $4, Y15, Y0, Y1
+	VMOVMSKPD Y1, AX
+	SHLQ      $8, AX
+	ORQ       AX, BX
+	VMOVUPD   96(SI), Y0
+	VSUBPD    96(DX), Y0, Y0
+	VMOVUPD   Y0, 96(DI)
+	VCMPPD    $4, Y15, Y0, Y1
+	VMOVMSKPD Y1, AX
+	SHLQ      $12, AX
+	ORQ       AX, BX
+	VMOVUPD   128(SI), Y0
+	VSUBPD    128(DX), Y0, Y0
+	VMOVUPD   Y0, 128(DI)
+	VCMPPD    $4, Y15, Y0, Y1
+	VMOVMSKPD Y1, AX
+	SHLQ      $16, AX
+	ORQ       AX, BX
+	VMOVUPD   160(SI), Y0
+	VSUBPD    160(DX), Y0, Y0
+	VMOVUPD   Y0, 160(DI)
+	VCMPPD    $4, Y15, Y0, Y1
+	VMOVMSKPD Y1, AX
+	SHLQ      $20, AX
+	ORQ       AX, BX
+	VMOVUPD   192(SI), X0
+	VSUBPD    192(DX), X0, X0
+	VMOVUPD   X0, 192(DI)
+	VCMPPD    $4, X15, X0, X1
+	VMOVMSKPD X1, AX
+	SHLQ      $24, AX
+	ORQ       AX, BX
+	MOVL      BX, mask+24(FP)
+	VZEROUPPER
+	RET

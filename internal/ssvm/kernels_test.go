@@ -341,3 +341,42 @@ func testFillAndAddRow(t *testing.T) {
 		}
 	}
 }
+
+// TestResidual26 checks r = e(y) − μ and its nonzero mask against the
+// scalar loop (r = −μ, then +1 at y): the same values bit for bit except
+// that a zero may be +0 instead of −0, on rows with many exact zeros, ones
+// and values of many magnitudes.
+func TestResidual26(t *testing.T) {
+	var r [26]float64
+	if _, ok := residual26(&r, &eye26[0], &r); !ok {
+		t.Skip("no vector kernel on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(12, 3))
+	for rep := 0; rep < 2000; rep++ {
+		var mu [26]float64
+		for k := range mu {
+			switch rng.IntN(4) {
+			case 0:
+				mu[k] = 0
+			case 1:
+				mu[k] = 1
+			default:
+				mu[k] = rng.Float64() * math.Pow(10, float64(-rng.IntN(17)))
+			}
+		}
+		y := rng.IntN(26)
+		mask, _ := residual26(&r, &eye26[y], &mu)
+		for k := range mu {
+			want := -mu[k]
+			if k == y {
+				want++
+			}
+			if r[k] != want || (want != 0 && math.Float64bits(r[k]) != math.Float64bits(want)) {
+				t.Fatalf("rep %d, label %d (y = %d): r = %v, want %v", rep, k, y, r[k], want)
+			}
+			if bit := mask>>uint(k)&1 == 1; bit != (want != 0) {
+				t.Fatalf("rep %d, label %d: mask bit %v for r = %v", rep, k, bit, want)
+			}
+		}
+	}
+}

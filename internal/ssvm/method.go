@@ -562,6 +562,14 @@ func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []flo
 	}
 }
 
+// eye26 holds the unit vectors e(y) of OCR's 26 labels.
+var eye26 = func() (e [26][26]float64) {
+	for k := range e {
+		e[k][k] = 1
+	}
+	return e
+}()
+
 // rowsFrom is the number of labels of a letter from which the emission
 // weights are updated a feature's row of K at a time rather than label by
 // label (the results are the same): fewer with 256-bit vectors.
@@ -1226,10 +1234,21 @@ func (m *Method) emissionFromMarginals(dst, mu, ft, first, last []float64) {
 		for j := wd.Start; j < wd.Start+wd.Len; j++ {
 			mu := mu[j*K : (j+1)*K]
 			mu = mu[:len(r)]
-			for k, v := range mu {
-				r[k] = -v
+			var mask uint32
+			vec := false
+			if K == 26 {
+				// r = e(y) − μ by vector code, with the mask of its
+				// nonzero labels (the same values: 1 − v rounds as
+				// (−v) + 1; a zero may come out as +0 instead of −0, which
+				// adds nothing either way).
+				mask, vec = residual26((*[26]float64)(r), &eye26[ds.Y[j]], (*[26]float64)(mu))
 			}
-			r[ds.Y[j]]++
+			if !vec {
+				for k, v := range mu {
+					r[k] = -v
+				}
+				r[ds.Y[j]]++
+			}
 			if first != nil {
 				if j == wd.Start {
 					for k, v := range r {
@@ -1241,6 +1260,17 @@ func (m *Method) emissionFromMarginals(dst, mu, ft, first, last []float64) {
 						last[k] += v
 					}
 				}
+			}
+			if vec {
+				if bits.OnesCount32(mask) >= rowsFrom {
+					sx.addRows(j, r, K, ft, &m.r26)
+					continue
+				}
+				for ; mask != 0; mask &= mask - 1 {
+					k := bits.TrailingZeros32(mask)
+					sx.addColumn(j, r[k], k, K, ft)
+				}
+				continue
 			}
 			n := 0
 			for k, v := range r {
