@@ -694,6 +694,18 @@ func (m *Method) blockStep(k int) stepInfo {
 			row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
 			d = d[:len(row)]
 			st := s[t]
+			if K == 26 {
+				// e(s_t) − μ_t and its nonzero labels by vector code (the
+				// same values; a zero may be +0 for −0, and zeros are
+				// never read).
+				if mask, ok := residual26((*[26]float64)(d), &eye26[st], (*[26]float64)(row)); ok {
+					for ; mask != 0; mask &= mask - 1 {
+						nzF = append(nzF, int32(bits.TrailingZeros32(mask)))
+					}
+					offF = append(offF, len(nzF))
+					continue
+				}
+			}
 			for k, v := range row {
 				x := -v
 				if k == st {
