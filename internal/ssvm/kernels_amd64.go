@@ -192,3 +192,17 @@ func residual26(r, e, mu *[26]float64) (mask uint32, ok bool) {
 
 //go:noescape
 func residual26AVX2(r, e, mu *[26]float64) (mask uint32)
+
+// prune26 is pruneCandidates for 26 labels by one AVX2 kernel, with the
+// candidates as a bit mask: j* and the mask of the candidates (ok false
+// when an entry of prev is not finite, or without AVX2: use
+// pruneCandidates).
+func prune26(prev, ub, lb *[26]float64) (js int, mask uint32, ok bool) {
+	if !useAVX2 {
+		return 0, 0, false
+	}
+	return prune26AVX2(prev, ub, lb)
+}
+
+//go:noescape
+func prune26AVX2(prev, ub, lb *[26]float64) (js int, mask uint32, ok bool)

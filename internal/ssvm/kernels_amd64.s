@@ -1166,3 +1166,132 @@ TEXT ·residual26AVX2(SB), NOSPLIT, $0-28
 	MOVL      BX, mask+24(FP)
 	VZEROUPPER
 	RET
+
+// func prune26AVX2(prev, ub, lb *[26]float64) (js int, mask uint32, ok bool)
+// pruneCandidates for 26 labels with 256-bit vectors, without branches:
+// the maximum of prev by a tree of VMAXPD, finiteness from the sum of
+// v − v (NaN when an entry is ±Inf or NaN: ok false), j* the lowest index
+// equal to the maximum (mask of the equalities, then BSF), and the mask of
+// the candidates j with prev[j] + ub[j] ≥ prev[j*] + lb[j*].
+TEXT ·prune26AVX2(SB), NOSPLIT, $0-37
+	MOVQ    prev+0(FP), SI
+	MOVQ    ub+8(FP), DX
+	MOVQ    lb+16(FP), R8
+	VMOVUPD 0(SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 96(SI), Y3
+	VMOVUPD 128(SI), Y4
+	VMOVUPD 160(SI), Y5
+	VMOVUPD 192(SI), X6
+	VSUBPD  Y0, Y0, Y7
+	VSUBPD  Y1, Y1, Y8
+	VADDPD  Y8, Y7, Y7
+	VSUBPD  Y2, Y2, Y8
+	VSUBPD  Y3, Y3, Y9
+	VADDPD  Y9, Y8, Y8
+	VADDPD  Y8, Y7, Y7
+	VSUBPD  Y4, Y4, Y8
+	VSUBPD  Y5, Y5, Y9
+	VADDPD  Y9, Y8, Y8
+	VADDPD  Y8, Y7, Y7
+	VSUBPD  X6, X6, X8
+	VADDPD  X8, X7, X8
+	VEXTRACTF128 $1, Y7, X9
+	VADDPD  X9, X8, X8
+	VCMPPD  $3, X8, X8, X8
+	VMOVMSKPD X8, AX
+	TESTQ   AX, AX
+	JNZ     prune26bad
+	VMAXPD  Y1, Y0, Y7
+	VMAXPD  Y3, Y2, Y8
+	VMAXPD  Y5, Y4, Y9
+	VMAXPD  Y8, Y7, Y7
+	VMAXPD  Y9, Y7, Y7
+	VEXTRACTF128 $1, Y7, X8
+	VMAXPD  X8, X7, X7
+	VMAXPD  X6, X7, X7
+	VPERMILPD $1, X7, X8
+	VMAXSD  X8, X7, X7
+	VBROADCASTSD X7, Y10
+	XORQ    BX, BX
+	VCMPPD    $0, Y10, Y0, Y11
+	VMOVMSKPD Y11, AX
+	SHLQ      $0, AX
+	ORQ       AX, BX
+	VCMPPD    $0, Y10, Y1, Y11
+	VMOVMSKPD Y11, AX
+	SHLQ      $4, AX
+	ORQ       AX, BX
+	VCMPPD    $0, Y10, Y2, Y11
+	VMOVMSKPD Y11, AX
+	SHLQ      $8, AX
+	ORQ       AX, BX
+	VCMPPD    $0, Y10, Y3, Y11
+	VMOVMSKPD Y11, AX
+	SHLQ      $12, AX
+	ORQ       AX, BX
+	VCMPPD    $0, Y10, Y4, Y11
+	VMOVMSKPD Y11, AX
+	SHLQ      $16, AX
+	ORQ       AX, BX
+	VCMPPD    $0, Y10, Y5, Y11
+	VMOVMSKPD Y11, AX
+	SHLQ      $20, AX
+	ORQ       AX, BX
+	VCMPPD    $0, X10, X6, X11
+	VMOVMSKPD X11, AX
+	SHLQ      $24, AX
+	ORQ       AX, BX
+	BSFQ      BX, CX
+	MOVQ      CX, js+24(FP)
+	VMOVSD    (SI)(CX*8), X11
+	VADDSD    (R8)(CX*8), X11, X11
+	VBROADCASTSD X11, Y11
+	XORQ      BX, BX
+	VADDPD    0(DX), Y0, Y12
+	VCMPPD    $2, Y12, Y11, Y12
+	VMOVMSKPD Y12, AX
+	SHLQ      $0, AX
+	ORQ       AX, BX
+	VADDPD    32(DX), Y1, Y12
+	VCMPPD    $2, Y12, Y11, Y12
+	VMOVMSKPD Y12, AX
+	SHLQ      $4, AX
+	ORQ       AX, BX
+	VADDPD    64(DX), Y2, Y12
+	VCMPPD    $2, Y12, Y11, Y12
+	VMOVMSKPD Y12, AX
+	SHLQ      $8, AX
+	ORQ       AX, BX
+	VADDPD    96(DX), Y3, Y12
+	VCMPPD    $2, Y12, Y11, Y12
+	VMOVMSKPD Y12, AX
+	SHLQ      $12, AX
+	ORQ       AX, BX
+	VADDPD    128(DX), Y4, Y12
+	VCMPPD    $2, Y12, Y11, Y12
+	VMOVMSKPD Y12, AX
+	SHLQ      $16, AX
+	ORQ       AX, BX
+	VADDPD    160(DX), Y5, Y12
+	VCMPPD    $2, Y12, Y11, Y12
+	VMOVMSKPD Y12, AX
+	SHLQ      $20, AX
+	ORQ       AX, BX
+	VADDPD    192(DX), X6, X12
+	VCMPPD    $2, X12, X11, X12
+	VMOVMSKPD X12, AX
+	SHLQ      $24, AX
+	ORQ       AX, BX
+	MOVL      BX, mask+32(FP)
+	MOVB      $1, ok+36(FP)
+	VZEROUPPER
+	RET
+
+prune26bad:
+	MOVQ $0, js+24(FP)
+	MOVL $0, mask+32(FP)
+	MOVB $0, ok+36(FP)
+	VZEROUPPER
+	RET

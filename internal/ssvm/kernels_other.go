@@ -122,3 +122,6 @@ func addRow(cur, e []float64, a float64, skip int) {
 
 // residual26 does nothing here (ok false: use the scalar loop).
 func residual26(r, e, mu *[26]float64) (mask uint32, ok bool) { return 0, false }
+
+// prune26 does nothing here (ok false: use pruneCandidates).
+func prune26(prev, ub, lb *[26]float64) (js int, mask uint32, ok bool) { return 0, 0, false }

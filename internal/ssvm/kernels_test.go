@@ -2,6 +2,7 @@ package ssvm
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -248,7 +249,9 @@ func testScatterRows26(t *testing.T) {
 // pruneCandidatesGo for every length up to 30 (pairs and an odd tail),
 // with many ties (values from a small set, signed zeros), continuous
 // values and non-finite entries.
-func TestPruneCandidates(t *testing.T) {
+func TestPruneCandidates(t *testing.T) { forKernels(t, testPruneCandidates) }
+
+func testPruneCandidates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 8))
 	small := []float64{-1, -0.5, math.Copysign(0, -1), 0, 0.5, 1}
 	gens := []func() float64{
@@ -265,7 +268,11 @@ func TestPruneCandidates(t *testing.T) {
 		},
 	}
 	for K := 1; K <= 30; K++ {
-		for rep := 0; rep < 300; rep++ {
+		reps := 300
+		if K == 26 {
+			reps = 5000
+		}
+		for rep := 0; rep < reps; rep++ {
 			gen := gens[rep%len(gens)]
 			prev, ub, lb := make([]float64, K), make([]float64, K), make([]float64, K)
 			for j := range prev {
@@ -281,6 +288,26 @@ func TestPruneCandidates(t *testing.T) {
 			js2, n2 := pruneCandidatesGo(prev, ub, lb, c2)
 			if js1 != js2 || n1 != n2 || !slices.Equal(c1[:n1], c2[:n2]) {
 				t.Fatalf("K = %d, prev %v: (j*, candidates) = (%d, %v), want (%d, %v)", K, prev, js1, c1[:n1], js2, c2[:n2])
+			}
+			if K != 26 {
+				continue
+			}
+			js3, mask, ok := prune26((*[26]float64)(prev), (*[26]float64)(ub), (*[26]float64)(lb))
+			if !useAVX2 {
+				if ok {
+					t.Fatal("prune26 ran without its vector kernel")
+				}
+				continue
+			}
+			if ok != (n2 > 0) {
+				t.Fatalf("prev %v: prune26 ok = %v, pruneCandidatesGo found %d candidates", prev, ok, n2)
+			}
+			var c3 []int
+			for m := mask; m != 0; m &= m - 1 {
+				c3 = append(c3, bits.TrailingZeros32(m))
+			}
+			if ok && (js3 != js2 || !slices.Equal(c3, c2[:n2])) {
+				t.Fatalf("prev %v: prune26 (j*, candidates) = (%d, %v), want (%d, %v)", prev, js3, c3, js2, c2[:n2])
 			}
 		}
 	}

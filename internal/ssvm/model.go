@@ -3,6 +3,7 @@ package ssvm
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 
@@ -241,48 +242,10 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 	trans, tT, ub, lb = trans[:K*K], tT[:K*K], ub[:K], lb[:K]
 	unary(0, prev)
 	u := dc.u[:K]
-	cand := dc.cand[:K]
 	for t := 1; t < L; t++ {
 		bk := dc.back[t*K : (t+1)*K]
-		js, nc := 0, 0
-		if finite {
-			js, nc = pruneCandidates(prev, ub, lb, cand)
-		}
-		if nc > 0 {
-			// Start every label k from j* (usually its best predecessor).
-			// The candidates above j* replace the best when strictly larger
-			// (in increasing order: ties keep the lower), then those below
-			// j* when at least as large (in decreasing order: each is lower
-			// than any holder so far), which leaves the maximum and the
-			// lowest j attaining it, as the full scan finds them.
-			fillRow(cur, bk, tT[js*K:js*K+K], prev[js], js)
-			c := cand[:nc]
-			q := 0
-			for q < len(c) && c[q] < js {
-				q++
-			}
-			for _, j := range c[q:] {
-				if j != js {
-					relaxAbove(cur, bk, tT[j*K:j*K+K], prev[j], j)
-				}
-			}
-			for q--; q >= 0; q-- {
-				j := c[q]
-				relaxBelow(cur, bk, tT[j*K:j*K+K], prev[j], j)
-			}
-		} else {
-			// Non-finite values: the full scan, in increasing j.
-			for k := 0; k < K; k++ {
-				col := trans[K*k : K*k+K] // trans[j + K·k] for j = 0..K−1
-				best, arg := prev[0]+col[0], 0
-				for j := 1; j < K; j++ {
-					if s := prev[j] + col[j]; s > best {
-						best, arg = s, j
-					}
-				}
-				cur[k] = best
-				bk[k] = arg
-			}
+		if !(finite && K == 26 && useAVX2 && dc.relax26(prev, cur, bk, tT, ub, lb)) {
+			dc.relaxAll(prev, cur, bk, trans, tT, ub, lb, finite)
 		}
 		if t < L-1 {
 			// A middle position's unary score is E[t,k] (+ 1/L off the
@@ -311,6 +274,78 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 		out[t-1] = dc.back[t*K+out[t]]
 	}
 	return best
+}
+
+// relax26 sets cur[k] = max_j prev[j] + trans[j + 26·k] and bk[k] to the
+// lowest j attaining it, for 26 labels with finite prev, transitions and
+// bounds, from the candidates of prune26 as a bit mask (in the order of
+// relaxAll's list). It reports false, having done nothing, when prev is
+// not finite.
+func (dc *decoder) relax26(prev, cur []float64, bk []int, tT, ub, lb []float64) bool {
+	const K = 26
+	js, mask, ok := prune26((*[26]float64)(prev), (*[26]float64)(ub), (*[26]float64)(lb))
+	if !ok {
+		return false
+	}
+	fillRow(cur, bk, tT[js*K:js*K+K], prev[js], js)
+	for above := mask &^ (uint32(2)<<js - 1); above != 0; above &= above - 1 {
+		j := bits.TrailingZeros32(above)
+		relaxAbove(cur, bk, tT[j*K:j*K+K], prev[j], j)
+	}
+	for below := mask & (uint32(1)<<js - 1); below != 0; {
+		j := 31 - bits.LeadingZeros32(below)
+		relaxBelow(cur, bk, tT[j*K:j*K+K], prev[j], j)
+		below &^= 1 << j
+	}
+	return true
+}
+
+// relaxAll sets cur[k] = max_j prev[j] + trans[j + K·k] and bk[k] to the
+// lowest j attaining it, over the candidates of pruneCandidates (every j
+// when a value is not finite).
+func (dc *decoder) relaxAll(prev, cur []float64, bk []int, trans, tT, ub, lb []float64, finite bool) {
+	K := dc.K
+	cand := dc.cand[:K]
+	js, nc := 0, 0
+	if finite {
+		js, nc = pruneCandidates(prev, ub, lb, cand)
+	}
+	if nc > 0 {
+		// Start every label k from j* (usually its best predecessor).
+		// The candidates above j* replace the best when strictly larger
+		// (in increasing order: ties keep the lower), then those below
+		// j* when at least as large (in decreasing order: each is lower
+		// than any holder so far), which leaves the maximum and the
+		// lowest j attaining it, as the full scan finds them.
+		fillRow(cur, bk, tT[js*K:js*K+K], prev[js], js)
+		c := cand[:nc]
+		q := 0
+		for q < len(c) && c[q] < js {
+			q++
+		}
+		for _, j := range c[q:] {
+			if j != js {
+				relaxAbove(cur, bk, tT[j*K:j*K+K], prev[j], j)
+			}
+		}
+		for q--; q >= 0; q-- {
+			j := c[q]
+			relaxBelow(cur, bk, tT[j*K:j*K+K], prev[j], j)
+		}
+	} else {
+		// Non-finite values: the full scan, in increasing j.
+		for k := 0; k < K; k++ {
+			col := trans[K*k : K*k+K] // trans[j + K·k] for j = 0..K−1
+			best, arg := prev[0]+col[0], 0
+			for j := 1; j < K; j++ {
+				if s := prev[j] + col[j]; s > best {
+					best, arg = s, j
+				}
+			}
+			cur[k] = best
+			bk[k] = arg
+		}
+	}
 }
 
 // pruneCandidatesGo writes to cand, in increasing order, the predecessors j

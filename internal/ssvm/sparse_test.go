@@ -90,6 +90,9 @@ func TestViterbiPruningIsExact(t *testing.T) {
 	for name, gen := range gens {
 		for trial := 0; trial < 300; trial++ {
 			K := 1 + rng.IntN(26)
+			if trial%4 == 0 {
+				K = 26 // OCR's alphabet, where the vector kernels run
+			}
 			L := 1 + rng.IntN(10)
 			E := make([]float64, L*K)
 			first, last, trans := make([]float64, K), make([]float64, K), make([]float64, K*K)
