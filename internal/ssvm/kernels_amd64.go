@@ -36,12 +36,11 @@ func prefetchRange(p unsafe.Pointer, n uintptr)
 // best predecessor bk[k] of every label k when pj + row[k] > cur[k].
 func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
 	bk, row = bk[:len(cur)], row[:len(cur)]
-	if useAVX2 && len(cur) >= 4 {
+	if useAVX2 {
 		relaxAboveAVX2(cur, bk, row, pj, j)
-		q := len(cur) &^ 3
-		cur, bk, row = cur[q:], bk[q:], row[q:]
+	} else {
+		relaxAboveSSE2(cur, bk, row, pj, j)
 	}
-	relaxAboveSSE2(cur, bk, row, pj, j)
 	if n := len(cur); n%2 == 1 {
 		if s := pj + row[n-1]; s > cur[n-1] {
 			cur[n-1] = s
@@ -53,12 +52,11 @@ func relaxAbove(cur []float64, bk []int, row []float64, pj float64, j int) {
 // relaxBelow is relaxAbove replacing on ties too.
 func relaxBelow(cur []float64, bk []int, row []float64, pj float64, j int) {
 	bk, row = bk[:len(cur)], row[:len(cur)]
-	if useAVX2 && len(cur) >= 4 {
+	if useAVX2 {
 		relaxBelowAVX2(cur, bk, row, pj, j)
-		q := len(cur) &^ 3
-		cur, bk, row = cur[q:], bk[q:], row[q:]
+	} else {
+		relaxBelowSSE2(cur, bk, row, pj, j)
 	}
-	relaxBelowSSE2(cur, bk, row, pj, j)
 	if n := len(cur); n%2 == 1 {
 		if s := pj + row[n-1]; s >= cur[n-1] {
 			cur[n-1] = s

@@ -936,7 +936,7 @@ avl3skip:
 	RET
 
 // func relaxAboveAVX2(cur []float64, bk []int, row []float64, pj float64, j int)
-// For the labels below len(cur) &^ 3, four at a time: where
+// For the labels below len(cur) &^ 1, four (then two) at a time: where
 // pj+row[k] > cur[k], cur[k] takes that sum and bk[k] takes j
 // (compare, then blend).
 TEXT ·relaxAboveAVX2(SB), NOSPLIT, $0-88
@@ -946,9 +946,10 @@ TEXT ·relaxAboveAVX2(SB), NOSPLIT, $0-88
 	MOVQ         row_base+48(FP), SI
 	VBROADCASTSD pj+72(FP), Y0
 	VPBROADCASTQ j+80(FP), Y1
-	SHRQ         $2, CX
-	JZ           relaxAboveAVX2done
+	MOVQ         CX, BX
 	XORQ         AX, AX
+	SHRQ         $2, CX
+	JZ           relaxAboveAVX2pair
 
 relaxAboveAVX2loop:
 	VMOVUPD   (SI)(AX*1), Y2
@@ -964,12 +965,25 @@ relaxAboveAVX2loop:
 	DECQ      CX
 	JNZ       relaxAboveAVX2loop
 
+relaxAboveAVX2pair:
+	TESTQ     $2, BX
+	JZ        relaxAboveAVX2done
+	VMOVUPD   (SI)(AX*1), X2
+	VADDPD    X0, X2, X2
+	VMOVUPD   (DI)(AX*1), X3
+	VCMPPD    $1, X2, X3, X4
+	VBLENDVPD X4, X2, X3, X3
+	VMOVUPD   X3, (DI)(AX*1)
+	VMOVDQU   (DX)(AX*1), X5
+	VBLENDVPD X4, X1, X5, X5
+	VMOVDQU   X5, (DX)(AX*1)
+
 relaxAboveAVX2done:
 	VZEROUPPER
 	RET
 
 // func relaxBelowAVX2(cur []float64, bk []int, row []float64, pj float64, j int)
-// For the labels below len(cur) &^ 3, four at a time: where
+// For the labels below len(cur) &^ 1, four (then two) at a time: where
 // pj+row[k] >= cur[k], cur[k] takes that sum and bk[k] takes j
 // (compare, then blend).
 TEXT ·relaxBelowAVX2(SB), NOSPLIT, $0-88
@@ -979,9 +993,10 @@ TEXT ·relaxBelowAVX2(SB), NOSPLIT, $0-88
 	MOVQ         row_base+48(FP), SI
 	VBROADCASTSD pj+72(FP), Y0
 	VPBROADCASTQ j+80(FP), Y1
-	SHRQ         $2, CX
-	JZ           relaxBelowAVX2done
+	MOVQ         CX, BX
 	XORQ         AX, AX
+	SHRQ         $2, CX
+	JZ           relaxBelowAVX2pair
 
 relaxBelowAVX2loop:
 	VMOVUPD   (SI)(AX*1), Y2
@@ -996,6 +1011,19 @@ relaxBelowAVX2loop:
 	ADDQ      $32, AX
 	DECQ      CX
 	JNZ       relaxBelowAVX2loop
+
+relaxBelowAVX2pair:
+	TESTQ     $2, BX
+	JZ        relaxBelowAVX2done
+	VMOVUPD   (SI)(AX*1), X2
+	VADDPD    X0, X2, X2
+	VMOVUPD   (DI)(AX*1), X3
+	VCMPPD    $2, X2, X3, X4
+	VBLENDVPD X4, X2, X3, X3
+	VMOVUPD   X3, (DI)(AX*1)
+	VMOVDQU   (DX)(AX*1), X5
+	VBLENDVPD X4, X1, X5, X5
+	VMOVDQU   X5, (DX)(AX*1)
 
 relaxBelowAVX2done:
 	VZEROUPPER
