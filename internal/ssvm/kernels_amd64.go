@@ -204,3 +204,14 @@ func prune26(prev, ub, lb *[26]float64) (js int, mask uint32, ok bool) {
 
 //go:noescape
 func prune26AVX2(prev, ub, lb *[26]float64) (js int, mask uint32, ok bool)
+
+// relaxAll26 performs fillRow from predecessor js, then relaxAbove for
+// each j of the mask above in increasing order and relaxBelow for each j
+// of below in decreasing order, for 26 labels (every j below 26) in one
+// AVX2 call: the same comparisons and sums.
+func relaxAll26(prev, cur *[26]float64, bk *[26]int, tT *[676]float64, js int, above, below uint32) {
+	relaxAll26AVX2(prev, cur, bk, tT, js, above&(1<<26-1), below&(1<<26-1))
+}
+
+//go:noescape
+func relaxAll26AVX2(prev *[26]float64, cur *[26]float64, bk *[26]int, tT *[676]float64, js int, above, below uint32)

@@ -125,3 +125,8 @@ func residual26(r, e, mu *[26]float64) (mask uint32, ok bool) { return 0, false 
 
 // prune26 does nothing here (ok false: use pruneCandidates).
 func prune26(prev, ub, lb *[26]float64) (js int, mask uint32, ok bool) { return 0, 0, false }
+
+// relaxAll26 is never called here (prune26 never succeeds without AVX2).
+func relaxAll26(prev, cur *[26]float64, bk *[26]int, tT *[676]float64, js int, above, below uint32) {
+	panic("ssvm: relaxAll26 without its vector kernel")
+}

@@ -407,3 +407,52 @@ func TestResidual26(t *testing.T) {
 		}
 	}
 }
+
+// TestRelaxAll26 checks the one-call position of Viterbi for 26 labels
+// against fillRow, relaxAbove and relaxBelow called in turn, bit for bit,
+// with many ties (values from a small set, signed zeros) and random masks.
+func TestRelaxAll26(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no vector kernel on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(31, 4))
+	vals := []float64{-1, -0.5, math.Copysign(0, -1), 0, 0.5, 1}
+	pick := func() float64 {
+		if rng.IntN(3) == 0 {
+			return rng.NormFloat64()
+		}
+		return vals[rng.IntN(len(vals))]
+	}
+	for rep := 0; rep < 3000; rep++ {
+		var prev [26]float64
+		var tT [676]float64
+		for k := range prev {
+			prev[k] = pick()
+		}
+		for k := range tT {
+			tT[k] = pick()
+		}
+		js := rng.IntN(26)
+		mask := uint32(rng.Int64()) & (1<<26 - 1)
+		above, below := mask&^(uint32(2)<<js-1), mask&(uint32(1)<<js-1)
+		var gc, wc [26]float64
+		var gb, wb [26]int
+		relaxAll26(&prev, &gc, &gb, &tT, js, above, below)
+		fillRow(wc[:], wb[:], tT[js*26:js*26+26], prev[js], js)
+		for j := 0; j < 26; j++ {
+			if above>>uint(j)&1 == 1 {
+				relaxAbove(wc[:], wb[:], tT[j*26:j*26+26], prev[j], j)
+			}
+		}
+		for j := 25; j >= 0; j-- {
+			if below>>uint(j)&1 == 1 {
+				relaxBelow(wc[:], wb[:], tT[j*26:j*26+26], prev[j], j)
+			}
+		}
+		for k := range wc {
+			if math.Float64bits(gc[k]) != math.Float64bits(wc[k]) || gb[k] != wb[k] {
+				t.Fatalf("rep %d (j* = %d, above %b, below %b), label %d: (%v, %d), want (%v, %d)", rep, js, above, below, k, gc[k], gb[k], wc[k], wb[k])
+			}
+		}
+	}
+}

@@ -3,7 +3,6 @@ package ssvm
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"runtime"
 	"sync"
 
@@ -287,16 +286,8 @@ func (dc *decoder) relax26(prev, cur []float64, bk []int, tT, ub, lb []float64) 
 	if !ok {
 		return false
 	}
-	fillRow(cur, bk, tT[js*K:js*K+K], prev[js], js)
-	for above := mask &^ (uint32(2)<<js - 1); above != 0; above &= above - 1 {
-		j := bits.TrailingZeros32(above)
-		relaxAbove(cur, bk, tT[j*K:j*K+K], prev[j], j)
-	}
-	for below := mask & (uint32(1)<<js - 1); below != 0; {
-		j := 31 - bits.LeadingZeros32(below)
-		relaxBelow(cur, bk, tT[j*K:j*K+K], prev[j], j)
-		below &^= 1 << j
-	}
+	relaxAll26((*[26]float64)(prev), (*[26]float64)(cur), (*[26]int)(bk), (*[676]float64)(tT),
+		js, mask&^(uint32(2)<<js-1), mask&(uint32(1)<<js-1))
 	return true
 }
 
