@@ -215,3 +215,17 @@ func relaxAll26(prev, cur *[26]float64, bk *[26]int, tT *[676]float64, js int, a
 
 //go:noescape
 func relaxAll26AVX2(prev *[26]float64, cur *[26]float64, bk *[26]int, tT *[676]float64, js int, above, below uint32)
+
+// viterbiPos26 is one middle position of Viterbi for 26 labels in one AVX2
+// call: prune26, relaxAll26 from j* with the candidates above and below it,
+// then addRow(cur, e, a, skip). It reports false, having written nothing,
+// when prev is not finite or without AVX2.
+func viterbiPos26(prev, cur *[26]float64, bk *[26]int, tT *[676]float64, ub, lb, e *[26]float64, a float64, skip int) bool {
+	if !useAVX2 || skip >= 26 {
+		return false
+	}
+	return viterbiPos26AVX2(prev, cur, bk, tT, ub, lb, e, a, skip)
+}
+
+//go:noescape
+func viterbiPos26AVX2(prev, cur *[26]float64, bk *[26]int, tT *[676]float64, ub, lb, e *[26]float64, a float64, skip int) (ok bool)

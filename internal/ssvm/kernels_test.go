@@ -456,3 +456,69 @@ func TestRelaxAll26(t *testing.T) {
 		}
 	}
 }
+
+// TestViterbiPos26 checks the one-call middle position against prune26,
+// relaxAll26 and addRow called in turn, bit for bit, with and without the
+// loss term, with many ties, and that it declines (writing nothing) when a
+// score is not finite.
+func TestViterbiPos26(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no vector kernel on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(8, 27))
+	vals := []float64{-1, -0.5, math.Copysign(0, -1), 0, 0.5, 1}
+	pick := func() float64 {
+		if rng.IntN(3) == 0 {
+			return rng.NormFloat64() * 4
+		}
+		return vals[rng.IntN(len(vals))]
+	}
+	ran := 0
+	for rep := 0; rep < 4000; rep++ {
+		var prev, ub, lb, e [26]float64
+		var tT [676]float64
+		for k := range prev {
+			prev[k], e[k] = pick(), pick()
+		}
+		for k := range tT {
+			tT[k] = pick()
+		}
+		for j := 0; j < 26; j++ {
+			ub[j], lb[j] = slices.Max(tT[j*26:j*26+26]), slices.Min(tT[j*26:j*26+26])
+		}
+		if rep%50 == 0 {
+			prev[rng.IntN(26)] = math.Inf(1 - 2*rng.IntN(2))
+		}
+		skip, a := -1, 0.0
+		if rep%2 == 0 {
+			skip, a = rng.IntN(26), 1/float64(1+rng.IntN(8))
+		}
+		var gc, wc [26]float64
+		var gb, wb [26]int
+		for k := range gc {
+			gc[k], wc[k], gb[k], wb[k] = 7, 7, -1, -1
+		}
+		ok := viterbiPos26(&prev, &gc, &gb, &tT, &ub, &lb, &e, a, skip)
+		js, mask, want := prune26(&prev, &ub, &lb)
+		if ok != want {
+			t.Fatalf("rep %d: ok = %v, prune26 says %v", rep, ok, want)
+		}
+		if !ok {
+			if gc[0] != 7 || gb[0] != -1 {
+				t.Fatalf("rep %d: declined but wrote", rep)
+			}
+			continue
+		}
+		ran++
+		relaxAll26(&prev, &wc, &wb, &tT, js, mask&^(uint32(2)<<js-1), mask&(uint32(1)<<js-1))
+		addRow(wc[:], e[:], a, skip)
+		for k := range wc {
+			if math.Float64bits(gc[k]) != math.Float64bits(wc[k]) || gb[k] != wb[k] {
+				t.Fatalf("rep %d (skip %d), label %d: (%v, %d), want (%v, %d)", rep, skip, k, gc[k], gb[k], wc[k], wb[k])
+			}
+		}
+	}
+	if ran < 3000 {
+		t.Fatalf("only %d positions ran the kernel", ran)
+	}
+}

@@ -243,6 +243,19 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 	u := dc.u[:K]
 	for t := 1; t < L; t++ {
 		bk := dc.back[t*K : (t+1)*K]
+		if finite && K == 26 && t < L-1 {
+			// A middle position in one vector call (the same sums and
+			// choices as the steps below).
+			skip, a := -1, 0.0
+			if truth != nil {
+				skip, a = truth[t], aug
+			}
+			if viterbiPos26((*[26]float64)(prev), (*[26]float64)(cur), (*[26]int)(bk), (*[676]float64)(tT),
+				(*[26]float64)(ub), (*[26]float64)(lb), (*[26]float64)(E[t*K:(t+1)*K]), a, skip) {
+				prev, cur = cur, prev
+				continue
+			}
+		}
 		if !(finite && K == 26 && useAVX2 && dc.relax26(prev, cur, bk, tT, ub, lb)) {
 			dc.relaxAll(prev, cur, bk, trans, tT, ub, lb, finite)
 		}
