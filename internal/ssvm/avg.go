@@ -37,7 +37,7 @@ func newLazyAvg(p *Problem) *lazyAvg {
 	n := p.N()
 	ne := p.D - p.offFirst
 	return &lazyAvg{
-		smu:  make([]float64, p.Train.Letters()*p.K),
+		smu:  largeFloats(p.Train.Letters() * p.K),
 		tauB: make([]int64, n),
 		sne:  make([]float64, ne),
 		tauC: make([]int64, ne),

@@ -163,7 +163,7 @@ func (m *Method) reset() {
 	if m.o.Algo == AlgoSSG {
 		return
 	}
-	m.mu = make([]float64, ds.Letters()*K)
+	m.mu = largeFloats(ds.Letters() * K)
 	m.mtd = make([]float64, K*K)
 	m.tStart, m.tCap, m.supN = make([]int32, n), make([]int32, n), make([]int32, n)
 	room := 0
