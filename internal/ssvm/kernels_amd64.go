@@ -26,6 +26,9 @@ func averageSSE2(dst, w []float64, a, r float64)
 // hasRows26 reports whether emitLetter26 runs as vector code.
 const hasRows26 = true
 
+// hasColumnKernel reports whether addColumnBin is assembly here.
+const hasColumnKernel = true
+
 // prefetchRange asks for the cache lines of the n bytes at p without
 // waiting for them (the loads of a later step find them in cache).
 //
@@ -229,3 +232,6 @@ func viterbiPos26(prev, cur *[26]float64, bk *[26]int, tT *[676]float64, ub, lb,
 
 //go:noescape
 func viterbiPos26AVX2(prev, cur *[26]float64, bk *[26]int, tT *[676]float64, ub, lb, e *[26]float64, a float64, skip int) (ok bool)
+
+//go:noescape
+func addColumnBin(col unsafe.Pointer, idx []uint16, stride uintptr, a float64)

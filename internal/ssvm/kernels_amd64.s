@@ -1821,3 +1821,43 @@ vp26bad:
 	MOVB $0, ok+72(FP)
 	VZEROUPPER
 	RET
+
+// func addColumnBin(col unsafe.Pointer, idx []uint16, stride uintptr, a float64)
+// For each feature f of idx in turn: *(col + f·stride) += a (one weight of
+// each feature's row: w_k += a·x_j for binary x_j on feature-major weights).
+TEXT ·addColumnBin(SB), NOSPLIT, $0-48
+	MOVQ  col+0(FP), SI
+	MOVQ  idx_base+8(FP), BX
+	MOVQ  idx_len+16(FP), CX
+	MOVQ  stride+32(FP), R8
+	MOVSD a+40(FP), X0
+	MOVQ  CX, DX
+	SHRQ  $1, DX
+	JZ    acbtail
+
+acbloop:
+	MOVWQZX (BX), AX
+	MOVWQZX 2(BX), R9
+	IMULQ   R8, AX
+	IMULQ   R8, R9
+	MOVSD   (SI)(AX*1), X1
+	ADDSD   X0, X1
+	MOVSD   X1, (SI)(AX*1)
+	MOVSD   (SI)(R9*1), X2
+	ADDSD   X0, X2
+	MOVSD   X2, (SI)(R9*1)
+	ADDQ    $4, BX
+	DECQ    DX
+	JNZ     acbloop
+
+acbtail:
+	TESTQ   $1, CX
+	JZ      acbdone
+	MOVWQZX (BX), AX
+	IMULQ   R8, AX
+	MOVSD   (SI)(AX*1), X1
+	ADDSD   X0, X1
+	MOVSD   X1, (SI)(AX*1)
+
+acbdone:
+	RET

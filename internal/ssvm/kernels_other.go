@@ -135,3 +135,11 @@ func relaxAll26(prev, cur *[26]float64, bk *[26]int, tT *[676]float64, js int, a
 func viterbiPos26(prev, cur *[26]float64, bk *[26]int, tT *[676]float64, ub, lb, e *[26]float64, a float64, skip int) bool {
 	return false
 }
+
+// hasColumnKernel reports whether addColumnBin is assembly here.
+const hasColumnKernel = false
+
+// addColumnBin is never called here.
+func addColumnBin(col unsafe.Pointer, idx []uint16, stride uintptr, a float64) {
+	panic("ssvm: addColumnBin without its kernel")
+}

@@ -522,3 +522,41 @@ func TestViterbiPos26(t *testing.T) {
 		t.Fatalf("only %d positions ran the kernel", ran)
 	}
 }
+
+// TestAddColumn checks w_k += a·x_j on feature-major weights (the column
+// kernel for binary letters) against the scalar loop bit for bit, for
+// letters of 0 to 40 features.
+func TestAddColumn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 6))
+	for rep := 0; rep < 500; rep++ {
+		K, F := 1+rng.IntN(30), 1+rng.IntN(140)
+		X := make([]float64, F)
+		for f := range X {
+			if rng.IntN(4) == 0 {
+				X[f] = 1
+			}
+		}
+		ds := &Dataset{Name: "one", Labels: K, Feat: F, X: X, Y: []int{0}, Words: []Word{{0, 1}}}
+		sx, err := newSparseRows(ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wt := make([]float64, K*F)
+		for q := range wt {
+			wt[q] = rng.NormFloat64()
+		}
+		want := slices.Clone(wt)
+		k, a := rng.IntN(K), rng.NormFloat64()*math.Pow(10, float64(rng.IntN(10)-5))
+		for f, v := range X {
+			if v != 0 {
+				want[f*K+k] += a
+			}
+		}
+		sx.addColumn(0, a, k, K, wt)
+		for q := range wt {
+			if math.Float64bits(wt[q]) != math.Float64bits(want[q]) {
+				t.Fatalf("rep %d (K = %d, F = %d, k = %d), weight %d: %v, want %v", rep, K, F, k, q, wt[q], want[q])
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package ssvm
 
 import (
 	"fmt"
+	"unsafe"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -277,6 +278,12 @@ func (s *sparseRows) addRows(j int, r []float64, K int, wt []float64, r26 *[26]f
 func (s *sparseRows) addColumn(j int, a float64, k, K int, wt []float64) {
 	lo, hi := s.off[sparseLanes*j], s.off[sparseLanes*j+sparseLanes]
 	if s.binary {
+		if hasColumnKernel && len(wt) >= K*s.F && k < K {
+			// Every stored feature is below F (newSparseRows), so each
+			// weight written lies in wt[:K·F].
+			addColumnBin(unsafe.Pointer(&wt[k]), s.idx[lo:hi], uintptr(K)*8, a)
+			return
+		}
 		for _, f := range s.idx[lo:hi] {
 			wt[int(f)*K+k] += a
 		}
