@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,10 @@ func TestWorkerRunPagePauseStepResume(t *testing.T) {
 	waitFor(t, ctx, "the run streaming again", fmt.Sprintf(`fwlab.status === 'running' && fwlab.traces[0].n > %d`, n+100), `[fwlab.status, fwlab.traces[0].n]`, 30*time.Second)
 	step(t, ctx, "pause again", 5*time.Second, chromedp.Click(chromedp.ID("btn-pause")))
 	waitFor(t, ctx, "paused again", `fwlab.status === 'paused'`, `fwlab.status`, 10*time.Second)
+	// a paused run keeps its worker's slot, and the badge's help says so
+	if help := eval[string](t, ctx, `document.querySelector('#run-status').title`); !strings.Contains(help, "keeps its slot") {
+		t.Errorf("the paused badge's help on a worker's run: %q", help)
+	}
 	step(t, ctx, "stop", 5*time.Second, chromedp.Click(chromedp.ID("btn-stop")))
 	waitFor(t, ctx, "the run cancelled on its worker", `fwlab.status === 'cancelled'`, `fwlab.status`, 30*time.Second)
 	for _, e := range errs.take() {
