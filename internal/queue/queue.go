@@ -241,6 +241,9 @@ func (q *Queue) SubmitSweepFor(ctx context.Context, doc *sweep.Doc, from From) (
 	if err != nil {
 		return "", err
 	}
+	// every cell has its run before any job is inserted: a worker that
+	// ends the first cell while the others are being put would otherwise
+	// find the sweep with no live run and end it
 	var put []string
 	for i, r := range runs {
 		id, err := q.putRun(ctx, r, refs[i])
@@ -248,13 +251,16 @@ func (q *Queue) SubmitSweepFor(ctx context.Context, doc *sweep.Doc, from From) (
 			put = append(put, id)
 			err = q.st.SetCellRun(ctx, sid, i, id)
 		}
-		if err == nil {
-			limit := 0
-			if i == 0 { // the sweep's first job counts it for its client
-				limit = from.MaxSweeps
-			}
-			err = q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i, Client: from.Client}, PriorityCell, limit)
+		if err != nil {
+			return "", q.abandon(ctx, sid, put, fmt.Errorf("cell %d: %w", i, err))
 		}
+	}
+	for i, id := range put {
+		limit := 0
+		if i == 0 { // the sweep's first job counts it for its client
+			limit = from.MaxSweeps
+		}
+		err := q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i, Client: from.Client}, PriorityCell, limit)
 		if errors.Is(err, ErrClientLimit) {
 			return "", q.discard(ctx, sid, put, err)
 		}
