@@ -665,12 +665,13 @@ func TestPaperFigure1Band(t *testing.T) {
 	// heat map beside the true B, from the panels of the finished traces.
 	waitFor(t, ctx, "the estimated B heat maps", `document.querySelectorAll('canvas[data-heatmap=estimate]').length === 3`,
 		`Array.from(document.querySelectorAll('#panel-body figure')).map(f => f.dataset.panel)`, 30*time.Second)
+	var inst struct { // the status leaves the instance's panels to their own route too
+		BTrue [][]float64 `json:"B_true"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id+"/panels"), &inst); err != nil {
+		t.Fatal(err)
+	}
 	var st struct {
-		Info struct {
-			Panels struct {
-				BTrue [][]float64 `json:"B_true"`
-			} `json:"panels"`
-		} `json:"info"`
 		Traces []struct {
 			Trace       int    `json:"trace"`
 			Algo        string `json:"algo"`
@@ -683,7 +684,7 @@ func TestPaperFigure1Band(t *testing.T) {
 	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &st); err != nil {
 		t.Fatal(err)
 	}
-	J, K := len(st.Info.Panels.BTrue), len(st.Info.Panels.BTrue[0])
+	J, K := len(inst.BTrue), len(inst.BTrue[0])
 	want := map[string]string{}
 	for i, tr := range st.Traces { // the status leaves the traces' panels to their own route
 		if err := json.Unmarshal(httpGet(t, fmt.Sprintf("%s/api/runs/%s/traces/%d/panels", ts.URL, id, tr.Trace)), &st.Traces[i].Panels); err != nil {
@@ -774,15 +775,18 @@ func TestUploadThroughPage(t *testing.T) {
 			Params map[string]string `json:"params"`
 		} `json:"spec"`
 		Info struct {
-			Samples int            `json:"samples"`
-			Panels  map[string]any `json:"panels"`
+			Samples int `json:"samples"`
 		} `json:"info"`
 	}
 	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Spec.Params["x"] != paths["x"] || st.Spec.Params["y"] != paths["y"] || st.Info.Samples != 6 || st.Info.Panels["data"] != "imported" {
-		t.Fatalf("the run's spec params %v, info %+v: want the uploaded pair, 6 imported samples", st.Spec.Params, st.Info)
+	var panels map[string]any
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id+"/panels"), &panels); err != nil {
+		t.Fatal(err)
+	}
+	if st.Spec.Params["x"] != paths["x"] || st.Spec.Params["y"] != paths["y"] || st.Info.Samples != 6 || panels["data"] != "imported" {
+		t.Fatalf("the run's spec params %v, info %+v, panels %v: want the uploaded pair, 6 imported samples", st.Spec.Params, st.Info, panels)
 	}
 	waitFor(t, ctx, "records", `fwlab.traces.length === 2 && fwlab.traces.every(t => t.n > 0)`, `fwlab.traces.map(t => t.n)`, 30*time.Second)
 	shot(t, ctx, dir, "upload-run.png")

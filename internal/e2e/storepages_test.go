@@ -899,3 +899,30 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// TestQueuedRunPanelsArrive: the page of a queued teaching run, whose
+// status never carries the instance's panels, fetches them on their own and
+// shows the teaching view once the run starts, following its iterates
+// while it runs (a long run, so that no end of the run fetches them
+// instead). TestWorkerRunPage covers an instance built after the page
+// opened, on a worker.
+func TestQueuedRunPanelsArrive(t *testing.T) {
+	ts := appWith(t, server.Options{Session: session.Options{MaxActive: 1}})
+	first := postRun(t, ts.URL, longToy)
+	defer stopRun(ts.URL, first)
+	second := postRun(t, ts.URL, `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"20000"},"algorithms":[{"algo":"ssfw-as","rho":0.01}],"iters":150000}`)
+	defer stopRun(ts.URL, second)
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "open the queued run", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/"+second))
+	waitFor(t, ctx, "the queued status", `fwlab.status === 'queued'`, `fwlab.status`, 10*time.Second)
+	if eval[bool](t, ctx, `!!(fwlab.teach && fwlab.teach.drawn)`) {
+		t.Fatal("the teaching view is drawn before the instance exists")
+	}
+	stopRun(ts.URL, first)
+	waitFor(t, ctx, "the teaching view of the running run", `fwlab.status === 'running' && !fwlab.done && fwlab.teach && fwlab.teach.drawn && fwlab.teach.planes && fwlab.teach.planes.length === 1 && fwlab.teach.ks.every((k) => k > 0)`,
+		`[fwlab.status, fwlab.done, fwlab.teach]`, 30*time.Second)
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
+}

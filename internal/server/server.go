@@ -36,7 +36,8 @@
 //	GET    /api/runs/{id}            session.Status (with "records", the server's count, and
 //	                                 "queue_position" while queued; a trace's "has_panels"
 //	                                 but never its panels; "name", "note", "starred",
-//	                                 "ended"), live or stored (read without the panels);
+//	                                 "ended", "has_panels" when the instance has panels
+//	                                 but never the panels), live or stored (read without them);
 //	                                 404 unknown id
 //	PATCH  /api/runs/{id}            {"name"?, "note"?, "starred"?} → 200 RunRow
 //	POST   /api/runs/delete          {"ids": [...]} → 200 {"deleted": n}; 409 naming ids[i] for a

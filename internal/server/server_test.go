@@ -112,6 +112,21 @@ func status(t testing.TB, ts *httptest.Server, id string) session.Status {
 	return st
 }
 
+// instancePanels returns a run's instance panels, which its status leaves
+// out (GET /api/runs/{id}/panels).
+func instancePanels(t testing.TB, ts *httptest.Server, id string) map[string]any {
+	t.Helper()
+	code, body := do(t, "GET", ts.URL+"/api/runs/"+id+"/panels", nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET panels: %d %s", code, body)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func waitFinished(t testing.TB, srv *Server, id string) *session.Run {
 	t.Helper()
 	r, ok := srv.Manager().Get(id)
@@ -794,7 +809,10 @@ func TestToyPolygonSSFWASvsFISTA(t *testing.T) {
 			t.Errorf("trace %d: no gap on the last record", i)
 		}
 	}
-	if _, ok := col.done.Info.Panels["geometry"]; !ok {
+	if col.done.Info.Panels != nil || !col.done.HasPanels {
+		t.Errorf("the done status carries panels %v, has_panels %v: want none, and true", col.done.Info.Panels, col.done.HasPanels)
+	}
+	if _, ok := instancePanels(t, ts, id)["geometry"]; !ok {
 		t.Error("the toy polygon's geometry panel is missing")
 	}
 	// The download holds exactly the streamed records.

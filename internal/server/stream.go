@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
@@ -94,6 +96,7 @@ func (st *stream) serve() {
 		defer stop()
 	}
 	runStatus := st.run.RunStatus()
+	instance := instanceKey(st.run.Info())
 	var last time.Time
 	more := true // send what is stored at once
 	for {
@@ -154,6 +157,12 @@ func (st *stream) serve() {
 			newVersion = version
 			if s := st.run.RunStatus(); s != runStatus {
 				runStatus = s
+				newVersion = version + 1
+			}
+			// a worker builds the instance after it took the run: its
+			// description and panels reach the page with a status
+			if k := instanceKey(st.run.Info()); k != instance {
+				instance = k
 				newVersion = version + 1
 			}
 			finished = !store.Live(runStatus)
@@ -295,12 +304,22 @@ func backlog(traces []*session.Trace, cursors []int) int {
 	return n
 }
 
-// sendStatus sends {"type": typ, "run": status}.
+// instanceKey tells apart what a status says of a run's instance: none
+// yet, or one built (its size, F* and whether it has panels).
+func instanceKey(in scenarios.Info) string {
+	return fmt.Sprint(in.Dim, in.Samples, in.Blocks, in.FStar != nil, in.Panels != nil)
+}
+
+// sendStatus sends {"type": typ, "run": status}; the status names the
+// worker of a run a worker process took (a PostgreSQL store's).
 func (st *stream) sendStatus(typ string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), st.s.opts.WriteTimeout)
+	status := st.s.withWorker(ctx, st.run.Status().WithoutPanels())
+	cancel()
 	msg, err := json.Marshal(struct {
 		Type string         `json:"type"`
 		Run  session.Status `json:"run"`
-	}{typ, st.run.Status().WithoutPanels()})
+	}{typ, status})
 	if err != nil {
 		st.s.log.Error("encoding the run status", "run", st.run.ID, "err", err)
 		_ = st.conn.CloseWith(1011, "cannot encode the run status", time.Now().Add(time.Second))

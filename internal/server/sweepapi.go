@@ -45,9 +45,10 @@ func (s *Server) sweepRoutes(r chi.Router) {
 }
 
 // checkCellLimits refuses a cell's spec that the run manager would refuse
-// for its size alone (the per-run limits of CreateFor: records, worker
-// slots, memory), so that a sweep is refused when posted rather than
-// failing cell after cell.
+// for its size (the per-run limits of CreateFor: records, worker slots,
+// memory) or its data files (outside the data folders, missing, too
+// large), so that a sweep is refused when posted rather than failing cell
+// after cell.
 func (s *Server) checkCellLimits(sp spec.Run) error {
 	o := s.mgr.Options()
 	ntr := int64(len(sp.Algorithms)) * int64(sp.Replications)
@@ -69,7 +70,7 @@ func (s *Server) checkCellLimits(sp spec.Run) error {
 		return spec.Errorf("iters", "its %d records need about %d MiB, over the server's memory budget of %d MiB%s",
 			recs, b>>20, o.MaxMemory>>20, flag)
 	}
-	return nil
+	return s.mgr.CheckPaths(sp)
 }
 
 func (s *Server) handleSweepEdit(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/csv"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -197,4 +199,39 @@ func TestSweepStudyAPI(t *testing.T) {
 	if code, _ := do(t, "GET", ts.URL+"/api/sweeps/"+id, nil); code != 404 {
 		t.Errorf("a deleted sweep: %d", code)
 	}
+}
+
+// A sweep over data files is checked as its runs would be, when posted: a
+// missing file, or one outside the data folders, is refused with 400
+// naming the axis value and the rule, and nothing is stored; files that a
+// run may read make a sweep.
+func TestSweepOverDataFilesChecked(t *testing.T) {
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "a.csv"), []byte("1,2,3\n4,5,6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := newTestServer(t, Options{DataDir: data, UploadDir: t.TempDir()})
+	base := fakeRun(20, "fw")
+	for _, tc := range []struct{ bad, rule string }{
+		{"missing.csv", "no readable file"},
+		{"/etc/hostname", "must be a file inside"},
+		{"../a.csv", "must be a file inside"},
+	} {
+		doc := map[string]any{"base": base, "axes": []map[string]any{{"param": "params.data", "values": []any{"a.csv", tc.bad}}}}
+		code, body := do(t, "POST", ts.URL+"/api/sweeps", mustJSON(t, doc))
+		wantError(t, code, body, 400, "axes[0].values[1]")
+		if !strings.Contains(string(body), tc.rule) || !strings.Contains(string(body), "params.data") {
+			t.Errorf("%s: the refusal does not name the parameter and the rule %q: %s", tc.bad, tc.rule, body)
+		}
+	}
+	if _, body := do(t, "GET", ts.URL+"/api/sweeps", nil); !strings.Contains(string(body), `"total":0`) {
+		t.Errorf("a refused sweep was stored: %s", body)
+	}
+	doc := map[string]any{"base": base, "axes": []map[string]any{{"param": "params.data", "values": []any{"a.csv", filepath.Join(data, "a.csv")}}}}
+	code, body := do(t, "POST", ts.URL+"/api/sweeps", mustJSON(t, doc))
+	var c struct{ ID string }
+	if code != 201 || json.Unmarshal(body, &c) != nil {
+		t.Fatalf("a sweep over readable files: %d %s", code, body)
+	}
+	do(t, "DELETE", ts.URL+"/api/sweeps/"+c.ID, nil)
 }

@@ -112,3 +112,69 @@ func TestTracePanelsOutsideTheStatus(t *testing.T) {
 		}
 	}
 }
+
+// A run's status never carries its instance's panels, however large (a
+// bundle may bring up to MaxPanelBytes): GET /api/runs/{id}, the stream's
+// hello and done say "has_panels" and GET /api/runs/{id}/panels answers
+// them, byte for byte the same JSON object.
+func TestInstancePanelsOutsideTheStatus(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "panels.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id := storedPanelsRun(t, st, nil)
+	const size = 3 << 20
+	pan := json.RawMessage(`{"geometry":{"v":[[0,1],[1,0]]},"big":"` + strings.Repeat("y", size) + `"}`)
+	if err := st.SetInstance(context.Background(), id, store.Instance{Dim: 2, Samples: 3, Blocks: 1, Panels: pan}); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{}
+	o.Session = session.Options{Store: st}
+	_, ts := newTestServer(t, o)
+
+	code, body := do(t, "GET", ts.URL+"/api/runs/"+id, nil)
+	var got struct {
+		HasPanels bool                       `json:"has_panels"`
+		Info      map[string]json.RawMessage `json:"info"`
+	}
+	if code != 200 || json.Unmarshal(body, &got) != nil {
+		t.Fatalf("GET status: %d %.200s", code, body)
+	}
+	if !got.HasPanels || got.Info["panels"] != nil || len(body) > 64<<10 {
+		t.Fatalf("status: has_panels %v, info.panels %.80s, %d bytes; want true, none and a small answer", got.HasPanels, got.Info["panels"], len(body))
+	}
+	code, body = do(t, "GET", ts.URL+"/api/runs/"+id+"/panels", nil)
+	var p, want map[string]any
+	if code != 200 || json.Unmarshal(body, &p) != nil || json.Unmarshal(pan, &want) != nil {
+		t.Fatalf("GET panels: %d %.200s", code, body)
+	}
+	if p["big"] != want["big"] || p["geometry"] == nil {
+		t.Fatalf("GET panels answered %d bytes without the stored panels", len(body))
+	}
+
+	c := dial(t, ts, id)
+	defer c.Close()
+	ch, errc := make(chan wsMessage, 16), make(chan error, 1)
+	go readStream(c, ch, errc)
+	n := 0
+	for m := range ch {
+		if m.Type == "hello" || m.Type == "done" || m.Type == "status" {
+			n++
+			if !m.Run.HasPanels || m.Run.Info.Panels != nil {
+				t.Fatalf("%s over the stream: has_panels %v, panels %v", m.Type, m.Run.HasPanels, m.Run.Info.Panels != nil)
+			}
+		}
+	}
+	<-errc
+	if n == 0 {
+		t.Fatal("no status over the stream")
+	}
+
+	// a run without instance panels says it has none
+	plain := storedPanelsRun(t, st, nil)
+	var none map[string]json.RawMessage
+	if code, body := do(t, "GET", ts.URL+"/api/runs/"+plain, nil); code != 200 || json.Unmarshal(body, &none) != nil || none["has_panels"] != nil {
+		t.Fatalf("status of a run without instance panels: %d has_panels %s", code, none["has_panels"])
+	}
+}

@@ -127,7 +127,7 @@ func TestUploads(t *testing.T) {
 	sp := fakeRun(5, "fw")
 	sp.Params["data"] = path
 	id := create(t, ts, sp)
-	if got := status(t, ts, id).Info.Panels["data"]; got != path {
+	if got := instancePanels(t, ts, id)["data"]; got != path {
 		t.Fatalf("the run read %v, want %s", got, path)
 	}
 	// Other files beside the upload directory stay refused.

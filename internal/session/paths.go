@@ -1,6 +1,7 @@
 package session
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -96,6 +97,20 @@ func (m *Manager) resolvePaths(sc *scenarios.Scenario, given spec.Params, vals s
 		vals[p.Name] = real
 	}
 	return nil
+}
+
+// CheckPaths checks the data files a spec names as a run of it would (the
+// server's data folders, a regular readable file within MaxFile), without
+// building anything: a sweep is refused when posted rather than failing
+// in every cell. The spec is not changed.
+func (m *Manager) CheckPaths(sp spec.Run) error {
+	sp.Params = maps.Clone(sp.Params)
+	sp.Algorithms = append([]spec.Algo(nil), sp.Algorithms...)
+	sc, vals, err := scenarios.Resolve(&sp)
+	if err != nil {
+		return err
+	}
+	return m.resolvePaths(sc, sp.Params, vals)
 }
 
 func (m *Manager) maxFile() int64 {

@@ -200,12 +200,19 @@ type Status struct {
 	// Worker names the worker process that ran a run taken from the queue
 	// (a PostgreSQL store; the server fills it in).
 	Worker string `json:"worker,omitempty"`
+	// HasPanels says that the instance has panels (Info.Panels), also where
+	// a lean status (WithoutPanels) leaves them out: a page fetches them
+	// on their own (GET /api/runs/{id}/panels).
+	HasPanels bool `json:"has_panels,omitempty"`
 }
 
-// WithoutPanels returns the status with the traces' Panels left out (their
-// HasPanels stays): the status messages of a stream, which repeat the whole
-// status at every change, stay small however large the estimates are.
+// WithoutPanels returns the status with the instance's panels and the
+// traces' Panels left out (HasPanels, the run's and each trace's, says
+// which there are): a status, which a stream repeats at every change,
+// stays small however large the instance or the estimates are.
 func (s Status) WithoutPanels() Status {
+	s.HasPanels = s.HasPanels || s.Info.Panels != nil
+	s.Info.Panels = nil
 	s.Traces = append([]TraceStatus(nil), s.Traces...)
 	for i := range s.Traces {
 		s.Traces[i].Panels = nil

@@ -571,6 +571,7 @@ export function bindViewControls(charts, S, draw) {
   });
   on('#objmode', 'change', (ev) => {
     S.objmode = ev.target.value;
+    if (ev.isTrusted) S.objChosen = true;
     charts.setObjectiveTitle();
     draw();
   });

@@ -170,9 +170,26 @@ export function initRun() {
     const first = !S.status;
     S.status = run;
     fwlab.status = run.status;
-    if (run.info) S.info = run.info;
+    // The status never carries the instance's panels ("has_panels" says
+    // there are some): they are fetched on their own and kept here.
+    if (run.info) S.info = Object.assign({}, run.info, instancePanels ? { panels: instancePanels } : {});
+    if (run.has_panels && !instancePanels) loadPanels();
+    const fstar = S.info && S.info.fstar != null ? S.info.fstar : null;
+    if (!first && S.fstar == null && fstar != null) {
+      // an instance built after the page opened (a run a worker took):
+      // its F* offers the distance to the optimum, shown at once unless
+      // the user chose another view
+      S.fstar = fstar;
+      const om = $('#objmode');
+      $('option[value=fstar]', om).disabled = false;
+      $('option[value=best]', om).hidden = true;
+      if (S.objmode === 'best' && !S.objChosen) {
+        om.value = 'fstar';
+        om.dispatchEvent(new Event('change', { bubbles: true }));
+      }
+    }
     if (first || hello) {
-      S.fstar = S.info && S.info.fstar != null ? S.info.fstar : null;
+      S.fstar = fstar;
       if (first) {
         // The objective's distance to the optimum: from F* when known,
         // else from the best value seen.
@@ -190,15 +207,15 @@ export function initRun() {
       }
       const sp = run.spec ? JSON.stringify(run.spec) : specText;
       if (sp) $('#edit-spec').href = '/?spec=' + encodeURIComponent(sp);
-      const info = S.info || {};
-      const bits = [];
-      if (run.spec) bits.push(run.spec.problem);
-      if (info.dim) bits.push(`p = ${info.dim}`);
-      if (info.samples) bits.push(`n = ${info.samples}`);
-      if (info.blocks) bits.push(`q = ${plural(info.blocks, 'block', 'blocks')}`);
-      if (S.fstar != null) bits.push(`F* = ${fmtCell(S.fstar, 10)}`);
-      $('#run-info').textContent = bits.join(' · ');
     }
+    const info = S.info || {};
+    const bits = [];
+    if (run.spec) bits.push(run.spec.problem);
+    if (info.dim) bits.push(`p = ${info.dim}`);
+    if (info.samples) bits.push(`n = ${info.samples}`);
+    if (info.blocks) bits.push(`q = ${plural(info.blocks, 'block', 'blocks')}`);
+    if (S.fstar != null) bits.push(`F* = ${fmtCell(S.fstar, 10)}`);
+    $('#run-info').textContent = bits.join(' · ');
     setupTraces(run);
     resultPanels(run);
     const failed = (run.traces || []).filter((t) => t.status === 'failed');
@@ -232,6 +249,50 @@ export function initRun() {
     scheduleDraw();
   }
   let pausedTimer = 0;
+
+  // The instance's panels (GET /api/runs/{id}/panels), null until fetched.
+  let instancePanels = null;
+  let panelsLoading = null;
+  async function fetchPanels() {
+    const res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}/panels`);
+    if (!res.ok || !res.data) throw new Error((res.data && res.data.error) || `the server answered ${res.status}`);
+    return res.data;
+  }
+  // loadPanels fetches the panels of an instance built after the page
+  // opened (a queued run that has started) and shows them.
+  function loadPanels() {
+    if (panelsLoading) return panelsLoading;
+    panelsLoading = (async () => {
+      try {
+        showPanels(await fetchPanels());
+      } catch (e) {
+        showError(`fetching the instance's panels failed: ${e.message}`);
+        panelsLoading = null;
+      }
+    })();
+    return panelsLoading;
+  }
+  function showPanels(p) {
+    const first = !instancePanels;
+    instancePanels = p;
+    S.info = Object.assign({}, S.info || {}, { panels: p });
+    if (p.geometry) {
+      // traces made before the geometry was known keep the teaching
+      // view's metrics from now on, and get those of the records they
+      // hold from the complete trace
+      let refill = false;
+      for (const t of S.traces) {
+        if (t && !t.extras) {
+          refill = refill || t.n > 0;
+          t.keepExtras();
+        }
+      }
+      if (first) Teach.init(S, p.geometry);
+      if (refill) stream.catchUp(true);
+    }
+    Panels.render(safePanels(p));
+    scheduleDraw();
+  }
   const verifyStatus = initVerify(S.runId);
 
   const pageRecords = () => S.traces.reduce((a, t) => a + (t ? t.n : 0), 0);
@@ -343,15 +404,12 @@ export function initRun() {
         `${info.error ? ` — the download failed: ${info.error}` : ''}. The charts and exports show only what was loaded.`;
     },
     done: async () => {
-      try {
-        const res = await api('GET', `/api/runs/${encodeURIComponent(S.runId)}/panels`);
-        if (res.ok && res.data) {
-          S.info = S.info || {};
-          S.info.panels = res.data;
-          Panels.render(safePanels(res.data));
+      if (S.status && S.status.has_panels) {
+        try {
+          showPanels(await fetchPanels());
+        } catch (e) {
+          if (!instancePanels) showError(`fetching the instance's panels failed: ${e.message}`);
         }
-      } catch (e) {
-        /* the panels sent with hello stay */
       }
       fwlab.done = true;
       scheduleDraw();
@@ -676,6 +734,15 @@ export function initRun() {
       return;
     }
     fwlab.runId = S.runId;
+    if (res.data && res.data.has_panels) {
+      // the panels first: the teaching view's geometry decides what the
+      // traces keep
+      try {
+        instancePanels = await fetchPanels();
+      } catch (e) {
+        showError(`fetching the instance's panels failed: ${e.message}`);
+      }
+    }
     onStatus(res.data, true);
     stream.connect();
     compareWith();

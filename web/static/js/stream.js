@@ -78,7 +78,9 @@ export function createStream(S, on) {
 
   // catchUp fetches the complete trace (JSON Lines) and appends what is
   // missing, then follows the stream again.
-  async function catchUp() {
+  // With refill, the records held get the teaching view's metrics they
+  // were kept without (the instance's panels came after them).
+  async function catchUp(refill) {
     if (S.catchingUp) return;
     S.catchingUp = true;
     on.records();
@@ -97,6 +99,7 @@ export function createStream(S, on) {
         if (!t) continue;
         const i = (idx[r.trace] = (idx[r.trace] || 0) + 1) - 1;
         if (i >= t.n) t.push(r);
+        else if (refill) t.fillExtra(i, r);
       }
     } catch (e) {
       failure = e.message;

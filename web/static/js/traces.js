@@ -65,6 +65,29 @@ export class Trace {
       this.cols[k] = d;
     }
   }
+  // keepExtras makes a trace that was made without the teaching view's
+  // metrics keep them from now on; the records it holds get theirs from
+  // fillExtra (the complete trace, fetched again).
+  keepExtras() {
+    if (this.extras) return;
+    this.keepExtra = true;
+    this.extras = new Array(this.n).fill(null);
+    this.fillPlane = null;
+  }
+  // fillExtra gives record i, held without its metrics, those of r (the
+  // same record, read again); records come in order, as push takes them.
+  fillExtra(i, r) {
+    if (!this.extras || i >= this.n) return;
+    let e = r.extra || null;
+    if (this.fillPlane && (!e || e.x0 == null)) e = e ? { ...this.fillPlane, ...e } : this.fillPlane;
+    if (r.extra && r.extra.x0 != null) this.fillPlane = teachPart(r.extra);
+    if (this.extras[i] == null && e) {
+      this.extras[i] = e;
+      if (e.x0 != null) this.hasXY = true;
+      for (const k in e) if (k.charCodeAt(0) === 119 && k.startsWith('w:')) this.wkeys.add(k);
+    }
+    if (i === this.n - 1 && !this.plane) this.plane = this.fillPlane;
+  }
   push(r) {
     if (this.n === this.cap) this.grow();
     const i = this.n;
