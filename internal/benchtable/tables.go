@@ -38,8 +38,8 @@ var L1BallScaling = ScalingTable{
 	Title: "`afw` (exact line searches) on l1-ball least squares, n = 10⁴ samples, p = 200 to 10⁴\n" +
 		"(`BenchmarkL1BallScaling`, internal/problems/toy; the instances of `toy.NewL1BallFast`, built in\n" +
 		"O(n·p) with F* known from a KKT certificate, checked in the run by the duality gap at x*),\n" +
-		"to F − F* ≤ 1e-6·F* (at most 10⁵ iterations, 600 s in the iterations or 1 800 s in all). An iteration makes one pass over the\n" +
-		"8·n·p bytes of A. Exponents e: figure ∝ p^e.",
+		"to F − F* ≤ 1e-6·F* (at most 10⁵ iterations, 600 s of CPU in the iterations or 1 800 s in\n" +
+		"all). An iteration makes one pass over the 8·n·p bytes of A. Exponents e: figure ∝ p^e.",
 	SizeHeader: "instance",
 	Size:       "p",
 	FitLabel:   "exponent e (figure ∝ p^e)",
