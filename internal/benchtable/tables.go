@@ -12,7 +12,8 @@ var GFLASSOScaling = ScalingTable{
 		"λ = γ = 10 at 1×, 30 above). F* is certified by `bc-ssfw-as`'s duality gap (run to a gap\n" +
 		"≤ 1e-9·F(0), at most 50 000 iterations or 30 min): relative errors are measured against the\n" +
 		"certified lower bound F(x̂) − gap ≤ F*, so a time to 1e-6 is an upper bound of the true one.\n" +
-		"`spg` targets the same accuracy (μ from ε = 5e-7·F*) and stops at 20 000 iterations or 120 s;\n" +
+		"`spg` targets the same accuracy (μ from ε = 5e-7·F*) and stops at 20 000 iterations or 120 s\n" +
+		"of CPU, its evaluations (every 10 iterations) included;\n" +
 		"where it does not reach 1e-6 the cell gives its iterations and best relative error.\n" +
 		"Exponents e: time ∝ (size factor)^e, fitted over the sizes that have the figure.",
 	SizeHeader: "size",
