@@ -8,7 +8,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
@@ -50,62 +49,25 @@ heartbeat (2 s), its records kept.
 		return 1
 	}
 	defer st.Close()
+	// one transaction: a worker freed by one cancel never starts a run
+	// that another id cancels
+	res, err := st.Cancel(ctx, fs.Args(), time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "dashboard cancel: %v\n", err)
+		return 1
+	}
 	code := 0
-	for _, id := range fs.Args() {
-		msg, err := cancelOne(ctx, st, id)
-		if err != nil {
-			fmt.Fprintf(stderr, "dashboard cancel: %s: %v\n", id, err)
+	for i, id := range fs.Args() {
+		r := res[i]
+		switch {
+		case r.Err != nil:
+			fmt.Fprintf(stderr, "dashboard cancel: %s: %v\n", id, r.Err)
 			code = 1
-			continue
+		case r.Sweep:
+			fmt.Fprintf(stdout, "%s: sweep cancelled (%d live cells)\n", id, r.Cells)
+		default:
+			fmt.Fprintf(stdout, "%s: run cancelled\n", id)
 		}
-		fmt.Fprintf(stdout, "%s: %s\n", id, msg)
 	}
 	return code
-}
-
-// cancelOne cancels a run, or a sweep's live cells, and says what it did.
-func cancelOne(ctx context.Context, st *pgstore.Store, id string) (string, error) {
-	r, err := st.Get(ctx, id)
-	switch {
-	case err == nil:
-		if !store.Live(r.Status) {
-			return "", fmt.Errorf("the run has ended (%s)", r.Status)
-		}
-		if err := st.SetStatus(ctx, id, store.StatusCancelled, time.Now()); err != nil {
-			return "", err
-		}
-		return "run cancelled", nil
-	case !errors.Is(err, store.ErrNotFound):
-		return "", err
-	}
-	sw, err := st.GetSweep(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", errors.New("no run or sweep has this id")
-	}
-	if err != nil {
-		return "", err
-	}
-	n := 0
-	for _, c := range sw.Cells {
-		if c.RunID == "" {
-			continue
-		}
-		r, err := st.Get(ctx, c.RunID)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if store.Live(r.Status) {
-			if err := st.SetStatus(ctx, r.ID, store.StatusCancelled, time.Now()); err != nil {
-				return "", err
-			}
-			n++
-		}
-	}
-	if err := st.SetSweepStatus(ctx, id, store.StatusCancelled); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("sweep cancelled (%d live cells)", n), nil
 }

@@ -17,7 +17,7 @@ import (
 // 0`: the runs and sweeps started through it are queued on the PostgreSQL store's River queue, as
 // `dashboard submit` queues them; with slots the server runs them itself
 // (nil).
-func frontEnd(st store.Backend, slots int) (server.Submitter, server.SweepSubmitter, error) {
+func frontEnd(st store.Backend, slots int, quota int64) (server.Submitter, server.SweepSubmitter, error) {
 	if slots != 0 {
 		return nil, nil, nil
 	}
@@ -31,6 +31,10 @@ func frontEnd(st store.Backend, slots int) (server.Submitter, server.SweepSubmit
 	if err != nil {
 		return nil, nil, err
 	}
-	return func(ctx context.Context, sp spec.Run) (string, error) { return q.Submit(ctx, sp) },
-		func(ctx context.Context, doc *sweep.Doc) (string, error) { return q.SubmitSweep(ctx, doc) }, nil
+	q.Quota = quota
+	return func(ctx context.Context, sp spec.Run, client string, files server.DataFiles) (string, error) {
+			return q.SubmitFor(ctx, sp, queue.From{Client: client, Files: queue.Files(files)})
+		}, func(ctx context.Context, doc *sweep.Doc, client string, files server.DataFiles) (string, error) {
+			return q.SubmitSweepFor(ctx, doc, queue.From{Client: client, Files: queue.Files(files)})
+		}, nil
 }

@@ -20,9 +20,9 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dashboard import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	def, defErr := store.DefaultPath()
-	db := fs.String("db", def, "the run store's file")
+	db := fs.String("db", def, "the run store: its file, or a PostgreSQL database (postgres://USER@HOST/DB?…)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: dashboard import [-db PATH] FILE|DIR…
+		fmt.Fprint(stderr, `usage: dashboard import [-db PATH|postgres://…] FILE|DIR…
 
 Loads run bundles (written by "dashboard solve -format json" or exported from
 the dashboard) into the run store, where the dashboard lists and compares
@@ -50,7 +50,7 @@ DIR/sweep.json) is imported as one sweep with its cells' runs.
 		fmt.Fprintf(stderr, "dashboard import: -db: is required (%v)\n", defErr)
 		return 2
 	}
-	st, err := store.Open(*db)
+	st, err := openRunStore(*db)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard import: -db: %v\n", err)
 		return 1
@@ -94,7 +94,7 @@ DIR/sweep.json) is imported as one sweep with its cells' runs.
 	return 0
 }
 
-func importFile(ctx context.Context, st *store.Store, name string, stdin io.Reader) (*bundle.Imported, error) {
+func importFile(ctx context.Context, st store.Backend, name string, stdin io.Reader) (*bundle.Imported, error) {
 	r := stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -104,5 +104,5 @@ func importFile(ctx context.Context, st *store.Store, name string, stdin io.Read
 		defer f.Close()
 		r = f
 	}
-	return bundle.Import(ctx, st, bufio.NewReaderSize(r, 1<<16))
+	return bundle.ImportInto(ctx, st, bufio.NewReaderSize(r, 1<<16))
 }

@@ -58,38 +58,58 @@ func sniffImport(name string) (sweepIndexPath string, err error) {
 // are those runs. A cell whose bundle is missing (a task of a job array
 // that has not run) is kept without a run and named on stderr; the sweep
 // is then stored as interrupted, else done.
-func importSweep(ctx context.Context, st *store.Store, indexPath string, stdout, stderr io.Writer) error {
+func importSweep(ctx context.Context, st store.Backend, indexPath string, stdout, stderr io.Writer) error {
+	_, err := importSweepWith(ctx, st, indexPath, sweepImport{}, stdout, stderr)
+	return err
+}
+
+// sweepImport is how importSweepWith imports a sweep: whole only waits
+// (imports nothing) while a cell's bundle is missing; once stores no
+// second sweep with the same cells' runs as one stored before (the runs
+// themselves are found again by their bundles' digests).
+type sweepImport struct{ whole, once bool }
+
+// importSweepWith is importSweep with options; it reports whether it
+// stored a sweep.
+func importSweepWith(ctx context.Context, st store.Backend, indexPath string, opt sweepImport, stdout, stderr io.Writer) (bool, error) {
 	b, err := os.ReadFile(indexPath)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var idx sweepIndex
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&idx); err != nil {
-		return fmt.Errorf("sweep.json: %v", err)
+		return false, fmt.Errorf("sweep.json: %v", err)
 	}
 	if idx.Format != sweepIndexFormat {
-		return fmt.Errorf("sweep.json: format: must be %q, got %q", sweepIndexFormat, idx.Format)
+		return false, fmt.Errorf("sweep.json: format: must be %q, got %q", sweepIndexFormat, idx.Format)
 	}
 	doc := sweep.Doc{Base: idx.Base, Axes: idx.Axes}
 	cells, err := doc.Cells()
 	if err != nil {
-		return fmt.Errorf("sweep.json: %v", err)
+		return false, fmt.Errorf("sweep.json: %v", err)
 	}
 	if len(idx.Cells) != len(cells) {
-		return fmt.Errorf("sweep.json: cells: the axes make %d cells, the file lists %d", len(cells), len(idx.Cells))
+		return false, fmt.Errorf("sweep.json: cells: the axes make %d cells, the file lists %d", len(cells), len(idx.Cells))
 	}
 	dir := filepath.Dir(indexPath)
+	if opt.whole {
+		for _, c := range idx.Cells {
+			if _, err := os.Stat(filepath.Join(dir, filepath.Base(c.Bundle))); err != nil {
+				return false, nil // not every cell has run yet
+			}
+		}
+	}
 	axes, _ := json.Marshal(idx.Axes)
 	rec := &store.Sweep{Base: idx.Base, Axes: axes, Name: idx.Name, Note: idx.Note, Status: store.StatusDone}
 	runs, missing := 0, 0
 	for i, c := range idx.Cells {
 		want := cells[i].ValuesJSON(idx.Axes)
 		if c.Index != i || !sameJSON(c.Values, want) {
-			return fmt.Errorf("sweep.json: cells[%d]: index %d with values %s, the axes give cell %d values %s", i, c.Index, c.Values, i, want)
+			return false, fmt.Errorf("sweep.json: cells[%d]: index %d with values %s, the axes give cell %d values %s", i, c.Index, c.Values, i, want)
 		}
 		if filepath.Base(c.Bundle) != c.Bundle || c.Bundle == "" || c.Bundle == "." || c.Bundle == ".." {
-			return fmt.Errorf("sweep.json: cells[%d].bundle: must be a file name in the sweep's directory, got %q", i, c.Bundle)
+			return false, fmt.Errorf("sweep.json: cells[%d].bundle: must be a file name in the sweep's directory, got %q", i, c.Bundle)
 		}
 		sc := store.Cell{Index: i, Values: want}
 		path := filepath.Join(dir, c.Bundle)
@@ -101,7 +121,7 @@ func importSweep(ctx context.Context, st *store.Store, indexPath string, stdout,
 		}
 		res, err := importFile(ctx, st, path, nil)
 		if err != nil {
-			return fmt.Errorf("cell %d: %s: %w", i, c.Bundle, err)
+			return false, fmt.Errorf("cell %d: %s: %w", i, c.Bundle, err)
 		}
 		id := res.ID
 		if res.Existing {
@@ -116,12 +136,55 @@ func importSweep(ctx context.Context, st *store.Store, indexPath string, stdout,
 	if missing > 0 {
 		rec.Status = store.StatusInterrupted
 	}
+	if opt.once {
+		if id, err := sameSweep(ctx, st, rec.Cells); err != nil || id != "" {
+			if id != "" {
+				fmt.Fprintf(stdout, "%s: sweep %s (imported before; nothing new stored)\n", indexPath, id)
+			}
+			return false, err
+		}
+	}
 	id, err := st.PutSweep(ctx, rec)
 	if err != nil {
-		return err
+		return false, err
 	}
 	fmt.Fprintf(stdout, "%s: sweep %s (%d cells, %d runs imported, %d missing)\n", indexPath, id, len(cells), runs, missing)
-	return nil
+	return true, nil
+}
+
+// sameSweep returns the id of a stored sweep whose cells are cells' runs
+// ("" none).
+func sameSweep(ctx context.Context, st store.Backend, cells []store.Cell) (string, error) {
+	for off := 0; ; off += 100 {
+		list, total, err := st.ListSweeps(ctx, off, 100)
+		if err != nil {
+			return "", err
+		}
+		for _, sw := range list {
+			full, err := st.GetSweep(ctx, sw.ID)
+			if err != nil {
+				continue // deleted meanwhile
+			}
+			if sameCells(full.Cells, cells) {
+				return sw.ID, nil
+			}
+		}
+		if off+100 >= total || len(list) == 0 {
+			return "", nil
+		}
+	}
+}
+
+func sameCells(a, b []store.Cell) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].RunID != b[i].RunID || a[i].RunID == "" {
+			return false
+		}
+	}
+	return true
 }
 
 func sameJSON(a, b json.RawMessage) bool {

@@ -51,6 +51,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxClient := fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused")
 	maxStreams := fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
 	maxSweeps := fs.Int("max-sweeps", server.DefaultMaxSweeps, "sweeps one client address may have queued or running")
+	watch := fs.String("watch", "", "a folder where job arrays write sweeps (`solve -sweep DOC -cell I -out DIR`, DIR being the folder or one of its subfolders): each is imported as one sweep once all its cells' bundles are there, looking every 5s")
 	pauseTimeout := fs.Duration("pause-timeout", session.DefaultPauseTimeout, "a run paused for longer is cancelled")
 	readHeader := fs.Duration("read-header-timeout", 10*time.Second, "time to read a request's headers")
 	readTimeout := fs.Duration("read-timeout", 30*time.Second, "time to read a whole request (uploads: 5 minutes)")
@@ -103,6 +104,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if *watch != "" {
+		if fi, err := os.Stat(*watch); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "dashboard serve: -watch %q must be a readable directory\n", *watch)
+			return 2
+		}
+	}
 	switch {
 	case *slots < -1:
 		fmt.Fprintf(stderr, "dashboard serve: -slots: must be 0 or more, got %d\n", *slots)
@@ -119,7 +126,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	submit, submitSweep, err := frontEnd(st, *slots)
+	submit, submitSweep, err := frontEnd(st, *slots, *quota)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -slots 0: %v\n", err)
 		return 1
@@ -182,6 +189,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "run store %s: %d runs live when fwlab last stopped are marked interrupted\n", *db, n)
 	}
 
+	if *watch != "" {
+		// the watcher ends before the store closes
+		wctx, cancel := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			newWatcher(st, *watch, stdout, stderr).run(wctx)
+		}()
+		defer func() { cancel(); <-watched }()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -8,11 +8,14 @@ import (
 	"io"
 
 	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
 const storeUsage = `usage:
   dashboard store check PATH        run SQLite's full integrity check on a run store
   dashboard store salvage PATH NEW  copy what can be read of a damaged store into NEW
+  dashboard store data URL          count the data files a PostgreSQL store keeps
+  dashboard store reclaim URL       remove those no run names, kept over a day ago
 
 check reads the file only (it may run beside a server using it), prints "ok"
 or the first problems found, and exits 1 when there are any. The server
@@ -22,6 +25,12 @@ exist) with every run, trace and sweep that reads, and each trace's records
 up to the first that does not; a run that lost records is marked failed and
 its message says which. Serve NEW with -db, and keep the damaged file until
 you are satisfied.
+
+data and reclaim take a PostgreSQL store (postgres://…), which keeps the data
+files that travel with runs to workers. Deleting runs removes the files no
+run names any more once a day has passed since they were last kept (a run
+being submitted names its files just after they are kept); reclaim removes
+such files left by runs that were never stored.
 `
 
 // runStore dispatches `dashboard store check|salvage`.
@@ -37,7 +46,7 @@ func runStore(args []string, stdout, stderr io.Writer) int {
 	}
 	args = fs.Args()
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "dashboard store: name a command: check or salvage")
+		fmt.Fprintln(stderr, "dashboard store: name a command: check, salvage, data or reclaim")
 		fs.Usage()
 		return 2
 	}
@@ -47,7 +56,9 @@ func runStore(args []string, stdout, stderr io.Writer) int {
 		return storeCheck(ctx, rest[0], stdout, stderr)
 	case cmd == "salvage" && len(rest) == 2:
 		return storeSalvage(ctx, rest[0], rest[1], stdout, stderr)
-	case cmd == "check" || cmd == "salvage":
+	case (cmd == "data" || cmd == "reclaim") && len(rest) == 1:
+		return storeData(ctx, rest[0], cmd == "reclaim", stdout, stderr)
+	case cmd == "check" || cmd == "salvage" || cmd == "data" || cmd == "reclaim":
 		fmt.Fprintf(stderr, "dashboard store %s: wrong number of arguments\n", cmd)
 	default:
 		fmt.Fprintf(stderr, "dashboard store: unknown command %q\n", cmd)
@@ -84,6 +95,43 @@ func storeSalvage(ctx context.Context, from, to string, stdout, stderr io.Writer
 	for _, l := range rep.Lost {
 		fmt.Fprintf(stdout, "  lost: %s\n", l)
 	}
+	return 0
+}
+
+// storeData prints the counts of the data files the PostgreSQL store at
+// url keeps, after removing those past their grace that no run names when
+// reclaim is set.
+func storeData(ctx context.Context, url string, reclaim bool, stdout, stderr io.Writer) int {
+	name := "dashboard store data"
+	if reclaim {
+		name = "dashboard store reclaim"
+	}
+	if !pgstore.IsURL(url) {
+		fmt.Fprintf(stderr, "%s: %s: must be a PostgreSQL store (postgres://…); a SQLite store keeps no data files\n", name, url)
+		return 2
+	}
+	st, err := pgstore.Open(ctx, url)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	defer st.Close()
+	if reclaim {
+		n, b, err := st.ReclaimDataFiles(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s: removed %s (%s)\n", pgstore.Redact(url), plural(int(n), "data file"), plural(int(b), "byte"))
+	}
+	c, err := st.DataFiles(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %s (%s); no run names %d (%s), %d of them (%s) kept over a day ago\n",
+		pgstore.Redact(url), plural(int(c.Files), "data file"), plural(int(c.Bytes), "byte"),
+		c.Unnamed, plural(int(c.UnnamedBytes), "byte"), c.Reclaimable, plural(int(c.ReclaimBytes), "byte"))
 	return 0
 }
 

@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fwlab/fwlab/internal/pgtest"
+	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
 func runStoreArgs(args ...string) (string, string, int) {
@@ -114,5 +118,47 @@ func TestReadmeStoreExamples(t *testing.T) {
 	}
 	if n < 3 {
 		t.Errorf("found %d import and store examples in the README, want 3", n)
+	}
+}
+
+// store data counts the data files of a PostgreSQL store; store reclaim
+// removes those no run names kept over a day ago, not a fresh upload; a
+// SQLite file is refused, naming the rule.
+func TestStoreDataCommands(t *testing.T) {
+	c := pgtest.Start(t)
+	url := c.NewDB(t)
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	clock := time.Now()
+	defer pgstore.SetClock(func() time.Time { return clock })()
+	if _, err := st.PutDataFile(ctx, []byte("1,2\n3"), 0); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(2 * pgstore.DataFileGrace)
+	if _, err := st.PutDataFile(ctx, []byte("fresh\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"data", url}, 0, url + ": 2 data files (11 bytes); no run names 2 (11 bytes), 1 of them (5 bytes) kept over a day ago\n"},
+		{[]string{"reclaim", url}, 0, url + ": removed 1 data file (5 bytes)\n" + url + ": 1 data file (6 bytes); no run names 1 (6 bytes), 0 of them (0 bytes) kept over a day ago\n"},
+		{[]string{"reclaim", url}, 0, url + ": removed 0 data files (0 bytes)\n" + url + ": 1 data file (6 bytes); no run names 1 (6 bytes), 0 of them (0 bytes) kept over a day ago\n"},
+		{[]string{"data", filepath.Join(t.TempDir(), "runs.db")}, 2, ""},
+		{[]string{"data"}, 2, ""},
+	} {
+		out, stderr, code := runStoreArgs(tc.args...)
+		if code != tc.code || out != tc.out {
+			t.Errorf("store %q: %d %q %s; want %d %q", tc.args, code, out, stderr, tc.code, tc.out)
+		}
+		if code == 2 && !strings.Contains(stderr, "PostgreSQL") && !strings.Contains(stderr, "wrong number") {
+			t.Errorf("store %q: %q names no rule", tc.args, stderr)
+		}
 	}
 }

@@ -85,10 +85,10 @@ it. Prints the run's (or sweep's) id.
 	}
 	var id, what string
 	if doc != nil {
-		id, err = q.SubmitSweep(ctx, doc)
+		id, err = q.SubmitSweepFor(ctx, doc, queue.From{Client: submitClient(), Files: queue.LocalFiles})
 		what = "sweep"
 	} else {
-		id, err = q.Submit(ctx, sp)
+		id, err = q.SubmitFor(ctx, sp, queue.From{Client: submitClient(), Files: queue.LocalFiles})
 		what = "run"
 	}
 	if err != nil {
@@ -150,4 +150,15 @@ func waitEnded(ctx context.Context, st *pgstore.Store, what, id string) (string,
 		case <-t.C:
 		}
 	}
+}
+
+// submitClient names the client of the runs `dashboard submit` queues, for
+// the queue's fair share: the user and the machine.
+func submitClient() string {
+	host, _ := os.Hostname()
+	who := os.Getenv("USER")
+	if who == "" {
+		who = "?"
+	}
+	return "submit:" + who + "@" + host
 }

@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/fwlab/fwlab/internal/queue"
+	"github.com/fwlab/fwlab/internal/ssvm"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
@@ -43,8 +45,10 @@ func worker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	db := fs.String("db", "", "the PostgreSQL run store, postgres://USER@HOST/DB?… (required; the server's -db)")
 	slots := fs.Int("slots", runtime.NumCPU(), "runs at once")
 	name := fs.String("name", defaultWorkerName(), "the worker's name, shown with the runs it ran (each worker needs its own)")
-	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "the longest a run may take: a run still running then fails, and one whose worker died is queued again this long (plus up to 30 s) after it started; the same on every worker")
+	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "a run whose worker's heartbeat (every 2s) is older than this is taken for lost and queued again, to run from the start elsewhere; runs may last any time; at least 4s; the same on every worker")
 	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM or SIGINT, time the running runs get to finish before they are given back to the queue")
+	data := fs.String("data", defaultDataDir(), "the worker's data folder: a run's files named from the server's -data folder are read from it and must hold the same bytes (checked by SHA-256), and its ocr/ holds the OCR set (\"\" for none; the default is ../shared/data when it exists)")
+	cache := fs.String("cache", filepath.Join(os.TempDir(), "fwlab-worker-data"), "where the data files that travel in the store (uploads) are kept once fetched")
 	metrics := fs.String("metrics-addr", "localhost:9464", "where /healthz and /metrics (Prometheus text format) are served (\"\" for nowhere; port 0 picks a free one)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: dashboard worker -db postgres://… [-slots N] [-name NAME] [flags]
@@ -74,12 +78,30 @@ River's) and runs them, streaming their records into the store.
 	case *name == "":
 		fmt.Fprintln(stderr, "dashboard worker: -name: must not be empty")
 		return 2
-	case *rescue <= 0:
-		fmt.Fprintf(stderr, "dashboard worker: -rescue-after: must be positive, got %v\n", *rescue)
+	case *rescue < 2*queue.DefaultBeatEvery:
+		fmt.Fprintf(stderr, "dashboard worker: -rescue-after: must be at least two heartbeats (%v), got %v\n", 2*queue.DefaultBeatEvery, *rescue)
 		return 2
 	case *drain < 0:
 		fmt.Fprintf(stderr, "dashboard worker: -drain: must not be negative, got %v\n", *drain)
 		return 2
+	}
+	if *data != "" {
+		if fi, err := os.Stat(*data); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "dashboard worker: -data %q must be a readable directory\n", *data)
+			return 2
+		}
+		// the OCR set is found under the data folder, as a server finds it
+		if os.Getenv(ssvm.EnvOCR) == "" {
+			if fi, err := os.Stat(filepath.Join(*data, "ocr")); err == nil && fi.IsDir() {
+				_ = os.Setenv(ssvm.EnvOCR, filepath.Join(*data, "ocr"))
+			}
+		}
+		abs, err := filepath.Abs(*data)
+		if err != nil {
+			fmt.Fprintf(stderr, "dashboard worker: -data: %v\n", err)
+			return 2
+		}
+		*data = abs
 	}
 	st, err := pgstore.Open(ctx, *db)
 	if err != nil {
@@ -87,7 +109,7 @@ River's) and runs them, streaming their records into the store.
 		return 1
 	}
 	defer st.Close()
-	w, err := queue.NewWorker(ctx, queue.Config{Store: st, Name: *name, Slots: *slots, RescueAfter: *rescue,
+	w, err := queue.NewWorker(ctx, queue.Config{Store: st, Name: *name, Slots: *slots, RescueAfter: *rescue, DataDir: *data, CacheDir: *cache,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard worker: %v\n", err)

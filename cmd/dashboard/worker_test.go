@@ -275,7 +275,8 @@ func TestWorkerFlagErrors(t *testing.T) {
 		{[]string{}, "-db: must be a PostgreSQL URL"},
 		{[]string{"-db", "/tmp/x.db"}, "-db: must be a PostgreSQL URL"},
 		{[]string{"-db", "postgres://x@/y", "-slots", "0"}, "-slots: must be at least 1"},
-		{[]string{"-db", "postgres://x@/y", "-rescue-after", "0s"}, "-rescue-after: must be positive"},
+		{[]string{"-db", "postgres://x@/y", "-rescue-after", "0s"}, "-rescue-after: must be at least two heartbeats (4s), got 0s"},
+		{[]string{"-db", "postgres://x@/y", "-rescue-after", "3s"}, "-rescue-after: must be at least two heartbeats (4s), got 3s"},
 		{[]string{"-db", "postgres://x@/y", "-name", ""}, "-name: must not be empty"},
 		{[]string{"-db", "postgres://x@/y", "extra"}, "unexpected argument"},
 	} {
@@ -379,5 +380,82 @@ func TestCancelReachesAWorkerProcess(t *testing.T) {
 	if code := runCancel([]string{"-db", db, id, "nosuchrun222"}, &out, &errb); code != 1 ||
 		!strings.Contains(errb.String(), "the run has ended (cancelled)") || !strings.Contains(errb.String(), "nosuchrun222: no run or sweep has this id") {
 		t.Errorf("cancelling again: %d %q", code, errb.String())
+	}
+}
+
+// TestRescueGoesByHeartbeat: a run lasting longer than -rescue-after on a
+// live worker process is not rescued (one claim, on its worker, all
+// along); once that worker is killed (kill -9), the run is taken over by
+// another about -rescue-after after the killed worker's last heartbeat
+// and run again from the start, done, its records whole and stored once.
+func TestRescueGoesByHeartbeat(t *testing.T) {
+	sessiontest.Register()
+	c := pgtest.Start(t)
+	db := c.NewDB(t)
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const after = 4 * time.Second
+	w0 := startWorkerProc(t, db, "w0", "-slots", "1", "-rescue-after", after.String())
+	const n = 9000 // about 9 s at 1 ms a record
+	spec := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"problem":%q,"params":{"n":"%d","delay_us":"1000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":%d}`, sessiontest.Name, n, n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := runSubmit([]string{"-db", db, spec}, nil, &out, &errb); code != 0 {
+		t.Fatalf("submit: %d %s", code, errb.String())
+	}
+	var id string
+	fmt.Sscanf(out.String(), "run %s queued", &id)
+	var first string
+	waitUntil(t, time.Minute, "w0 to run the run", func() bool {
+		first, _, _ = st.Runner(ctx, id)
+		return strings.HasPrefix(first, "w0/")
+	})
+	// longer than -rescue-after on a live worker: still w0's first claim
+	time.Sleep(after + 2*time.Second)
+	r, err := st.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claim, _, _ := st.Runner(ctx, id); claim != first || r.Status != "running" {
+		t.Fatalf("after %v on a live worker: %s under %q (first %q)\n%s", after+2*time.Second, r.Status, claim, first, jobStates(ctx, st))
+	}
+	_, lastBeat, _ := st.Runner(ctx, id)
+	if err := w0.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-w0.done
+	startWorkerProc(t, db, "w1", "-slots", "1", "-rescue-after", after.String())
+	var took time.Duration
+	waitUntil(t, time.Minute, "w1 to take the run over", func() bool {
+		claim, _, _ := st.Runner(ctx, id)
+		took = time.Since(lastBeat)
+		return strings.HasPrefix(claim, "w1/")
+	})
+	t.Logf("taken over %v after w0's last heartbeat (-rescue-after %v)", took.Round(time.Millisecond), after)
+	if took < after || took > after+4*time.Second {
+		t.Errorf("taken over %v after w0's last heartbeat, want about -rescue-after (%v)", took, after)
+	}
+	waitUntil(t, time.Minute, "the run's end", func() bool {
+		r, err := st.Get(ctx, id)
+		return err == nil && r.Status != "running" && r.Status != "queued"
+	})
+	r, _ = st.Get(ctx, id)
+	recs, err := st.Records(ctx, id, 0, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != "done" || len(recs) != n+1 {
+		t.Fatalf("the rescued run: %s with %d records", r.Status, len(recs))
+	}
+	for k, rec := range recs {
+		if rec.K != k {
+			t.Fatalf("record %d has k %d (a duplicate or a gap)", k, rec.K)
+		}
 	}
 }

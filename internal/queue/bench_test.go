@@ -34,7 +34,7 @@ func BenchmarkQueueOverhead(b *testing.B) {
 		// direct: the worker's execution alone
 		direct := time.Now()
 		for j := 0; j < jobs; j++ {
-			r, err := storedRun(fakeSpec(1, 0, "fw"))
+			r, _, err := q.storedRun(ctx, fakeSpec(1, 0, "fw"), nil, map[string]DataRef{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -40,15 +40,26 @@ func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// the run's control as it stands (a run paused while queued stops at
+	// its first record), then followed at each beat and notification
+	g := newGate()
+	c, err := st.Beat(ctx, id, claim)
+	if errors.Is(err, pgstore.ErrClaimLost) {
+		return lost, nil
+	}
+	if err == nil {
+		g.set(c)
+	}
 	beatDone := make(chan struct{})
 	go func() {
 		defer close(beatDone)
-		w.beat(runCtx, cancel, id, claim)
+		w.beat(runCtx, cancel, g, id, claim)
 	}()
 	defer func() { cancel(nil); <-beatDone }()
 
-	sum, results, msg := w.solve(runCtx, cancel, r, claim)
+	sum, results, msg := w.solve(runCtx, cancel, g, r, claim)
 	cause := context.Cause(runCtx)
+	var expired errPauseTimeout
 	switch {
 	case errors.Is(cause, errClaimLost):
 		return lost, nil
@@ -59,10 +70,7 @@ func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error)
 			return released, errors.Join(cause, err)
 		}
 		return released, cause
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		// River's job timeout, which is RescueAfter: the run fails
-		sum, msg = store.StatusFailed, fmt.Sprintf("the run took longer than the workers' -rescue-after (%v)", w.cfg.RescueAfter)
-	case ctx.Err() != nil && !errors.Is(cause, errUserCancel):
+	case ctx.Err() != nil && !errors.Is(cause, errUserCancel) && !errors.As(cause, &expired):
 		// the worker is stopping (or River cancelled the job): release
 		if err := st.Release(context.WithoutCancel(ctx), id, claim); err != nil && !errors.Is(err, pgstore.ErrClaimLost) {
 			return released, err
@@ -70,8 +78,11 @@ func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error)
 		return released, ctx.Err()
 	}
 	status := sum
-	if errors.Is(cause, errUserCancel) {
+	switch {
+	case errors.Is(cause, errUserCancel):
 		status, msg = store.StatusCancelled, "cancelled"
+	case errors.As(cause, &expired):
+		status, msg = store.StatusCancelled, expired.Error()
 	}
 	err = st.Finish(context.WithoutCancel(ctx), id, claim, results, status, msg, time.Now())
 	if errors.Is(err, pgstore.ErrClaimLost) {
@@ -80,10 +91,14 @@ func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error)
 	return finished, err
 }
 
-// beat writes the run's heartbeat every BeatEvery until ctx ends, and ends
-// the run's context when the run was cancelled through the store or its
-// claim was lost.
-func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, id, claim string) {
+// beat writes the run's heartbeat every BeatEvery, and at once when the
+// store notifies a change of the run's control, until ctx ends; it passes
+// pauses, steps and resumes to the gate, and ends the run's context when
+// the run was cancelled through the store, stayed paused for longer than
+// its pause timeout, or its claim was lost.
+func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, g *gate, id, claim string) {
+	wake, stop := w.cfg.Store.Wake(pgstore.ControlPayload(id))
+	defer stop()
 	t := time.NewTicker(w.cfg.BeatEvery)
 	defer t.Stop()
 	for {
@@ -91,25 +106,30 @@ func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, id, c
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
 		}
-		status, err := w.cfg.Store.Beat(ctx, id, claim)
+		c, err := w.cfg.Store.Beat(ctx, id, claim)
 		switch {
 		case errors.Is(err, pgstore.ErrClaimLost):
 			cancel(errClaimLost)
 			return
 		case err != nil:
 			continue // the database is away: try again on the next beat
-		case status == store.StatusCancelled:
+		case c.Status == store.StatusCancelled:
 			cancel(errUserCancel)
 			return
+		case c.PauseExpired():
+			cancel(errPauseTimeout{c})
+			return
 		}
+		g.set(c)
 	}
 }
 
 // solve builds the run's instance and runs its traces in order, streaming
 // the records; it returns the run's status, every trace's result and a
 // message for a run that failed before its traces ran.
-func (w *Worker) solve(ctx context.Context, cancel context.CancelCauseFunc, r *store.Run, claim string) (string, []store.TraceResult, string) {
+func (w *Worker) solve(ctx context.Context, cancel context.CancelCauseFunc, g *gate, r *store.Run, claim string) (string, []store.TraceResult, string) {
 	results := make([]store.TraceResult, len(r.Traces))
 	for i := range results {
 		results[i] = store.TraceResult{Status: store.StatusCancelled}
@@ -121,12 +141,15 @@ func (w *Worker) solve(ctx context.Context, cancel context.CancelCauseFunc, r *s
 		return store.StatusFailed, results, msg
 	}
 	sp := r.Spec
+	if err := w.materialize(ctx, r.ID, &sp); err != nil {
+		if ctx.Err() != nil {
+			return store.StatusCancelled, results, ""
+		}
+		return fail(err.Error())
+	}
 	sc, vals, err := scenarios.Resolve(&sp)
 	if err != nil {
 		return fail("the run's spec: " + err.Error())
-	}
-	if err := checkNoFiles(sc, vals); err != nil {
-		return fail(err.Error())
 	}
 	inst, err := buildSafely(ctx, sc, vals, sp.Seed)
 	if err != nil {
@@ -162,7 +185,7 @@ func (w *Worker) solve(ctx context.Context, cancel context.CancelCauseFunc, r *s
 		if ctx.Err() != nil {
 			break
 		}
-		res := runTrace(ctx, inst, j, func(rec solver.Record) { out.add(i, rec) })
+		res := runTrace(ctx, inst, j, recorder{ctx: ctx, g: g, emit: func(rec solver.Record) { out.add(i, rec) }})
 		if res.Status == solver.StatusFailed {
 			status = store.StatusFailed
 		}
@@ -180,13 +203,13 @@ func (w *Worker) solve(ctx context.Context, cancel context.CancelCauseFunc, r *s
 }
 
 // runTrace runs one trace and returns its result, panels included.
-func runTrace(ctx context.Context, inst scenarios.Instance, j scenarios.Job, rec func(solver.Record)) (tr store.TraceResult) {
+func runTrace(ctx context.Context, inst scenarios.Instance, j scenarios.Job, rec solver.Recorder) (tr store.TraceResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			tr = store.TraceResult{Status: solver.StatusFailed, Summary: &solver.Summary{Status: solver.StatusFailed, Message: fmt.Sprintf("panic: %v", p)}}
 		}
 	}()
-	res, err := j.Method.Run(ctx, solver.RecorderFunc(rec))
+	res, err := j.Method.Run(ctx, rec)
 	sum := res.Summary
 	if err != nil {
 		sum.Status, sum.Message = solver.StatusFailed, err.Error()

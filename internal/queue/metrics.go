@@ -11,7 +11,7 @@ import (
 
 // metrics are a worker's counters, served in the Prometheus text format.
 type metrics struct {
-	running, finished, failures, released, records atomic.Int64
+	running, finished, failures, released, rescued, records atomic.Int64
 
 	mu      sync.Mutex
 	samples []sample // records written, the last rateWindow of them
@@ -78,6 +78,7 @@ func (w *Worker) Handler() http.Handler {
 			{"fwlab_worker_jobs_finished_total", "counter", "Runs finished and stored (done, failed or cancelled).", float64(m.finished.Load())},
 			{"fwlab_worker_jobs_failures_total", "counter", "Jobs that ended in an error (tried again by the queue).", float64(m.failures.Load())},
 			{"fwlab_worker_jobs_released_total", "counter", "Runs given back to the queue as the worker stopped.", float64(m.released.Load())},
+			{"fwlab_worker_jobs_rescued_total", "counter", "Runs of other workers whose heartbeat stopped, given back to the queue by this worker.", float64(m.rescued.Load())},
 			{"fwlab_worker_records_total", "counter", "Records stored.", float64(m.records.Load())},
 			{"fwlab_worker_records_per_second", "gauge", "Records stored per second over the last 10 s.", m.rate()},
 		} {

@@ -6,19 +6,22 @@
 // queued run and a River job naming it is inserted; `dashboard worker`
 // processes take jobs with River's locking and run them (Worker). River
 // does the queue's hard parts: one worker per job, priorities (interactive
-// runs before sweep cells), retries, and the rescue of a job whose worker
-// died (River has no per-job heartbeat: a job is rescued once it has run
-// longer than its timeout, so RescueAfter is both the longest a run may
-// take and how long a dead worker's run waits). Around River, the store keeps the run's
-// truth: a worker claims the run (pgstore.Claim) before it starts, which
-// removes any partial records of an earlier attempt; it streams records
-// in batches under that claim, beats every BeatEvery, and reads the run's
-// status on each beat, so a cancel written to the store reaches it; a
-// worker whose claim was taken over stops without writing.
+// runs before sweep cells), retries. On top of River's ordering the queue
+// shares the workers fairly among clients (fair.go), and rescues the run
+// of a worker that died by its heartbeat rather than by its length
+// (rescue.go: River's jobs have no timeout here). Around River, the store
+// keeps the run's truth: a worker claims the run (pgstore.Claim) before it
+// starts, which removes any partial records of an earlier attempt; it
+// streams records in batches under that claim, beats every BeatEvery, and
+// reads the run's status and steps on each beat and whenever the store
+// notifies a change, so a cancel, pause, step or resume written to the
+// store reaches it (control.go); a worker whose claim was taken over stops
+// without writing.
 package queue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +47,9 @@ type RunArgs struct {
 	// SweepID and Cell are set for a sweep's cell.
 	SweepID string `json:"sweep_id,omitempty"`
 	Cell    int    `json:"cell,omitempty"`
+	// Client names who queued the run (a server's client address), for
+	// the fair share (fair.go).
+	Client string `json:"client,omitempty"`
 }
 
 // Kind is River's name of the job kind.
@@ -95,6 +101,17 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 type Queue struct {
 	st     *pgstore.Store
 	client *river.Client[pgx.Tx]
+
+	// Quota bounds the bytes of the data files kept in the store (0: none).
+	Quota int64
+}
+
+// From says who queues a run: the client (a server's client address, for
+// the fair share, fair.go) and how the data files its runs name are found
+// (data.go; nil refuses a run that names one).
+type From struct {
+	Client string
+	Files  Files
 }
 
 // New returns a queue on the store's database, River's tables migrated.
@@ -109,15 +126,24 @@ func New(ctx context.Context, st *pgstore.Store) (*Queue, error) {
 	return &Queue{st: st, client: c}, nil
 }
 
-// storedRun resolves a spec as a server does and returns the run to store:
-// queued, one trace per (algorithm, replication) in the session's order.
-func storedRun(sp spec.Run) (*store.Run, error) {
+// storedRun resolves a spec as a server does and returns the run to store
+// (queued, one trace per (algorithm, replication) in the session's order)
+// and the data files it reads, kept in the store when they travel there
+// (a sweep's cells share cache).
+func (q *Queue) storedRun(ctx context.Context, sp spec.Run, files Files, cache map[string]DataRef) (*store.Run, []byte, error) {
 	sc, vals, err := scenarios.Resolve(&sp)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := checkNoFiles(sc, vals); err != nil {
-		return nil, err
+	refs, err := q.dataRefs(ctx, sc, vals, files, cache)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rawRefs []byte
+	if len(refs) > 0 {
+		if rawRefs, err = json.Marshal(refs); err != nil {
+			return nil, nil, err
+		}
 	}
 	r := &store.Run{Spec: sp, Version: bundle.ProgramVersion(), Status: store.StatusQueued}
 	i := 0
@@ -127,46 +153,42 @@ func storedRun(sp spec.Run) (*store.Run, error) {
 			i++
 		}
 	}
-	return r, nil
+	return r, rawRefs, nil
 }
 
-// checkNoFiles refuses a spec that names a data file: a worker on another
-// machine would read other bytes or none (data that travels with the run
-// is not built yet).
-func checkNoFiles(sc *scenarios.Scenario, vals scenarios.Values) error {
-	for _, p := range sc.Params {
-		if p.Kind == scenarios.Path {
-			if vals.Str(p.Name) != "" {
-				return spec.Errorf("params."+p.Name, "names a data file, which runs on workers cannot read yet (run it with dashboard serve's own slots)")
-			}
-		}
-	}
-	return nil
-}
-
-// Submit stores a run of sp and queues it; it returns the run's id.
-func (q *Queue) Submit(ctx context.Context, sp spec.Run) (string, error) {
-	r, err := storedRun(sp)
-	if err != nil {
-		return "", err
-	}
+// putRun stores a run and its data files' references.
+func (q *Queue) putRun(ctx context.Context, r *store.Run, refs []byte) (string, error) {
 	id, err := q.st.PutRun(ctx, r)
-	if err != nil {
-		return "", err
+	if err != nil || refs == nil {
+		return id, err
 	}
-	if err := q.insert(ctx, RunArgs{RunID: id}, PriorityRun); err != nil {
+	if err := q.st.SetDataRefs(ctx, id, refs); err != nil {
 		return "", q.undo(ctx, id, err)
 	}
 	return id, nil
 }
 
-func (q *Queue) insert(ctx context.Context, args RunArgs, priority int) error {
-	_, err := q.client.Insert(ctx, args, &river.InsertOpts{Priority: priority, MaxAttempts: MaxAttempts,
-		UniqueOpts: river.UniqueOpts{ByArgs: true}})
+// Submit stores a run of sp and queues it; it returns the run's id.
+func (q *Queue) Submit(ctx context.Context, sp spec.Run) (string, error) {
+	return q.SubmitFor(ctx, sp, From{})
+}
+
+// SubmitFor is Submit from a client, whose runs take their fair share of
+// the workers with the other clients' (fair.go), and whose data files
+// travel with its runs (data.go).
+func (q *Queue) SubmitFor(ctx context.Context, sp spec.Run, from From) (string, error) {
+	r, refs, err := q.storedRun(ctx, sp, from.Files, map[string]DataRef{})
 	if err != nil {
-		return fmt.Errorf("queue: inserting the job of run %s: %w", args.RunID, err)
+		return "", err
 	}
-	return nil
+	id, err := q.putRun(ctx, r, refs)
+	if err != nil {
+		return "", err
+	}
+	if err := q.insert(ctx, RunArgs{RunID: id, Client: from.Client}, PriorityRun); err != nil {
+		return "", q.undo(ctx, id, err)
+	}
+	return id, nil
 }
 
 // undo deletes a run whose job could not be inserted.
@@ -180,13 +202,20 @@ func (q *Queue) undo(ctx context.Context, id string, err error) error {
 // SubmitSweep stores a sweep and one queued run per cell, and queues the
 // cells; it returns the sweep's id.
 func (q *Queue) SubmitSweep(ctx context.Context, doc *sweep.Doc) (string, error) {
+	return q.SubmitSweepFor(ctx, doc, From{})
+}
+
+// SubmitSweepFor is SubmitSweep from a client (see SubmitFor).
+func (q *Queue) SubmitSweepFor(ctx context.Context, doc *sweep.Doc, from From) (string, error) {
 	cells, err := doc.Cells()
 	if err != nil {
 		return "", err
 	}
 	runs := make([]*store.Run, len(cells))
+	refs := make([][]byte, len(cells))
+	cache := map[string]DataRef{}
 	for i, c := range cells {
-		if runs[i], err = storedRun(c.Spec); err != nil {
+		if runs[i], refs[i], err = q.storedRun(ctx, c.Spec, from.Files, cache); err != nil {
 			return "", fmt.Errorf("cell %d: %w", i, err)
 		}
 	}
@@ -204,13 +233,13 @@ func (q *Queue) SubmitSweep(ctx context.Context, doc *sweep.Doc) (string, error)
 	}
 	var put []string
 	for i, r := range runs {
-		id, err := q.st.PutRun(ctx, r)
+		id, err := q.putRun(ctx, r, refs[i])
 		if err == nil {
 			put = append(put, id)
 			err = q.st.SetCellRun(ctx, sid, i, id)
 		}
 		if err == nil {
-			err = q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i}, PriorityCell)
+			err = q.insert(ctx, RunArgs{RunID: id, SweepID: sid, Cell: i, Client: from.Client}, PriorityCell)
 		}
 		if err != nil {
 			return "", q.abandon(ctx, sid, put, fmt.Errorf("cell %d: %w", i, err))

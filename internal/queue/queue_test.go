@@ -38,8 +38,15 @@ func openStore(t *testing.T, url string) *pgstore.Store {
 // worker process has, and stops it at the test's end.
 func startWorker(t *testing.T, url, name string, slots int) *Worker {
 	t.Helper()
-	w, err := NewWorker(context.Background(), Config{Store: openStore(t, url), Name: name, Slots: slots,
-		BeatEvery: 100 * time.Millisecond, FlushEvery: 50 * time.Millisecond})
+	return startWorkerWith(t, url, Config{Name: name, Slots: slots, BeatEvery: 100 * time.Millisecond})
+}
+
+// startWorkerWith is startWorker with a configuration (its store and
+// flush interval filled in).
+func startWorkerWith(t *testing.T, url string, cfg Config) *Worker {
+	t.Helper()
+	cfg.Store, cfg.FlushEvery = openStore(t, url), 50*time.Millisecond
+	w, err := NewWorker(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,40 +283,6 @@ func TestSubmitRefusesBadSpecsAndFiles(t *testing.T) {
 }
 
 func asField(err error, fe **spec.FieldError) bool { return errors.As(err, fe) }
-
-// TestRunLongerThanRescueAfterFails: a run still running after RescueAfter
-// fails with a message naming the flag, rather than being run again.
-func TestRunLongerThanRescueAfterFails(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
-	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWorker(ctx, Config{Store: openStore(t, url), Name: "w1", Slots: 1, RescueAfter: time.Second,
-		BeatEvery: 100 * time.Millisecond, FlushEvery: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop(ctx, time.Second)
-	id, err := q.Submit(ctx, fakeSpec(1_000_000, 1000, "fw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, time.Minute, "the run to end", func() bool {
-		r, err := st.Get(ctx, id)
-		return err == nil && !store.Live(r.Status)
-	})
-	r, _ := st.Get(ctx, id)
-	if r.Status != store.StatusFailed || !strings.Contains(r.Message, "-rescue-after (1s)") || r.Traces[0].Records == 0 {
-		t.Errorf("run %s (%q) with %d records", r.Status, r.Message, r.Traces[0].Records)
-	}
-}
 
 // TestConcurrentStartsMigrateOnce: workers and submitters starting at once
 // on a new database migrate River's tables one at a time, and all start.

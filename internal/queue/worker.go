@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -32,14 +34,21 @@ type Config struct {
 	Store *pgstore.Store
 	Name  string // the worker's name, shown with the runs it ran
 	Slots int    // jobs at once (0: the CPUs)
-	// RescueAfter is how long a run may take: a run still running then
-	// fails, and a job whose worker has not ended it a second later is
-	// taken for lost (its worker dead) and queued again by River's
-	// rescuer (which looks every 30 s). The same on every worker.
+	// RescueAfter is how old a running run's heartbeat may grow before
+	// its worker is taken for dead and the run given back to the queue
+	// (rescue.go); at least two BeatEvery. Runs may last any time. The
+	// same on every worker.
 	RescueAfter time.Duration
-	BeatEvery   time.Duration // the run's heartbeat in the store
-	FlushEvery  time.Duration // how often records are written
-	Logger      *slog.Logger
+	// DataDir is the worker's data folder (-data): a run's files named
+	// from the submitter's data folder are read from it, checked by
+	// their hash (data.go); "" for none.
+	DataDir string
+	// CacheDir keeps the data files fetched from the store (default: a
+	// folder in the system's temporary directory).
+	CacheDir   string
+	BeatEvery  time.Duration // the run's heartbeat in the store
+	FlushEvery time.Duration // how often records are written
+	Logger     *slog.Logger
 }
 
 // Worker takes run jobs from River and runs them.
@@ -48,6 +57,9 @@ type Worker struct {
 	cfg    Config
 	client *river.Client[pgx.Tx]
 	m      *metrics
+
+	stopRescue context.CancelFunc
+	rescuing   chan struct{} // closed when the rescue loop has ended
 }
 
 // NewWorker returns a worker on the store's database (River's tables
@@ -74,6 +86,12 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 	if cfg.FlushEvery <= 0 {
 		cfg.FlushEvery = DefaultFlushEvery
 	}
+	if cfg.RescueAfter < 2*cfg.BeatEvery {
+		return nil, fmt.Errorf("queue: the rescue delay (%v) must be at least two heartbeats (%v)", cfg.RescueAfter, 2*cfg.BeatEvery)
+	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = filepath.Join(os.TempDir(), "fwlab-worker-data")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -92,12 +110,11 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 		// a freed slot takes the next job within a few milliseconds
 		// (River's default waits 100 ms between fetches)
 		FetchCooldown: FetchCooldown,
-		// River rescues only jobs with a timeout, once it has passed: a
-		// run may take RescueAfter, after which it fails (execute), and
-		// a job running a second longer has lost its worker.
-		JobTimeout:           cfg.RescueAfter,
-		RescueStuckJobsAfter: cfg.RescueAfter + time.Second,
-		Logger:               cfg.Logger,
+		// no timeout: a run lasts as long as it needs, and River's
+		// rescuer, which goes by timeouts, leaves its job alone; runs
+		// are rescued by their heartbeat (rescue.go)
+		JobTimeout: -1,
+		Logger:     cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue: %w", err)
@@ -106,14 +123,29 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 	return w, nil
 }
 
-// Start starts taking jobs.
-func (w *Worker) Start(ctx context.Context) error { return w.client.Start(ctx) }
+// Start starts taking jobs, and rescuing the runs of workers that died.
+func (w *Worker) Start(ctx context.Context) error {
+	if err := w.client.Start(ctx); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w.stopRescue, w.rescuing = cancel, make(chan struct{})
+	go func() {
+		defer close(w.rescuing)
+		w.rescueLoop(rctx)
+	}()
+	return nil
+}
 
 // Stop stops taking jobs and waits until the running ones finish, at most
 // until ctx ends; then it cancels them, which releases their runs to the
 // queue, and waits for that (at most release). It returns the number of
 // runs released.
 func (w *Worker) Stop(ctx context.Context, release time.Duration) (int, error) {
+	if w.stopRescue != nil {
+		w.stopRescue()
+		<-w.rescuing
+	}
 	before := w.m.released.Load()
 	err := w.client.Stop(ctx)
 	if err == nil {

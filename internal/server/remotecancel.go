@@ -33,3 +33,26 @@ func (s *Server) cancelRemote(ctx context.Context, id string) (ok bool, err erro
 	}
 	return true, s.st.SetStatus(ctx, id, store.StatusCancelled, time.Now())
 }
+
+// sweepCanceller is a store whose sweeps' cells may run on worker
+// processes (the PostgreSQL store): it cancels a sweep and its live cells
+// in one transaction, waking their workers.
+type sweepCanceller interface {
+	CancelSweep(ctx context.Context, id string) (int, error)
+}
+
+// cancelRemoteSweep cancels a live sweep of a shared store that this server
+// does not run (its cells queued for worker processes by a front end, or by
+// `dashboard submit`): its live cells are cancelled, a queued one never
+// starts and a running one stops on its worker. ok is false for any other
+// sweep.
+func (s *Server) cancelRemoteSweep(ctx context.Context, sw *store.Sweep) (ok bool, err error) {
+	c, isCanceller := s.st.(sweepCanceller)
+	if !isCanceller || s.st.Owner() || !store.Live(sw.Status) {
+		return false, nil
+	}
+	if _, err := c.CancelSweep(ctx, sw.ID); err != nil {
+		return false, err
+	}
+	return true, nil
+}

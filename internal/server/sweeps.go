@@ -407,6 +407,12 @@ func (s *Server) handleSweepCancel(w http.ResponseWriter, r *http.Request) {
 	cancel := sw.live[id]
 	sw.mu.Unlock()
 	if cancel == nil {
+		if ok, err := s.cancelRemoteSweep(r.Context(), x); err != nil {
+			s.storeError(w, err)
+			return
+		} else if ok {
+			x.Status = store.StatusCancelled // its cells on workers (remotecancel.go)
+		}
 		writeJSON(w, http.StatusAccepted, map[string]string{"status": x.Status})
 		return
 	}

@@ -145,3 +145,15 @@ func Quote(s string) string {
 	}
 	return strconv.Quote(string(r[:max])) + "…"
 }
+
+// ResolveDataFile confines the value of the data-file parameter p as a
+// run's data files are (see resolvePaths) and returns the file it names (a
+// front end that queues runs for workers sends that file with the run).
+func (m *Manager) ResolveDataFile(p scenarios.Param, value string) (string, error) {
+	vals := scenarios.Values{}
+	sc := &scenarios.Scenario{Params: []scenarios.Param{p}}
+	if err := m.resolvePaths(sc, spec.Params{p.Name: value}, vals); err != nil {
+		return "", err
+	}
+	return vals[p.Name], nil
+}

@@ -63,7 +63,7 @@ func TestGoldenOCR(t *testing.T) {
 			h.Write(b[:])
 		}
 		got[algo] = ocrFingerprint{Iters: iters, Steps: fmt.Sprintf("%016x", h.Sum64()),
-			W: hashFloats(m.w), WAvg: hashFloats(m.wavg), Ell: hashFloats([]float64{m.ell, m.lavg})}
+			W: hashFloats(m.weights()), WAvg: hashFloats(m.avgWeights()), Ell: hashFloats([]float64{m.ell, m.lavg})}
 	}
 	path := filepath.Join("testdata", "golden_ocr.json")
 	if *update {

@@ -56,7 +56,12 @@ type Method struct {
 	rng *rand.Rand
 
 	w, wavg       []float64
-	wt            []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's
+	lz            *lazyAvg  // bcfw and bcfw-as with averaging: w̄ kept lazily (wavg is formed on demand)
+	wt            []float64 // w's emission blocks in feature-major order (F×K), kept equal to w's (see wStale)
+	wStale        bool      // w's own emission blocks lag behind wt (block steps update wt only)
+	rrow          []float64 // K: one letter's change of the emission weights (scratch)
+	nzl           []int     // K: its nonzero labels (scratch)
+	r26           [26]float64
 	tT, ub, lb    []float64 // w's transitions by predecessor, bounds on their rows (ub ≥ max, lb ≤ min)
 	transOK       bool      // every transition weight is finite
 	tJT, ubJ, lbJ []float64 // the same for I_J w (bcfw-as)
@@ -89,6 +94,7 @@ type Method struct {
 	arena                []int     // storage for new labellings
 	atoms                []atom    // storage for active sets that outgrow their room
 	next                 int       // the next block, drawn ahead (−1: none)
+	next2                int       // the block after it, when drawn ahead too (−1: none)
 	ev                   *evaluator
 	k                    int
 	last                 *Eval
@@ -136,10 +142,13 @@ func (m *Method) reset() {
 	m.w = make([]float64, D)
 	m.wavg = make([]float64, D)
 	m.wt = make([]float64, K*p.F)
+	m.wStale = false
+	m.rrow = make([]float64, K)
+	m.nzl = make([]int, K)
 	m.tT, m.ub, m.lb, m.transOK = make([]float64, K*K), make([]float64, K), make([]float64, K), true
 	m.ell, m.lavg = 0, 0
 	m.k = 0
-	m.next = -1
+	m.next, m.next2 = -1, -1
 	ml := maxLen(ds)
 	m.dec = newDecoder(K, ml)
 	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
@@ -154,7 +163,7 @@ func (m *Method) reset() {
 	if m.o.Algo == AlgoSSG {
 		return
 	}
-	m.mu = make([]float64, ds.Letters()*K)
+	m.mu = largeFloats(ds.Letters() * K)
 	m.mtd = make([]float64, K*K)
 	m.tStart, m.tCap, m.supN = make([]int32, n), make([]int32, n), make([]int32, n)
 	room := 0
@@ -167,6 +176,10 @@ func (m *Method) reset() {
 	m.tS, m.tA = make([]int, 0, K*K), make([]int, 0, K*K)
 	m.uFW, m.uA = make([]int, 0, K*K), make([]int, 0, K*K)
 	m.elli = make([]float64, n)
+	m.lz = nil
+	if m.o.Average {
+		m.lz = newLazyAvg(p)
+	}
 	for i, wd := range ds.Words {
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		m.setMarginals(i, truth, 1)
@@ -483,34 +496,49 @@ func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []flo
 	wd := p.Train.Words[i]
 	c := -1 / (p.Lambda * float64(p.N()))
 	sx := p.sx
-	w, wt := m.w[:K*F], m.wt[:K*F]
+	// The emission weights change in their feature-major copy only (w's
+	// own emission blocks are brought up to date when read: weights).
+	wt, r := m.wt[:K*F], m.rrow[:K]
 	for t := 0; t < wd.Len; t++ {
-		j := wd.Start + t
-		lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
-		idx := sx.idx[lo:hi]
+		nzt := nz[off[t]:off[t+1]]
+		if len(nzt) == 0 {
+			continue
+		}
 		row := du[t*K : (t+1)*K]
-		for _, k32 := range nz[off[t]:off[t+1]] {
-			k := int(k32)
-			a := c * row[k]
-			if a == 0 {
-				continue
-			}
-			// w_k += a·x_j in both layouts (the same update as floats.AddScaled).
-			if sx.binary {
-				for _, f := range idx {
-					w[k*F+int(f)] += a
-					wt[int(f)*K+k] += a
+		j := wd.Start + t
+		if len(nzt) < rowsFrom {
+			// Few labels: w_k += a·x_j label by label (as
+			// floats.AddScaled), on the feature-major copy.
+			for _, k32 := range nzt {
+				if a := c * row[k32]; a != 0 {
+					sx.addColumn(j, a, int(k32), K, wt)
 				}
-				continue
 			}
-			for q, f := range idx {
-				v := a * sx.val[int(lo)+q]
-				w[k*F+int(f)] += v
-				wt[int(f)*K+k] += v
-			}
+			continue
+		}
+		zero(r)
+		for _, k := range nzt {
+			r[k] = c * row[k]
+		}
+		// Many labels: w_k += r_k·x_j for every label at once, row by
+		// row of the feature-major copy (the same sums).
+		sx.addRows(j, r, K, wt, &m.r26)
+	}
+	m.wStale = true
+	first, last, trans := p.parts(m.w)
+	if lz := m.lz; lz != nil {
+		// The average takes the coordinates about to change as they were.
+		k := int64(m.k)
+		for _, q := range nz[off[0]:off[1]] {
+			lz.flushCoord(int(q), first[q], k)
+		}
+		for _, q := range nz[off[wd.Len-1]:off[wd.Len]] {
+			lz.flushCoord(K+int(q), last[q], k)
+		}
+		for _, j := range dsup {
+			lz.flushCoord(2*K+j, trans[j], k)
 		}
 	}
-	first, last, trans := p.parts(m.w)
 	for _, k := range nz[off[0]:off[1]] {
 		first[k] += c * du[k]
 	}
@@ -534,6 +562,19 @@ func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []flo
 	}
 }
 
+// eye26 holds the unit vectors e(y) of OCR's 26 labels.
+var eye26 = func() (e [26][26]float64) {
+	for k := range e {
+		e[k][k] = 1
+	}
+	return e
+}()
+
+// rowsFrom is the number of labels of a letter from which the emission
+// weights are updated a feature's row of K at a time rather than label by
+// label (the results are the same): fewer with 256-bit vectors.
+var rowsFrom = map[bool]int{true: 5, false: 8}[useAVX2]
+
 // sampleFeatures draws m of the d coordinates without replacement (a partial
 // Fisher-Yates shuffle of a persistent permutation) and writes I_J w to wJ.
 func (m *Method) sampleFeatures(mk int) {
@@ -548,10 +589,14 @@ func (m *Method) sampleFeatures(mk int) {
 	K, F := m.p.K, m.p.F
 	offTrans := m.p.offTrans
 	for _, j := range m.perm[:mk] {
-		m.wJ[j] = m.w[j]
 		if j < K*F {
-			m.wJt[j%F*K+j/F] = m.w[j]
-		} else if j >= offTrans {
+			v := m.wt[j%F*K+j/F] // w_j, from the copy the steps keep current
+			m.wJ[j] = v
+			m.wJt[j%F*K+j/F] = v
+			continue
+		}
+		m.wJ[j] = m.w[j]
+		if j >= offTrans {
 			q := j - offTrans
 			m.tJT[q%K*K+q/K] = m.w[j]
 		}
@@ -649,6 +694,18 @@ func (m *Method) blockStep(k int) stepInfo {
 			row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
 			d = d[:len(row)]
 			st := s[t]
+			if K == 26 {
+				// e(s_t) − μ_t and its nonzero labels by vector code (the
+				// same values; a zero may be +0 for −0, and zeros are
+				// never read).
+				if mask, ok := residual26((*[26]float64)(d), &eye26[st], (*[26]float64)(row)); ok {
+					for ; mask != 0; mask &= mask - 1 {
+						nzF = append(nzF, int32(bits.TrailingZeros32(mask)))
+					}
+					offF = append(offF, len(nzF))
+					continue
+				}
+			}
 			for k, v := range row {
 				x := -v
 				if k == st {
@@ -803,6 +860,11 @@ func (m *Method) blockStep(k int) stepInfo {
 		m.nzU, m.offU = nzU, offU
 	}
 	nzU, offU := m.nzU, m.offU
+	if m.lz != nil {
+		// The average takes the block's marginals as they were up to now
+		// (nonzero only on the lists nzU).
+		m.lz.flushBlock(i, mu, wd.Start*K, K, nzU, offU, int64(k))
+	}
 	ellOld := m.elli[i]
 	if m.o.Algo == AlgoBCFW {
 		// μ ← (1−γ)μ + γ e(s) (with γ = 1: zero, then + 1 at s), and in
@@ -966,18 +1028,43 @@ func (m *Method) touch(i int) {
 		prefetchRange(unsafe.Pointer(unsafe.SliceData(as)), uintptr(len(as))*unsafe.Sizeof(atom{}))
 	}
 	prefetchF64(m.mu[wd.Start*K : (wd.Start+wd.Len)*K])
+	if m.lz != nil {
+		prefetchF64(m.lz.smu[wd.Start*K : (wd.Start+wd.Len)*K])
+	}
 	prefetchF64(m.supportVals(i))
 	if sup := m.support(i); len(sup) > 0 {
 		prefetchRange(unsafe.Pointer(&sup[0]), uintptr(len(sup))*2)
 	}
 	sx := p.sx
-	lo, hi := sx.off[sparseLanes*wd.Start], sx.off[sparseLanes*(wd.Start+wd.Len)]
+	o := sx.off[sparseLanes*wd.Start : sparseLanes*(wd.Start+wd.Len)+1]
+	prefetchRange(unsafe.Pointer(&o[0]), uintptr(len(o))*4)
+	lo, hi := o[0], o[len(o)-1]
 	if hi > lo {
 		prefetchRange(unsafe.Pointer(&sx.idx[lo]), uintptr(hi-lo)*2)
 	}
+	y := p.Train.Y[wd.Start : wd.Start+wd.Len]
+	prefetchRange(unsafe.Pointer(&y[0]), uintptr(len(y))*unsafe.Sizeof(0))
 	prefetchF64(p.gram[p.gramOff[i]:p.gramOff[i+1]])
 	for _, at := range as {
 		prefetchRange(unsafe.Pointer(unsafe.SliceData(at.y)), uintptr(len(at.y))*unsafe.Sizeof(0))
+	}
+}
+
+// touchIndex asks for block i's entries in the per-block index arrays (its
+// word, Gram offset, room for transition marginals, ℓ_i, active set), which
+// touch reads to find the block's data.
+func (m *Method) touchIndex(i int) {
+	p := m.p
+	prefetchRange(unsafe.Pointer(&p.Train.Words[i]), unsafe.Sizeof(Word{}))
+	prefetchRange(unsafe.Pointer(&p.gramOff[i]), 2*unsafe.Sizeof(0))
+	prefetchRange(unsafe.Pointer(&m.tStart[i]), 4)
+	prefetchRange(unsafe.Pointer(&m.supN[i]), 4)
+	prefetchRange(unsafe.Pointer(&m.elli[i]), 8)
+	if m.lz != nil {
+		prefetchRange(unsafe.Pointer(&m.lz.tauB[i]), 8)
+	}
+	if m.act != nil {
+		prefetchRange(unsafe.Pointer(&m.act[i]), unsafe.Sizeof([]atom{}))
 	}
 }
 
@@ -1108,60 +1195,16 @@ func (m *Method) ssgStep(k int) stepInfo {
 // the block marginals, from scratch. The emission blocks are accumulated
 // letter by letter over the nonzero features, in the order (and so with the
 // rounding) of the matrix product Rᵀ·X with R = onehot(y) − μ, without
-// forming R.
+// forming R; the first and last weights in the same sweep.
 func (m *Method) recomputeW(dst []float64) float64 {
 	p := m.p
 	K, F := p.K, p.F
 	ds := p.Train
 	c := 1 / (p.Lambda * float64(p.N()))
-	zero(dst)
+	zero(dst[K*F:])
 	first, last, trans := p.parts(dst)
-	sx := p.sx
+	m.emissionFromMarginals(dst[:K*F], m.mu, m.wt, first, last)
 	for i, wd := range ds.Words {
-		for t := 0; t < wd.Len; t++ {
-			j := wd.Start + t
-			mu := m.mu[j*K : (j+1)*K]
-			y := ds.Y[j]
-			lo, hi := sx.off[sparseLanes*j], sx.off[sparseLanes*j+sparseLanes]
-			idx := sx.idx[lo:hi]
-			for k, v := range mu {
-				r := -v
-				if k == y {
-					r++
-				}
-				if r == 0 {
-					continue
-				}
-				row := dst[k*F : (k+1)*F]
-				if sx.binary {
-					for _, f := range idx {
-						row[f] += r
-					}
-				} else {
-					for q, f := range idx {
-						row[f] += r * sx.val[int(lo)+q]
-					}
-				}
-			}
-			if t == 0 {
-				for k, v := range mu {
-					r := -v
-					if k == y {
-						r++
-					}
-					first[k] += r
-				}
-			}
-			if t == wd.Len-1 {
-				for k, v := range mu {
-					r := -v
-					if k == y {
-						r++
-					}
-					last[k] += r
-				}
-			}
-		}
 		truth := ds.Y[wd.Start : wd.Start+wd.Len]
 		v := m.supportVals(i)
 		for q, j := range m.support(i) { // the marginals are zero elsewhere
@@ -1171,14 +1214,94 @@ func (m *Method) recomputeW(dst []float64) float64 {
 			trans[truth[t]+K*truth[t+1]]++
 		}
 	}
-	for j := range dst {
-		dst[j] *= c
+	for j := range dst[K*F:] {
+		dst[K*F+j] *= c
 	}
 	ell := 0.0
 	for _, v := range m.elli {
 		ell += v
 	}
 	return ell
+}
+
+// emissionFromMarginals writes to dst (K·F, label-major) and to ft (the
+// same in feature-major order) the emission weights
+// Σ_t (e(y_t) − mu_t) ⊗ x_t/(λn) of the training letters for the marginals
+// mu (letters × K). Each weight's terms are added letter by letter in the
+// order of the product Rᵀ·X, R = onehot(y) − mu (the letter's zero terms
+// add exact zeros to sums that start at +0, which leaves them unchanged),
+// then scaled by 1/(λn). With first and last non-nil, it also adds each
+// word's first and last row of R to them (unscaled).
+func (m *Method) emissionFromMarginals(dst, mu, ft, first, last []float64) {
+	p := m.p
+	K, F := p.K, p.F
+	ds := p.Train
+	c := 1 / (p.Lambda * float64(p.N()))
+	ft = ft[:K*F]
+	zero(ft)
+	sx := p.sx
+	r := m.rrow[:K]
+	nzl := m.nzl[:K]
+	for _, wd := range ds.Words {
+		for j := wd.Start; j < wd.Start+wd.Len; j++ {
+			mu := mu[j*K : (j+1)*K]
+			mu = mu[:len(r)]
+			var mask uint32
+			vec := false
+			if K == 26 {
+				// r = e(y) − μ by vector code, with the mask of its
+				// nonzero labels (the same values: 1 − v rounds as
+				// (−v) + 1; a zero may come out as +0 instead of −0, which
+				// adds nothing either way).
+				mask, vec = residual26((*[26]float64)(r), &eye26[ds.Y[j]], (*[26]float64)(mu))
+			}
+			if !vec {
+				for k, v := range mu {
+					r[k] = -v
+				}
+				r[ds.Y[j]]++
+			}
+			if first != nil {
+				if j == wd.Start {
+					for k, v := range r {
+						first[k] += v
+					}
+				}
+				if j == wd.Start+wd.Len-1 {
+					for k, v := range r {
+						last[k] += v
+					}
+				}
+			}
+			if vec {
+				if bits.OnesCount32(mask) >= rowsFrom {
+					sx.addRows(j, r, K, ft, &m.r26)
+					continue
+				}
+				for ; mask != 0; mask &= mask - 1 {
+					k := bits.TrailingZeros32(mask)
+					sx.addColumn(j, r[k], k, K, ft)
+				}
+				continue
+			}
+			n := 0
+			for k, v := range r {
+				nzl[n] = k
+				n += b2i(v != 0)
+			}
+			if n >= rowsFrom {
+				sx.addRows(j, r, K, ft, &m.r26)
+				continue
+			}
+			for _, k := range nzl[:n] {
+				sx.addColumn(j, r[k], k, K, ft)
+			}
+		}
+	}
+	for j := range ft {
+		ft[j] *= c
+	}
+	untransposeEmissions(ft, dst, K, F)
 }
 
 // iterate performs the next iteration: one block step (or subgradient
@@ -1192,7 +1315,11 @@ func (m *Method) iterate() stepInfo {
 	} else {
 		info = m.blockStep(k)
 		if k%m.p.N() == 0 { // refresh w and ℓ from the blocks once per pass
+			if m.lz != nil {
+				m.lz.flushAllCoords(m.w[m.p.offFirst:], int64(k))
+			}
 			m.ell = m.recomputeW(m.w)
+			m.wStale = false
 			m.refreshCopies()
 		}
 		if k%boundsEvery == 0 {
@@ -1200,15 +1327,31 @@ func (m *Method) iterate() stepInfo {
 		}
 		// Draw the next block now (the random numbers come in the same
 		// order) and start loading its data, which arrives while the
-		// average is updated.
-		m.next = m.rng.IntN(m.p.N())
+		// average is updated. When step k+1 draws nothing else (no
+		// feature sampling), the block after it is drawn too, which is
+		// the same sequence of draws, and its index entries are loaded
+		// a step ahead.
+		n := m.p.N()
+		if m.next2 >= 0 {
+			m.next, m.next2 = m.next2, -1
+		} else {
+			m.next = m.rng.IntN(n)
+		}
+		if m.o.Algo == AlgoBCFW || m.o.Schedule.Size(k+1, m.p.D) >= m.p.D {
+			m.next2 = m.rng.IntN(n)
+			m.touchIndex(m.next2)
+		}
 		m.touch(m.next)
 	}
 	if m.o.Average {
-		// w̄ ← (1−ρ)w̄ + ρw in one sweep, each product rounded before the
-		// sum exactly as in the elementwise expression.
+		// ℓ̄ ← (1−ρ)ℓ̄ + ρℓ; w̄ likewise, lazily for the block methods (see
+		// lazyAvg), for ssg (whose every step changes all of w) in one
+		// sweep, each product rounded before the sum exactly as in the
+		// elementwise expression.
 		rho := 2 / float64(k+1)
-		averageInto(m.wavg, m.w, 1-rho, rho)
+		if m.lz == nil {
+			averageInto(m.wavg, m.w, 1-rho, rho)
+		}
 		m.lavg = (1-rho)*m.lavg + rho*m.ell
 	}
 	return info
@@ -1301,9 +1444,9 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 			sum.Message = "ssg keeps no dual iterate: no duality gap is reported"
 		}
 	}
-	x := m.w
+	x := m.weights()
 	if m.o.Average {
-		x = m.wavg
+		x = m.avgWeights()
 	}
 	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}, nil
 }
@@ -1336,7 +1479,7 @@ func (m *Method) evaluate() Eval {
 	if m.k == 0 && m.p.K >= 2 { // the start: w = 0, ℓ = 0
 		plain = m.ev.AtZero(hasDual)
 	} else {
-		plain = m.ev.Evaluate(m.w, m.ell, hasDual)
+		plain = m.ev.Evaluate(m.weights(), m.ell, hasDual)
 	}
 	m.lastPlain = &plain
 	// Up to k = 1 the average is the iterate itself (w̄ = w = 0 at the
@@ -1346,7 +1489,7 @@ func (m *Method) evaluate() Eval {
 		m.last = &plain
 		return plain
 	}
-	avg := m.ev.Evaluate(m.wavg, m.lavg, hasDual)
+	avg := m.ev.Evaluate(m.avgWeights(), m.lavg, hasDual)
 	m.last = &avg
 	return avg
 }

@@ -229,81 +229,43 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 			}
 		}
 		if truth != nil {
+			// + 1/L off the truth, branch-free.
+			tr := truth[t]
+			keep := u[tr]
 			for k := range u {
-				if k != truth[t] {
-					u[k] += aug
-				}
+				u[k] += aug
 			}
+			u[tr] = keep
 		}
 	}
 	trans, tT, ub, lb = trans[:K*K], tT[:K*K], ub[:K], lb[:K]
 	unary(0, prev)
 	u := dc.u[:K]
-	cand := dc.cand[:K]
 	for t := 1; t < L; t++ {
 		bk := dc.back[t*K : (t+1)*K]
-		js, nc := 0, 0
-		if finite {
-			js, nc = pruneCandidates(prev, ub, lb, cand)
+		if finite && K == 26 && t < L-1 {
+			// A middle position in one vector call (the same sums and
+			// choices as the steps below).
+			skip, a := -1, 0.0
+			if truth != nil {
+				skip, a = truth[t], aug
+			}
+			if viterbiPos26((*[26]float64)(prev), (*[26]float64)(cur), (*[26]int)(bk), (*[676]float64)(tT),
+				(*[26]float64)(ub), (*[26]float64)(lb), (*[26]float64)(E[t*K:(t+1)*K]), a, skip) {
+				prev, cur = cur, prev
+				continue
+			}
 		}
-		if nc > 0 {
-			// Start every label k from j* (usually its best predecessor).
-			// The candidates above j* replace the best when strictly larger
-			// (in increasing order: ties keep the lower), then those below
-			// j* when at least as large (in decreasing order: each is lower
-			// than any holder so far), which leaves the maximum and the
-			// lowest j attaining it, as the full scan finds them.
-			pj := prev[js]
-			for k, v := range tT[js*K : js*K+K] {
-				cur[k] = pj + v
-				bk[k] = js
-			}
-			c := cand[:nc]
-			q := 0
-			for q < len(c) && c[q] < js {
-				q++
-			}
-			for _, j := range c[q:] {
-				if j != js {
-					relaxAbove(cur, bk, tT[j*K:j*K+K], prev[j], j)
-				}
-			}
-			for q--; q >= 0; q-- {
-				j := c[q]
-				relaxBelow(cur, bk, tT[j*K:j*K+K], prev[j], j)
-			}
-		} else {
-			// Non-finite values: the full scan, in increasing j.
-			for k := 0; k < K; k++ {
-				col := trans[K*k : K*k+K] // trans[j + K·k] for j = 0..K−1
-				best, arg := prev[0]+col[0], 0
-				for j := 1; j < K; j++ {
-					if s := prev[j] + col[j]; s > best {
-						best, arg = s, j
-					}
-				}
-				cur[k] = best
-				bk[k] = arg
-			}
+		if !(finite && K == 26 && useAVX2 && dc.relax26(prev, cur, bk, tT, ub, lb)) {
+			dc.relaxAll(prev, cur, bk, trans, tT, ub, lb, finite)
 		}
 		if t < L-1 {
 			// A middle position's unary score is E[t,k] (+ 1/L off the
 			// truth), added here without the copy unary makes.
-			e := E[t*K : (t+1)*K]
-			e = e[:len(cur)]
 			if truth == nil {
-				for k := range cur {
-					cur[k] += e[k]
-				}
+				addRow(cur, E[t*K:(t+1)*K], 0, -1)
 			} else {
-				tr := truth[t]
-				for k := range cur {
-					v := e[k]
-					if k != tr {
-						v += aug
-					}
-					cur[k] += v
-				}
+				addRow(cur, E[t*K:(t+1)*K], aug, truth[t])
 			}
 		} else {
 			unary(t, u)
@@ -326,32 +288,119 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 	return best
 }
 
-// pruneCandidates writes to cand, in increasing order, the predecessors j
+// relax26 sets cur[k] = max_j prev[j] + trans[j + 26·k] and bk[k] to the
+// lowest j attaining it, for 26 labels with finite prev, transitions and
+// bounds, from the candidates of prune26 as a bit mask (in the order of
+// relaxAll's list). It reports false, having done nothing, when prev is
+// not finite.
+func (dc *decoder) relax26(prev, cur []float64, bk []int, tT, ub, lb []float64) bool {
+	const K = 26
+	js, mask, ok := prune26((*[26]float64)(prev), (*[26]float64)(ub), (*[26]float64)(lb))
+	if !ok {
+		return false
+	}
+	relaxAll26((*[26]float64)(prev), (*[26]float64)(cur), (*[26]int)(bk), (*[676]float64)(tT),
+		js, mask&^(uint32(2)<<js-1), mask&(uint32(1)<<js-1))
+	return true
+}
+
+// relaxAll sets cur[k] = max_j prev[j] + trans[j + K·k] and bk[k] to the
+// lowest j attaining it, over the candidates of pruneCandidates (every j
+// when a value is not finite).
+func (dc *decoder) relaxAll(prev, cur []float64, bk []int, trans, tT, ub, lb []float64, finite bool) {
+	K := dc.K
+	cand := dc.cand[:K]
+	js, nc := 0, 0
+	if finite {
+		js, nc = pruneCandidates(prev, ub, lb, cand)
+	}
+	if nc > 0 {
+		// Start every label k from j* (usually its best predecessor).
+		// The candidates above j* replace the best when strictly larger
+		// (in increasing order: ties keep the lower), then those below
+		// j* when at least as large (in decreasing order: each is lower
+		// than any holder so far), which leaves the maximum and the
+		// lowest j attaining it, as the full scan finds them.
+		fillRow(cur, bk, tT[js*K:js*K+K], prev[js], js)
+		c := cand[:nc]
+		q := 0
+		for q < len(c) && c[q] < js {
+			q++
+		}
+		for _, j := range c[q:] {
+			if j != js {
+				relaxAbove(cur, bk, tT[j*K:j*K+K], prev[j], j)
+			}
+		}
+		for q--; q >= 0; q-- {
+			j := c[q]
+			relaxBelow(cur, bk, tT[j*K:j*K+K], prev[j], j)
+		}
+	} else {
+		// Non-finite values: the full scan, in increasing j.
+		for k := 0; k < K; k++ {
+			col := trans[K*k : K*k+K] // trans[j + K·k] for j = 0..K−1
+			best, arg := prev[0]+col[0], 0
+			for j := 1; j < K; j++ {
+				if s := prev[j] + col[j]; s > best {
+					best, arg = s, j
+				}
+			}
+			cur[k] = best
+			bk[k] = arg
+		}
+	}
+}
+
+// pruneCandidatesGo writes to cand, in increasing order, the predecessors j
 // that can attain max_j' prev[j'] + trans[j' + K·k] for some label k, and
 // returns j* = argmax prev (lowest on ties) and their number (0 when prev
-// is not finite: no pruning is safe).
-func pruneCandidates(prev, ub, lb []float64, cand []int) (js, n int) {
-	pmax := prev[0]
-	bad := 0.0
-	for j, v := range prev {
-		bad += v - v // 0, or NaN once a value is ±Inf or NaN
-		if v > pmax {
-			js, pmax = j, v
-		}
+// is not finite: no pruning is safe). The loops carry no floating-point
+// dependency and no unpredictable branch: finiteness is read from the
+// exponent bits, the candidates are written branch-free.
+func pruneCandidatesGo(prev, ub, lb []float64, cand []int) (js, n int) {
+	// The maximum (two independent chains of max), finiteness from the
+	// exponent bits.
+	m0, m1 := prev[0], prev[0]
+	var bad uint64
+	q := 0
+	for ; q+1 < len(prev); q += 2 {
+		a, b := prev[q], prev[q+1]
+		bad |= (math.Float64bits(a)>>52&0x7ff + 1) >> 11 // 1 for ±Inf and NaN
+		bad |= (math.Float64bits(b)>>52&0x7ff + 1) >> 11
+		m0, m1 = max(m0, a), max(m1, b)
+	}
+	if q < len(prev) {
+		a := prev[q]
+		bad |= (math.Float64bits(a)>>52&0x7ff + 1) >> 11
+		m0 = max(m0, a)
 	}
 	if bad != 0 {
 		return 0, 0
 	}
+	pmax := max(m0, m1)
+	for prev[js] != pmax { // the lowest j attaining it
+		js++
+	}
+	pmax = prev[js]
 	// Every label reaches at least pmax + lb[j*] from j*.
 	floor := pmax + lb[js]
 	ub = ub[:len(prev)]
+	cand = cand[:len(prev)]
 	for j, v := range prev {
 		cand[n] = j
-		if v+ub[j] >= floor {
-			n++
-		}
+		n += b2i(v+ub[j] >= floor)
 	}
 	return js, n
+}
+
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	var i int
+	if b {
+		i = 1
+	}
+	return i
 }
 
 // Score returns <w, φ(x, y)> for a word with emission scores E.

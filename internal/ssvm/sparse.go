@@ -2,6 +2,7 @@ package ssvm
 
 import (
 	"fmt"
+	"unsafe"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -200,6 +201,17 @@ func transposeEmissions(w, wt []float64, K, F int) {
 	}
 }
 
+// untransposeEmissions writes the feature-major emission weights wt (w_k[f]
+// at f·K+k) to the K emission blocks of w (at k·F+f).
+func untransposeEmissions(wt, w []float64, K, F int) {
+	for k := 0; k < K; k++ {
+		blk := w[k*F : (k+1)*F]
+		for f := range blk {
+			blk[f] = wt[f*K+k]
+		}
+	}
+}
+
 // emissionsGather is emissions from w in its own layout (label-major), one
 // sparse dot product per label; for callers that change w densely.
 func (s *sparseRows) emissionsGather(wd Word, K int, w, E []float64) {
@@ -226,5 +238,58 @@ func (s *sparseRows) axpy(j int, a float64, dst []float64) {
 	}
 	for q := lo; q < hi; q++ {
 		dst[s.idx[q]] += a * s.val[q]
+	}
+}
+
+// addRows performs w_k += r_k·x_j for every label k on the feature-major
+// emission weights wt (wt[f·K+k] += x_jf·r[k] for each nonzero feature f of
+// letter j in turn), bit-identical to the label-by-label updates
+// floats.AddScaled(w_k, r_k, x_j) for the labels where r_k ≠ 0 as long as
+// wt holds no −0 (the other labels then add exact zeros, which are no-ops).
+// r has length K; r26 is scratch for OCR's alphabet.
+func (s *sparseRows) addRows(j int, r []float64, K int, wt []float64, r26 *[26]float64) {
+	lo, hi := s.off[sparseLanes*j], s.off[sparseLanes*j+sparseLanes]
+	idx := s.idx[lo:hi]
+	if s.binary && K == 26 {
+		copy(r26[:], r)
+		scatterRows26(wt, idx, r26)
+		return
+	}
+	r = r[:K]
+	for q, f := range idx {
+		row := wt[int(f)*K : int(f)*K+K]
+		row = row[:len(r)]
+		if s.binary {
+			for k, v := range r {
+				row[k] += v
+			}
+			continue
+		}
+		x := s.val[int(lo)+q]
+		for k, v := range r {
+			row[k] += v * x
+		}
+	}
+}
+
+// addColumn performs w_k += a·x_j for one label k on the feature-major
+// emission weights wt (wt[f·K+k] += a·x_jf), as floats.AddScaled(w_k, a,
+// x_j) does on w_k as long as w_k holds no −0.
+func (s *sparseRows) addColumn(j int, a float64, k, K int, wt []float64) {
+	lo, hi := s.off[sparseLanes*j], s.off[sparseLanes*j+sparseLanes]
+	if s.binary {
+		if hasColumnKernel && len(wt) >= K*s.F && k < K {
+			// Every stored feature is below F (newSparseRows), so each
+			// weight written lies in wt[:K·F].
+			addColumnBin(unsafe.Pointer(&wt[k]), s.idx[lo:hi], uintptr(K)*8, a)
+			return
+		}
+		for _, f := range s.idx[lo:hi] {
+			wt[int(f)*K+k] += a
+		}
+		return
+	}
+	for q := lo; q < hi; q++ {
+		wt[int(s.idx[q])*K+k] += a * s.val[q]
 	}
 }

@@ -219,8 +219,8 @@ func testBCFWASInvariants(t *testing.T, sched solver.Schedule) {
 	}
 	w, ell := wFromActive(m)
 	for j := range w {
-		if math.Abs(w[j]-m.w[j]) > 1e-9*(1+math.Abs(w[j])) {
-			t.Fatalf("w[%d] = %v, recomputed from the active sets %v", j, m.w[j], w[j])
+		if math.Abs(w[j]-m.weights()[j]) > 1e-9*(1+math.Abs(w[j])) {
+			t.Fatalf("w[%d] = %v, recomputed from the active sets %v", j, m.weights()[j], w[j])
 		}
 	}
 	if math.Abs(ell-m.ell) > 1e-12 {
@@ -293,8 +293,8 @@ func TestBCFWIncrementalW(t *testing.T) {
 	w := make([]float64, p.D)
 	ell := m.recomputeW(w)
 	for j := range w {
-		if math.Abs(w[j]-m.w[j]) > 1e-10*(1+math.Abs(w[j])) {
-			t.Fatalf("w[%d] = %v, recomputed from the block marginals %v", j, m.w[j], w[j])
+		if math.Abs(w[j]-m.weights()[j]) > 1e-10*(1+math.Abs(w[j])) {
+			t.Fatalf("w[%d] = %v, recomputed from the block marginals %v", j, m.weights()[j], w[j])
 		}
 	}
 	if math.Abs(ell-m.ell) > 1e-12 {

@@ -31,7 +31,8 @@ var ErrNotLive = errors.New("the run has ended")
 // Claim takes a live run for a worker and starts it afresh: its records,
 // trace results and message are removed (a run is a pure function of its
 // spec and seed, DESIGN §7, so a run restarted elsewhere gives the same
-// records again), its traces and itself set running.
+// records again), its traces and itself set running (a paused run stays
+// paused, its steps counted afresh).
 func (s *Store) Claim(ctx context.Context, id, claim string) error {
 	if claim == "" || strings.IndexByte(claim, 0) >= 0 {
 		return fmt.Errorf("store: claiming run %s: the claim must be a non-empty text", id)
@@ -55,8 +56,9 @@ func (s *Store) Claim(ctx context.Context, id, claim string) error {
 			id, store.StatusRunning); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE runs SET status = $2, ended_us = NULL, message = '', claim = $3, beat_us = $4 WHERE id = $1`,
-			id, store.StatusRunning, claim, micros(time.Now()))
+		_, err = tx.Exec(ctx, `UPDATE runs SET status = CASE WHEN status = $4 THEN $4 ELSE $2 END, steps = 0,
+			ended_us = NULL, message = '', claim = $3, beat_us = `+nowUS+` WHERE id = $1`,
+			id, store.StatusRunning, claim, store.StatusPaused)
 		return err
 	})
 	if err != nil {
@@ -100,23 +102,30 @@ func (s *Store) AppendClaimed(ctx context.Context, id, claim string, trace int, 
 	return nil
 }
 
-// Beat records that the claimed run's worker is alive and returns the
-// run's status (a run cancelled through the store reads cancelled here,
-// which is how a cancel reaches its worker).
-func (s *Store) Beat(ctx context.Context, id, claim string) (status string, err error) {
+// Beat records that the claimed run's worker is alive (the heartbeat's time
+// is the database's, as the rescue compares it) and returns what the
+// worker must follow: the run's status (a run cancelled or paused through
+// the store reads so here, which is how a cancel or a pause reaches its
+// worker), its steps and how long it has been paused (control.go).
+func (s *Store) Beat(ctx context.Context, id, claim string) (c RunControl, err error) {
 	err = s.tx(ctx, func(tx pgx.Tx) error {
-		st, err := lockClaim(ctx, tx, id, claim)
-		if err != nil {
+		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
 			return err
 		}
-		status = st
-		_, err = tx.Exec(ctx, `UPDATE runs SET beat_us = $2 WHERE id = $1`, id, micros(time.Now()))
+		var pausedFor *int64
+		var timeout int64
+		err := tx.QueryRow(ctx, `UPDATE runs SET beat_us = `+nowUS+` WHERE id = $1
+			RETURNING status, steps, `+nowUS+` - paused_us, pause_timeout_us`, id).Scan(&c.Status, &c.Steps, &pausedFor, &timeout)
+		if pausedFor != nil {
+			c.PausedFor = time.Duration(*pausedFor) * time.Microsecond
+		}
+		c.PauseTimeout = time.Duration(timeout) * time.Microsecond
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("store: heartbeat of run %s: %w", id, err)
+		return RunControl{}, fmt.Errorf("store: heartbeat of run %s: %w", id, err)
 	}
-	return status, nil
+	return c, nil
 }
 
 // Finish ends a claimed run: each trace's result, then the run's status,
@@ -177,7 +186,8 @@ func (s *Store) Runner(ctx context.Context, id string) (claim string, beat time.
 }
 
 // Release gives a claimed run back to the queue (its worker is stopping):
-// queued again, its claim cleared; the next claim starts it afresh.
+// queued again (or still paused), its claim cleared; the next claim starts
+// it afresh.
 func (s *Store) Release(ctx context.Context, id, claim string) error {
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
@@ -186,7 +196,8 @@ func (s *Store) Release(ctx context.Context, id, claim string) error {
 		if _, err := tx.Exec(ctx, `UPDATE traces SET status = $2 WHERE run_id = $1`, id, store.StatusQueued); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE runs SET status = $2, claim = '' WHERE id = $1`, id, store.StatusQueued)
+		_, err := tx.Exec(ctx, `UPDATE runs SET status = CASE WHEN status = $3 THEN $3 ELSE $2 END, claim = '' WHERE id = $1`,
+			id, store.StatusQueued, store.StatusPaused)
 		return err
 	})
 	if err != nil {

@@ -70,8 +70,8 @@ func TestClaimFencesAStaleWorker(t *testing.T) {
 	if err := s.SetStatus(ctx, id, store.StatusCancelled, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := s.Beat(ctx, id, "w2/7/2"); err != nil || st != store.StatusCancelled {
-		t.Errorf("the beat after a cancel: %q, %v", st, err)
+	if c, err := s.Beat(ctx, id, "w2/7/2"); err != nil || c.Status != store.StatusCancelled {
+		t.Errorf("the beat after a cancel: %+v, %v", c, err)
 	}
 	sum := &solver.Summary{Objective: 1, Iters: 30, Status: solver.StatusCancelled}
 	end := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)

@@ -45,6 +45,36 @@ func oldSweep(v int, id string) func(t *testing.T, pool *pgxpool.Pool) func(t *t
 }
 
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	9: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// a run queued before data files travelled: none
+		exec(t, pool, `INSERT INTO runs (id, created_us, status, problem, spec, version, entered_us) VALUES
+			('kkkkkkkkkkkk', 1767225600000000, 'queued', 'lasso', $1, 'v0.9', 1767225600000000)`, oldSpec)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			if refs, err := s.DataRefs(ctx, "kkkkkkkkkkkk"); err != nil || refs != nil {
+				t.Fatalf("a v9 run's data files: %q, %v", refs, err)
+			}
+			if err := s.SetDataRefs(ctx, "kkkkkkkkkkkk", []byte(`[]`)); err != nil {
+				t.Error(err)
+			}
+		}
+	},
+	8: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// a run running on a worker before runs could be paused there: no
+		// steps, never paused, and it takes a pause
+		exec(t, pool, `INSERT INTO runs (id, created_us, status, problem, spec, version, entered_us, claim, beat_us) VALUES
+			('jjjjjjjjjjjj', 1767225600000000, 'running', 'lasso', $1, 'v0.8', 1767225600000000, 'w1/3/1', 1767225600000000)`, oldSpec)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			c, err := s.Beat(ctx, "jjjjjjjjjjjj", "w1/3/1")
+			if err != nil || c.Status != store.StatusRunning || c.Steps != 0 || c.PausedFor != 0 || c.PauseExpired() {
+				t.Fatalf("a v8 run's control: %+v, %v", c, err)
+			}
+			if st, err := s.Control(ctx, "jjjjjjjjjjjj", OpPause, time.Hour); err != nil || st != store.StatusPaused {
+				t.Errorf("pausing a v8 run: %q, %v", st, err)
+			}
+		}
+	},
 	7: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		// runs put before imports had digests: none, and an import of the
 		// same content is a new run, then found again by its digest

@@ -295,7 +295,10 @@ func (s *Store) SetStatus(ctx context.Context, id, status string, ended time.Tim
 		}
 		_, err = tx.Exec(ctx, `UPDATE traces SET status = $1 WHERE run_id = $2 AND status IN ($3, $4, $5)`,
 			status, id, store.StatusQueued, store.StatusRunning, store.StatusPaused)
-		return err
+		if err != nil {
+			return err
+		}
+		return notifyControl(ctx, tx, id) // a cancel wakes the run's worker
 	})
 	if err != nil {
 		return fmt.Errorf("store: setting the status of run %s: %w", id, err)

@@ -322,17 +322,30 @@ func (s *Store) batches(ctx context.Context, id string, trace, next, to int) ([]
 	return bs, rows.Err()
 }
 
-// Delete deletes runs with their traces and records; unknown ids are
-// skipped. It returns the number deleted.
+// Delete deletes runs with their traces and records, and in the same
+// transaction the data files no run names any more (past their grace,
+// datafiles.go); unknown ids are skipped. It returns the number deleted.
 func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM runs WHERE id = ANY($1)`, ids)
+	var n int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM runs WHERE id = ANY($1)`, ids)
+		if err != nil {
+			return err
+		}
+		n = int(tag.RowsAffected())
+		if n == 0 {
+			return nil
+		}
+		_, _, err = reclaimIn(ctx, tx)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("store: deleting runs: %w", err)
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
 // Trim deletes the unstarred runs beyond the keep that entered this store

@@ -127,6 +127,27 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN digest TEXT`,
 		`CREATE UNIQUE INDEX runs_digest ON runs (digest) WHERE digest IS NOT NULL`,
 	},
+	// 9: pause, step and resume of a run on a worker (control.go): the
+	// steps granted since it was claimed, when it was paused (or last
+	// stepped) on the database's clock, and the pause timeout of the
+	// server that paused it.
+	{
+		`ALTER TABLE runs ADD COLUMN steps BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN paused_us BIGINT`,
+		`ALTER TABLE runs ADD COLUMN pause_timeout_us BIGINT NOT NULL DEFAULT 0`,
+	},
+	// 10: data that travels with a run to its worker (datafiles.go): the
+	// files kept in the store by their SHA-256, and each run's references
+	// to its data files.
+	{
+		`CREATE TABLE data_files (
+			sha256     TEXT PRIMARY KEY,
+			bytes      BIGINT NOT NULL,
+			data       BYTEA NOT NULL,
+			created_us BIGINT NOT NULL
+		)`,
+		`ALTER TABLE runs ADD COLUMN data_refs TEXT`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

@@ -24,6 +24,11 @@ const STATUS_HELP = {
   cancelled: 'stopped before it ended',
   interrupted: 'the server stopped during the run; its stored records are kept',
 };
+// A run a worker process took keeps that worker's slot while paused.
+const WORKER_STATUS_HELP = {
+  queued: 'waiting for a worker (taken in turn across clients); Stop takes it off the queue',
+  paused: 'paused on its worker, which keeps its slot until the run is resumed or stopped',
+};
 
 export function initRun() {
   const page = $('#run-page');
@@ -222,7 +227,8 @@ export function initRun() {
     if (failed.length) showError(failed.map((t) => `trace ${t.trace} (${t.algo}, replication ${t.replication}) failed: ${(t.summary && t.summary.message) || 'no message'}`).join('; '));
     $('#run-status').textContent = run.status === 'queued' && run.queue_position ? `queued (position ${run.queue_position})` : run.status;
     $('#run-status').className = 'status st-' + run.status;
-    $('#run-status').title = STATUS_HELP[run.status] || '';
+    if (run.worker) S.worker = run.worker; // a control's answer may leave it out
+    $('#run-status').title = (S.worker && WORKER_STATUS_HELP[run.status]) || STATUS_HELP[run.status] || '';
     if (run.worker) workerBadge(run.worker);
     page.dataset.status = run.status;
     fwlab.queuePosition = run.queue_position || 0;
