@@ -72,14 +72,22 @@ check-generated:
 	@sh scripts/check-generated.sh
 
 ## bench: benchmarks (figures are ratios against baselines measured in the same run), then
-## the table of their targets (bench/targets.tsv), also written to BENCHMARKS.md
-BENCH       ?= .
-BENCH_COUNT ?= 3
+## the table of their targets (bench/targets.tsv), then the scaling benchmarks (once each, one
+## package at a time, CPU time on one core) and the tables of how cost grows with size with
+## fitted exponents, all also written to BENCHMARKS.md. SCALING selects the scaling sizes (the sub-benchmarks,
+## e.g. 'BenchmarkL1BallScaling/p=(200|500)$'); BENCH never runs the scaling benchmarks.
+BENCH         ?= .
+BENCH_COUNT   ?= 3
+SCALING_BENCH := ^(BenchmarkScaling|BenchmarkL1BallScaling)$$
+SCALING       ?= $(SCALING_BENCH)
+SCALING_COUNT ?= 1
+SCALING_PKGS  := ./internal/problems/gflasso/ ./internal/problems/toy/
 bench:
 	@mkdir -p bin
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCH_COUNT) -timeout 60m $(PKGS) 2>&1 | tee bin/bench.txt
-	$(GO) run ./cmd/benchtable -targets bench/targets.tsv -in bin/bench.txt -out BENCHMARKS.md \
-		-cmd "make bench BENCH='$(BENCH)' BENCH_COUNT=$(BENCH_COUNT) PKGS='$(PKGS)'"
+	$(GO) test -run '^$$' -bench '$(BENCH)' -skip '$(SCALING_BENCH)' -benchmem -count $(BENCH_COUNT) -timeout 60m $(PKGS) 2>&1 | tee bin/bench.txt
+	$(GO) test -p 1 -run '^$$' -bench '$(SCALING)' -benchtime 1x -count $(SCALING_COUNT) -timeout 180m $(SCALING_PKGS) 2>&1 | tee bin/bench-scaling.txt
+	$(GO) run ./cmd/benchtable -targets bench/targets.tsv -in bin/bench.txt -scaling bin/bench-scaling.txt -out BENCHMARKS.md \
+		-cmd "make bench BENCH='$(BENCH)' BENCH_COUNT=$(BENCH_COUNT) PKGS='$(PKGS)' SCALING='$(SCALING)' SCALING_COUNT=$(SCALING_COUNT)"
 
 ## generate: regenerate the templ pages
 generate:

@@ -1,10 +1,14 @@
 // Command benchtable reads `go test -bench` output and prints the project's
 // benchmark table (benchmark, figure, baseline, ratio, target, met) for the
-// targets in bench/targets.tsv; with -out it also writes the table, the
-// command and the machine to a markdown file (BENCHMARKS.md).
+// targets in bench/targets.tsv, then the tables of how cost grows with size
+// (benchtable.Scalings, with fitted exponents) from the scaling benchmarks'
+// output (-scaling, or the same -in); with -out it also writes the tables,
+// the command and the machine to a markdown file (BENCHMARKS.md).
 //
-//	go test -run '^$' -bench . ./... | tee bench.txt
-//	go run ./cmd/benchtable -in bench.txt -cmd "make bench" -out BENCHMARKS.md
+//	go test -run '^$' -bench . -skip '^(BenchmarkScaling|BenchmarkL1BallScaling)$' ./... | tee bench.txt
+//	go test -run '^$' -bench '^(BenchmarkScaling|BenchmarkL1BallScaling)$' -benchtime 1x \
+//		./internal/problems/gflasso/ ./internal/problems/toy/ | tee bench-scaling.txt
+//	go run ./cmd/benchtable -in bench.txt -scaling bench-scaling.txt -cmd "make bench" -out BENCHMARKS.md
 //
 // It exits with status 1 when the output reports a failed test or package,
 // and with -strict also when a target is not met or not run.
@@ -34,6 +38,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
 	targetsPath := fs.String("targets", "bench/targets.tsv", "targets file (tab separated: benchmark unit baseline op target)")
 	in := fs.String("in", "-", "go test -bench output to read (- for standard input)")
+	scaling := fs.String("scaling", "", "a second go test -bench output, of the scaling benchmarks (none if empty)")
 	out := fs.String("out", "", "markdown file to write the table, command and machine to (none if empty)")
 	command := fs.String("cmd", "", "the command that produced the benchmark output, for -out")
 	strict := fs.Bool("strict", false, "exit with status 1 when a target is not met or not run")
@@ -52,24 +57,30 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("targets %s: %w", *targetsPath, err)
 	}
-	r := stdin
-	if *in != "-" {
-		f, err := os.Open(*in)
-		if err != nil {
-			return fmt.Errorf("benchmark output: %w", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	res, err := benchtable.Parse(r)
+	res, err := readOutput(*in, stdin)
 	if err != nil {
-		return fmt.Errorf("benchmark output %s: %w", *in, err)
+		return err
+	}
+	if *scaling != "" {
+		if *scaling == "-" && *in == "-" {
+			return fmt.Errorf("-in and -scaling cannot both be standard input")
+		}
+		res2, err := readOutput(*scaling, stdin)
+		if err != nil {
+			return err
+		}
+		res.Merge(res2)
 	}
 	rows := benchtable.Build(res, targets)
 	table := benchtable.Markdown(rows)
+	scal, err := scalingTables(res)
+	if err != nil {
+		return fmt.Errorf("benchmark output: %w", err)
+	}
 	fmt.Fprint(stdout, table)
+	fmt.Fprint(stdout, "\n"+scal)
 	if *out != "" {
-		doc := document(table, res, *command, time.Now().UTC())
+		doc := document(table, scal, res, *command, time.Now().UTC())
 		if err := os.WriteFile(*out, []byte(doc), 0o644); err != nil {
 			return fmt.Errorf("writing the table: %w", err)
 		}
@@ -88,8 +99,45 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	return nil
 }
 
+// readOutput parses the benchmark output in the file path (standard input
+// for "-").
+func readOutput(path string, stdin io.Reader) (*benchtable.Output, error) {
+	r := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("benchmark output: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	res, err := benchtable.Parse(r)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark output %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// scalingTables renders the tables of benchtable.Scalings under a heading.
+func scalingTables(res *benchtable.Output) (string, error) {
+	var b strings.Builder
+	b.WriteString("## How cost grows with size\n\n")
+	b.WriteString("CPU time on one core (`GOMAXPROCS` 1): the process's CPU time from one record to the\n")
+	b.WriteString("next, over the iterations that were not evaluated; a time to a relative error of 1e-6 is\n")
+	b.WriteString("that times the iterations it took. An exponent is the slope of the least-squares line\n")
+	b.WriteString("through (log size, log figure); a size the run did not include says \"not run\".\n")
+	for _, t := range benchtable.Scalings {
+		s, err := benchtable.BuildScaling(res, t)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("\n" + s.Markdown())
+	}
+	return b.String(), nil
+}
+
 // document is the content of BENCHMARKS.md.
-func document(table string, res *benchtable.Output, command string, now time.Time) string {
+func document(table, scaling string, res *benchtable.Output, command string, now time.Time) string {
 	var b strings.Builder
 	b.WriteString("# Benchmarks\n\n")
 	b.WriteString("The latest benchmark table written by `make bench` (`cmd/benchtable`). Each ratio is\n")
@@ -103,6 +151,7 @@ func document(table string, res *benchtable.Output, command string, now time.Tim
 	fmt.Fprintf(&b, "- Go: %s\n", runtime.Version())
 	fmt.Fprintf(&b, "- date: %s\n\n", now.Format("2006-01-02 15:04 MST"))
 	b.WriteString(table)
+	b.WriteString("\n" + scaling)
 	return b.String()
 }
 

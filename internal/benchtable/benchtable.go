@@ -139,6 +139,39 @@ func Parse(r io.Reader) (*Output, error) {
 	return out, nil
 }
 
+// Merge adds the results, environment and failures of o2 to o (a second
+// benchmark run of the same `make bench`): a result with the package and
+// name of one of o's (GOMAXPROCS suffix included) adds its runs to it.
+func (o *Output) Merge(o2 *Output) {
+	byKey := map[string]*Result{}
+	key := func(r *Result) string { return fmt.Sprintf("%s\x00%s-%d", r.Pkg, r.Name, r.Procs) }
+	for _, r := range o.Results {
+		byKey[key(r)] = r
+	}
+	for _, r := range o2.Results {
+		have := byKey[key(r)]
+		if have == nil {
+			o.Results = append(o.Results, r)
+			byKey[key(r)] = r
+			continue
+		}
+		have.Runs += r.Runs
+		have.Iters = append(have.Iters, r.Iters...)
+		for _, u := range r.Units {
+			if _, ok := have.Vals[u]; !ok {
+				have.Units = append(have.Units, u)
+			}
+			have.Vals[u] = append(have.Vals[u], r.Vals[u]...)
+		}
+	}
+	for k, v := range o2.Env {
+		if _, ok := o.Env[k]; !ok {
+			o.Env[k] = v
+		}
+	}
+	o.Failures = append(o.Failures, o2.Failures...)
+}
+
 // Target is one line of bench/targets.tsv.
 type Target struct {
 	Line     int

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -24,16 +25,22 @@ const (
 	MaxSamples     = 10000
 	MaxDataP       = 100000
 	MaxDataSamples = 10000000
+	// MaxFastEntries bounds n·p of the instances of NewL1BallFast (16
+	// bytes an entry: 1.6 GB at the bound).
+	MaxFastEntries = 100_000_000
 )
 
 // lsq is the least-squares part shared by Simplex, L1Ball and Box:
 // F(x) = (1/n) Σ_i ½(a_iᵀx − y_i)², with no linear term.
 type lsq struct {
-	n, p  int
-	rows  []float64 // A, n×p, row-major
-	cols  []float64 // A again, column-major (for z += c·A v)
-	y     []float64
-	lip   float64 // λ_max(AᵀA)/n, with a relative safety margin
+	n, p int
+	rows []float64 // A, n×p, row-major
+	cols []float64 // A again, column-major (for z += c·A v)
+	y    []float64
+	lip  float64 // λ_max(AᵀA)/n, with a relative safety margin
+	// lazy, when set, estimates lip on first use instead (the instances of
+	// NewL1BallFast, too large for an eigendecomposition).
+	lazy  *lazyLip
 	xstar []float64
 	fstar float64
 }
@@ -61,11 +68,29 @@ func (d *lsq) Objective(x []float64) float64 {
 	return s / (2 * float64(d.n))
 }
 
-// LipschitzBound is λ_max(AᵀA)/n (Euclidean Lipschitz constant of ∇F).
-func (d *lsq) LipschitzBound() float64 { return d.lip }
+// LipschitzBound is λ_max(AᵀA)/n (Euclidean Lipschitz constant of ∇F):
+// from an eigendecomposition for the generated instances of NewSimplex,
+// NewL1Ball and NewBox, a power-iteration estimate otherwise (see
+// powerLambda), made on first use for NewL1BallFast's.
+func (d *lsq) LipschitzBound() float64 {
+	if d.lazy != nil {
+		d.lazy.once.Do(func() {
+			lam, _ := powerLambda(context.Background(), d) // no context: it cannot fail
+			d.lazy.lip = lam / float64(d.n)
+		})
+		return d.lazy.lip
+	}
+	return d.lip
+}
 
 // SmoothLipschitz is the same bound, for the proximal view.
-func (d *lsq) SmoothLipschitz() float64 { return d.lip }
+func (d *lsq) SmoothLipschitz() float64 { return d.LipschitzBound() }
+
+// lazyLip is a Lipschitz estimate made once, on first use.
+type lazyLip struct {
+	once sync.Once
+	lip  float64
+}
 
 // ProxDim is p: the proximal view uses the same coordinates.
 func (d *lsq) ProxDim() int { return d.p }
@@ -268,6 +293,20 @@ func newRand(seed int64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
 }
 
+// checkFastSizes validates p and n of NewL1BallFast's instances.
+func checkFastSizes(p, n int) error {
+	if p < 2 || p > MaxFastEntries {
+		return spec.Errorf("p", "must be a whole number between 2 and %d, got %d", MaxFastEntries, p)
+	}
+	if n < p || n > MaxFastEntries {
+		return spec.Errorf("samples", "must be a whole number between p = %d (so that the optimum is unique) and %d, got %d", p, MaxFastEntries, n)
+	}
+	if n*p > MaxFastEntries {
+		return spec.Errorf("samples", "× p must be at most %d entries (16 bytes each), got %d × %d", MaxFastEntries, n, p)
+	}
+	return nil
+}
+
 // checkSizes validates p and n of a least-squares problem.
 func checkSizes(p, n int) error {
 	if p < 2 || p > MaxP {
@@ -343,6 +382,69 @@ func newLSQ(ctx context.Context, rng *rand.Rand, n int, xstar, g []float64) (*ls
 	d.lip = lmax / float64(n) * (1 + 1e-10)
 	d.fstar = d.Objective(xstar)
 	return d, nil
+}
+
+// newLSQFast generates, in O(n·p) time, a least-squares instance whose
+// minimiser over the polytope is xstar, like newLSQ but without solving
+// the normal equations: with G standard normal (n×p) and η Gaussian noise
+// (n), A = G + η·cᵀ/‖η‖² with c = n·g − Gᵀη, so that Aᵀη = n·g, and
+// y = A·xstar − η. Then ∇F(xstar) = Aᵀ(A·xstar − y)/n = g exactly, which
+// with the caller's g (−g in the interior of the normal cone's face at
+// xstar) is the KKT certificate that xstar minimises F over the polytope:
+// F* = F(xstar). A has rank p when n ≥ p (almost surely), so xstar is the
+// unique minimiser. The Lipschitz constant is estimated on first use.
+func newLSQFast(ctx context.Context, rng *rand.Rand, n int, xstar, g []float64) (*lsq, error) {
+	p := len(xstar)
+	d := &lsq{n: n, p: p, rows: make([]float64, n*p), y: make([]float64, n), xstar: xstar, lazy: &lazyLip{}}
+	for i := range d.rows {
+		if i%(1<<20) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		d.rows[i] = rng.NormFloat64()
+	}
+	eta := make([]float64, n)
+	for i := range eta {
+		eta[i] = 0.5 * rng.NormFloat64()
+	}
+	A := d.rowsMat()
+	c := make([]float64, p)
+	blas64.Gemv(blas.Trans, -1, A, vec(eta), 0, vec(c)) // c = −Gᵀη
+	floats.AddScaled(c, float64(n), g)                  // c += n·g
+	ee := floats.Dot(eta, eta)
+	if !(ee > 0) {
+		return nil, fmt.Errorf("the generated noise is zero; try another seed")
+	}
+	blas64.Ger(1/ee, vec(eta), vec(c), A) // A = G + η cᵀ/‖η‖²
+	blas64.Gemv(blas.NoTrans, 1, A, vec(xstar), 0, vec(d.y))
+	floats.Sub(d.y, eta) // y = A·xstar − η
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.cols = transpose(d.rows, n, p)
+	d.fstar = d.Objective(xstar)
+	return d, nil
+}
+
+// transpose returns the p×n transpose of the n×p row-major matrix a,
+// by tiles that fit in cache.
+func transpose(a []float64, n, p int) []float64 {
+	const tile = 64
+	t := make([]float64, n*p)
+	for i0 := 0; i0 < n; i0 += tile {
+		i1 := min(i0+tile, n)
+		for j0 := 0; j0 < p; j0 += tile {
+			j1 := min(j0+tile, p)
+			for i := i0; i < i1; i++ {
+				row := a[i*p : (i+1)*p]
+				for j := j0; j < j1; j++ {
+					t[j*n+i] = row[j]
+				}
+			}
+		}
+	}
+	return t
 }
 
 // newLSQData builds the least-squares part from the user's data: A is

@@ -3,6 +3,7 @@ package toy
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"strconv"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -100,10 +101,46 @@ func NewL1Ball(ctx context.Context, p, n int, radius float64, seed int64) (*L1Ba
 		return nil, errField("radius", "must be a number > 0 and ≤ 1e6, got %v", radius)
 	}
 	rng := newRand(seed)
+	xs, g := l1Optimum(rng, p, radius)
+	d, err := newLSQ(ctx, rng, n, xs, g)
+	if err != nil {
+		return nil, err
+	}
+	return &L1Ball{lsq: *d, radius: radius}, nil
+}
+
+// NewL1BallFast generates an instance like NewL1Ball's (minimiser on the
+// sphere ‖x‖₁ = radius, about p/5 vertices in its face; not the same data
+// for the same seed) in O(n·p) time instead of O(n·p² + p³), for p up to
+// n ≤ MaxFastEntries/p: F* is known by construction from a KKT
+// certificate (see newLSQFast), and the Lipschitz bound is a power-iteration
+// estimate made on first use. n must be at least p.
+func NewL1BallFast(ctx context.Context, p, n int, radius float64, seed int64) (*L1Ball, error) {
+	if err := checkFastSizes(p, n); err != nil {
+		return nil, err
+	}
+	if !(radius > 0) || math.IsInf(radius, 0) || radius > 1e6 {
+		return nil, errField("radius", "must be a number > 0 and ≤ 1e6, got %v", radius)
+	}
+	rng := newRand(seed)
+	xs, g := l1Optimum(rng, p, radius)
+	d, err := newLSQFast(ctx, rng, n, xs, g)
+	if err != nil {
+		return nil, err
+	}
+	return &L1Ball{lsq: *d, radius: radius}, nil
+}
+
+// l1Optimum draws the minimiser xs of an l1-ball instance, on the sphere
+// ‖x‖₁ = radius with about p/5 nonzero coordinates of random signs, and
+// the gradient g at xs: g_j = −λ·sign(xs_j) on the support and |g_j| < λ
+// off it (λ = 0.5), so that −g lies in the interior of the normal cone's
+// face at xs (strict complementarity).
+func l1Optimum(rng *rand.Rand, p int, radius float64) (xs, g []float64) {
 	k := max(1, p/5)
 	perm := rng.Perm(p)
-	xs := make([]float64, p)
-	g := make([]float64, p)
+	xs = make([]float64, p)
+	g = make([]float64, p)
 	const lambda = 0.5
 	for j := range g {
 		g[j] = lambda * (1.6*rng.Float64() - 0.8) // |g_j| < λ off the support
@@ -120,11 +157,7 @@ func NewL1Ball(ctx context.Context, p, n int, radius float64, seed int64) (*L1Ba
 		}
 		g[j] = -lambda * math.Copysign(1, xs[j])
 	}
-	d, err := newLSQ(ctx, rng, n, xs, g)
-	if err != nil {
-		return nil, err
-	}
-	return &L1Ball{lsq: *d, radius: radius}, nil
+	return xs, g
 }
 
 // NewL1BallData is least squares over the l1 ball on the user's data (see

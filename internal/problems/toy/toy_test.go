@@ -329,7 +329,7 @@ func modelState(m solver.Model) []float64 {
 }
 
 func TestModelIncrementalMatchesReset(t *testing.T) {
-	all := append(cases(t), simplexCase(t, 30, 200, 9), l1Case(t, 30, 200, 1, 10), boxCase(t, 30, 200, -1, 1, 11))
+	all := append(cases(t), simplexCase(t, 30, 200, 9), l1Case(t, 30, 200, 1, 10), boxCase(t, 30, 200, -1, 1, 11), l1FastCase(t, 30, 200, 1, 10))
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 8))
@@ -590,7 +590,8 @@ func TestProjection(t *testing.T) {
 // TestKnownOptimum checks the minimiser each instance reports with the FW gap
 // (a certificate: F(x) − F* ≤ gap) and the projected-gradient fixed point.
 func TestKnownOptimum(t *testing.T) {
-	all := append(cases(t), simplexCase(t, 30, 200, 15), l1Case(t, 30, 200, 1, 16), boxCase(t, 30, 200, -1, 1, 17), simplexCase(t, 12, 12, 18))
+	all := append(cases(t), simplexCase(t, 30, 200, 15), l1Case(t, 30, 200, 1, 16), boxCase(t, 30, 200, -1, 1, 17), simplexCase(t, 12, 12, 18),
+		l1FastCase(t, 30, 200, 1, 16), l1FastCase(t, 12, 12, 2, 18))
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			type known interface {
