@@ -58,6 +58,7 @@ func usage(w *os.File) {
   dashboard verify -digest-only BUNDLE…                   check bundles' digests without re-running
   dashboard store check PATH                              check a run store's file for damage
   dashboard store salvage PATH NEW                        copy what can be read of a damaged store into NEW
+  dashboard store data postgres://…                       the data files a PostgreSQL store keeps for runs (reclaim: remove unused ones)
   dashboard worker -db postgres://… [-slots N] [-name N]  run queued runs from a PostgreSQL run store
   dashboard submit -db postgres://… [-sweep] FILE         queue a run spec (or a sweep) for the workers
   dashboard cancel -db postgres://… ID…                   cancel queued or running runs (or sweeps)
