@@ -304,10 +304,15 @@ func backlog(traces []*session.Trace, cursors []int) int {
 	return n
 }
 
-// instanceKey tells apart what a status says of a run's instance: none
-// yet, or one built (its size, F* and whether it has panels).
-func instanceKey(in scenarios.Info) string {
-	return fmt.Sprint(in.Dim, in.Samples, in.Blocks, in.FStar != nil, in.Panels != nil)
+// instanceSig is what a status says of a run's instance: none yet, or one
+// built (its size, whether F* is known and whether it has panels).
+type instanceSig struct {
+	dim, samples, blocks int
+	fstar, panels        bool
+}
+
+func instanceKey(in scenarios.Info) instanceSig {
+	return instanceSig{in.Dim, in.Samples, in.Blocks, in.FStar != nil, in.Panels != nil}
 }
 
 // sendStatus sends {"type": typ, "run": status}; the status names the
