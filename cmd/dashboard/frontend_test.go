@@ -13,7 +13,6 @@ import (
 
 	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
-	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
 // TestFrontEndQueuesForAWorker: a server with -slots 0 runs nothing itself;
@@ -154,15 +153,8 @@ func TestFrontEndQueuesSweepsForWorkers(t *testing.T) {
 // server stops the run on its worker: it ends cancelled, its records kept,
 // well before it would have finished.
 func TestStopFromTheServerReachesAWorker(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	srv := startChild(t, "-db", db, "-slots", "0")
 	startWorkerProc(t, db, "w0", "-slots", "1")
 	const n = 60000 // a minute at 1 ms a record

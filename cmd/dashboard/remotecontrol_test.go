@@ -8,10 +8,6 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/fwlab/fwlab/internal/pgtest"
-	"github.com/fwlab/fwlab/internal/session/sessiontest"
-	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
 // control posts a pause, step or resume to a run and returns the answer's
@@ -36,15 +32,8 @@ func control(t *testing.T, url, id, op string) (int, string) {
 // one more record and leaves it paused, a resume lets it run on; a stop
 // while paused ends it cancelled; an unknown run is 404.
 func TestPauseStepResumeFromTheServerReachAWorker(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	srv := startChild(t, "-db", db, "-slots", "0")
 	startWorkerProc(t, db, "w0", "-slots", "1")
 	const n = 600000 // ten minutes at 1 ms a record
@@ -130,15 +119,8 @@ func TestPauseStepResumeFromTheServerReachAWorker(t *testing.T) {
 // stops on its worker, its queued cells never start, the sweep ends
 // cancelled.
 func TestSweepCancelFromTheServerReachesWorkers(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	srv := startChild(t, "-db", db, "-slots", "0")
 	startWorkerProc(t, db, "w0", "-slots", "1")
 	sid := post(t, srv.url+"/api/sweeps", `{"base":{"problem":"test-fake","params":{"n":"600000","delay_us":"1000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":600000},

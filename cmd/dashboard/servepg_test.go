@@ -138,15 +138,8 @@ func TestServeOnPostgreSQL(t *testing.T) {
 // worker process streams it from the store while it runs, every record
 // once, then says done (the server, a pure front end, runs nothing).
 func TestServerStreamsAWorkersRunLive(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	srv := startChild(t, "-db", db, "-slots", "0")
 	startWorkerProc(t, db, "w0", "-slots", "1")
 	const n = 3000 // about 3 s at 1 ms a record

@@ -95,15 +95,8 @@ func jobOf(t *testing.T, st *pgstore.Store, id string) (client string, ok bool) 
 // a run queued by `dashboard submit` and one started through another
 // server, a pure front end.
 func TestServeWithSlotsIsAWorker(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	srv := startChild(t, "-db", db, "-slots", "2")
 	self := serveWorkerName(t, srv)
 	const n = 400
@@ -144,15 +137,8 @@ func TestServeWithSlotsIsAWorker(t *testing.T) {
 // server exits 0 within the bound; a worker process then runs the run from
 // the start to its end, every record once.
 func TestServeWithSlotsStopsLikeAWorker(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	srv := startChild(t, "-db", db, "-slots", "1", "-drain", "300ms")
 	self := serveWorkerName(t, srv)
 	const n = 4000 // about 4 s at 1 ms a record

@@ -123,15 +123,8 @@ func metricValue(t *testing.T, url, name string) float64 {
 // while it runs cells and another stopped with SIGTERM; the cells of both
 // are completed by the workers left, every record stored exactly once.
 func TestWorkerProcessesRunASweep(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	const n = 400 // records per trace; 2 ms each: about a second a cell
 	doc := fmt.Sprintf(`{"base":{"problem":%q,"params":{"n":"%d","delay_us":"2000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":%d},
 		"axes":[{"param":"seed","values":[1,2,3,4,5,6,7,8,9,10,11,12]},{"param":"params.delay_us","values":["2000","1999"]}]}`, sessiontest.Name, n, n)
@@ -321,15 +314,8 @@ func jobStates(ctx context.Context, st *pgstore.Store) string {
 // a worker process stops it within a heartbeat or two, its records kept;
 // cancelling a sweep cancels its live cells, so queued ones never start.
 func TestCancelReachesAWorkerProcess(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	startWorkerProc(t, db, "w0", "-slots", "1")
 	var out, errb bytes.Buffer
 	slow := `{"problem":"test-fake","params":{"n":"1000000","delay_us":"500"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":1000000}`
@@ -389,15 +375,8 @@ func TestCancelReachesAWorkerProcess(t *testing.T) {
 // another about -rescue-after after the killed worker's last heartbeat
 // and run again from the start, done, its records whole and stored once.
 func TestRescueGoesByHeartbeat(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	const after = 4 * time.Second
 	w0 := startWorkerProc(t, db, "w0", "-slots", "1", "-rescue-after", after.String())
 	const n = 9000 // about 9 s at 1 ms a record
@@ -458,4 +437,20 @@ func TestRescueGoesByHeartbeat(t *testing.T) {
 			t.Fatalf("record %d has k %d (a duplicate or a gap)", k, rec.K)
 		}
 	}
+}
+
+// pgStore starts a throwaway PostgreSQL cluster (the test fails under CI
+// without PostgreSQL, and is skipped otherwise), opens a store on a new
+// database of it and registers the test problem; the store is closed at
+// the test's end.
+func pgStore(t *testing.T) (db string, st *pgstore.Store) {
+	t.Helper()
+	sessiontest.Register()
+	db = pgtest.Start(t).NewDB(t)
+	st, err := pgstore.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return db, st
 }
