@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
@@ -50,14 +49,8 @@ func steady(t *testing.T, st *pgstore.Store, id string) int {
 // longer than its pause timeout is cancelled by its worker, naming the
 // timeout.
 func TestPauseStepResumeReachTheWorker(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	url, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// no heartbeat during the test: only the store's notifications wake
 	// the worker
 	w1 := startWorkerWith(t, url, Config{Name: "w1", Slots: 1, BeatEvery: time.Hour, RescueAfter: 3 * time.Hour})

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/ssvm"
 	"github.com/fwlab/fwlab/internal/store"
@@ -35,14 +34,8 @@ func TestDefaultOCRSetIsChecked(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, ssvm.OCRFile), append([]byte{}, b[:len(b)/2]...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	url, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv(ssvm.EnvOCR, mine)
 	id, err := q.Submit(ctx, spec.Run{Problem: "ssvm-ocr", Algorithms: []spec.Algo{{Algo: "bcfw-as"}}, Replications: 1, Seed: 1, Iters: 10})
 	if err != nil {

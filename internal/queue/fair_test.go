@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/sweep"
 )
 
@@ -16,14 +15,8 @@ import (
 // turns), A's runs keep their order, and every run starts before the
 // sweep's cells still waiting (interactive runs first).
 func TestFairShareAcrossClients(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	url, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	startWorker(t, url, "w1", 1)
 	doc := &sweep.Doc{Base: fakeSpec(150, 1000, "fw"), Axes: []sweep.Axis{{Param: "seed", Values: []json.RawMessage{json.RawMessage("1"), json.RawMessage("2"), json.RawMessage("3")}}}}
 	sid, err := q.SubmitSweepFor(ctx, doc, From{Client: "10.0.0.3"})

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/sweep"
 )
@@ -19,14 +18,8 @@ import (
 // another client is not affected; a sweep's cells do not count as runs; a
 // run that ends makes room; and requests at once never pass the limit.
 func TestClientLimits(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	_, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	a := From{Client: "10.0.0.1", MaxRuns: 2, MaxSweeps: 1}
 	stored := func() (runs, sweeps int) {
 		_, n, err := st.List(ctx, store.Filter{})

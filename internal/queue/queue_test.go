@@ -24,6 +24,19 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m))
 }
 
+// newQueue opens a store on a new database of the shared cluster and a
+// queue on it; it returns the database's URL too.
+func newQueue(t *testing.T) (string, *pgstore.Store, *Queue) {
+	t.Helper()
+	url := pgtest.Shared(t).NewDB(t)
+	st := openStore(t, url)
+	q, err := New(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url, st, q
+}
+
 func openStore(t *testing.T, url string) *pgstore.Store {
 	t.Helper()
 	st, err := pgstore.Open(context.Background(), url)
@@ -112,14 +125,8 @@ func checkWhole(t *testing.T, st *pgstore.Store, id string, n int) {
 // TestSweepOnThreeWorkers: three workers run a 24-cell sweep to its end;
 // every record is stored exactly once, and the sweep ends done.
 func TestSweepOnThreeWorkers(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	url, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 300
 	seeds := make([]json.RawMessage, 12)
 	for i := range seeds {
@@ -176,14 +183,8 @@ func TestSweepOnThreeWorkers(t *testing.T) {
 // its worker within a few heartbeats, its records kept, its traces
 // cancelled.
 func TestCancelReachesTheWorker(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	url, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	startWorker(t, url, "w1", 1)
 	id, err := q.Submit(ctx, fakeSpec(1_000_000, 1000, "fw"))
 	if err != nil {
@@ -210,14 +211,8 @@ func TestCancelReachesTheWorker(t *testing.T) {
 // short bound gives its run back; another worker runs it again from the
 // start, and its records are whole and not duplicated.
 func TestStopReleasesAndAnotherWorkerFinishes(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	url, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 2000
 	w1, err := NewWorker(ctx, Config{Store: openStore(t, url), Name: "w1", Slots: 1, BeatEvery: 100 * time.Millisecond, FlushEvery: 50 * time.Millisecond})
 	if err != nil {
@@ -259,14 +254,8 @@ func TestStopReleasesAndAnotherWorkerFinishes(t *testing.T) {
 // it, and a data file (which a worker elsewhere cannot read) is refused;
 // nothing is stored.
 func TestSubmitRefusesBadSpecsAndFiles(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	_, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	bad := fakeSpec(10, 0, "nope")
 	if _, err := q.Submit(ctx, bad); err == nil || !strings.Contains(err.Error(), "algorithms[0]") {
 		t.Errorf("an unknown algorithm: %v", err)

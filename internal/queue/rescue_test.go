@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/storetest"
 )
@@ -26,14 +25,8 @@ func jobOf(t *testing.T, q *Queue, id string) (attempt int, errs []string) {
 // RescueAfter on a live worker (which beats) runs to its end in one
 // attempt, never rescued.
 func TestLongRunOnALiveWorkerIsNotRescued(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	url, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := startWorkerWith(t, url, Config{Name: "w1", Slots: 1, BeatEvery: 200 * time.Millisecond, RescueAfter: time.Second})
 	const n = 4000 // about 4 s at 1 ms a record: four times RescueAfter
 	start := time.Now()
@@ -66,14 +59,8 @@ func TestLongRunOnALiveWorkerIsNotRescued(t *testing.T) {
 // last heartbeat, however long the run has lasted, and run again from the
 // start: done, its records whole and stored once.
 func TestDeadWorkersRunIsRescued(t *testing.T) {
-	c := pgtest.Shared(t)
-	url := c.NewDB(t)
+	url, st, q := newQueue(t)
 	ctx := context.Background()
-	st := openStore(t, url)
-	q, err := New(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 300
 	id, err := q.Submit(ctx, fakeSpec(n, 1000, "fw"))
 	if err != nil {
