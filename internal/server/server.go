@@ -412,7 +412,7 @@ func New(o Options) (*Server, error) {
 		r.Post("/runs/import", s.handleImport)
 		r.Post("/uploads", s.handleUpload)
 		r.Group(func(r chi.Router) {
-			r.Use(middleware.Timeout(o.Timeout))
+			r.Use(requestTimeout(o.Timeout))
 			r.Get("/scenarios", s.handleScenarios)
 			r.Get("/presets", s.handlePresets)
 			r.Post("/preview", s.handlePreview)
