@@ -914,8 +914,9 @@ func (t *Trace) finish(sum solver.Summary) {
 	}
 	m.mu.Unlock()
 	if last && m.st != nil {
-		// The run's end goes to disk before it reports finished; then it
-		// leaves memory (when the writes failed, it stays).
+		// The run's end goes to disk before it reports finished, and it
+		// leaves memory before too (when the writes failed, it stays), so
+		// that whoever sees it finished reads what the store holds.
 		err := r.persistEnd()
 		if err == nil && m.opts.Keep > 0 {
 			_, _ = m.st.Trim(context.Background(), m.opts.Keep)
@@ -924,10 +925,10 @@ func (t *Trace) finish(sum solver.Summary) {
 			m.retryEnd(r)
 		}
 		m.mu.Lock()
-		close(r.done)
 		if err == nil {
 			m.releaseLocked(r)
 		}
+		close(r.done)
 		m.mu.Unlock()
 	}
 	r.changed()
