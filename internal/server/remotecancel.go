@@ -15,6 +15,15 @@ import (
 // (as `dashboard cancel` does). ok is false for any other run, which the
 // server's own sessions handle.
 func (s *Server) cancelRemote(ctx context.Context, id string) (ok bool, err error) {
+	if ok, err := s.remoteLive(ctx, id); !ok || err != nil {
+		return false, err
+	}
+	return true, s.st.SetStatus(ctx, id, store.StatusCancelled, time.Now())
+}
+
+// remoteLive says whether run id is a live run of a shared store that this
+// server does not run: queued for, or running on, a worker process.
+func (s *Server) remoteLive(ctx context.Context, id string) (bool, error) {
 	if s.st.Owner() {
 		return false, nil
 	}
@@ -28,10 +37,7 @@ func (s *Server) cancelRemote(ctx context.Context, id string) (ok bool, err erro
 	if err != nil {
 		return false, err
 	}
-	if !store.Live(r.Status) {
-		return false, nil
-	}
-	return true, s.st.SetStatus(ctx, id, store.StatusCancelled, time.Now())
+	return store.Live(r.Status), nil
 }
 
 // sweepCanceller is a store whose sweeps' cells may run on worker

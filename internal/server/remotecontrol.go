@@ -2,14 +2,12 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/fwlab/fwlab/internal/session"
-	"github.com/fwlab/fwlab/internal/store"
 )
 
 // controller is a store whose live runs may run on worker processes (the
@@ -50,21 +48,11 @@ func (s *Server) remoteControl(op string, local http.HandlerFunc) http.HandlerFu
 // store that this server does not run; ok is false for any other run.
 func (s *Server) controlRemote(ctx context.Context, id, op string) (ok bool, err error) {
 	c, isCtl := s.st.(controller)
-	if !isCtl || s.st.Owner() {
+	if !isCtl {
 		return false, nil
 	}
-	if _, live := s.mgr.Live(id); live {
-		return false, nil
-	}
-	r, err := s.st.Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
+	if ok, err := s.remoteLive(ctx, id); !ok || err != nil {
 		return false, err
-	}
-	if !store.Live(r.Status) {
-		return false, nil
 	}
 	timeout := s.opts.Session.PauseTimeout
 	if timeout <= 0 {

@@ -19,13 +19,8 @@ import (
 // worker presumed dead) starts afresh, and the first worker can neither
 // append, beat nor finish any more: every record is stored once.
 func TestClaimFencesAStaleWorker(t *testing.T) {
-	c := pgtest.Shared(t)
 	ctx := context.Background()
-	s, err := Open(ctx, c.NewDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openShared(t)
 	r := storetest.TestRun("lasso", "afw", "fista")
 	r.Status = store.StatusQueued
 	id, err := s.PutRun(ctx, r)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/storetest"
 )
@@ -14,13 +13,8 @@ import (
 // TestControl: pause, step and resume through the store, as a worker reads
 // them at its heartbeat, and the notifications that wake it.
 func TestControl(t *testing.T) {
-	c := pgtest.Shared(t)
 	ctx := context.Background()
-	s, err := Open(ctx, c.NewDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openShared(t)
 	r := storetest.TestRun("lasso")
 	r.Status = store.StatusQueued
 	id, err := s.PutRun(ctx, r)

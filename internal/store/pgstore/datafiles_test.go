@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/storetest"
 )
@@ -17,13 +16,8 @@ import (
 // TestDataFiles: a data file is kept once by its content's SHA-256, read
 // back checked, and the quota counts each content once.
 func TestDataFiles(t *testing.T) {
-	c := pgtest.Shared(t)
 	ctx := context.Background()
-	s, err := Open(ctx, c.NewDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openShared(t)
 	a := []byte("1,2\n3,4\n")
 	sum, err := s.PutDataFile(ctx, a, 10)
 	if err != nil || sum != "96bbd5de61f36b0e10c5771d180998d066192e8986aa34a8cb7c453f62959274" { // sha256sum's
@@ -85,13 +79,8 @@ func dataRun(t *testing.T, s *Store, status string, sums ...string) string {
 // kept again starts its grace again, and a put over the quota removes the
 // files past their grace first.
 func TestDataFilesGoWithTheirLastRun(t *testing.T) {
-	c := pgtest.Shared(t)
 	ctx := context.Background()
-	s, err := Open(ctx, c.NewDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openShared(t)
 	clock := time.Now()
 	defer SetClock(func() time.Time { return clock })()
 	const quota = 150

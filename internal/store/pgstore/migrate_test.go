@@ -324,13 +324,8 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 // TestIntegrityCheckFindsDamage: a batch gone or a count too high is named
 // by IntegrityCheck, and a read reports the missing records.
 func TestIntegrityCheckFindsDamage(t *testing.T) {
-	c := pgtest.Shared(t)
 	ctx := context.Background()
-	s, err := Open(ctx, c.NewDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openShared(t)
 	id, err := s.PutRun(ctx, storetest.TestRun("lasso", "afw"))
 	if err != nil {
 		t.Fatal(err)
