@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/pgtest"
-	"github.com/fwlab/fwlab/internal/session/sessiontest"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
@@ -72,15 +70,8 @@ func upload(t *testing.T, url, name string, content []byte) string {
 // own -data holds the same bytes, and fails at once, naming the file, on
 // a worker whose file differs or is missing.
 func TestDataTravelsWithTheRun(t *testing.T) {
-	sessiontest.Register()
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	serverData, sameData, otherData, emptyData := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	x, y := lassoCSV(1, 30, 6)
 	x2, _ := lassoCSV(2, 30, 6)
@@ -151,6 +142,7 @@ func TestDataTravelsWithTheRun(t *testing.T) {
 		id := post(t, srv.url+"/api/runs", `{"problem":"lasso","params":{"x":"x.csv","y":"y.csv","lambda":"1"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":100}`)
 		var r *store.Run
 		waitUntil(t, time.Minute, "the run's end on "+name, func() bool {
+			var err error
 			r, err = st.Get(ctx, id)
 			return err == nil && !store.Live(r.Status)
 		})

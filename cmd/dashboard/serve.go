@@ -269,6 +269,13 @@ func stopServeWorker(w *queue.Worker, drain time.Duration, stdout, stderr io.Wri
 	if drain > 0 {
 		fmt.Fprintf(stdout, "stopping the worker: running runs get %v to finish\n", drain)
 	}
+	return stopWorker(w, drain, stdout, stderr, "dashboard serve: stopping the worker")
+}
+
+// stopWorker stops w: it takes no new job, its running runs get drain to
+// finish and the rest go back to the queue (said on stdout); an error goes
+// to stderr after what. It says whether all went well.
+func stopWorker(w *queue.Worker, drain time.Duration, stdout, stderr io.Writer, what string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	released, err := w.Stop(ctx, 10*time.Second)
@@ -276,7 +283,7 @@ func stopServeWorker(w *queue.Worker, drain time.Duration, stdout, stderr io.Wri
 		fmt.Fprintf(stdout, "%d runs given back to the queue\n", released)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "dashboard serve: stopping the worker: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", what, err)
 		return false
 	}
 	return true

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
@@ -125,14 +124,8 @@ func TestReadmeStoreExamples(t *testing.T) {
 // removes those no run names kept over a day ago, not a fresh upload; a
 // SQLite file is refused, naming the rule.
 func TestStoreDataCommands(t *testing.T) {
-	c := pgtest.Start(t)
-	url := c.NewDB(t)
+	url, st := pgStore(t)
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	clock := time.Now()
 	defer pgstore.SetClock(func() time.Time { return clock })()
 	if _, err := st.PutDataFile(ctx, []byte("1,2\n3"), 0); err != nil {

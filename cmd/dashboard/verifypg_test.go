@@ -7,23 +7,15 @@ import (
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/bundle"
-	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/store"
-	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
 // verify -db postgres://… verifies runs kept in PostgreSQL and records the
 // outcome there.
 func TestVerifyOnPostgreSQL(t *testing.T) {
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db, st := pgStore(t)
 	file, n := solveBundle(t, t.TempDir(), "run.json", "-problem", "lasso", "-algo", "ssfw-as", "-iters", "60", "-eval-every", "3")
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	id, err := bundle.Put(ctx, st, readBundleFile(t, file))
 	if err != nil {
 		t.Fatal(err)

@@ -135,14 +135,7 @@ River's) and runs them, streaming their records into the store.
 	fmt.Fprintf(stdout, "fwlab worker %s: %d slots on %s; metrics %s (SIGTERM stops)\n", *name, *slots, pgstore.Redact(*db), where)
 	<-ctx.Done()
 	fmt.Fprintf(stdout, "stopping: running runs get %v to finish\n", *drain)
-	sctx, cancel := context.WithTimeout(context.Background(), *drain)
-	defer cancel()
-	released, err := w.Stop(sctx, 10*time.Second)
-	if released > 0 {
-		fmt.Fprintf(stdout, "%d runs given back to the queue\n", released)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "dashboard worker: stopping: %v\n", err)
+	if !stopWorker(w, *drain, stdout, stderr, "dashboard worker: stopping") {
 		return 1
 	}
 	return 0
