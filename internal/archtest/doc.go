@@ -1,0 +1,3 @@
+// Package archtest holds the tests of fwlab's code map (ARCHITECTURE.md):
+// which packages each package must never import. It has no code of its own.
+package archtest
