@@ -384,7 +384,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	// Every chart fills from the websocket.
 	// The sampled-gradient error is taken on evaluated iterations of the
 	// stochastic phase only, and which iterations are evaluated is decided
-	// by the work done (DESIGN §7): this spec evaluates about 40 of them
+	// by the work done (ARCHITECTURE.md, "Records"): this spec evaluates about 40 of them
 	// before its batch is full. Every other chart has a point per iteration.
 	pred := `['` + strings.Join(chartIDs, `','`) + `'].every(k => fwlab.charts[k] && fwlab.charts[k].points >= (k === 'grad_err' ? 20 : 200) && fwlab.charts[k].drawn > 0)`
 	mark("wait: ≥ 200 points in every chart")

@@ -1,6 +1,6 @@
 // Package queue runs fwlab's runs on River, a job queue on PostgreSQL
 // (github.com/riverqueue/river with its pgx v5 driver), for a dashboard
-// whose runs are shared by several machines (DESIGN §12).
+// whose runs are shared by several machines (ARCHITECTURE.md, "Many machines").
 //
 // A run, or a sweep's cell, is put in the PostgreSQL store (pgstore) as a
 // queued run and a River job naming it is inserted; `dashboard worker`

@@ -37,7 +37,7 @@ func (f *FWInstance) slackOf(a spec.Algo) string {
 // Label names a trace of algorithm a on this instance, the name every place
 // that shows a run uses (legend, traces table, figures, bundle, history,
 // CSV): the algorithm's name, with " + slack collapse" when it runs the
-// slack collapse variant, which is not the paper's method (DESIGN §3).
+// slack collapse variant, which is not the paper's method (ARCHITECTURE.md, "Slack collapse").
 func (f *FWInstance) Label(a spec.Algo) string {
 	if f.slackOf(a) == "collapse" && solver.UsesReshape(a.Algo) {
 		return a.Algo + SlackCollapseSuffix

@@ -17,7 +17,7 @@ import (
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
-// The graph-guided fused LASSO (DESIGN §5) and the paper's Figure 1.
+// The graph-guided fused LASSO (ARCHITECTURE.md, "GFLASSO") and the paper's Figure 1.
 
 var gflassoAlgorithms = []string{"bc-ssfw-as", "bcfw", "spg"}
 

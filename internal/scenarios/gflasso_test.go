@@ -216,7 +216,7 @@ func TestGFLASSOSimulatedAgreement(t *testing.T) {
 	// bcfw certifies its own result to 1e-6·F with its gap and agrees with
 	// bc-ssfw-as to 1e-6; SPG with a small μ and a long run agrees to 1e-5.
 	//
-	// bcfw runs on the finer blocks of DESIGN §5, one per (row, component).
+	// bcfw runs on the finer blocks of ARCHITECTURE.md, "GFLASSO", one per (row, component).
 	// On component blocks its iterate mixes far atoms of a whole component,
 	// t_C stays above Ω_C(B_C), and without away steps that slack shrinks
 	// only sublinearly: after 20 000 iterations F − F* is still 2e-5 to 8e-5

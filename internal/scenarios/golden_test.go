@@ -19,7 +19,7 @@ import (
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
-// Golden traces (DESIGN §8): the first records of a few fixed runs are kept
+// Golden traces (ARCHITECTURE.md, "Vertex representation"): the first records of a few fixed runs are kept
 // in testdata/golden, so that any change in the numbers a user would see is
 // a deliberate, reviewed decision rather than an accident. Every field but
 // the wall time is compared exactly (floats as their shortest round-trip

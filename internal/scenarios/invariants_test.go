@@ -14,7 +14,7 @@ import (
 )
 
 // Invariants every Frank-Wolfe-type run on the real problems must keep
-// (DESIGN §7–§8), checked on the records of each iteration and on the final
+// (ARCHITECTURE.md, "Records" and "Vertex representation"), checked on the records of each iteration and on the final
 // solution of 300 iterations with an evaluation every iteration.
 
 const invIters = 300

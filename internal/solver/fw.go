@@ -19,7 +19,7 @@ const (
 	modePairwise             // pairwise directions p − u
 )
 
-// Tolerances of the vertex representation (DESIGN §8).
+// Tolerances of the vertex representation (ARCHITECTURE.md, "Vertex representation").
 const (
 	// snapTol is δ: an away (or pairwise) step with γ ≥ γ_max(1−δ) is snapped
 	// to γ_max, an exact drop; a FW step with γ ≥ 1−δ to an exact collapse.

@@ -859,7 +859,7 @@ func TestParallelCoversEachIndexOnce(t *testing.T) {
 // the active set before the step (μ_u/(1 − μ_u) for away steps and drops,
 // μ_u for pairwise steps, 1 for FW steps), and the clean-up after a step
 // never meets a weight below −1e-15: a clean-up that silently deleted
-// negative weights would hide a γ_max that is too large (DESIGN §8).
+// negative weights would hide a γ_max that is too large (ARCHITECTURE.md, "Vertex representation").
 func TestStepWithinGammaMaxBeforeTheStep(t *testing.T) {
 	type rule struct{ algo, step string }
 	var rules []rule

@@ -18,7 +18,7 @@ const (
 	StepNone     = "none"          // no move (zero direction or zero step)
 )
 
-// Record is what every algorithm reports once per iteration (DESIGN §7).
+// Record is what every algorithm reports once per iteration (ARCHITECTURE.md, "Records").
 // Objective, Gap and GradErr are set on evaluation iterations only. Every
 // method first reports its starting point as an evaluated record with K = 0
 // and Step "none"; record k ≥ 1 describes the step of iteration k and, when

@@ -12,7 +12,7 @@ import (
 // *Store that sessions, the server and the commands call. Two
 // implementations keep the same behaviour, checked by one conformance
 // suite (internal/store/storetest): this package's SQLite Store, the
-// default, and internal/store/pgstore on PostgreSQL (DESIGN §12).
+// default, and internal/store/pgstore on PostgreSQL (ARCHITECTURE.md, "Many machines").
 //
 // What differs between them is said by the implementations: who owns the
 // live runs (Owner, Recovered), what IntegrityCheck examines and what

@@ -16,7 +16,7 @@ import (
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
-// Run statuses (DESIGN §11).
+// Run statuses (ARCHITECTURE.md, "Nothing is lost silently").
 const (
 	StatusQueued      = "queued"
 	StatusRunning     = "running"

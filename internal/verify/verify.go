@@ -1,7 +1,7 @@
 // Package verify compares a run's traces with those of a re-run of the same
 // spec, field by field: what `dashboard verify` and the dashboard's Verify
-// action report. A run is a pure function of (spec, seed, version) (DESIGN
-// §7), so every field of every record, and every trace's summary, must be
+// action report. A run is a pure function of (spec, seed, version) (ARCHITECTURE.md,
+// "Records"), so every field of every record, and every trace's summary, must be
 // identical, bit for bit, except those that are wall-clock by nature
 // (Ignored).
 //

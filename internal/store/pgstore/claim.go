@@ -30,7 +30,7 @@ var ErrNotLive = errors.New("the run has ended")
 
 // Claim takes a live run for a worker and starts it afresh: its records,
 // trace results and message are removed (a run is a pure function of its
-// spec and seed, DESIGN §7, so a run restarted elsewhere gives the same
+// spec and seed, ARCHITECTURE.md, "Records", so a run restarted elsewhere gives the same
 // records again), its traces and itself set running (a paused run stays
 // paused, its steps counted afresh).
 func (s *Store) Claim(ctx context.Context, id, claim string) error {

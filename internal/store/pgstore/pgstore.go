@@ -1,7 +1,7 @@
 // Package pgstore is the run store on PostgreSQL (pgx v5 and its pool): the
 // same store.Backend as the SQLite store, passing the same conformance
 // suite (internal/store/storetest), for a dashboard whose runs are shared
-// by several processes and machines (DESIGN §12).
+// by several processes and machines (ARCHITECTURE.md, "Many machines").
 //
 // It keeps what the SQLite store keeps in the same form: each appended
 // batch of records is one BYTEA in store's compact encoding
