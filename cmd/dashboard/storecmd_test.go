@@ -72,11 +72,11 @@ func TestStoreCommands(t *testing.T) {
 	}
 }
 
-// The README's import and store examples run as written, in order, after
-// its first solve example made run.json, and print what their comments
-// say (the ids and counts aside).
+// The import and store examples of docs/store.md run as written, in order,
+// after its first solve example made run.json, and print what their
+// comments say (the ids and counts aside).
 func TestReadmeStoreExamples(t *testing.T) {
-	doc := readme(t)
+	doc := docText(t, "docs/store.md")
 	dir := t.TempDir()
 	t.Chdir(dir)
 	if _, stderr, code := solve(t, "-problem", "lasso", "-algo", "ssfw-as,fista", "-iters", "300", "-format", "json", "-out", "run.json"); code != 0 {
@@ -116,7 +116,7 @@ func TestReadmeStoreExamples(t *testing.T) {
 		}
 	}
 	if n < 3 {
-		t.Errorf("found %d import and store examples in the README, want 3", n)
+		t.Errorf("found %d import and store examples in docs/store.md, want 3", n)
 	}
 }
 

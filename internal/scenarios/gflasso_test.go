@@ -220,7 +220,7 @@ func TestGFLASSOSimulatedAgreement(t *testing.T) {
 	// On component blocks its iterate mixes far atoms of a whole component,
 	// t_C stays above Ω_C(B_C), and without away steps that slack shrinks
 	// only sublinearly: after 20 000 iterations F − F* is still 2e-5 to 8e-5
-	// of F* on seeds 1, 2, 3 and 5 (README, "bcfw wants row blocks"). With a
+	// of F* on seeds 1, 2, 3 and 5 (docs/paper-figures.md, "bcfw wants row blocks"). With a
 	// block and a t per row, it certifies 1e-6·F within about 3000.
 	run := func(t *testing.T, inst *GFLASSOInstance, a spec.Algo, lim solver.Limits) solver.Summary {
 		t.Helper()

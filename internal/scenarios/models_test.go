@@ -601,7 +601,7 @@ func TestModelDataImportErrors(t *testing.T) {
 	}
 }
 
-// TestLassoSlackCollapse runs the README's example (lasso, n 200, p 50,
+// TestLassoSlackCollapse runs the curl example of docs/api.md (lasso, n 200, p 50,
 // λ 2, ssfw-as with ρ 0.1, α 0.5, 2000 iterations, the default seed): with
 // the slack collapse it reaches FISTA's optimum within 2000 iterations;
 // with slack=keep the epigraph slack t − ‖β‖₁ stays large and F stalls

@@ -90,7 +90,7 @@ func procKB(t *testing.T, key string) int64 {
 // A figure of a long stored run streams its records and decimates them per
 // column: its peak memory is a fraction of reading the whole run (the way
 // figures were drawn before), and its spikes survive. FWLAB_FIGURE_RECORDS
-// sets the run's records (default 600 000; the README quotes 4 000 000).
+// sets the run's records (default 600 000; docs/figures.md quotes 4 000 000).
 func TestFigureOfALongRunStreams(t *testing.T) {
 	n := 600_000
 	if v := os.Getenv("FWLAB_FIGURE_RECORDS"); v != "" {

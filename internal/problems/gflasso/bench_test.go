@@ -92,7 +92,7 @@ func BenchmarkBlockIteration(b *testing.B) {
 	}
 }
 
-// tenX builds the instance ten times the paper's size of the README: the
+// tenX builds the instance ten times the paper's size of docs/paper-figures.md: the
 // paper's simulation with N = 1000, J = 500, K = 50, seed 1, λ = γ = 30,
 // threshold 0.7 (five 10-task components).
 func tenX(tb testing.TB) *Problem {
@@ -120,7 +120,7 @@ func tenX(tb testing.TB) *Problem {
 // against the same Gemm (loop-gemms). With -tags openblas the Gemm, and
 // spg's, is OpenBLAS's: cpu-ms/iter with GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
 // is then the figure to set beside the reference code's iteration under
-// GNU Octave (README, GFLASSO).
+// GNU Octave (docs/paper-figures.md, GFLASSO).
 func BenchmarkSPGIteration(b *testing.B) {
 	p := tenX(b)
 	j, k := p.J, p.K
