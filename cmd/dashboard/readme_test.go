@@ -294,6 +294,24 @@ func TestReadmeAddr(t *testing.T) {
 	}
 }
 
+// The README is a front door: at most 250 lines, linking every page of
+// docs/ (so none is left where no reader finds it).
+func TestReadmeLinksEveryPage(t *testing.T) {
+	pages := docPages(t)
+	readme := pages[0]
+	if readme.name != "README.md" {
+		t.Fatalf("the first document is %s, want README.md", readme.name)
+	}
+	if n := strings.Count(readme.text, "\n"); n > 250 {
+		t.Errorf("the README has %d lines, at most 250 wanted: move the details to a page of docs/", n)
+	}
+	for _, pg := range pages[1:] {
+		if !strings.Contains(readme.text, "]("+pg.name+")") && !strings.Contains(readme.text, "]("+pg.name+"#") {
+			t.Errorf("the README does not link %s", pg.name)
+		}
+	}
+}
+
 // Every field of the JSON run spec is documented in docs/api.md.
 func TestReadmeDocumentsEverySpecField(t *testing.T) {
 	doc := docText(t, "docs/api.md")
