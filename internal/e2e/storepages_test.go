@@ -551,8 +551,10 @@ func getSweep(t *testing.T, base, id string) sweepState {
 // as a heat map that follows it to the end; each cell links to its run,
 // brighter cells have larger outcomes, a gap never reached is said so; a
 // one-axis sweep is drawn as a line. No console error at either size.
-func TestSweepPageLayout(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestSweepPageLayout(t *testing.T) { onBothStores(t, testSweepPageLayout) }
+
+func testSweepPageLayout(t *testing.T, be *backend) {
+	base := be.url
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	dir := t.TempDir()
@@ -568,6 +570,10 @@ func TestSweepPageLayout(t *testing.T) {
 	t0 := time.Now()
 	waitFor(t, ctx, "the sweep's end", `fwlab.sweep.status === 'done' && document.querySelectorAll('#heatmap td.hm-cell a[data-run]').length === 6`, `fwlab.sweep`, 240*time.Second)
 	t.Logf("the sweep ended %.1f s after the page saw it running; %d polls", time.Since(t0).Seconds(), eval[int](t, ctx, `fwlab.sweep.polls`))
+	// Every cell is filled in once it has ended, those the page first saw
+	// running included.
+	waitFor(t, ctx, "every cell filled in", `Array.from(document.querySelectorAll('#heatmap td.hm-cell')).every(td => td.dataset.status === 'done' && /^[0-9.e+-]+$/.test(td.textContent.trim()))`,
+		`Array.from(document.querySelectorAll('#heatmap td.hm-cell')).map(td => td.dataset.status + ': ' + td.textContent)`, 10*time.Second)
 	sw := getSweep(t, base, two)
 	if p := eval[int](t, ctx, `fwlab.sweep.polls`); p < 6 {
 		t.Errorf("the page polled %d times, want one per ended cell", p)
@@ -591,6 +597,7 @@ func TestSweepPageLayout(t *testing.T) {
 			t.Fatalf("cell %+v", c)
 		}
 		gap[c.Run] = *c.Summary.FinalGap
+		be.checkRanHere(t, c.Run)
 		if c.Summary.PassesToGap != nil {
 			reached++
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +18,10 @@ import (
 // queue and the page shows the outcome once the re-run ends (reproduced,
 // with the records compared), linking the re-run; History marks the run
 // reproduced.
-func TestVerifyButton(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestVerifyButton(t *testing.T) { onBothStores(t, testVerifyButton) }
+
+func testVerifyButton(t *testing.T, be *backend) {
+	base := be.url
 	// a fixed evaluation cadence: the default one is decided by the clock
 	// until runs are deterministic
 	id := postRun(t, base, `{"problem":"lasso","algorithms":[{"algo":"ssfw-as"},{"algo":"afw"}],"iters":60,"eval_every":4}`)
@@ -52,6 +53,8 @@ func TestVerifyButton(t *testing.T) {
 	if rerun == "" || rerun == id {
 		t.Errorf("the re-run is not linked: %q", rerun)
 	}
+	be.checkRanHere(t, id)
+	be.checkRanHere(t, rerun)
 	step(t, ctx, "open the history", 20*time.Second, chromedp.Navigate(base+"/runs"))
 	waitFor(t, ctx, "the badge", fmt.Sprintf(`(() => { const b = document.querySelector('tr[data-run="%s"] .verified'); return !!b && b.textContent.includes('reproduced'); })()`, id),
 		`document.querySelector('#history-table') && document.querySelector('#history-table').innerHTML.slice(0, 2000)`, 20*time.Second)
@@ -62,8 +65,10 @@ func TestVerifyButton(t *testing.T) {
 
 // TestVerifySweepButton: the sweep page's "Verify every cell" verifies each
 // cell's run through the queue.
-func TestVerifySweepButton(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestVerifySweepButton(t *testing.T) { onBothStores(t, testVerifySweepButton) }
+
+func testVerifySweepButton(t *testing.T, be *backend) {
+	base := be.url
 	doc := `{"base":{"problem":"lasso","algorithms":[{"algo":"afw"}],"iters":40,"eval_every":2},"axes":[{"param":"seed","values":[1,2]}]}`
 	res, err := http.Post(base+"/api/sweeps", "application/json", strings.NewReader(doc))
 	if err != nil {
@@ -103,6 +108,7 @@ func TestVerifySweepButton(t *testing.T) {
 				if vs.Verifications[0].Outcome != "reproduced" {
 					t.Errorf("cell run %s: %+v", c.Run, vs)
 				}
+				be.checkRanHere(t, c.Run)
 				break
 			}
 			if time.Now().After(deadline) {
@@ -119,10 +125,13 @@ func TestVerifySweepButton(t *testing.T) {
 // TestVerifyButtonDiffers: a run whose stored records were changed (a
 // bundle edited, then imported) is found to differ, and the page names the
 // record and field.
-func TestVerifyButtonDiffers(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestVerifyButtonDiffers(t *testing.T) { onBothStores(t, testVerifyButtonDiffers) }
+
+func testVerifyButtonDiffers(t *testing.T, be *backend) {
+	base := be.url
 	id := postRun(t, base, `{"problem":"lasso","algorithms":[{"algo":"afw"}],"iters":30,"eval_every":1}`)
 	waitRunEnded(t, base, id)
+	be.checkRanHere(t, id)
 	b, err := bundle.Decode(bytes.NewReader(httpGet(t, base+"/api/runs/"+id+"/bundle")))
 	if err != nil {
 		t.Fatal(err)
