@@ -128,7 +128,11 @@ func clusterBackend(t *testing.T) *backend {
 		}
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
+		said := false
+		for _, p := range b.procs {
+			said = said || strings.TrimSpace(p.output()) != ""
+		}
+		if t.Failed() && said {
 			t.Logf("the cluster's output:\n%s", b.logs())
 		}
 	})

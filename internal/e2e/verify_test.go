@@ -43,9 +43,12 @@ func testVerifyButton(t *testing.T, be *backend) {
 		t.Errorf("before: %q", got)
 	}
 	step(t, ctx, "verify", 5*time.Second, chromedp.Click(chromedp.ID("btn-verify")))
-	waitFor(t, ctx, "the outcome", `document.querySelector('#verify-status').dataset.outcome === 'reproduced'`,
+	waitFor(t, ctx, "the outcome", `!['none', 'pending'].includes(document.querySelector('#verify-status').dataset.outcome)`,
 		`document.querySelector('#verify-status').textContent`, 60*time.Second)
 	text := eval[string](t, ctx, `document.querySelector('#verify-status').textContent`)
+	if o := eval[string](t, ctx, `document.querySelector('#verify-status').dataset.outcome`); o != "reproduced" {
+		t.Errorf("the outcome is %s: %q", o, text)
+	}
 	if want := fmt.Sprintf("reproduced, %d records identical", n); !strings.Contains(text, want) || !strings.Contains(text, "verified here") {
 		t.Errorf("the page says %q, want %q", text, want)
 	}
