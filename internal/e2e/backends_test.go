@@ -43,15 +43,22 @@ type backend struct {
 // onCluster says whether the runs run on dashboard worker processes.
 func (b *backend) onCluster() bool { return len(b.workers) > 0 }
 
-// logs is the output of the cluster's processes, for failure messages.
+// logs is what the cluster's processes printed after their first line,
+// for failure messages ("" when they printed nothing more).
 func (b *backend) logs() string {
 	var s strings.Builder
+	said := false
 	for i, p := range b.procs {
 		what := "server"
 		if i > 0 {
 			what = "worker " + b.workers[i-1]
 		}
-		fmt.Fprintf(&s, "--- %s:\n%s\n", what, p.output())
+		out := p.output()
+		said = said || strings.TrimSpace(out) != ""
+		fmt.Fprintf(&s, "\n--- %s:\n%s", what, out)
+	}
+	if !said {
+		return ""
 	}
 	return s.String()
 }
@@ -76,7 +83,7 @@ func (b *backend) checkRanHere(t *testing.T, id string) {
 			return
 		}
 	}
-	t.Errorf("run %s ran on %q, want one of the cluster's workers %v\n%s", id, st.Worker, b.workers, b.logs())
+	t.Errorf("run %s ran on %q, want one of the cluster's workers %v%s", id, st.Worker, b.workers, b.logs())
 }
 
 // onBothStores runs f as the subtests sqlite and cluster, each on a
@@ -99,6 +106,7 @@ func sqliteBackend(t *testing.T) *backend {
 func clusterBackend(t *testing.T) *backend {
 	t.Helper()
 	browserPath(t) // no browser: skip (or fail under CI) before starting anything
+	t0 := time.Now()
 	db := pgtest.Shared(t).NewDB(t)
 	bin := dashboardBinary(t)
 	b := &backend{name: "cluster"}
@@ -122,18 +130,15 @@ func clusterBackend(t *testing.T) *backend {
 				}
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("worker %s is not healthy (%v)\n%s", b.workers[i], err, b.logs())
+				t.Fatalf("worker %s is not healthy (%v)%s", b.workers[i], err, b.logs())
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	t.Logf("the cluster's server and workers answered %.1f s after the start", time.Since(t0).Seconds())
 	t.Cleanup(func() {
-		said := false
-		for _, p := range b.procs {
-			said = said || strings.TrimSpace(p.output()) != ""
-		}
-		if t.Failed() && said {
-			t.Logf("the cluster's output:\n%s", b.logs())
+		if l := b.logs(); t.Failed() && l != "" {
+			t.Logf("the cluster's output:%s", l)
 		}
 	})
 	return b

@@ -105,13 +105,24 @@ func testVerifySweepButton(t *testing.T, be *backend) {
 	for _, c := range sw.Cells {
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			var vs struct{ Verifications []struct{ Outcome string } }
+			var vs struct {
+				Verifications []struct {
+					Outcome string
+					RerunID string `json:"rerun_id"`
+				}
+			}
 			_ = json.Unmarshal(httpGet(t, base+"/api/runs/"+c.Run+"/verifications"), &vs)
 			if len(vs.Verifications) > 0 {
 				if vs.Verifications[0].Outcome != "reproduced" {
 					t.Errorf("cell run %s: %+v", c.Run, vs)
 				}
+				// the cell and its re-run both ran where the store runs runs
 				be.checkRanHere(t, c.Run)
+				if r := vs.Verifications[0].RerunID; r != "" {
+					be.checkRanHere(t, r)
+				} else {
+					t.Errorf("cell run %s: the verification names no re-run: %+v", c.Run, vs)
+				}
 				break
 			}
 			if time.Now().After(deadline) {
