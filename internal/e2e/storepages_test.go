@@ -880,14 +880,20 @@ func TestUploadLeavesNoStaleError(t *testing.T) {
 
 // TestCompareFollowsLiveRun: a run still live on the compare page is
 // loaded again until it ends, so its curve grows.
-func TestCompareFollowsLiveRun(t *testing.T) {
-	ts := app(t)
-	done := postRun(t, ts.URL, quickToy)
-	live := postRun(t, ts.URL, longToy)
-	defer stopRun(ts.URL, live)
+func TestCompareFollowsLiveRun(t *testing.T) { onBothStores(t, testCompareFollowsLiveRun) }
+
+func testCompareFollowsLiveRun(t *testing.T, be *backend) {
+	base := be.url
+	done := postRun(t, base, quickToy)
+	live := postRun(t, base, longToy)
+	defer stopRun(base, live)
+	waitRunEnded(t, base, done)
+	// on the cluster the live run waits for a worker: it is compared once it runs
+	waitStatus(t, base, live, "running")
+	be.checkRanHere(t, live)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
-	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs="+done+","+live))
+	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(base+"/compare?runs="+done+","+live))
 	waitFor(t, ctx, "the overlay", `fwlab.compare && fwlab.compare.loaded && fwlab.charts.objective && fwlab.charts.objective.drawn > 0`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 20*time.Second)
 	first := eval[int](t, ctx, fmt.Sprintf(`fwlab.traces.filter(t => t.run === %q).reduce((a, t) => a + t.n, 0)`, live))
 	waitFor(t, ctx, "the live run loaded again", fmt.Sprintf(`fwlab.compare.loads >= 2 && fwlab.traces.filter(t => t.run === %q).reduce((a, t) => a + t.n, 0) > %d && fwlab.charts.objective.drawn > 0`, live, first),
