@@ -128,9 +128,10 @@ func clusterBackend(t *testing.T) *backend {
 				if res.StatusCode == 200 {
 					break
 				}
+				err = fmt.Errorf("GET /healthz: %s", res.Status)
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("worker %s is not healthy (%v)%s", b.workers[i], err, b.logs())
+				t.Fatalf("worker %s is not healthy: %v%s", b.workers[i], err, b.logs())
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
