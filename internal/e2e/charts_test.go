@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -544,8 +543,10 @@ func countDecades(vs []float64) int {
 // by its sweep cell's values, else by its algorithms and id; its spec diff
 // marks only the differences that act (a default written out, or a field
 // an algorithm does not use, is no difference).
-func TestCompareNamesAndDiff(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestCompareNamesAndDiff(t *testing.T) { onBothStores(t, testCompareNamesAndDiff) }
+
+func testCompareNamesAndDiff(t *testing.T, be *backend) {
+	base := be.url
 	// Effectively the same but for iters: b writes out the defaults a
 	// leaves out (a problem parameter, the step rule, L, replications) and
 	// sets a schedule parameter afw does not use.
@@ -553,6 +554,7 @@ func TestCompareNamesAndDiff(t *testing.T) {
 	b := postRun(t, base, `{"problem":"toy-polygon","params":{"vertices":"6","cond":"4"},"algorithms":[{"algo":"afw","stepsize":"curvature","L":"auto","m0":3}],"replications":1,"iters":50}`)
 	waitRunEnded(t, base, a)
 	waitRunEnded(t, base, b)
+	be.checkRanHere(t, a)
 	req, _ := http.NewRequest("PATCH", base+"/api/runs/"+a, strings.NewReader(`{"name":"the baseline"}`))
 	req.Header.Set("Content-Type", "application/json")
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
@@ -623,8 +625,10 @@ func TestCompareNamesAndDiff(t *testing.T) {
 // TestHistoryShowsProgress: a running run's row in History shows its
 // progress towards its limits and the time left, from the server's
 // estimate; the run page shows the same fraction.
-func TestHistoryShowsProgress(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestHistoryShowsProgress(t *testing.T) { onBothStores(t, testHistoryShowsProgress) }
+
+func testHistoryShowsProgress(t *testing.T, be *backend) {
+	base := be.url
 	id := postRun(t, base, longToy)
 	defer stopRun(base, id)
 	ctx := newBrowser(t)
@@ -632,6 +636,7 @@ func TestHistoryShowsProgress(t *testing.T) {
 	step(t, ctx, "open the run page", 20*time.Second, chromedp.Navigate(base+"/runs/"+id))
 	waitFor(t, ctx, "the run page's progress", `fwlab.progress && fwlab.progress.fraction > 0 && fwlab.progress.eta > 0 && /% · about .* left/.test(document.querySelector('#run-eta').textContent)`, `[fwlab.progress, document.querySelector('#run-eta').textContent]`, 30*time.Second)
 	page := eval[float64](t, ctx, `fwlab.progress.fraction`)
+	be.checkRanHere(t, id)
 	step(t, ctx, "open the history", 20*time.Second, chromedp.Navigate(base+"/runs"))
 	waitFor(t, ctx, "the running row's progress", fmt.Sprintf(`fwlab.history && fwlab.history.rows.some((r) => r.id === %q && r.progress && r.progress.fraction > 0 && r.progress.eta_s > 0) && !!document.querySelector('tr[data-run=%q] [data-progress] progress')`, id, id), `fwlab.history && fwlab.history.rows`, 30*time.Second)
 	row := eval[map[string]any](t, ctx, fmt.Sprintf(`fwlab.history.rows.find((r) => r.id === %q).progress`, id))

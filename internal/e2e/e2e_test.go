@@ -258,8 +258,10 @@ var chartIDs = []string{"objective", "gap", "active", "batch", "gamma", "grad_er
 // TestLiveRunToyPolygon: the start page, the toy polygon, ssfw-as against
 // fista, live charts, drop markers, x-axis switch, pause and single step,
 // CSV download, screenshot.
-func TestLiveRunToyPolygon(t *testing.T) {
-	ts := app(t)
+func TestLiveRunToyPolygon(t *testing.T) { onBothStores(t, testLiveRunToyPolygon) }
+
+func testLiveRunToyPolygon(t *testing.T, be *backend) {
+	base := be.url
 	t0 := time.Now()
 	mark := func(what string) { t.Logf("%6.2fs %s", time.Since(t0).Seconds(), what) }
 	ctx := newBrowser(t)
@@ -275,7 +277,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	}
 
 	mark("load the start page")
-	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(base+"/"))
 	mark("wait: the start page's script")
 	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
 	// A problem's default limits come with it: OCR runs for passes.
@@ -317,9 +319,12 @@ func TestLiveRunToyPolygon(t *testing.T) {
 
 	// Pause, then a single step: each paused trace emits exactly one record.
 	// The solver is fast: pause at once, while fista is far from its limit.
+	// On the cluster the run waits in the queue until a worker takes it.
+	waitFor(t, ctx, "the run taken from the queue", `fwlab.status !== 'queued'`, `fwlab.status`, 60*time.Second)
 	if st := eval[string](t, ctx, `fwlab.status`); st != "running" {
 		t.Fatalf("the run is %s when its page opens; it should still be running", st)
 	}
+	be.checkRanHere(t, id)
 	mark("pause")
 	step(t, ctx, "pause", 10*time.Second, chromedp.Click(chromedp.ID("btn-pause")))
 	mark("wait: the paused status")
@@ -332,7 +337,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 				Records int `json:"records"`
 			} `json:"traces"`
 		}
-		if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &st); err != nil {
+		if err := json.Unmarshal(httpGet(t, base+"/api/runs/"+id), &st); err != nil {
 			t.Fatal(err)
 		}
 		var out []int
@@ -444,7 +449,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 			Records int `json:"records"`
 		} `json:"traces"`
 	}
-	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/runs/"+id), &status); err != nil {
+	if err := json.Unmarshal(httpGet(t, base+"/api/runs/"+id), &status); err != nil {
 		t.Fatal(err)
 	}
 	for i, tr := range status.Traces {
@@ -456,7 +461,7 @@ func TestLiveRunToyPolygon(t *testing.T) {
 	// CSV download equals the API's trace.
 	mark("download CSV")
 	step(t, ctx, "download CSV", 10*time.Second, chromedp.Click(chromedp.ID("export-csv")))
-	want := httpGet(t, ts.URL+"/api/runs/"+id+"/trace?format=csv")
+	want := httpGet(t, base+"/api/runs/"+id+"/trace?format=csv")
 	file := filepath.Join(dl, "fwlab-"+id+".csv")
 	var got []byte
 	deadline := time.Now().Add(60 * time.Second)

@@ -287,16 +287,19 @@ func TestMarksCarryAlgorithmColour(t *testing.T) {
 // TestTeachingViewTwoTraces: the away-steps-vs-zig-zag preset shows afw
 // and fw on the same polygon beside the charts, with a key, and writes
 // the step in words.
-func TestTeachingViewTwoTraces(t *testing.T) {
-	ts := app(t)
+func TestTeachingViewTwoTraces(t *testing.T) { onBothStores(t, testTeachingViewTwoTraces) }
+
+func testTeachingViewTwoTraces(t *testing.T, be *backend) {
+	base := be.url
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
-	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
+	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(base+"/"))
 	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
 	step(t, ctx, "choose the preset", 10*time.Second, chromedp.Click(chromedp.CSS(`[data-preset="teach-zigzag"]`)))
 	step(t, ctx, "start", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
 	waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `location.href`, 20*time.Second)
 	waitFor(t, ctx, "two traces in the teaching view", `fwlab.done && fwlab.teach && fwlab.teach.drawn && fwlab.teach.traces && fwlab.teach.traces.length === 2`, `fwlab.teach`, 30*time.Second)
+	be.checkRanHere(t, eval[string](t, ctx, `fwlab.runId`))
 	if algos := eval[[]string](t, ctx, `fwlab.teach.algos`); strings.Join(algos, ",") != "afw,fw" {
 		t.Errorf("the teaching view shows %v, want afw and fw", algos)
 	}
@@ -336,13 +339,16 @@ func TestTeachingViewTwoTraces(t *testing.T) {
 
 // TestTeachingViewProximalPath: fista on the polygon is drawn beside afw
 // as a path of gradient steps and projections, written out in words.
-func TestTeachingViewProximalPath(t *testing.T) {
-	ts := app(t)
+func TestTeachingViewProximalPath(t *testing.T) { onBothStores(t, testTeachingViewProximalPath) }
+
+func testTeachingViewProximalPath(t *testing.T, be *backend) {
+	base := be.url
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
-	id := postRun(t, ts.URL, `{"problem":"toy-polygon","params":{"target":"edge"},"algorithms":[{"algo":"afw"},{"algo":"fista"}],"iters":60}`)
-	step(t, ctx, "open the run page", 20*time.Second, chromedp.Navigate(ts.URL+"/runs/"+id))
+	id := postRun(t, base, `{"problem":"toy-polygon","params":{"target":"edge"},"algorithms":[{"algo":"afw"},{"algo":"fista"}],"iters":60}`)
+	step(t, ctx, "open the run page", 20*time.Second, chromedp.Navigate(base+"/runs/"+id))
 	waitFor(t, ctx, "two traces in the teaching view", `fwlab.done && fwlab.teach && fwlab.teach.traces && fwlab.teach.traces.length === 2`, `fwlab.teach`, 30*time.Second)
+	be.checkRanHere(t, id)
 	if algos := eval[[]string](t, ctx, `fwlab.teach.algos`); strings.Join(algos, ",") != "afw,fista" {
 		t.Fatalf("the teaching view shows %v, want afw and fista", algos)
 	}

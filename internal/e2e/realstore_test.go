@@ -83,12 +83,15 @@ const quickToy = `{"problem":"toy-polygon","algorithms":[{"algo":"afw"},{"algo":
 // TestHistoryFilterAndDelete: three stored runs listed newest first; the
 // problem filter keeps the one lasso run; deleting one run after the
 // confirmation removes it from the list and from the server.
-func TestHistoryFilterAndDelete(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestHistoryFilterAndDelete(t *testing.T) { onBothStores(t, testHistoryFilterAndDelete) }
+
+func testHistoryFilterAndDelete(t *testing.T, be *backend) {
+	base := be.url
 	a := postRun(t, base, quickToy)
 	waitRunEnded(t, base, a)
 	b := postRun(t, base, `{"problem":"lasso","algorithms":[{"algo":"ssfw-as"}],"iters":40}`)
 	waitRunEnded(t, base, b)
+	be.checkRanHere(t, b)
 	c := postRun(t, base, quickToy)
 	waitRunEnded(t, base, c)
 	ctx := newBrowser(t)
@@ -121,12 +124,16 @@ func TestHistoryFilterAndDelete(t *testing.T) {
 
 // TestCompareOverlaysTwoRuns: two stored runs on the compare page: each
 // algorithm of each run is a series of the charts, holding every record.
-func TestCompareOverlaysTwoRuns(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestCompareOverlaysTwoRuns(t *testing.T) { onBothStores(t, testCompareOverlaysTwoRuns) }
+
+func testCompareOverlaysTwoRuns(t *testing.T, be *backend) {
+	base := be.url
 	a := postRun(t, base, quickToy)
 	waitRunEnded(t, base, a)
 	b := postRun(t, base, `{"problem":"toy-polygon","algorithms":[{"algo":"afw"},{"algo":"fista"}],"iters":90}`)
 	waitRunEnded(t, base, b)
+	be.checkRanHere(t, a)
+	be.checkRanHere(t, b)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(base+"/compare?runs="+a+","+b))
@@ -199,8 +206,10 @@ func TestRestartKeepsRunLink(t *testing.T) {
 // TestSweepTwoByTwo: a 2 × 2 sweep with 2 replications, started from the
 // start page's "sweep this parameter" control, finishes; its 4 cells link
 // to done runs and the heat map is drawn.
-func TestSweepTwoByTwo(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestSweepTwoByTwo(t *testing.T) { onBothStores(t, testSweepTwoByTwo) }
+
+func testSweepTwoByTwo(t *testing.T, be *backend) {
+	base := be.url
 	probe, err := http.Post(base+"/api/sweeps", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -239,6 +248,7 @@ func TestSweepTwoByTwo(t *testing.T) {
 		if err := json.Unmarshal(httpGet(t, base+"/api/runs/"+id), &st); err != nil || st.Status != "done" || st.Spec.Replications != 2 {
 			t.Errorf("cell run %s: %+v %v", id, st, err)
 		}
+		be.checkRanHere(t, id)
 	}
 	// Drawn: every cell has a value and a colour of the scale.
 	if n := eval[int](t, ctx, `Array.from(document.querySelectorAll('#heatmap td.hm-cell')).filter(td => getComputedStyle(td).backgroundColor !== 'rgb(217, 221, 226)').length`); n != 4 {

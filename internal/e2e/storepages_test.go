@@ -551,8 +551,10 @@ func getSweep(t *testing.T, base, id string) sweepState {
 // as a heat map that follows it to the end; each cell links to its run,
 // brighter cells have larger outcomes, a gap never reached is said so; a
 // one-axis sweep is drawn as a line. No console error at either size.
-func TestSweepPageLayout(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestSweepPageLayout(t *testing.T) { onBothStores(t, testSweepPageLayout) }
+
+func testSweepPageLayout(t *testing.T, be *backend) {
+	base := be.url
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	dir := t.TempDir()
@@ -568,6 +570,10 @@ func TestSweepPageLayout(t *testing.T) {
 	t0 := time.Now()
 	waitFor(t, ctx, "the sweep's end", `fwlab.sweep.status === 'done' && document.querySelectorAll('#heatmap td.hm-cell a[data-run]').length === 6`, `fwlab.sweep`, 240*time.Second)
 	t.Logf("the sweep ended %.1f s after the page saw it running; %d polls", time.Since(t0).Seconds(), eval[int](t, ctx, `fwlab.sweep.polls`))
+	// Every cell is filled in once it has ended, those the page first saw
+	// running included.
+	waitFor(t, ctx, "every cell filled in", `Array.from(document.querySelectorAll('#heatmap td.hm-cell')).every(td => td.dataset.status === 'done' && /^[0-9.e+-]+$/.test(td.textContent.trim()))`,
+		`Array.from(document.querySelectorAll('#heatmap td.hm-cell')).map(td => td.dataset.status + ': ' + td.textContent)`, 10*time.Second)
 	sw := getSweep(t, base, two)
 	if p := eval[int](t, ctx, `fwlab.sweep.polls`); p < 6 {
 		t.Errorf("the page polled %d times, want one per ended cell", p)
@@ -591,6 +597,7 @@ func TestSweepPageLayout(t *testing.T) {
 			t.Fatalf("cell %+v", c)
 		}
 		gap[c.Run] = *c.Summary.FinalGap
+		be.checkRanHere(t, c.Run)
 		if c.Summary.PassesToGap != nil {
 			reached++
 		}
@@ -873,14 +880,20 @@ func TestUploadLeavesNoStaleError(t *testing.T) {
 
 // TestCompareFollowsLiveRun: a run still live on the compare page is
 // loaded again until it ends, so its curve grows.
-func TestCompareFollowsLiveRun(t *testing.T) {
-	ts := app(t)
-	done := postRun(t, ts.URL, quickToy)
-	live := postRun(t, ts.URL, longToy)
-	defer stopRun(ts.URL, live)
+func TestCompareFollowsLiveRun(t *testing.T) { onBothStores(t, testCompareFollowsLiveRun) }
+
+func testCompareFollowsLiveRun(t *testing.T, be *backend) {
+	base := be.url
+	done := postRun(t, base, quickToy)
+	live := postRun(t, base, longToy)
+	defer stopRun(base, live)
+	waitRunEnded(t, base, done)
+	// on the cluster the live run waits for a worker: it is compared once it runs
+	waitStatus(t, base, live, "running")
+	be.checkRanHere(t, live)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
-	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs="+done+","+live))
+	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(base+"/compare?runs="+done+","+live))
 	waitFor(t, ctx, "the overlay", `fwlab.compare && fwlab.compare.loaded && fwlab.charts.objective && fwlab.charts.objective.drawn > 0`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 20*time.Second)
 	first := eval[int](t, ctx, fmt.Sprintf(`fwlab.traces.filter(t => t.run === %q).reduce((a, t) => a + t.n, 0)`, live))
 	waitFor(t, ctx, "the live run loaded again", fmt.Sprintf(`fwlab.compare.loads >= 2 && fwlab.traces.filter(t => t.run === %q).reduce((a, t) => a + t.n, 0) > %d && fwlab.charts.objective.drawn > 0`, live, first),

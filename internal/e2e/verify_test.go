@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +18,10 @@ import (
 // queue and the page shows the outcome once the re-run ends (reproduced,
 // with the records compared), linking the re-run; History marks the run
 // reproduced.
-func TestVerifyButton(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestVerifyButton(t *testing.T) { onBothStores(t, testVerifyButton) }
+
+func testVerifyButton(t *testing.T, be *backend) {
+	base := be.url
 	// a fixed evaluation cadence: the default one is decided by the clock
 	// until runs are deterministic
 	id := postRun(t, base, `{"problem":"lasso","algorithms":[{"algo":"ssfw-as"},{"algo":"afw"}],"iters":60,"eval_every":4}`)
@@ -42,9 +43,12 @@ func TestVerifyButton(t *testing.T) {
 		t.Errorf("before: %q", got)
 	}
 	step(t, ctx, "verify", 5*time.Second, chromedp.Click(chromedp.ID("btn-verify")))
-	waitFor(t, ctx, "the outcome", `document.querySelector('#verify-status').dataset.outcome === 'reproduced'`,
+	waitFor(t, ctx, "the outcome", `!['none', 'pending'].includes(document.querySelector('#verify-status').dataset.outcome)`,
 		`document.querySelector('#verify-status').textContent`, 60*time.Second)
 	text := eval[string](t, ctx, `document.querySelector('#verify-status').textContent`)
+	if o := eval[string](t, ctx, `document.querySelector('#verify-status').dataset.outcome`); o != "reproduced" {
+		t.Errorf("the outcome is %s: %q", o, text)
+	}
 	if want := fmt.Sprintf("reproduced, %d records identical", n); !strings.Contains(text, want) || !strings.Contains(text, "verified here") {
 		t.Errorf("the page says %q, want %q", text, want)
 	}
@@ -52,6 +56,8 @@ func TestVerifyButton(t *testing.T) {
 	if rerun == "" || rerun == id {
 		t.Errorf("the re-run is not linked: %q", rerun)
 	}
+	be.checkRanHere(t, id)
+	be.checkRanHere(t, rerun)
 	step(t, ctx, "open the history", 20*time.Second, chromedp.Navigate(base+"/runs"))
 	waitFor(t, ctx, "the badge", fmt.Sprintf(`(() => { const b = document.querySelector('tr[data-run="%s"] .verified'); return !!b && b.textContent.includes('reproduced'); })()`, id),
 		`document.querySelector('#history-table') && document.querySelector('#history-table').innerHTML.slice(0, 2000)`, 20*time.Second)
@@ -62,8 +68,10 @@ func TestVerifyButton(t *testing.T) {
 
 // TestVerifySweepButton: the sweep page's "Verify every cell" verifies each
 // cell's run through the queue.
-func TestVerifySweepButton(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestVerifySweepButton(t *testing.T) { onBothStores(t, testVerifySweepButton) }
+
+func testVerifySweepButton(t *testing.T, be *backend) {
+	base := be.url
 	doc := `{"base":{"problem":"lasso","algorithms":[{"algo":"afw"}],"iters":40,"eval_every":2},"axes":[{"param":"seed","values":[1,2]}]}`
 	res, err := http.Post(base+"/api/sweeps", "application/json", strings.NewReader(doc))
 	if err != nil {
@@ -97,11 +105,23 @@ func TestVerifySweepButton(t *testing.T) {
 	for _, c := range sw.Cells {
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			var vs struct{ Verifications []struct{ Outcome string } }
+			var vs struct {
+				Verifications []struct {
+					Outcome string
+					RerunID string `json:"rerun_id"`
+				}
+			}
 			_ = json.Unmarshal(httpGet(t, base+"/api/runs/"+c.Run+"/verifications"), &vs)
 			if len(vs.Verifications) > 0 {
 				if vs.Verifications[0].Outcome != "reproduced" {
 					t.Errorf("cell run %s: %+v", c.Run, vs)
+				}
+				// the cell and its re-run both ran where the store runs runs
+				be.checkRanHere(t, c.Run)
+				if r := vs.Verifications[0].RerunID; r != "" {
+					be.checkRanHere(t, r)
+				} else {
+					t.Errorf("cell run %s: the verification names no re-run: %+v", c.Run, vs)
 				}
 				break
 			}
@@ -119,10 +139,13 @@ func TestVerifySweepButton(t *testing.T) {
 // TestVerifyButtonDiffers: a run whose stored records were changed (a
 // bundle edited, then imported) is found to differ, and the page names the
 // record and field.
-func TestVerifyButtonDiffers(t *testing.T) {
-	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+func TestVerifyButtonDiffers(t *testing.T) { onBothStores(t, testVerifyButtonDiffers) }
+
+func testVerifyButtonDiffers(t *testing.T, be *backend) {
+	base := be.url
 	id := postRun(t, base, `{"problem":"lasso","algorithms":[{"algo":"afw"}],"iters":30,"eval_every":1}`)
 	waitRunEnded(t, base, id)
+	be.checkRanHere(t, id)
 	b, err := bundle.Decode(bytes.NewReader(httpGet(t, base+"/api/runs/"+id+"/bundle")))
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 // its records stop; a step adds exactly one record; resumed, it streams
 // again; stopped while paused, it ends cancelled.
 func TestWorkerRunPagePauseStepResume(t *testing.T) {
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	bin := buildDashboard(t)
 	srv := startProc(t, bin, "serve", "-db", db, "-slots", "0", "-addr", "127.0.0.1:0", "-data", "")

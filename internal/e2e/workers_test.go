@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -72,14 +71,11 @@ func startProc(t *testing.T, bin string, args ...string) *proc {
 	return p
 }
 
-// buildDashboard builds the dashboard command into a temporary folder.
+// buildDashboard returns the dashboard command built from this module (one
+// build per run of the test binary: dashboardBinary).
 func buildDashboard(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dashboard")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/dashboard").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return dashboardBinary(t)
 }
 
 // TestWorkerRunPage: `dashboard serve -db postgres://… -slots 0` runs
@@ -93,7 +89,7 @@ func buildDashboard(t *testing.T) string {
 //     fills in live (cells ended while others still run), and a cell's run
 //     page streams while the cell runs.
 func TestWorkerRunPage(t *testing.T) {
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	bin := buildDashboard(t)
 	srv := startProc(t, bin, "serve", "-db", db, "-slots", "0", "-addr", "127.0.0.1:0", "-data", "")
