@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,6 +130,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case *slots > 0:
 		*maxActive = *slots
 	}
+	defer limitMemory(*mem)()
 	st, err := openRunStore(*db)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -db: %v\n", err)
@@ -393,4 +395,16 @@ func parseSize(v string) (int64, error) {
 		return 0, fmt.Errorf("must be a positive size such as 512MiB or 2GiB, got %q", v)
 	}
 	return int64(n * float64(int64(1)<<shift)), nil
+}
+
+// limitMemory sets the garbage collector's soft memory limit to the runs'
+// budget plus session.BaseMemory (unless GOMEMLIMIT sets one), so that the
+// collector's headroom over the live heap never takes the process past
+// what -mem promises; the returned function restores the previous limit.
+func limitMemory(budget int64) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	prev := debug.SetMemoryLimit(budget + session.BaseMemory)
+	return func() { debug.SetMemoryLimit(prev) }
 }
