@@ -793,8 +793,27 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 		if _, err := s.exec(ctx, `PRAGMA incremental_vacuum`); err != nil {
 			return total, fmt.Errorf("store: vacuum after delete: %w", err)
 		}
+		s.truncateWAL(ctx)
 	}
 	return total, nil
+}
+
+// WALTruncateBytes is the size of the write-ahead log over which a delete
+// checkpoints it and truncates the file: a large trim writes every page it
+// frees to the log, and SQLite's own checkpoints copy the log back into the
+// database without ever shrinking the file.
+var WALTruncateBytes int64 = 64 << 20
+
+// truncateWAL checkpoints the write-ahead log into the database and
+// truncates it when it is over WALTruncateBytes. A reader in the way makes
+// the checkpoint give up, leaving the log as it is (the next delete tries
+// again): a failure here loses nothing.
+func (s *Store) truncateWAL(ctx context.Context) {
+	if s.walSize() <= WALTruncateBytes {
+		return
+	}
+	var busy, logPages, done int
+	_ = s.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done)
 }
 
 // TrimGrace is how long after it ended, or entered the store, a run is
