@@ -146,12 +146,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dashboard serve: -db %s: another fwlab process holds this run store (a server, or an import in progress); two servers cannot share one file: use another -db, or retry once the import is done\n", *db)
 		return 1
 	}
-	if *keep > 0 {
-		if _, err := st.Trim(context.Background(), *keep); err != nil {
-			fmt.Fprintf(stderr, "dashboard serve: -keep: %v\n", err)
-			return 1
-		}
-	}
 	srv, err := server.New(server.Options{
 		DataDir:             *data,
 		ListenAddr:          *addr,
@@ -223,6 +217,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if *keep > 0 {
+		// the first trim of a large store takes seconds: the pages answer
+		// meanwhile (every run's end trims again)
+		tctx, cancel := context.WithCancel(ctx)
+		trimmed := make(chan struct{})
+		go func() {
+			defer close(trimmed)
+			if n, err := st.Trim(tctx, *keep); err != nil && tctx.Err() == nil {
+				fmt.Fprintf(stderr, "dashboard serve: -keep: %v\n", err)
+			} else if n > 0 {
+				fmt.Fprintf(stdout, "run store: -keep %d: %d older runs deleted\n", *keep, n)
+			}
+		}()
+		defer func() { cancel(); <-trimmed }()
+	}
 	select {
 	case err := <-errc:
 		stopServeWorker(wk, 0, stdout, stderr)
