@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -40,6 +41,84 @@ func oldSweep(v int, id string) func(t *testing.T, db *sql.DB) func(t *testing.T
 }
 
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	6: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		// runs filed before History's indexes: a named run of a variant,
+		// a noted run of another algorithm, a run still being imported
+		const sp = `'{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}'`
+		for _, q := range []string{
+			`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, entered_us) VALUES ('hhhhhhhhhhhh', 1767225600000000, 1767225601000000, 'done', 'lasso', ` + sp + `, 'v0.6', 'Curvature Baseline', 1767225600000000)`,
+			`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, note, entered_us) VALUES ('iiiiiiiiiiii', 1767225700000000, 1767225701000000, 'failed', 'gflasso', ` + sp + `, 'v0.6', 'diverged at k = 40', 1767225700000000)`,
+			`INSERT INTO runs (id, created_us, status, problem, spec, version, name) VALUES ('jjjjjjjjjjjj', 1767225800000000, 'done', 'lasso', ` + sp + `, 'v0.6', 'curvature import')`,
+			`INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES ('hhhhhhhhhhhh', 0, 'afw + slack collapse', 0, 3, 'done')`,
+			`INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES ('iiiiiiiiiiii', 0, 'pfw', 0, 3, 'failed')`,
+			`INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES ('jjjjjjjjjjjj', 0, 'afw', 0, 3, 'done')`,
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			list := func(f Filter) []string {
+				t.Helper()
+				runs, total, err := s.List(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, r := range runs {
+					ids = append(ids, r.ID)
+				}
+				if total != len(ids) {
+					t.Errorf("%+v: total %d, %d runs listed", f, total, len(ids))
+				}
+				return ids
+			}
+			for _, c := range []struct {
+				f    Filter
+				want string
+			}{
+				{Filter{Algorithm: "afw"}, "[hhhhhhhhhhhh]"},
+				{Filter{Algorithm: "afw + slack collapse"}, "[hhhhhhhhhhhh]"},
+				{Filter{Algorithm: "pfw", Status: StatusFailed}, "[iiiiiiiiiiii]"},
+				{Filter{Text: "CURVATURE"}, "[hhhhhhhhhhhh]"},
+				{Filter{Text: "k = 4"}, "[iiiiiiiiiiii]"},
+				{Filter{Problem: "lasso"}, "[hhhhhhhhhhhh]"},
+				{Filter{}, "[iiiiiiiiiiii hhhhhhhhhhhh]"},
+			} {
+				if got := fmt.Sprint(list(c.f)); got != c.want {
+					t.Errorf("v6 store, %+v: %s, want %s", c.f, got, c.want)
+				}
+			}
+			// the indexes follow the runs: a rename, a new run, a delete
+			name := "renamed"
+			if err := s.Update(ctx, "hhhhhhhhhhhh", Edit{Name: &name}); err != nil {
+				t.Fatal(err)
+			}
+			id, err := s.PutRun(ctx, testRun("lasso", "afw + slack collapse"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(list(Filter{Text: "curvature"})), "[]"; got != want {
+				t.Errorf("after the rename, search: %s, want %s", got, want)
+			}
+			if got, want := fmt.Sprint(list(Filter{Text: "renamed"})), "[hhhhhhhhhhhh]"; got != want {
+				t.Errorf("after the rename, search: %s, want %s", got, want)
+			}
+			if got, want := fmt.Sprint(list(Filter{Algorithm: "afw"})), "["+id+" hhhhhhhhhhhh]"; got != want {
+				t.Errorf("with a new run, algorithm afw: %s, want %s", got, want)
+			}
+			if _, err := s.Delete(ctx, "hhhhhhhhhhhh"); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(list(Filter{Algorithm: "afw"})), "["+id+"]"; got != want {
+				t.Errorf("after a delete, algorithm afw: %s, want %s", got, want)
+			}
+			if got, want := fmt.Sprint(list(Filter{Text: "renamed"})), "[]"; got != want {
+				t.Errorf("after a delete, search: %s, want %s", got, want)
+			}
+		}
+	},
 	4: oldSweep(4, "ffffffffffff"),
 	5: oldSweep(5, "gggggggggggg"),
 	3: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
