@@ -204,7 +204,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 			where = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND (t.algo = "+arg(f.Algorithm)+
 				" OR t.algo LIKE "+arg(store.AlgorithmLike(f.Algorithm))+` ESCAPE '\'))`)
 		} else {
-			from, keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id`, [2]string{"ra.at_us", "ra.run_id"}
+			// run_algos.run_id sorts in "C", as the lists do; the join
+			// compares in the runs' collation, so that it reads runs' key
+			from, keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id COLLATE "default"`, [2]string{"ra.at_us", "ra.run_id"}
 			a := arg(f.Algorithm)
 			if len(where) == 0 {
 				// no other filter: the algorithm's entries count alone
