@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,24 +18,47 @@ import (
 // runs (storetest.HistoryRun; one or two traces each, no records) written
 // straight into its tables, its indexes kept by its own triggers, and times
 // every History request (storetest.BenchHistory).
+//
+// The store is built once per process (a -count of 3 times it three times)
+// in a folder TestMain removes.
 func BenchmarkHistoryList(b *testing.B) {
 	ctx := context.Background()
-	path := filepath.Join(b.TempDir(), "history.db")
-	s, err := store.Open(path) // the schema
+	if historyDB == "" {
+		dir, err := os.MkdirTemp("", "fwlab-history-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		historyDir = dir
+		path := filepath.Join(dir, "history.db")
+		s, err := store.Open(path) // the schema
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+		start := time.Now()
+		if err := fillSQLite(ctx, path, *storetest.HistoryRuns); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%d runs written in %v", *storetest.HistoryRuns, time.Since(start).Round(time.Millisecond))
+		historyDB = path
+	}
+	s, err := store.Open(historyDB)
 	if err != nil {
-		b.Fatal(err)
-	}
-	s.Close()
-	start := time.Now()
-	if err := fillSQLite(ctx, path, *storetest.HistoryRuns); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("%d runs written in %v", *storetest.HistoryRuns, time.Since(start).Round(time.Millisecond))
-	if s, err = store.Open(path); err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
 	storetest.BenchHistory(b, s)
+}
+
+// historyDB is the store BenchmarkHistoryList built, in historyDir.
+var historyDB, historyDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if historyDir != "" {
+		os.RemoveAll(historyDir)
+	}
+	os.Exit(code)
 }
 
 // fillSQLite writes n runs in one transaction, with a page cache large
