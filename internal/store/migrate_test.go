@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,64 @@ func oldSweep(v int, id string) func(t *testing.T, db *sql.DB) func(t *testing.T
 }
 
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	7: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		// listed runs of two problems and three statuses, and a run still
+		// being imported (not listed, not counted)
+		const sp = `'{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}'`
+		for i, q := range []string{"lasso done", "lasso done", "lasso failed", "gflasso done", "gflasso cancelled", "lasso importing"} {
+			f := strings.Fields(q)
+			entered := "1767225600000000"
+			if f[1] == "importing" {
+				f[1], entered = "done", "NULL"
+			}
+			if _, err := db.Exec(fmt.Sprintf(`INSERT INTO runs (id, created_us, status, problem, spec, version, entered_us) VALUES ('mmmmmmmmmmm%c', %d, '%s', '%s', %s, 'v0.7', %s)`,
+				'a'+i, 1767225600000000+i, f[1], f[0], sp, entered)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			// every total from run_counts equals a count of the listed runs
+			check := func(when string) {
+				t.Helper()
+				for _, f := range []Filter{{}, {Problem: "lasso"}, {Problem: "gflasso"}, {Status: StatusDone}, {Status: StatusFailed},
+					{Problem: "lasso", Status: StatusDone}, {Problem: "gflasso", Status: StatusCancelled}, {Problem: "nothing"}} {
+					_, total, err := s.List(ctx, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var want int
+					if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE entered_us IS NOT NULL AND (? = '' OR problem = ?) AND (? = '' OR status = ?)`,
+						f.Problem, f.Problem, f.Status, f.Status).Scan(&want); err != nil {
+						t.Fatal(err)
+					}
+					if total != want {
+						t.Errorf("%s, %+v: total %d, want %d", when, f, total, want)
+					}
+				}
+			}
+			check("after the migration")
+			if _, err := s.PutRun(ctx, testRun("gflasso", "afw")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetStatus(ctx, "mmmmmmmmmmma", StatusFailed, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Delete(ctx, "mmmmmmmmmmmd"); err != nil {
+				t.Fatal(err)
+			}
+			// an import streams in (not listed, not counted), then ends:
+			// the run is listed and counted (Open dropped the v7 one)
+			if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, created_us, status, problem, spec, version) VALUES ('mmmmmmmmmmmz', 1767225600000009, 'done', 'lasso', `+sp+`, 'v0.7')`); err != nil {
+				t.Fatal(err)
+			}
+			check("while an import streams in")
+			if _, err := s.db.ExecContext(ctx, `UPDATE runs SET entered_us = 1767225600000000 WHERE id = 'mmmmmmmmmmmz'`); err != nil {
+				t.Fatal(err)
+			}
+			check("after a new run, a status change, a delete and an import's end")
+		}
+	},
 	6: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
 		// runs filed before History's indexes: a named run of a variant,
 		// a noted run of another algorithm, a run still being imported

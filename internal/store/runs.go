@@ -661,6 +661,20 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 		}
 	}
 	cond := " WHERE " + strings.Join(where, " AND ")
+	if count == "" && f.Text == "" && f.Sweep == "" && f.Algorithm == "" {
+		// problem and status at most: run_counts has the number
+		count, countArgs = `SELECT COALESCE(SUM(n), 0) FROM run_counts`, nil
+		var on []string
+		if f.Problem != "" {
+			on, countArgs = append(on, "problem = ?"), append(countArgs, f.Problem)
+		}
+		if f.Status != "" {
+			on, countArgs = append(on, "status = ?"), append(countArgs, f.Status)
+		}
+		if len(on) > 0 {
+			count += " WHERE " + strings.Join(on, " AND ")
+		}
+	}
 	if count == "" {
 		count, countArgs = `SELECT COUNT(*)`+from+cond, args
 	}

@@ -189,6 +189,32 @@ var migrations = [][]string{
 			DELETE FROM run_text_rows WHERE run_id = OLD.id;
 		END`,
 	},
+	// 8: how many listed runs each (problem, status) pair has, kept by
+	// triggers: the count of a page filtered by nothing but its problem
+	// and status reads this table, not a million index entries.
+	{
+		`CREATE TABLE run_counts (
+			problem TEXT NOT NULL,
+			status  TEXT NOT NULL,
+			n       BIGINT NOT NULL,
+			PRIMARY KEY (problem, status)
+		) WITHOUT ROWID`,
+		`INSERT INTO run_counts (problem, status, n)
+			SELECT problem, status, COUNT(*) FROM runs WHERE entered_us IS NOT NULL GROUP BY problem, status`,
+		`CREATE TRIGGER run_counts_insert AFTER INSERT ON runs WHEN NEW.entered_us IS NOT NULL BEGIN
+			INSERT INTO run_counts (problem, status, n) VALUES (NEW.problem, NEW.status, 1)
+				ON CONFLICT (problem, status) DO UPDATE SET n = n + 1;
+		END`,
+		`CREATE TRIGGER run_counts_delete AFTER DELETE ON runs WHEN OLD.entered_us IS NOT NULL BEGIN
+			UPDATE run_counts SET n = n - 1 WHERE problem = OLD.problem AND status = OLD.status;
+		END`,
+		`CREATE TRIGGER run_counts_update AFTER UPDATE OF problem, status, entered_us ON runs BEGIN
+			UPDATE run_counts SET n = n - 1
+				WHERE OLD.entered_us IS NOT NULL AND problem = OLD.problem AND status = OLD.status;
+			INSERT INTO run_counts (problem, status, n) SELECT NEW.problem, NEW.status, 1 WHERE NEW.entered_us IS NOT NULL
+				ON CONFLICT (problem, status) DO UPDATE SET n = n + 1;
+		END`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.
