@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,6 +130,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case *slots > 0:
 		*maxActive = *slots
 	}
+	defer limitMemory(*mem)()
 	st, err := openRunStore(*db)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -db: %v\n", err)
@@ -143,12 +145,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !pgstore.IsURL(*db) && !st.Owner() {
 		fmt.Fprintf(stderr, "dashboard serve: -db %s: another fwlab process holds this run store (a server, or an import in progress); two servers cannot share one file: use another -db, or retry once the import is done\n", *db)
 		return 1
-	}
-	if *keep > 0 {
-		if _, err := st.Trim(context.Background(), *keep); err != nil {
-			fmt.Fprintf(stderr, "dashboard serve: -keep: %v\n", err)
-			return 1
-		}
 	}
 	srv, err := server.New(server.Options{
 		DataDir:             *data,
@@ -221,6 +217,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if *keep > 0 {
+		// the first trim of a large store takes seconds: the pages answer
+		// meanwhile (every run's end trims again)
+		tctx, cancel := context.WithCancel(ctx)
+		trimmed := make(chan struct{})
+		go func() {
+			defer close(trimmed)
+			if n, err := st.Trim(tctx, *keep); err != nil && tctx.Err() == nil {
+				fmt.Fprintf(stderr, "dashboard serve: -keep: %v\n", err)
+			} else if n > 0 {
+				fmt.Fprintf(stdout, "run store: -keep %d: %d older runs deleted\n", *keep, n)
+			}
+		}()
+		defer func() { cancel(); <-trimmed }()
+	}
 	select {
 	case err := <-errc:
 		stopServeWorker(wk, 0, stdout, stderr)
@@ -393,4 +404,16 @@ func parseSize(v string) (int64, error) {
 		return 0, fmt.Errorf("must be a positive size such as 512MiB or 2GiB, got %q", v)
 	}
 	return int64(n * float64(int64(1)<<shift)), nil
+}
+
+// limitMemory sets the garbage collector's soft memory limit to the runs'
+// budget plus session.BaseMemory (unless GOMEMLIMIT sets one), so that the
+// collector's headroom over the live heap never takes the process past
+// what -mem promises; the returned function restores the previous limit.
+func limitMemory(budget int64) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	prev := debug.SetMemoryLimit(budget + session.BaseMemory)
+	return func() { debug.SetMemoryLimit(prev) }
 }

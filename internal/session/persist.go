@@ -246,12 +246,15 @@ func (m *Manager) releaseLocked(r *Run) {
 			break
 		}
 	}
+	var freed int64
 	for _, t := range r.traces {
 		t.mu.Lock()
+		freed += t.store.bytes
 		t.diskN, t.disk = t.store.n, true
 		t.store = store{}
 		t.mu.Unlock()
 	}
+	m.giveBack(freed)
 }
 
 // loadStored reads a run from the store.

@@ -177,21 +177,36 @@ func TestClientCap(t *testing.T) {
 
 // The memory budget: a run alone over it is refused as too large; one that
 // does not fit beside the unfinished runs is refused as busy; finished runs
-// are evicted to make room.
+// count what their records really hold and are evicted to make room.
 func TestMemoryBudget(t *testing.T) {
-	// The fake instance counts 16 × 2 × n bytes + 64 KiB; records 128 each.
+	// The fake instance counts 16 × 2 × n bytes + 64 KiB; a record a run may
+	// still make 128 bytes, a record made what it holds.
 	m := newManager(t, session.Options{MaxMemory: 2 << 20, Flags: map[string]string{"MaxMemory": "-mem"}})
 	_, err := m.Create(context.Background(), fakeSpec(20_000, nil, "fw"))
 	if !errors.Is(err, session.ErrTooLarge) || !strings.Contains(err.Error(), "memory budget of 2.0 MiB (-mem)") {
 		t.Fatalf("too large: %v", err)
 	}
-	done := create(t, m, fakeSpec(8000, nil, "fw"), "") // ≈ 1 MiB of records
-	waitDone(t, done)
-	slow := fakeSpec(8000, spec.Params{"delay_us": "500"}, "fw") // ≈ 1.3 MiB with its instance
-	a := create(t, m, slow, "")                                  // the finished run is evicted to make room
-	if _, ok := m.Get(done.ID); ok || !m.Evicted(done.ID) {
-		t.Error("the finished run was not evicted")
+	// Each run reserves ≈ 1.1 MiB while it runs; once finished its 8001
+	// records hold a fraction of that (the compact form), so several
+	// finished runs fit beside a new one before the oldest must go.
+	first := create(t, m, fakeSpec(8000, nil, "fw"), "")
+	waitDone(t, first)
+	made := 0
+	for !m.Evicted(first.ID) {
+		if made == 20 {
+			t.Fatal("the oldest finished run was never evicted")
+		}
+		waitDone(t, create(t, m, fakeSpec(8000, nil, "fw"), ""))
+		made++
 	}
+	if made < 3 {
+		t.Errorf("the oldest finished run was evicted by run %d after it: finished runs are counted for more than their records hold", made+1)
+	}
+	if _, ok := m.Get(first.ID); ok {
+		t.Error("the evicted run is still there")
+	}
+	slow := fakeSpec(8000, spec.Params{"delay_us": "500"}, "fw") // ≈ 1.3 MiB with its instance
+	a := create(t, m, slow, "")
 	_, err = m.Create(context.Background(), slow)
 	if !errors.Is(err, session.ErrBusy) || !strings.Contains(err.Error(), "-mem") {
 		t.Fatalf("beside a: %v", err)

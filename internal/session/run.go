@@ -613,6 +613,17 @@ func (t *Trace) Len() int {
 	return t.store.n
 }
 
+// heldBytes returns the memory the trace's records hold in memory
+// (measured: store.bytes) and how many records it has.
+func (t *Trace) heldBytes() (int64, int) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.disk {
+		return 0, t.diskN
+	}
+	return t.store.bytes, t.store.n
+}
+
 // state returns, under one lock, whether the trace's records are on disk
 // (and how many) or else a view of them in memory: a view stays readable
 // after the run's memory is released, so a reader never sees neither.
@@ -651,8 +662,9 @@ func (t *Trace) Records(from, to int) []solver.Record {
 		return nil
 	}
 	out := make([]solver.Record, to-from)
+	var sc scratch
 	for i := range out {
-		v.fill(from+i, &out[i], nil)
+		out[i] = v.copyOut(from+i, &sc)
 	}
 	return out
 }
@@ -856,22 +868,7 @@ func (t *Trace) failure(msg string) solver.Summary {
 // lastSummary fills a summary from the stored records.
 func (t *Trace) lastSummary() solver.Summary {
 	v := t.view()
-	var s solver.Summary
-	if v.n == 0 {
-		return s
-	}
-	last := v.row(v.n - 1)
-	s.Iters, s.Passes, s.Time = int(last.k), last.passes, last.time
-	for i := v.n - 1; i >= 0; i-- {
-		if r := v.row(i); r.flags&hasObjective != 0 {
-			s.Objective = r.objective
-			if r.flags&hasGap != 0 {
-				s.Gap = r.gap
-			}
-			break
-		}
-	}
-	return s
+	return v.lastSummary()
 }
 
 // finish ends the trace; the run's last trace to finish ends the run: it

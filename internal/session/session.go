@@ -33,8 +33,8 @@
 //     it is on disk and is read back from there;
 //   - a run's record budget, (iters + 1) × algorithms × replications (every
 //     method also reports its starting point), is at most
-//     MaxRecords, since every record is kept in memory (about 130 bytes, plus
-//     16 per problem-specific Extra value);
+//     MaxRecords, since every record is kept in memory (in the run store's
+//     compact codec, some tens of bytes each);
 //   - the records held by all stored runs (the budgets of unfinished runs,
 //     the actual counts of finished and paused ones: a paused run reserves
 //     only the records it has made, and Resume fails with ErrBusy when the
@@ -68,10 +68,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fwlab/fwlab/internal/scenarios"
@@ -93,8 +95,12 @@ const (
 	DefaultTimeSlice       = 20 * time.Millisecond
 )
 
-// RecordBytes is the memory a stored record is counted for (its row plus a
-// share of Extra values) in the MaxMemory budget.
+// RecordBytes is the memory the MaxMemory budget reserves for each record
+// a run may still make. A record made is counted for what it really holds,
+// measured (store.go): some tens of bytes once its chunk is sealed in the
+// run store's codec (about 40 for a trace without Extra values, 60–80 for a
+// teaching trace with a dozen), so the reservation also covers the garbage
+// collector's headroom over what is live.
 const RecordBytes = 128
 
 // Run statuses.
@@ -125,7 +131,8 @@ type Options struct {
 	// paused (runs created without a client name are not counted).
 	MaxClientRuns int
 	// MaxMemory bounds, in bytes, the instances of unfinished runs plus the
-	// records of every stored run (RecordBytes each).
+	// records of every run held in memory (what they hold, measured, and
+	// RecordBytes for each record an unfinished run may still make).
 	MaxMemory int64
 	// PauseTimeout cancels a run paused for longer.
 	PauseTimeout time.Duration
@@ -229,9 +236,11 @@ type Manager struct {
 	pending   int   // runs being built
 	reserved  int   // record budgets of the runs being built
 	reservedB int64 // their record bytes
-	closed    bool
-	baseCtx   context.Context
-	shutdown  context.CancelFunc
+
+	givingBack atomic.Int64 // runs left since the last FreeOSMemory began (giveBack)
+	closed     bool
+	baseCtx    context.Context
+	shutdown   context.CancelFunc
 
 	st runstore.Backend // nil: runs live in memory only
 	// The status writer (with a store): runs whose status changed wait in
@@ -761,6 +770,8 @@ func (m *Manager) evictOldestFinishedLocked() bool {
 		if r.Finished() {
 			delete(m.runs, r.ID)
 			m.order = append(m.order[:i], m.order[i+1:]...)
+			held, _ := r.heldBytes()
+			m.giveBack(held)
 			return true
 		}
 	}
@@ -777,13 +788,61 @@ func (m *Manager) liveBytesLocked() int64 {
 	return n
 }
 
-// holdsBytes is the memory a run is counted for: its records (holds) and,
-// while it is unfinished, its instance.
+// holdsBytes is the memory a run is counted for: what its records really
+// hold (measured, Trace.heldBytes), RecordBytes for each record an
+// unfinished run may still add, and, while it is unfinished, its instance.
 func (r *Run) holdsBytes() int64 {
+	held, n := r.heldBytes()
 	if r.Finished() {
-		return int64(r.stored()) * RecordBytes
+		return held
 	}
-	return r.instBytes + int64(r.holds())*RecordBytes
+	return r.instBytes + held + int64(max(r.holds()-n, 0))*RecordBytes
+}
+
+// heldBytes returns the memory the run's records hold in memory and how
+// many records it has made.
+func (r *Run) heldBytes() (bytes int64, n int) {
+	for _, t := range r.traces {
+		b, k := t.heldBytes()
+		bytes += b
+		n += k
+	}
+	return bytes, n
+}
+
+// BaseMemory is the memory a server takes beside its MaxMemory budget: the
+// Go runtime and the server's code, the pages and their buffers, the run
+// store's cache, the chunks of records being filled (up to chunkSize
+// records of each live trace, as made) and the records on their way to the
+// run store. The server's resident set stays within MaxMemory plus this.
+const BaseMemory = 192 << 20
+
+// GiveBackBytes is how much memory a run leaving memory must free before the
+// manager hands the process's free memory back to the system.
+const GiveBackBytes = 32 << 20
+
+// giveBack returns the heap's free memory to the system after a run that
+// held at least GiveBackBytes left memory: the garbage collector would
+// otherwise run again (and the runtime return the pages) only once the
+// program allocates again, which an idle server may not do for minutes, so
+// its resident set would stay at its peak. One collection runs at a time,
+// in the background; a run leaving meanwhile is covered by the next.
+func (m *Manager) giveBack(freed int64) {
+	if freed < GiveBackBytes {
+		return
+	}
+	if m.givingBack.Add(1) > 1 {
+		return // the running one goes round again
+	}
+	go func() {
+		for {
+			n := m.givingBack.Load()
+			debug.FreeOSMemory()
+			if m.givingBack.Add(-n) == 0 {
+				return
+			}
+		}
+	}()
 }
 
 // makeMemoryLocked evicts the oldest finished runs until bytes more fit

@@ -1,163 +1,193 @@
 package session
 
 import (
+	"unsafe"
+
 	"github.com/fwlab/fwlab/internal/solver"
+	runstore "github.com/fwlab/fwlab/internal/store"
 )
 
-// The trace store keeps every record in a compact form: fixed-size rows in
-// chunks that never move once allocated (no copying as the trace grows, and
-// readers may keep reading a chunk while the writer appends), the step kind
-// and the Extra keys interned per trace, and the Extra values in a chunked
-// arena. A record costs about 100 bytes plus 16 per Extra value, where a
-// solver.Record with its pointers and map costs 300–500.
+// The trace store keeps every record in the run store's own compact form:
+// the records come in chunks of chunkSize; the chunk being filled holds the
+// records as they were made, and a full chunk is sealed into one encoded
+// batch (runstore.EncodeBatch, the codec of the run store: bit-exact, its
+// floats XORed with the previous value of their column, so a record of a
+// long trace takes some tens of bytes where a solver.Record with its
+// pointers and Extra map takes 300–500). Chunks never change once sealed
+// and the open one is only appended to, so readers may read the records
+// [0, n) of a view without a lock while the writer appends.
+//
+// bytes is what the trace really holds, measured: the sealed batches'
+// sizes plus the open chunk's records (their structs, the values their
+// pointers hold, and their Extra maps as the runtime lays them out).
 
 const (
-	chunkBits = 12
+	chunkBits = 8
 	chunkSize = 1 << chunkBits
 	chunkMask = chunkSize - 1
 )
 
-// Row flags.
-const (
-	hasObjective = 1 << iota
-	hasGap
-	hasGradErr
-)
-
-type row struct {
-	k, batch, active          int64
-	passes, time, gamma       float64
-	objective, gap, gradErr   float64
-	fw, away, drops, cleanups int64
-	extraOff                  int64
-	extraN, step              uint32
-	flags                     uint8
-}
-
-type kv struct {
-	key uint32
-	val float64
-}
-
 // store is a trace's records. Appends come from one goroutine; the caller
-// guards the store's fields with the trace's lock, but the rows themselves
-// are read without it (see view).
+// guards the store's fields with the trace's lock.
 type store struct {
-	rows   [][]row
-	n      int
-	extras [][]kv
-	ne     int64
-	names  []string // interned step kinds and Extra keys
-	index  map[string]uint32
-	last   uint32 // index of the last step kind interned
+	sealed    [][]byte        // full chunks, encoded
+	open      []solver.Record // the chunk being filled (capacity chunkSize)
+	n         int
+	bytes     int64 // held, measured (see above)
+	openBytes int64 // the open chunk's share of bytes
+	buf       []byte
 }
 
-func (s *store) intern(name string) uint32 {
-	if s.last < uint32(len(s.names)) && s.names[s.last] == name {
-		return s.last // the same step kind as the record before: the common case
+// recordBytes is the memory a record held as made takes: its struct, the
+// floats its pointers hold, and its Extra map (the runtime's map of
+// float64 by string: about 8 bytes of control and 24 of slot per entry,
+// with room to grow; the keys' bytes are shared with the solver's).
+func recordBytes(rec *solver.Record) int64 {
+	b := int64(unsafe.Sizeof(*rec))
+	for _, p := range [...]*float64{rec.Objective, rec.Gap, rec.GradErr} {
+		if p != nil {
+			b += 8
+		}
 	}
-	if i, ok := s.index[name]; ok {
-		return i
+	if n := len(rec.Extra); n > 0 {
+		b += 48 + 40*int64(n)
 	}
-	if s.index == nil {
-		s.index = map[string]uint32{}
-	}
-	i := uint32(len(s.names))
-	s.names = append(s.names, name)
-	s.index[name] = i
-	return i
+	return b
 }
 
 func (s *store) append(rec *solver.Record) {
-	if s.n&chunkMask == 0 {
-		s.rows = append(s.rows, make([]row, chunkSize))
+	if s.open == nil {
+		// A fresh slice for every chunk: a view taken before may still
+		// read the chunk just sealed.
+		s.open = make([]solver.Record, 0, chunkSize)
+		s.bytes += int64(unsafe.Sizeof(solver.Record{})) * chunkSize
+		s.openBytes = int64(unsafe.Sizeof(solver.Record{})) * chunkSize
 	}
-	r := &s.rows[s.n>>chunkBits][s.n&chunkMask]
-	*r = row{
-		k: int64(rec.K), batch: int64(rec.Batch), active: int64(rec.Active),
-		passes: rec.Passes, time: rec.Time, gamma: rec.Gamma,
-		fw: int64(rec.FWSteps), away: int64(rec.AwaySteps), drops: int64(rec.Drops), cleanups: int64(rec.Cleanups),
-		step: s.intern(rec.Step), extraOff: s.ne,
-	}
-	s.last = r.step
-	if rec.Objective != nil {
-		r.flags |= hasObjective
-		r.objective = *rec.Objective
-	}
-	if rec.Gap != nil {
-		r.flags |= hasGap
-		r.gap = *rec.Gap
-	}
-	if rec.GradErr != nil {
-		r.flags |= hasGradErr
-		r.gradErr = *rec.GradErr
-	}
-	for k, v := range rec.Extra {
-		if s.ne&chunkMask == 0 {
-			s.extras = append(s.extras, make([]kv, chunkSize))
-		}
-		s.extras[s.ne>>chunkBits][s.ne&chunkMask] = kv{key: s.intern(k), val: v}
-		s.ne++
-		r.extraN++
-	}
+	s.open = append(s.open, *rec)
+	rb := recordBytes(rec) - int64(unsafe.Sizeof(*rec))
+	s.bytes += rb
+	s.openBytes += rb
 	s.n++
+	if len(s.open) == chunkSize {
+		blob := runstore.EncodeBatch(s.buf[:0], s.open)
+		s.buf = blob
+		blob = append([]byte(nil), blob...) // sized to fit (the buffer grew by doubling)
+		s.sealed = append(s.sealed, blob)
+		s.bytes += int64(cap(blob)) + int64(unsafe.Sizeof(blob)) - s.openBytes
+		s.openBytes = 0
+		s.open = nil
+	}
 }
 
 // view is a snapshot of a store: the records [0, n) may be read without a
 // lock, since they never change once stored and the chunks never move.
 type view struct {
-	rows   [][]row
+	sealed [][]byte
+	open   []solver.Record
 	n      int
-	extras [][]kv
-	names  []string
 }
 
 func (s *store) view() view {
-	return view{rows: s.rows[:len(s.rows):len(s.rows)], n: s.n, extras: s.extras[:len(s.extras):len(s.extras)], names: s.names[:len(s.names):len(s.names)]}
+	return view{sealed: s.sealed[:len(s.sealed):len(s.sealed)], open: s.open[:len(s.open):len(s.open)], n: s.n}
 }
 
-func (v *view) row(i int) *row { return &v.rows[i>>chunkBits][i&chunkMask] }
-
-// scratch lets fill reuse its allocations from one record to the next.
+// scratch lets fill reuse its allocations from one record to the next, and
+// holds the chunk it decoded last.
 type scratch struct {
 	objective, gap, gradErr float64
 	extra                   map[string]float64
+	chunk                   int // the decoded chunk's index + 1 (0: none)
+	recs                    []solver.Record
 }
 
-// fill sets rec to record i. With sc, rec's pointers and map point into sc
-// and are overwritten by the next fill; without, they are fresh.
+// at returns record i of the view: from the open chunk, or decoded from its
+// sealed chunk into sc (which then holds the chunk for the next call).
+func (v *view) at(i int, sc *scratch) *solver.Record {
+	c := i >> chunkBits
+	if c >= len(v.sealed) {
+		return &v.open[i&chunkMask]
+	}
+	if sc.chunk != c+1 {
+		recs, err := runstore.DecodeBatch(sc.recs[:0], v.sealed[c])
+		if err != nil || len(recs) != chunkSize {
+			// The batch was encoded here from chunkSize records: never.
+			panic("session: a sealed chunk of records does not decode")
+		}
+		sc.recs, sc.chunk = recs, c+1
+	}
+	return &sc.recs[i&chunkMask]
+}
+
+// fill sets rec to record i; its pointers and map point into sc and are
+// overwritten by the next fill.
 func (v *view) fill(i int, rec *solver.Record, sc *scratch) {
-	r := v.row(i)
-	if sc == nil {
-		sc = &scratch{}
-	}
-	*rec = solver.Record{
-		K: int(r.k), Passes: r.passes, Time: r.time, Step: v.names[r.step], Gamma: r.gamma,
-		Batch: int(r.batch), Active: int(r.active),
-		FWSteps: int(r.fw), AwaySteps: int(r.away), Drops: int(r.drops), Cleanups: int(r.cleanups),
-	}
-	if r.flags&hasObjective != 0 {
-		sc.objective = r.objective
+	src := v.at(i, sc)
+	*rec = *src
+	if src.Objective != nil {
+		sc.objective = *src.Objective
 		rec.Objective = &sc.objective
 	}
-	if r.flags&hasGap != 0 {
-		sc.gap = r.gap
+	if src.Gap != nil {
+		sc.gap = *src.Gap
 		rec.Gap = &sc.gap
 	}
-	if r.flags&hasGradErr != 0 {
-		sc.gradErr = r.gradErr
+	if src.GradErr != nil {
+		sc.gradErr = *src.GradErr
 		rec.GradErr = &sc.gradErr
 	}
-	if r.extraN > 0 {
+	rec.Extra = nil
+	if len(src.Extra) > 0 {
 		if sc.extra == nil {
-			sc.extra = make(map[string]float64, r.extraN)
+			sc.extra = make(map[string]float64, len(src.Extra))
 		} else {
 			clear(sc.extra)
 		}
-		for j := r.extraOff; j < r.extraOff+int64(r.extraN); j++ {
-			e := v.extras[j>>chunkBits][j&chunkMask]
-			sc.extra[v.names[e.key]] = e.val
+		for k, x := range src.Extra {
+			sc.extra[k] = x
 		}
 		rec.Extra = sc.extra
 	}
+}
+
+// copyOut returns record i with pointers and a map of its own.
+func (v *view) copyOut(i int, sc *scratch) solver.Record {
+	src := v.at(i, sc)
+	rec := *src
+	for _, p := range [...]**float64{&rec.Objective, &rec.Gap, &rec.GradErr} {
+		if *p != nil {
+			x := **p
+			*p = &x
+		}
+	}
+	rec.Extra = nil
+	if len(src.Extra) > 0 {
+		rec.Extra = make(map[string]float64, len(src.Extra))
+		for k, x := range src.Extra {
+			rec.Extra[k] = x
+		}
+	}
+	return rec
+}
+
+// lastSummary fills the figures of a summary from the view's records: the
+// last record's iteration, passes and time, and the objective and gap of
+// the last evaluated record.
+func (v *view) lastSummary() solver.Summary {
+	var s solver.Summary
+	if v.n == 0 {
+		return s
+	}
+	var sc scratch
+	last := v.at(v.n-1, &sc)
+	s.Iters, s.Passes, s.Time = last.K, last.Passes, last.Time
+	for i := v.n - 1; i >= 0; i-- {
+		if r := v.at(i, &sc); r.Objective != nil {
+			s.Objective = *r.Objective
+			if r.Gap != nil {
+				s.Gap = *r.Gap
+			}
+			break
+		}
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -111,4 +112,42 @@ func TestRecordFieldsAreAllStored(t *testing.T) {
 	if !reflect.DeepEqual(got, known) {
 		t.Fatalf("solver.Record has fields %v; the store and the encoders know %v", got, known)
 	}
+}
+
+// A trace counts what its records really hold: the heap the store grows by,
+// measured by the runtime, is within a few percent of store.bytes, and a
+// record held takes far less than the RecordBytes reserved for it.
+func TestStoreBytesMeasured(t *testing.T) {
+	const n = 200*chunkSize + 100 // sealed chunks and an open one
+	recs := make([]solver.Record, 1024)
+	for i := range recs {
+		recs[i] = synthetic(i)
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	tr := &Trace{}
+	for i := 0; i < n; i++ {
+		rec := recs[i&1023]
+		rec.K = i
+		tr.store.append(&rec)
+	}
+	grown := float64(heap()) - float64(before)
+	held, count := tr.heldBytes()
+	if count != n {
+		t.Fatalf("%d records held, want %d", count, n)
+	}
+	if ratio := float64(held) / grown; ratio < 0.9 || ratio > 1.1 {
+		t.Errorf("the store counts %d bytes; the heap grew by %.0f (ratio %.2f)", held, grown, ratio)
+	}
+	if per := float64(held) / n; per > RecordBytes/2 {
+		t.Errorf("%.1f bytes a record held, over half of the %d reserved", per, RecordBytes)
+	}
+	t.Logf("%.1f bytes a record held (heap grew %.1f)", float64(held)/n, grown/n)
+	runtime.KeepAlive(tr)
+	runtime.KeepAlive(recs)
 }

@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +42,142 @@ func oldSweep(v int, id string) func(t *testing.T, db *sql.DB) func(t *testing.T
 }
 
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	7: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		// listed runs of two problems and three statuses, and a run still
+		// being imported (not listed, not counted)
+		const sp = `'{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}'`
+		for i, q := range []string{"lasso done", "lasso done", "lasso failed", "gflasso done", "gflasso cancelled", "lasso importing"} {
+			f := strings.Fields(q)
+			entered := "1767225600000000"
+			if f[1] == "importing" {
+				f[1], entered = "done", "NULL"
+			}
+			if _, err := db.Exec(fmt.Sprintf(`INSERT INTO runs (id, created_us, status, problem, spec, version, entered_us) VALUES ('mmmmmmmmmmm%c', %d, '%s', '%s', %s, 'v0.7', %s)`,
+				'a'+i, 1767225600000000+i, f[1], f[0], sp, entered)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			// every total from run_counts equals a count of the listed runs
+			check := func(when string) {
+				t.Helper()
+				for _, f := range []Filter{{}, {Problem: "lasso"}, {Problem: "gflasso"}, {Status: StatusDone}, {Status: StatusFailed},
+					{Problem: "lasso", Status: StatusDone}, {Problem: "gflasso", Status: StatusCancelled}, {Problem: "nothing"}} {
+					_, total, err := s.List(ctx, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var want int
+					if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE entered_us IS NOT NULL AND (? = '' OR problem = ?) AND (? = '' OR status = ?)`,
+						f.Problem, f.Problem, f.Status, f.Status).Scan(&want); err != nil {
+						t.Fatal(err)
+					}
+					if total != want {
+						t.Errorf("%s, %+v: total %d, want %d", when, f, total, want)
+					}
+				}
+			}
+			check("after the migration")
+			if _, err := s.PutRun(ctx, testRun("gflasso", "afw")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetStatus(ctx, "mmmmmmmmmmma", StatusFailed, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Delete(ctx, "mmmmmmmmmmmd"); err != nil {
+				t.Fatal(err)
+			}
+			// an import streams in (not listed, not counted), then ends:
+			// the run is listed and counted (Open dropped the v7 one)
+			if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, created_us, status, problem, spec, version) VALUES ('mmmmmmmmmmmz', 1767225600000009, 'done', 'lasso', `+sp+`, 'v0.7')`); err != nil {
+				t.Fatal(err)
+			}
+			check("while an import streams in")
+			if _, err := s.db.ExecContext(ctx, `UPDATE runs SET entered_us = 1767225600000000 WHERE id = 'mmmmmmmmmmmz'`); err != nil {
+				t.Fatal(err)
+			}
+			check("after a new run, a status change, a delete and an import's end")
+		}
+	},
+	6: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		// runs filed before History's indexes: a named run of a variant,
+		// a noted run of another algorithm, a run still being imported
+		const sp = `'{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}'`
+		for _, q := range []string{
+			`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, entered_us) VALUES ('hhhhhhhhhhhh', 1767225600000000, 1767225601000000, 'done', 'lasso', ` + sp + `, 'v0.6', 'Curvature Baseline', 1767225600000000)`,
+			`INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, note, entered_us) VALUES ('iiiiiiiiiiii', 1767225700000000, 1767225701000000, 'failed', 'gflasso', ` + sp + `, 'v0.6', 'diverged at k = 40', 1767225700000000)`,
+			`INSERT INTO runs (id, created_us, status, problem, spec, version, name) VALUES ('jjjjjjjjjjjj', 1767225800000000, 'done', 'lasso', ` + sp + `, 'v0.6', 'curvature import')`,
+			`INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES ('hhhhhhhhhhhh', 0, 'afw + slack collapse', 0, 3, 'done')`,
+			`INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES ('iiiiiiiiiiii', 0, 'pfw', 0, 3, 'failed')`,
+			`INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES ('jjjjjjjjjjjj', 0, 'afw', 0, 3, 'done')`,
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			list := func(f Filter) []string {
+				t.Helper()
+				runs, total, err := s.List(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, r := range runs {
+					ids = append(ids, r.ID)
+				}
+				if total != len(ids) {
+					t.Errorf("%+v: total %d, %d runs listed", f, total, len(ids))
+				}
+				return ids
+			}
+			for _, c := range []struct {
+				f    Filter
+				want string
+			}{
+				{Filter{Algorithm: "afw"}, "[hhhhhhhhhhhh]"},
+				{Filter{Algorithm: "afw + slack collapse"}, "[hhhhhhhhhhhh]"},
+				{Filter{Algorithm: "pfw", Status: StatusFailed}, "[iiiiiiiiiiii]"},
+				{Filter{Text: "CURVATURE"}, "[hhhhhhhhhhhh]"},
+				{Filter{Text: "k = 4"}, "[iiiiiiiiiiii]"},
+				{Filter{Problem: "lasso"}, "[hhhhhhhhhhhh]"},
+				{Filter{}, "[iiiiiiiiiiii hhhhhhhhhhhh]"},
+			} {
+				if got := fmt.Sprint(list(c.f)); got != c.want {
+					t.Errorf("v6 store, %+v: %s, want %s", c.f, got, c.want)
+				}
+			}
+			// the indexes follow the runs: a rename, a new run, a delete
+			name := "renamed"
+			if err := s.Update(ctx, "hhhhhhhhhhhh", Edit{Name: &name}); err != nil {
+				t.Fatal(err)
+			}
+			id, err := s.PutRun(ctx, testRun("lasso", "afw + slack collapse"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(list(Filter{Text: "curvature"})), "[]"; got != want {
+				t.Errorf("after the rename, search: %s, want %s", got, want)
+			}
+			if got, want := fmt.Sprint(list(Filter{Text: "renamed"})), "[hhhhhhhhhhhh]"; got != want {
+				t.Errorf("after the rename, search: %s, want %s", got, want)
+			}
+			if got, want := fmt.Sprint(list(Filter{Algorithm: "afw"})), "["+id+" hhhhhhhhhhhh]"; got != want {
+				t.Errorf("with a new run, algorithm afw: %s, want %s", got, want)
+			}
+			if _, err := s.Delete(ctx, "hhhhhhhhhhhh"); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(list(Filter{Algorithm: "afw"})), "["+id+"]"; got != want {
+				t.Errorf("after a delete, algorithm afw: %s, want %s", got, want)
+			}
+			if got, want := fmt.Sprint(list(Filter{Text: "renamed"})), "[]"; got != want {
+				t.Errorf("after a delete, search: %s, want %s", got, want)
+			}
+		}
+	},
 	4: oldSweep(4, "ffffffffffff"),
 	5: oldSweep(5, "gggggggggggg"),
 	3: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -444,6 +445,11 @@ func (s *Store) Update(ctx context.Context, id string, e Edit) error {
 
 const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar, message`
 
+// runColsOf is runCols, each qualified by prefix ("runs.").
+func runColsOf(prefix string) string {
+	return prefix + strings.ReplaceAll(runCols, ", ", ", "+prefix)
+}
+
 type scanner interface{ Scan(...any) error }
 
 func scanRun(sc scanner) (*Run, error) {
@@ -612,39 +618,90 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	if f.Limit == 0 {
 		f.Limit = DefaultLimit
 	}
-	// a run still being imported has no entered_us and is not listed
+	// a run still being imported has no entered_us and is not listed (the
+	// partial indexes of schema 7 hold the listed runs: the condition is
+	// written as they are)
 	where := []string{"entered_us IS NOT NULL"}
 	var args []any
+	// from is what the page is read from: the runs, or the algorithm's
+	// entries of run_algos (in list order) joined to them
+	from, keys, count := ` FROM runs`, [2]string{"created_us", "id"}, ""
+	var countArgs []any
 	if f.Problem != "" {
 		where, args = append(where, "problem = ?"), append(args, f.Problem)
 	}
 	if f.Status != "" {
 		where, args = append(where, "status = ?"), append(args, f.Status)
 	}
-	if f.Algorithm != "" {
-		where = append(where, `EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND (t.algo = ? OR t.algo LIKE ? ESCAPE '\'))`)
-		args = append(args, f.Algorithm, AlgorithmLike(f.Algorithm))
-	}
 	if f.Text != "" {
-		// both sides folded by the database, so that they fold alike
+		// LIKE folds ASCII letters alike on both sides; runs_text's
+		// trigram index answers patterns of three characters or more
 		pat := "%" + likeEscape(f.Text) + "%"
-		where, args = append(where, `(LOWER(name) LIKE LOWER(?) ESCAPE '\' OR LOWER(note) LIKE LOWER(?) ESCAPE '\')`), append(args, pat, pat)
+		where = append(where, `id IN (SELECT m.run_id FROM runs_text JOIN run_text_rows m ON m.rid = runs_text.rowid
+			WHERE runs_text.name LIKE ? ESCAPE '\' OR runs_text.note LIKE ? ESCAPE '\')`)
+		args = append(args, pat, pat)
 	}
 	if f.Sweep != "" {
 		c, a := sweepFilter(f.Sweep)
 		where, args = append(where, c), append(args, a...)
 	}
+	if f.Algorithm != "" {
+		if strings.Contains(f.Algorithm, VariantSep) {
+			// run_algos files a variant under its own name and its
+			// algorithm's, not under every prefix: a rare filter
+			where = append(where, `EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND (t.algo = ? OR t.algo LIKE ? ESCAPE '\'))`)
+			args = append(args, f.Algorithm, AlgorithmLike(f.Algorithm))
+		} else {
+			from, keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id`, [2]string{"ra.at_us", "ra.run_id"}
+			if len(where) == 1 {
+				// run_algos holds listed runs only: its index counts them
+				count, countArgs = `SELECT COUNT(*) FROM run_algos WHERE algo = ?`, []any{f.Algorithm}
+			}
+			where, args = append([]string{"ra.algo = ?"}, where...), append([]any{f.Algorithm}, args...)
+		}
+	}
 	cond := " WHERE " + strings.Join(where, " AND ")
+	if count == "" && f.Text == "" && f.Sweep == "" && f.Algorithm == "" {
+		// problem and status at most: run_counts has the number
+		count, countArgs = `SELECT COALESCE(SUM(n), 0) FROM run_counts`, nil
+		var on []string
+		if f.Problem != "" {
+			on, countArgs = append(on, "problem = ?"), append(countArgs, f.Problem)
+		}
+		if f.Status != "" {
+			on, countArgs = append(on, "status = ?"), append(countArgs, f.Status)
+		}
+		if len(on) > 0 {
+			count += " WHERE " + strings.Join(on, " AND ")
+		}
+	}
+	if count == "" {
+		count, countArgs = `SELECT COUNT(*)`+from+cond, args
+	}
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`+cond, args...).Scan(&total); err != nil {
+	if err := s.db.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
 	}
-	order := ` ORDER BY created_us DESC, id DESC`
-	if f.OldestFirst {
-		order = ` ORDER BY created_us, id`
+	// A page past the middle is read from the other end: the last page
+	// costs what the first does.
+	n, offset, reverse := f.Limit, f.Offset, false
+	if f.Offset >= total {
+		return nil, total, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+runCols+` FROM runs`+cond+order+` LIMIT ? OFFSET ?`,
-		append(args, f.Limit, f.Offset)...)
+	if f.Offset > total/2 {
+		n = min(f.Limit, total-f.Offset)
+		offset, reverse = total-f.Offset-n, true
+	}
+	desc := !f.OldestFirst
+	if reverse {
+		desc = !desc
+	}
+	order := ` ORDER BY ` + keys[0] + `, ` + keys[1]
+	if desc {
+		order = ` ORDER BY ` + keys[0] + ` DESC, ` + keys[1] + ` DESC`
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runColsOf("runs.")+from+cond+order+` LIMIT ? OFFSET ?`,
+		append(args, n, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
 	}
@@ -660,6 +717,9 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	if reverse {
+		slices.Reverse(runs)
 	}
 	if err := s.loadTraces(ctx, runs, false); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
@@ -793,8 +853,27 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 		if _, err := s.exec(ctx, `PRAGMA incremental_vacuum`); err != nil {
 			return total, fmt.Errorf("store: vacuum after delete: %w", err)
 		}
+		s.truncateWAL(ctx)
 	}
 	return total, nil
+}
+
+// WALTruncateBytes is the size of the write-ahead log over which a delete
+// checkpoints it and truncates the file: a large trim writes every page it
+// frees to the log, and SQLite's own checkpoints copy the log back into the
+// database without ever shrinking the file.
+var WALTruncateBytes int64 = 64 << 20
+
+// truncateWAL checkpoints the write-ahead log into the database and
+// truncates it when it is over WALTruncateBytes. A reader in the way makes
+// the checkpoint give up, leaving the log as it is (the next delete tries
+// again): a failure here loses nothing.
+func (s *Store) truncateWAL(ctx context.Context) {
+	if s.walSize() <= WALTruncateBytes {
+		return
+	}
+	var busy, logPages, done int
+	_ = s.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done)
 }
 
 // TrimGrace is how long after it ended, or entered the store, a run is

@@ -116,6 +116,105 @@ var migrations = [][]string{
 		`ALTER TABLE sweeps ADD COLUMN note TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE sweeps ADD COLUMN starred INTEGER NOT NULL DEFAULT 0`,
 	},
+	// 7: History at a million runs. Partial indexes of the listed runs
+	// (entered_us set) in list order, alone and by problem, status or
+	// both, so that a page and its count read an index only; run_algos,
+	// the algorithms each listed run is filed under (each trace's
+	// algorithm and, for a variant, the algorithm it varies: VariantSep),
+	// in list order, kept by triggers; runs_text, a trigram full-text index
+	// (FTS5) of the names and notes of the listed runs that have one, for
+	// the search's LIKE, its rows numbered by run_text_rows (a run's rowid
+	// may change in a VACUUM), kept by triggers. SQLite only: PostgreSQL's schema
+	// has its own SQL.
+	{
+		`DROP INDEX runs_status`,
+		`DROP INDEX runs_problem`,
+		`CREATE INDEX runs_listed ON runs (created_us, id) WHERE entered_us IS NOT NULL`,
+		`CREATE INDEX runs_listed_problem ON runs (problem, created_us, id) WHERE entered_us IS NOT NULL`,
+		`CREATE INDEX runs_listed_status ON runs (status, created_us, id) WHERE entered_us IS NOT NULL`,
+		`CREATE INDEX runs_listed_problem_status ON runs (problem, status, created_us, id) WHERE entered_us IS NOT NULL`,
+		`CREATE TABLE run_algos (
+			algo   TEXT NOT NULL,
+			at_us  BIGINT NOT NULL,
+			run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			PRIMARY KEY (algo, at_us, run_id)
+		) WITHOUT ROWID`,
+		`CREATE INDEX run_algos_run ON run_algos (run_id)`,
+		`CREATE VIEW run_algo_names AS
+			SELECT run_id, algo FROM traces
+			UNION SELECT run_id, substr(algo, 1, instr(algo, ' + ') - 1) FROM traces WHERE instr(algo, ' + ') > 0`,
+		`INSERT INTO run_algos (algo, at_us, run_id)
+			SELECT n.algo, r.created_us, r.id FROM run_algo_names n JOIN runs r ON r.id = n.run_id WHERE r.entered_us IS NOT NULL`,
+		`CREATE TRIGGER run_algos_trace_insert AFTER INSERT ON traces BEGIN
+			INSERT OR IGNORE INTO run_algos (algo, at_us, run_id)
+				SELECT NEW.algo, created_us, id FROM runs WHERE id = NEW.run_id AND entered_us IS NOT NULL;
+			INSERT OR IGNORE INTO run_algos (algo, at_us, run_id)
+				SELECT substr(NEW.algo, 1, instr(NEW.algo, ' + ') - 1), created_us, id FROM runs
+				WHERE id = NEW.run_id AND entered_us IS NOT NULL AND instr(NEW.algo, ' + ') > 0;
+		END`,
+		`CREATE TRIGGER run_algos_trace_update AFTER UPDATE OF algo, run_id ON traces BEGIN
+			DELETE FROM run_algos WHERE run_id IN (OLD.run_id, NEW.run_id);
+			INSERT OR IGNORE INTO run_algos (algo, at_us, run_id)
+				SELECT n.algo, r.created_us, r.id FROM run_algo_names n JOIN runs r ON r.id = n.run_id
+				WHERE n.run_id IN (OLD.run_id, NEW.run_id) AND r.entered_us IS NOT NULL;
+		END`,
+		`CREATE TRIGGER run_algos_run_update AFTER UPDATE OF id, created_us, entered_us ON runs BEGIN
+			DELETE FROM run_algos WHERE run_id IN (OLD.id, NEW.id);
+			INSERT OR IGNORE INTO run_algos (algo, at_us, run_id)
+				SELECT algo, NEW.created_us, NEW.id FROM run_algo_names WHERE run_id = NEW.id AND NEW.entered_us IS NOT NULL;
+		END`,
+		`CREATE TABLE run_text_rows (
+			rid    INTEGER PRIMARY KEY,
+			run_id TEXT NOT NULL UNIQUE REFERENCES runs (id) ON DELETE CASCADE
+		)`,
+		`CREATE VIRTUAL TABLE runs_text USING fts5(name, note, tokenize = 'trigram case_sensitive 0')`,
+		`INSERT INTO run_text_rows (run_id)
+			SELECT id FROM runs WHERE entered_us IS NOT NULL AND (name <> '' OR note <> '')`,
+		`INSERT INTO runs_text (rowid, name, note)
+			SELECT m.rid, r.name, r.note FROM run_text_rows m JOIN runs r ON r.id = m.run_id`,
+		`CREATE TRIGGER runs_text_insert AFTER INSERT ON runs WHEN NEW.entered_us IS NOT NULL AND (NEW.name <> '' OR NEW.note <> '') BEGIN
+			INSERT INTO run_text_rows (run_id) VALUES (NEW.id);
+			INSERT INTO runs_text (rowid, name, note) VALUES (last_insert_rowid(), NEW.name, NEW.note);
+		END`,
+		`CREATE TRIGGER runs_text_update AFTER UPDATE OF id, name, note, entered_us ON runs BEGIN
+			DELETE FROM runs_text WHERE rowid IN (SELECT rid FROM run_text_rows WHERE run_id IN (OLD.id, NEW.id));
+			DELETE FROM run_text_rows WHERE run_id IN (OLD.id, NEW.id);
+			INSERT INTO run_text_rows (run_id)
+				SELECT NEW.id WHERE NEW.entered_us IS NOT NULL AND (NEW.name <> '' OR NEW.note <> '');
+			INSERT INTO runs_text (rowid, name, note)
+				SELECT rid, NEW.name, NEW.note FROM run_text_rows WHERE run_id = NEW.id;
+		END`,
+		`CREATE TRIGGER runs_text_delete BEFORE DELETE ON runs WHEN OLD.name <> '' OR OLD.note <> '' BEGIN
+			DELETE FROM runs_text WHERE rowid IN (SELECT rid FROM run_text_rows WHERE run_id = OLD.id);
+			DELETE FROM run_text_rows WHERE run_id = OLD.id;
+		END`,
+	},
+	// 8: how many listed runs each (problem, status) pair has, kept by
+	// triggers: the count of a page filtered by nothing but its problem
+	// and status reads this table, not a million index entries.
+	{
+		`CREATE TABLE run_counts (
+			problem TEXT NOT NULL,
+			status  TEXT NOT NULL,
+			n       BIGINT NOT NULL,
+			PRIMARY KEY (problem, status)
+		) WITHOUT ROWID`,
+		`INSERT INTO run_counts (problem, status, n)
+			SELECT problem, status, COUNT(*) FROM runs WHERE entered_us IS NOT NULL GROUP BY problem, status`,
+		`CREATE TRIGGER run_counts_insert AFTER INSERT ON runs WHEN NEW.entered_us IS NOT NULL BEGIN
+			INSERT INTO run_counts (problem, status, n) VALUES (NEW.problem, NEW.status, 1)
+				ON CONFLICT (problem, status) DO UPDATE SET n = n + 1;
+		END`,
+		`CREATE TRIGGER run_counts_delete AFTER DELETE ON runs WHEN OLD.entered_us IS NOT NULL BEGIN
+			UPDATE run_counts SET n = n - 1 WHERE problem = OLD.problem AND status = OLD.status;
+		END`,
+		`CREATE TRIGGER run_counts_update AFTER UPDATE OF problem, status, entered_us ON runs BEGIN
+			UPDATE run_counts SET n = n - 1
+				WHERE OLD.entered_us IS NOT NULL AND problem = OLD.problem AND status = OLD.status;
+			INSERT INTO run_counts (problem, status, n) SELECT NEW.problem, NEW.status, 1 WHERE NEW.entered_us IS NOT NULL
+				ON CONFLICT (problem, status) DO UPDATE SET n = n + 1;
+		END`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

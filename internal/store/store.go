@@ -318,9 +318,39 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 	return fmt.Errorf("store: integrity check: %s", strings.Join(msgs, "; "))
 }
 
-// DiskUsage returns the bytes the database occupies (page count × page
-// size; the write-ahead log is folded in at checkpoints).
+// DiskUsage returns the bytes the database occupies on disk: the main
+// file's pages (page count × page size, or the file's size when pages
+// still in the log make it larger) and the write-ahead log beside it,
+// which holds what was written since the last checkpoint and keeps its
+// size until one truncates it (truncateWAL).
 func (s *Store) DiskUsage(ctx context.Context) (int64, error) {
+	main, err := s.mainUsage(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if s.path != Memory {
+		if fi, err := os.Stat(s.path); err == nil {
+			main = max(main, fi.Size())
+		}
+	}
+	return main + s.walSize(), nil
+}
+
+// walSize returns the size of the write-ahead log file (0 for :memory:, or
+// when there is none).
+func (s *Store) walSize() int64 {
+	if s.path == Memory {
+		return 0
+	}
+	fi, err := os.Stat(s.path + "-wal")
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// mainUsage returns the bytes of the main database file's pages.
+func (s *Store) mainUsage(ctx context.Context) (int64, error) {
 	var pages, size int64
 	if err := s.db.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
 		return 0, fmt.Errorf("store: disk usage: %w", err)

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,6 +46,68 @@ func oldSweep(v int, id string) func(t *testing.T, pool *pgxpool.Pool) func(t *t
 }
 
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	10: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// runs filed before History's indexes: a named run of a variant, a
+		// noted run of another algorithm
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, entered_us) VALUES
+			('hhhhhhhhhhhh', 1767225600000000, 1767225601000000, 'done', 'lasso', $1, 'v0.10', 'Curvature Baseline', 1767225600000000)`, oldSpec)
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, note, entered_us) VALUES
+			('iiiiiiiiiiii', 1767225700000000, 1767225701000000, 'failed', 'gflasso', $1, 'v0.10', 'diverged at k = 40', 1767225700000000)`, oldSpec)
+		exec(t, pool, `INSERT INTO traces (run_id, idx, algo, replication, seed, status) VALUES
+			('hhhhhhhhhhhh', 0, 'afw + slack collapse', 0, 3, 'done'), ('iiiiiiiiiiii', 0, 'pfw', 0, 3, 'failed')`)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			list := func(f store.Filter) string {
+				t.Helper()
+				runs, total, err := s.List(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, r := range runs {
+					ids = append(ids, r.ID)
+				}
+				if total != len(ids) {
+					t.Errorf("%+v: total %d, %d runs listed", f, total, len(ids))
+				}
+				return fmt.Sprint(ids)
+			}
+			for _, c := range []struct {
+				f    store.Filter
+				want string
+			}{
+				{store.Filter{Algorithm: "afw"}, "[hhhhhhhhhhhh]"},
+				{store.Filter{Algorithm: "afw + slack collapse"}, "[hhhhhhhhhhhh]"},
+				{store.Filter{Algorithm: "pfw", Status: store.StatusFailed}, "[iiiiiiiiiiii]"},
+				{store.Filter{Text: "CURVATURE"}, "[hhhhhhhhhhhh]"},
+				{store.Filter{Text: "k = 4"}, "[iiiiiiiiiiii]"},
+				{store.Filter{Problem: "lasso"}, "[hhhhhhhhhhhh]"},
+				{store.Filter{}, "[iiiiiiiiiiii hhhhhhhhhhhh]"},
+			} {
+				if got := list(c.f); got != c.want {
+					t.Errorf("v10 store, %+v: %s, want %s", c.f, got, c.want)
+				}
+			}
+			// run_algos follows new runs and deletes
+			id, err := s.PutRun(ctx, storetest.TestRun("lasso", "afw + slack collapse"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := list(store.Filter{Algorithm: "afw"}), "["+id+" hhhhhhhhhhhh]"; got != want {
+				t.Errorf("with a new run, algorithm afw: %s, want %s", got, want)
+			}
+			if _, err := s.Delete(ctx, "hhhhhhhhhhhh"); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := list(store.Filter{Algorithm: "afw"}), "["+id+"]"; got != want {
+				t.Errorf("after a delete, algorithm afw: %s, want %s", got, want)
+			}
+			var trgm int
+			if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM pg_indexes WHERE indexname IN ('runs_name_trgm', 'runs_note_trgm')`).Scan(&trgm); err != nil || trgm != 2 {
+				t.Errorf("%d trigram indexes (%v), want 2: pg_trgm is part of PostgreSQL 15", trgm, err)
+			}
+		}
+	},
 	9: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		// a run queued before data files travelled: none
 		exec(t, pool, `INSERT INTO runs (id, created_us, status, problem, spec, version, entered_us) VALUES

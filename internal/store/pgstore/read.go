@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -17,6 +18,11 @@ import (
 // ids are compared byte by byte, as in SQLite, whatever the database's
 // collation
 const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar, message`
+
+// runColsOf is runCols, each qualified by prefix ("runs.").
+func runColsOf(prefix string) string {
+	return prefix + strings.ReplaceAll(runCols, ", ", ", "+prefix)
+}
 
 func scanRun(row pgx.Row, extra ...any) (*store.Run, error) {
 	var r store.Run
@@ -176,33 +182,69 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 	if f.Status != "" {
 		where = append(where, "status = "+arg(f.Status))
 	}
-	if f.Algorithm != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND (t.algo = "+arg(f.Algorithm)+
-			" OR t.algo LIKE "+arg(store.AlgorithmLike(f.Algorithm))+` ESCAPE '\'))`)
-	}
 	if f.Text != "" {
 		if strings.IndexByte(f.Text, 0) >= 0 {
 			return nil, 0, spec.Errorf("text", "must not contain the NUL character")
 		}
+		// the trigram indexes of schema 11 answer these
 		p := arg("%" + store.LikeEscape(f.Text) + "%")
 		where = append(where, `(LOWER(name) LIKE LOWER(`+p+`) ESCAPE '\' OR LOWER(note) LIKE LOWER(`+p+`) ESCAPE '\')`)
 	}
 	if f.Sweep != "" {
 		where = append(where, `id IN (SELECT run_id FROM sweep_cells WHERE sweep_id = `+arg(f.Sweep)+` AND run_id IS NOT NULL)`)
 	}
+	// from is what the page is read from: the runs, or the algorithm's
+	// entries of run_algos (in list order) joined to them
+	from, keys := ` FROM runs`, [2]string{"created_us", `id COLLATE "C"`}
+	count, countArgs := "", 0
+	if f.Algorithm != "" {
+		if strings.Contains(f.Algorithm, store.VariantSep) {
+			// run_algos files a variant under its own name and its
+			// algorithm's, not under every prefix: a rare filter
+			where = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND (t.algo = "+arg(f.Algorithm)+
+				" OR t.algo LIKE "+arg(store.AlgorithmLike(f.Algorithm))+` ESCAPE '\'))`)
+		} else {
+			// run_algos.run_id sorts in "C", as the lists do; the join
+			// compares in the runs' collation, so that it reads runs' key
+			from, keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id COLLATE "default"`, [2]string{"ra.at_us", "ra.run_id"}
+			a := arg(f.Algorithm)
+			if len(where) == 0 {
+				// no other filter: the algorithm's entries count alone
+				count, countArgs = `SELECT COUNT(*) FROM run_algos WHERE algo = `+a, len(args)
+			}
+			where = append(where, "ra.algo = "+a)
+		}
+	}
 	cond := ""
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
+	if count == "" {
+		count, countArgs = `SELECT COUNT(*)`+from+cond, len(args)
+	}
 	var total int
-	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM runs`+cond, args...).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, count, args[:countArgs]...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
 	}
-	order := ` ORDER BY created_us DESC, id COLLATE "C" DESC`
-	if f.OldestFirst {
-		order = ` ORDER BY created_us, id COLLATE "C"`
+	// A page past the middle is read from the other end: the last page
+	// costs what the first does.
+	if f.Offset >= total {
+		return nil, total, nil
 	}
-	q := `SELECT ` + runCols + ` FROM runs` + cond + order + ` LIMIT ` + arg(f.Limit) + ` OFFSET ` + arg(f.Offset)
+	n, offset, reverse := f.Limit, f.Offset, false
+	if f.Offset > total/2 {
+		n = min(f.Limit, total-f.Offset)
+		offset, reverse = total-f.Offset-n, true
+	}
+	desc := !f.OldestFirst
+	if reverse {
+		desc = !desc
+	}
+	order := ` ORDER BY ` + keys[0] + `, ` + keys[1]
+	if desc {
+		order = ` ORDER BY ` + keys[0] + ` DESC, ` + keys[1] + ` DESC`
+	}
+	q := `SELECT ` + runColsOf("runs.") + from + cond + order + ` LIMIT ` + arg(n) + ` OFFSET ` + arg(offset)
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
@@ -219,6 +261,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	}
+	if reverse {
+		slices.Reverse(runs)
 	}
 	if err := s.loadTraces(ctx, runs, false); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)

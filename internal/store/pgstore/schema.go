@@ -148,6 +148,71 @@ var migrations = [][]string{
 		)`,
 		`ALTER TABLE runs ADD COLUMN data_refs TEXT`,
 	},
+	// 11: History at a million runs (as the SQLite schema's 7): indexes in
+	// list order (id in the "C" collation the lists sort by), alone and
+	// by problem, status or both; run_algos, the algorithms each run is
+	// filed under (each trace's algorithm and, for a variant, the
+	// algorithm it varies), in list order, kept by triggers; and trigram
+	// indexes (pg_trgm, a trusted extension) of the lowered names and
+	// notes for the search's LIKE. Where pg_trgm cannot be installed, the
+	// search reads the runs as before.
+	{
+		`DROP INDEX runs_status`,
+		`DROP INDEX runs_problem`,
+		`CREATE INDEX runs_listed ON runs (created_us, id COLLATE "C")`,
+		`CREATE INDEX runs_listed_problem ON runs (problem, created_us, id COLLATE "C")`,
+		`CREATE INDEX runs_listed_status ON runs (status, created_us, id COLLATE "C")`,
+		`CREATE INDEX runs_listed_problem_status ON runs (problem, status, created_us, id COLLATE "C")`,
+		`CREATE TABLE run_algos (
+			algo   TEXT NOT NULL,
+			at_us  BIGINT NOT NULL,
+			run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			PRIMARY KEY (algo, at_us, run_id)
+		)`,
+		`CREATE INDEX run_algos_run ON run_algos (run_id)`,
+		`CREATE FUNCTION fwlab_file_run_algos(rid TEXT) RETURNS void LANGUAGE sql AS $$
+			DELETE FROM run_algos WHERE run_id = rid;
+			INSERT INTO run_algos (algo, at_us, run_id)
+				SELECT DISTINCT n.algo, r.created_us, r.id
+				FROM (SELECT algo FROM traces WHERE run_id = rid
+					UNION SELECT split_part(algo, ' + ', 1) FROM traces WHERE run_id = rid AND strpos(algo, ' + ') > 0) n,
+					runs r
+				WHERE r.id = rid
+		$$`,
+		`CREATE FUNCTION fwlab_traces_algos() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			PERFORM fwlab_file_run_algos(NEW.run_id);
+			IF TG_OP = 'UPDATE' AND OLD.run_id <> NEW.run_id THEN
+				PERFORM fwlab_file_run_algos(OLD.run_id);
+			END IF;
+			RETURN NULL;
+		END $$`,
+		`CREATE TRIGGER traces_algos AFTER INSERT OR UPDATE OF algo, run_id ON traces
+			FOR EACH ROW EXECUTE FUNCTION fwlab_traces_algos()`,
+		`CREATE FUNCTION fwlab_runs_algos() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			PERFORM fwlab_file_run_algos(NEW.id);
+			RETURN NULL;
+		END $$`,
+		`CREATE TRIGGER runs_algos AFTER UPDATE OF created_us ON runs
+			FOR EACH ROW EXECUTE FUNCTION fwlab_runs_algos()`,
+		`INSERT INTO run_algos (algo, at_us, run_id)
+			SELECT DISTINCT n.algo, r.created_us, r.id
+			FROM (SELECT run_id, algo FROM traces
+				UNION SELECT run_id, split_part(algo, ' + ', 1) FROM traces WHERE strpos(algo, ' + ') > 0) n
+			JOIN runs r ON r.id = n.run_id`,
+		`DO $$ BEGIN
+			CREATE EXTENSION IF NOT EXISTS pg_trgm;
+		EXCEPTION WHEN OTHERS THEN
+			RAISE NOTICE 'fwlab: pg_trgm is not available (%), History''s search reads every run', SQLERRM;
+		END $$`,
+		`DO $$ BEGIN
+			IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+				CREATE INDEX runs_name_trgm ON runs USING gin (LOWER(name) gin_trgm_ops);
+				CREATE INDEX runs_note_trgm ON runs USING gin (LOWER(note) gin_trgm_ops);
+			END IF;
+		END $$`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.
