@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/gonum/floats"
@@ -138,7 +139,7 @@ type cdState struct {
 	d1, d2 []float64 // f'(z), f''(z) for other losses
 	h      []float64 // W·‖m_j‖² (squared loss: the exact curvature)
 	grad   []float64 // the full pass's gradient of S
-	free   []bool
+	viol   []cdViol
 	out    []bool // screened out for good
 	set    []int  // working set, increasing
 	work   float64
@@ -285,12 +286,14 @@ func (s *cdState) step(j int) float64 {
 }
 
 // fullPass computes the gradient of S at y for every coordinate not screened
-// out, screens (squared loss with λ‖·‖₁), and makes the working set the free
-// coordinates and those that violate their optimality condition. It returns
-// the number of violators among the coordinates at zero or at a bound.
+// out, screens (squared loss with λ‖·‖₁), and makes the working set: the
+// free coordinates and the violators of their optimality condition, at
+// most cdGrow(free) of them, the worst first (a working set that grows
+// with the support, as in celer or blitz: a first pass at y = 0 finds
+// nearly every coordinate violating, most of which never enter the
+// solution). It returns the number of violators.
 func (s *cdState) fullPass() int {
 	c := s.c
-	viol := 0
 	s.set = s.set[:0]
 	for j := range s.y {
 		if s.out[j] {
@@ -301,6 +304,7 @@ func (s *cdState) fullPass() int {
 	if c.Loss == nil && c.L1 > 0 {
 		s.screen()
 	}
+	s.viol = s.viol[:0]
 	for j := range s.y {
 		if s.out[j] {
 			continue
@@ -308,25 +312,57 @@ func (s *cdState) fullPass() int {
 		g := s.grad[j]
 		switch {
 		case s.isFree(j):
-			s.free[j] = true
+			s.set = append(s.set, j)
 		case c.L1 > 0:
-			s.free[j] = false
-			if math.Abs(g) > c.L1 {
-				viol++
-			} else {
-				continue
+			if a := math.Abs(g); a > c.L1 {
+				s.viol = append(s.viol, cdViol{j, a - c.L1})
 			}
-		default:
-			s.free[j] = false
-			if (s.y[j] <= c.Lo && g < 0) || (s.y[j] >= c.Hi && g > 0) {
-				viol++
-			} else {
-				continue
-			}
+		case s.y[j] <= c.Lo && g < 0, s.y[j] >= c.Hi && g > 0:
+			s.viol = append(s.viol, cdViol{j, math.Abs(g)})
 		}
-		s.set = append(s.set, j)
 	}
-	return viol
+	nv := len(s.viol)
+	if k := cdGrow(len(s.set)); nv > k {
+		slices.SortFunc(s.viol, func(a, b cdViol) int {
+			if a.score != b.score {
+				if a.score > b.score {
+					return -1
+				}
+				return 1
+			}
+			return a.j - b.j
+		})
+		s.viol = s.viol[:k]
+	}
+	for _, v := range s.viol {
+		s.set = append(s.set, v.j)
+	}
+	slices.Sort(s.set)
+	return nv
+}
+
+// cdViol is a coordinate that violates its optimality condition, by score.
+type cdViol struct {
+	j     int
+	score float64
+}
+
+// cdGrow is the number of violators a full pass adds to a working set with
+// free coordinates.
+func cdGrow(free int) int { return max(2*free, 16) }
+
+// prune drops from the working set the coordinates a sweep left at zero or
+// at a bound: the sweeps go on over the free ones, and the next full pass
+// brings back any that violates.
+func (s *cdState) prune() {
+	k := 0
+	for _, j := range s.set {
+		if s.isFree(j) {
+			s.set[k] = j
+			k++
+		}
+	}
+	s.set = s.set[:k]
 }
 
 // screen applies the gap-safe sphere test to the LASSO
@@ -393,7 +429,7 @@ func (m *cdMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		return Result{}, fmt.Errorf("solver: the problem's start has length %d, want %d", len(y), c.P)
 	}
 	s := &cdState{c: c, y: y, z: make([]float64, c.N), h: make([]float64, c.P), grad: make([]float64, c.P),
-		free: make([]bool, c.P), out: make([]bool, c.P), set: make([]int, 0, c.P),
+		out: make([]bool, c.P), set: make([]int, 0, c.P),
 		unit: 1 / (2 * float64(c.P))}
 	if c.Loss != nil {
 		s.d1, s.d2 = make([]float64, c.N), make([]float64, c.N)
@@ -463,6 +499,7 @@ func (m *cdMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 				most = math.Max(most, s.step(j))
 			}
 			inner++
+			s.prune()
 			if most <= cdInnerTol*scale {
 				// the working set is at its optimum: a sweep right after a
 				// full pass that moves nothing is a coordinate-wise minimum
