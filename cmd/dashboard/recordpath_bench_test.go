@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
@@ -13,9 +14,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/ssvm"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // BenchmarkOCRPassRecorded is BenchmarkOCRPass (internal/ssvm) with the
@@ -34,7 +37,11 @@ import (
 //     letter's emission scores, 47 535×129 by 129×26, on one core);
 //   - FORMAT-overhead: the record path's CPU time over the method's own
 //     (the pass with FORMAT over the pass with no writer, minus 1);
-//   - own-floors/pass: the method's own pass over the floor.
+//   - own-floors/pass: the method's own pass over the floor;
+//   - serve-floors/pass and serve-overhead: the same for a serve session
+//     storing the records in SQLite (the whole run's CPU time through the
+//     session less the same run's with its records dropped, per pass, added
+//     to the method's own pass).
 func BenchmarkOCRPassRecorded(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	c, err := ssvm.LoadOCR("")
@@ -74,30 +81,69 @@ func BenchmarkOCRPassRecorded(b *testing.B) {
 	// window holds block steps and their records only (the run evaluates at
 	// k = 0, 1 and 7n), read twice, from the recorder itself
 	n := len(tr.Words)
-	run.Passes = 7
+	run.Passes, run.Iters = 7, 8*n // the passes end the run; the server bounds its records by the iterations
 	perPass := func(rec func(string, int, solver.Record)) time.Duration {
 		return window(b, inst, run, 2*n, 6*n, rec) / 4
 	}
 	drop := func(string, int, solver.Record) {}
-	var own, jl, cs []float64
-	var ovJ, ovC []float64
+	// whole is the CPU time of the whole 7-pass run through solve's path
+	// with rec, evaluations included
+	whole := func(rec func(string, int, solver.Record)) time.Duration {
+		jobs, err := scenarios.Jobs(inst, &run)
+		if err != nil {
+			b.Fatal(err)
+		}
+		j := jobs[0]
+		c0 := cpuTime()
+		runJob(context.Background(), j, solver.RecorderFunc(func(r solver.Record) { rec(j.Label, j.Replication, r) }))
+		return cpuTime() - c0
+	}
+	// served is the CPU time of the same run made by a serve session that
+	// stores its records in SQLite, from its creation until it is done and
+	// stored (every goroutine of the process on one core)
+	st, err := store.Open(filepath.Join(b.TempDir(), "runs.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	mgr := session.NewManager(session.Options{Store: st, Workers: 1})
+	defer mgr.Close(context.Background())
+	served := func() time.Duration {
+		c0 := cpuTime()
+		r, err := mgr.Create(context.Background(), run)
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-r.Done()
+		return cpuTime() - c0
+	}
+	var own, jl, cs, sv []float64
+	var ovJ, ovC, ovS []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		o := perPass(drop)
 		j := perPass(writer("jsonl"))
 		s := perPass(writer("csv"))
+		// the serve path's cost per pass: the whole run through a session
+		// and SQLite, less the same run with its records dropped (the
+		// evaluations are the same in both), over its 7 passes
+		path := (served() - whole(drop)) / 7
 		fl := floor()
 		own = append(own, float64(o)/float64(fl))
 		jl = append(jl, float64(j)/float64(fl))
 		cs = append(cs, float64(s)/float64(fl))
+		sv = append(sv, float64(o+path)/float64(fl))
 		ovJ = append(ovJ, float64(j)/float64(o)-1)
 		ovC = append(ovC, float64(s)/float64(o)-1)
+		ovS = append(ovS, float64(path)/float64(o))
 	}
 	b.ReportMetric(median(own), "own-floors/pass")
 	b.ReportMetric(median(jl), "jsonl-floors/pass")
 	b.ReportMetric(median(cs), "csv-floors/pass")
+	b.ReportMetric(median(sv), "serve-floors/pass")
 	b.ReportMetric(median(ovJ), "jsonl-overhead")
 	b.ReportMetric(median(ovC), "csv-overhead")
+	b.ReportMetric(median(ovS), "serve-overhead")
 }
 
 // window runs the spec's one trace on inst through rec and returns the CPU
