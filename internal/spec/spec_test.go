@@ -355,3 +355,20 @@ func FuzzRunNormalize(f *testing.F) {
 		}
 	})
 }
+
+// The baselines that are not methods of the paper are known algorithms,
+// and cd is one of them.
+func TestNotInPaper(t *testing.T) {
+	if spec.NotInPaper["cd"] == "" {
+		t.Error("cd is not marked as a baseline outside the paper")
+	}
+	for a := range spec.NotInPaper {
+		found := false
+		for _, n := range spec.AlgoNames {
+			found = found || n == a
+		}
+		if !found {
+			t.Errorf("NotInPaper names %q, which is not one of AlgoNames", a)
+		}
+	}
+}
