@@ -127,6 +127,10 @@ func NewCD(pp CoordProblem, lift Problem, cfg Config) (Method, error) {
 // has converged to rounding.
 const cdInnerTol = 1e-26
 
+// cdCertified is the relative gap below which a coordinate-wise minimum
+// counts as converged.
+const cdCertified = 1e-9
+
 // cdMaxInner bounds the sweeps over one working set before a full pass
 // checks the others (a full pass is cheap next to many sweeps).
 const cdMaxInner = 1000
@@ -529,9 +533,19 @@ func (m *cdMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		if stationary && !(lim.GapTol > 0 && sum.Gap <= lim.GapTol) {
 			// exact minimisation along every coordinate moves nothing: for a
 			// convex smooth part and a separable R the point is optimal, up
-			// to the rounding of the gradient the gap certifies
-			sum.Status = StatusConverged
-			sum.Message = fmt.Sprintf("coordinate-wise minimum: no coordinate moves beyond rounding (gap %.3g)", sum.Gap)
+			// to the rounding of the gradient, which the gap certifies (the
+			// lift's bound T amplifies that rounding: the gap of a
+			// coordinate-wise minimum is far above ε·|F|, far below
+			// cdCertified·|F|). A larger gap means a step that could not
+			// descend (a line search that gave up): stalled, not converged.
+			if sum.Gap <= cdCertified*math.Abs(sum.Objective) {
+				sum.Status = StatusConverged
+				sum.Message = fmt.Sprintf("coordinate-wise minimum: no coordinate moves beyond rounding (gap %.3g)", sum.Gap)
+			} else {
+				sum.Status = StatusStalled
+				sum.Message = fmt.Sprintf("stalled at iteration %d: no coordinate moves, but the gap %.3g is above %g·|F|", k, sum.Gap, cdCertified)
+				atFloor(&sum)
+			}
 			break
 		}
 		if lim.stop(&sum, r, k, s.work) {
