@@ -66,6 +66,7 @@ func Catalogue(list []*scenarios.Scenario, presets []*scenarios.Preset) template
 			c.Stochastic = append(c.Stochastic, a)
 		}
 	}
+	c.NotInPaper = spec.NotInPaper
 	c.Defaults = templates.Defaults{
 		Stepsize: spec.DefaultStepsize, Schedule: spec.DefaultSchedule,
 		Rho: spec.DefaultRho, Alpha: spec.DefaultAlpha, M0: spec.DefaultM0, Growth: spec.DefaultGrowth,

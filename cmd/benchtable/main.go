@@ -81,6 +81,12 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	fmt.Fprint(stdout, "\n"+scal)
 	if *out != "" {
 		doc := document(table, scal, res, *command, time.Now().UTC())
+		// the hand-written sections of the file it replaces are kept
+		old, err := os.ReadFile(*out)
+		if err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("reading %s: %w", *out, err)
+		}
+		doc += handWritten(string(old))
 		if err := os.WriteFile(*out, []byte(doc), 0o644); err != nil {
 			return fmt.Errorf("writing the table: %w", err)
 		}
@@ -136,7 +142,22 @@ func scalingTables(res *benchtable.Output) (string, error) {
 	return b.String(), nil
 }
 
-// document is the content of BENCHMARKS.md.
+// HandWrittenMark starts the part of BENCHMARKS.md that is written by hand
+// (measurements against other tools, which need more than Go): benchtable
+// keeps it, from the mark to the end, when it rewrites the file.
+const HandWrittenMark = "<!-- hand-written: benchtable keeps everything below this line -->"
+
+// handWritten returns the hand-written part of a BENCHMARKS.md, the mark
+// included, after a blank line ("" when it has none).
+func handWritten(old string) string {
+	i := strings.Index(old, HandWrittenMark)
+	if i < 0 {
+		return ""
+	}
+	return "\n" + old[i:]
+}
+
+// document is the generated content of BENCHMARKS.md.
 func document(table, scaling string, res *benchtable.Output, command string, now time.Time) string {
 	var b strings.Builder
 	b.WriteString("# Benchmarks\n\n")

@@ -166,3 +166,25 @@ func TestDocumentNamesMachine(t *testing.T) {
 		t.Errorf("no CPU model:\n%s", doc)
 	}
 }
+
+// A rewrite of BENCHMARKS.md keeps its hand-written part (from the mark to
+// the end) and replaces the rest.
+func TestRunKeepsHandWritten(t *testing.T) {
+	dir := t.TempDir()
+	tp := write(t, dir, "targets.tsv", targets)
+	in := write(t, dir, "bench.txt", benchOut)
+	hand := HandWrittenMark + "\n\n## Against scikit-learn\n\nmeasured by hand\n"
+	md := write(t, dir, "BENCHMARKS.md", "# Benchmarks\n\nOLD TABLE\n\n"+hand)
+	for range 2 {
+		if err := run([]string{"-targets", tp, "-in", in, "-out", md}, nil, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "OLD TABLE") || !strings.HasSuffix(string(b), "\n"+hand) || strings.Count(string(b), HandWrittenMark) != 1 {
+			t.Fatalf("BENCHMARKS.md after the rewrite:\n%s", b)
+		}
+	}
+}

@@ -221,11 +221,23 @@ func TestPureModules(t *testing.T) {
 			{"afw", "lasso", true, true},
 			{"bcfw", "ssvm-ocr", false, false},
 			{"ssg", "ssvm-chain", false, false},
+			{"cd", "lasso", false, false},
 		} {
 			got := eval[map[string]bool](t, ctx, fmt.Sprintf(`fwlab.uses(%q, false, %q)`, c.algo, c.problem))
 			if got["stepsize"] != c.stepsize || got["L"] != c.l {
 				t.Errorf("uses(%s on %s) = %v, want stepsize %v, L %v", c.algo, c.problem, got, c.stepsize, c.l)
 			}
+		}
+		// cd's spec names no step-size rule and no L (the server rejects any
+		// but the defaults), and its menu entry says it is not the paper's.
+		if got := eval[map[string]string](t, ctx, `fwlab.specRule({algo: 'cd', stepsize: 'backtrack', L: '3'})`); len(got) != 0 {
+			t.Errorf("specRule(cd) = %v, want no stepsize and no L", got)
+		}
+		if got := eval[map[string]string](t, ctx, `fwlab.specRule({algo: 'fista', stepsize: 'backtrack', L: '3'})`); got["stepsize"] != "backtrack" || got["L"] != "3" {
+			t.Errorf("specRule(fista) = %v", got)
+		}
+		if got := eval[string](t, ctx, `fwlab.algoText('cd', {not_in_paper: {cd: 'coordinate descent'}})`); got != "cd (baseline, not in the paper)" {
+			t.Errorf("algoText(cd) = %q", got)
 		}
 		// A row whose L is not used is not checked for it.
 		if e := eval[map[string]string](t, ctx, `fwlab.checkAlgo({algo: 'spg', L: '-1', stepsize: 'curvature'}, false, 0, fwlab.uses('spg', false, 'gflasso'))`); len(e) != 0 {

@@ -106,6 +106,12 @@ func (f *FWInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.
 			return nil, spec.Errorf("algo", "%s needs a proximal view of the problem, which this problem does not offer", a.Algo)
 		}
 		return solver.NewProx(f.Prox, f.Problem, cfg)
+	case "cd":
+		cp, ok := f.Prox.(solver.CoordProblem)
+		if !ok {
+			return nil, spec.Errorf("algo", "cd needs a problem whose non-smooth part separates over the coordinates (an l1 penalty or a box), which this problem is not")
+		}
+		return solver.NewCD(cp, f.Problem, cfg)
 	case "ssfw-as", "afw", "pfw", "fw", "bc-ssfw-as", "bcfw":
 		return solver.New(f.Problem, cfg)
 	}

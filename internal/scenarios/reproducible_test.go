@@ -93,7 +93,7 @@ func reproCases(t *testing.T) []spec.Run {
 		for _, a := range s.Algorithms {
 			rules := []string{""}
 			switch {
-			case s.Group == "ssvm" || a == "spg":
+			case s.Group == "ssvm" || a == "spg" || a == "cd":
 			case a == "fista" || a == "pgd":
 				rules = []string{"", "backtrack"}
 			default:

@@ -187,7 +187,7 @@ func init() {
 		Params: append(toyLSQParams(),
 			toyFloatParam("lo", "-1", -1e6, 1e6, "lower bound of every coordinate"),
 			toyFloatParam("hi", "1", -1e6, 1e6, "upper bound of every coordinate (greater than lo)")),
-		Algorithms: toyAlgorithms,
+		Algorithms: append(append([]string{}, toyAlgorithms...), "cd"),
 		Defaults:   toyDefaults(),
 		Build: func(ctx context.Context, v Values, seed int64) (Instance, error) {
 			rows, n, p, y, imported, err := toyData(v)

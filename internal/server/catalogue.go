@@ -38,6 +38,9 @@ type Param = scenarios.ParamView
 type Algorithm struct {
 	Name       string `json:"name"`
 	Stochastic bool   `json:"stochastic"`
+	// NotInPaper, when set, says that the algorithm is a baseline that is
+	// not a method of the paper, and what it is.
+	NotInPaper string `json:"not_in_paper,omitempty"`
 }
 
 // Defaults are the values a spec field takes when left out (zero), and the
@@ -81,7 +84,7 @@ func (s *Server) catalogue() Catalogue {
 		Presets: presetEntries(),
 	}
 	for _, n := range spec.AlgoNames {
-		c.Algorithms = append(c.Algorithms, Algorithm{Name: n, Stochastic: spec.Stochastic(n)})
+		c.Algorithms = append(c.Algorithms, Algorithm{Name: n, Stochastic: spec.Stochastic(n), NotInPaper: spec.NotInPaper[n]})
 	}
 	for _, sc := range scenarios.All() {
 		p := Problem{Name: sc.Name, Title: sc.Title, Help: sc.Help, Group: sc.Group,

@@ -290,6 +290,11 @@ func TestCatalogue(t *testing.T) {
 	if len(c.Algorithms) != len(spec.AlgoNames) || c.Defaults.Iters != spec.DefaultIters || c.Defaults.MaxRecords != session.DefaultMaxRecords {
 		t.Errorf("algorithms %+v defaults %+v", c.Algorithms, c.Defaults)
 	}
+	for _, a := range c.Algorithms {
+		if (a.NotInPaper != "") != (a.Name == "cd") {
+			t.Errorf("algorithm %s: not_in_paper %q (only cd, coordinate descent, is a baseline outside the paper)", a.Name, a.NotInPaper)
+		}
+	}
 	code, body = do(t, "GET", ts.URL+"/api/presets", nil)
 	var presets []PresetEntry
 	if err := json.Unmarshal(body, &presets); code != 200 || err != nil {

@@ -20,31 +20,8 @@ func finiteOr0(x float64) float64 {
 }
 
 // MarshalJSON writes the record with non-finite values (which JSON cannot
-// hold) as null, or left out for the Extra metrics.
-func (r Record) MarshalJSON() ([]byte, error) {
-	type plain Record
-	c := plain(r)
-	c.Objective, c.Gap, c.GradErr = finitePtr(c.Objective), finitePtr(c.Gap), finitePtr(c.GradErr)
-	c.Gamma, c.Passes, c.Time = finiteOr0(c.Gamma), finiteOr0(c.Passes), finiteOr0(c.Time)
-	if len(c.Extra) > 0 {
-		ok := true
-		for _, v := range c.Extra {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				ok = false
-			}
-		}
-		if !ok {
-			e := make(map[string]float64, len(c.Extra))
-			for k, v := range c.Extra {
-				if !math.IsNaN(v) && !math.IsInf(v, 0) {
-					e[k] = v
-				}
-			}
-			c.Extra = e
-		}
-	}
-	return json.Marshal(c)
-}
+// hold) as null, or left out for the Extra metrics (see AppendJSON).
+func (r Record) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
 
 // MarshalJSON writes the summary with a non-finite objective or gap as null.
 func (s Summary) MarshalJSON() ([]byte, error) {

@@ -75,13 +75,7 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	v := make([]float64, n)
 	grad := make([]float64, n)
 	gtmp := make([]float64, n)
-	xl := make([]float64, m.lift.Dim())
-	var model Model
-	blocks := m.lift.Blocks()
-	gb := make([][]float64, len(blocks))
-	for i, b := range blocks {
-		gb[i] = make([]float64, b.Size)
-	}
+	ev := newLiftEval(pp, m.lift)
 	L := m.L
 	if L == 0 {
 		L = m.estimateL(x)
@@ -90,46 +84,13 @@ func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 	samples := m.lift.Samples()
 
 	evaluate := func(r *Record) (float64, float64) {
-		pp.Lift(xl, x)
-		if model == nil {
-			model = m.lift.NewModel(xl)
-		} else {
-			model.Reset(xl)
+		// the KKT residual with L the problem's bound when it has one (so
+		// that it does not move with the backtracking estimate)
+		lr := m.lRef
+		if !(lr > 0) || math.IsInf(lr, 0) {
+			lr = L
 		}
-		gap := 0.0
-		for i, b := range blocks {
-			model.Gradient(i, gb[i], xl, nil)
-			s := m.lift.LMO(i, gb[i])
-			gap += dot(gb[i], xl[b.Offset:b.Offset+b.Size]) - s.Dot(gb[i])
-		}
-		obj := m.lift.Objective(xl)
-		if r != nil {
-			// KKT residual of the composite problem, the norm of the
-			// gradient mapping L·‖x − prox(x − ∇S(x)/L)‖ with L the
-			// problem's bound when it has one (so that it does not move
-			// with the backtracking estimate).
-			lr := m.lRef
-			if !(lr > 0) || math.IsInf(lr, 0) {
-				lr = L
-			}
-			pp.Smooth(x, gtmp)
-			for i := range v {
-				v[i] = x[i] - gtmp[i]/lr
-			}
-			pp.Prox(xn, v, 1/lr)
-			res := 0.0
-			for i := range xn {
-				d := xn[i] - x[i]
-				res += d * d
-			}
-			r.Extra = map[string]float64{"kkt": lr * math.Sqrt(res)}
-			if ev, ok := m.lift.(Evaluator); ok {
-				for k, val := range ev.Extra(xl) {
-					r.Extra[k] = val
-				}
-			}
-		}
-		return obj, gap
+		return ev.eval(x, r, lr)
 	}
 	nnz := func(a []float64) int {
 		c := 0
@@ -307,4 +268,75 @@ func (m *proxMethod) estimateL(x []float64) float64 {
 		return L
 	}
 	return 1
+}
+
+// liftEval evaluates an iterate y of a ProxProblem on the same footing as the
+// Frank-Wolfe methods' iterates: lifted to the P1 problem, the objective and
+// the FW duality gap of the lift, and on records the KKT residual of the
+// composite problem and the problem's metrics. The proximal methods and
+// coordinate descent share it.
+type liftEval struct {
+	pp          ProxProblem
+	lift        Problem
+	xl          []float64
+	model       Model
+	blocks      []Block
+	gb          [][]float64
+	gtmp, v, xn []float64
+}
+
+func newLiftEval(pp ProxProblem, lift Problem) *liftEval {
+	n := pp.ProxDim()
+	e := &liftEval{pp: pp, lift: lift, xl: make([]float64, lift.Dim()), blocks: lift.Blocks(),
+		gtmp: make([]float64, n), v: make([]float64, n), xn: make([]float64, n)}
+	e.gb = make([][]float64, len(e.blocks))
+	for i, b := range e.blocks {
+		e.gb[i] = make([]float64, b.Size)
+	}
+	return e
+}
+
+// eval returns the objective and the FW gap of y's lift. With r it also
+// sets r.Extra: "kkt", the norm of the gradient mapping
+// lr·‖y − prox(y − ∇S(y)/lr)‖ (left out when lr is not a positive number),
+// and the problem's metrics.
+func (e *liftEval) eval(y []float64, r *Record, lr float64) (float64, float64) {
+	pp, xl := e.pp, e.xl
+	pp.Lift(xl, y)
+	if e.model == nil {
+		e.model = e.lift.NewModel(xl)
+	} else {
+		e.model.Reset(xl)
+	}
+	gap := 0.0
+	for i, b := range e.blocks {
+		e.model.Gradient(i, e.gb[i], xl, nil)
+		s := e.lift.LMO(i, e.gb[i])
+		gap += dot(e.gb[i], xl[b.Offset:b.Offset+b.Size]) - s.Dot(e.gb[i])
+	}
+	obj := e.lift.Objective(xl)
+	if r != nil {
+		if lr > 0 && !math.IsInf(lr, 0) {
+			pp.Smooth(y, e.gtmp)
+			for i := range e.v {
+				e.v[i] = y[i] - e.gtmp[i]/lr
+			}
+			pp.Prox(e.xn, e.v, 1/lr)
+			res := 0.0
+			for i := range e.xn {
+				d := e.xn[i] - y[i]
+				res += d * d
+			}
+			r.Extra = map[string]float64{"kkt": lr * math.Sqrt(res)}
+		}
+		if ev, ok := e.lift.(Evaluator); ok {
+			if r.Extra == nil {
+				r.Extra = map[string]float64{}
+			}
+			for k, val := range ev.Extra(xl) {
+				r.Extra[k] = val
+			}
+		}
+	}
+	return obj, gap
 }

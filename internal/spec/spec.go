@@ -125,9 +125,17 @@ func (p Params) Keys() []string {
 // Algorithm names and what they need.
 var (
 	// AlgoNames lists every algorithm fwlab knows.
-	AlgoNames  = []string{"ssfw-as", "afw", "pfw", "fw", "fista", "pgd", "bc-ssfw-as", "bcfw", "spg", "bcfw-as", "ssg"}
+	AlgoNames  = []string{"ssfw-as", "afw", "pfw", "fw", "fista", "pgd", "bc-ssfw-as", "bcfw", "spg", "bcfw-as", "ssg", "cd"}
 	stochastic = map[string]bool{"ssfw-as": true, "bc-ssfw-as": true, "bcfw-as": true}
 )
+
+// NotInPaper describes the algorithms offered as baselines that are not
+// methods of the paper (nor the classic Frank-Wolfe variants it builds on):
+// what a practitioner would pick instead. Every place that lists
+// algorithms says so.
+var NotInPaper = map[string]string{
+	"cd": "coordinate descent: a baseline, not a method of the paper (what glmnet and scikit-learn use for a LASSO)",
+}
 
 // Stochastic reports whether the algorithm samples batches (and so takes a
 // batch schedule and reports the sampled-gradient error).
@@ -165,6 +173,12 @@ func (a *Algo) Normalize(prefix string) error {
 	}
 	if a.L == "" {
 		a.L = "auto"
+	}
+	if a.Algo == "cd" && a.L != "auto" {
+		return Errorf(prefix+"L", "cd needs no Lipschitz constant: leave it at \"auto\", got %q", a.L)
+	}
+	if a.Algo == "cd" && a.Stepsize != DefaultStepsize {
+		return Errorf(prefix+"stepsize", "cd minimises each coordinate exactly and takes no step-size rule: leave it at %s, got %q", DefaultStepsize, a.Stepsize)
 	}
 	if a.L != "auto" {
 		l, err := strconv.ParseFloat(a.L, 64)

@@ -98,6 +98,8 @@ func TestAlgoNormalizeRejects(t *testing.T) {
 		{"L text", spec.Algo{Algo: "afw", L: "big"}, "L", []string{"positive number", `"big"`}},
 		{"L NaN", spec.Algo{Algo: "afw", L: "NaN"}, "L", []string{"positive number"}},
 		{"L Inf", spec.Algo{Algo: "afw", L: "+Inf"}, "L", []string{"positive number"}},
+		{"cd L", spec.Algo{Algo: "cd", L: "2"}, "L", []string{"cd needs no Lipschitz constant", `"2"`}},
+		{"cd stepsize", spec.Algo{Algo: "cd", Stepsize: "backtrack"}, "stepsize", []string{"cd minimises each coordinate exactly", `"backtrack"`}},
 		{"L overflow", spec.Algo{Algo: "afw", L: "1e400"}, "L", []string{"positive number"}},
 		{"schedule unknown", spec.Algo{Algo: "ssfw-as", Schedule: "linear"}, "schedule", []string{"must be paper, constant, geometric or full", `"linear"`}},
 		{"schedule on deterministic", spec.Algo{Algo: "afw", Schedule: "paper"}, "schedule", []string{"afw uses full gradients", "only ssfw-as, bc-ssfw-as and bcfw-as"}},
@@ -352,4 +354,21 @@ func FuzzRunNormalize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The baselines that are not methods of the paper are known algorithms,
+// and cd is one of them.
+func TestNotInPaper(t *testing.T) {
+	if spec.NotInPaper["cd"] == "" {
+		t.Error("cd is not marked as a baseline outside the paper")
+	}
+	for a := range spec.NotInPaper {
+		found := false
+		for _, n := range spec.AlgoNames {
+			found = found || n == a
+		}
+		if !found {
+			t.Errorf("NotInPaper names %q, which is not one of AlgoNames", a)
+		}
+	}
 }

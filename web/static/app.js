@@ -42,6 +42,8 @@ Object.assign(fwlab, {
   checkParam: rules.checkParam,
   checkAlgo: rules.checkAlgo,
   uses: rules.uses,
+  specRule: rules.specRule,
+  algoText: rules.algoText,
   describeStep: teachmath.describeStep,
   gammaMax: teachmath.gammaMax,
   vertexAt: teachmath.vertexAt,

@@ -68,7 +68,10 @@ type Catalogue struct {
 	Presets    []Preset `json:"presets"`
 	Algorithms []string `json:"algorithms"`
 	Stochastic []string `json:"stochastic"`
-	Defaults   Defaults `json:"defaults"`
+	// NotInPaper names the baselines that are not methods of the paper,
+	// with what each is (spec.NotInPaper).
+	NotInPaper map[string]string `json:"not_in_paper,omitempty"`
+	Defaults   Defaults          `json:"defaults"`
 }
 
 // Defaults are the run-level and algorithm defaults of the spec package.

@@ -381,3 +381,17 @@ var (
 	_ solver.Evaluator        = (*Problem)(nil)
 	_ solver.ProxProblem      = (*Problem)(nil)
 )
+
+// Coords describes the dual to coordinate descent (solver.CoordProblem):
+// S(α) = ½‖Aα‖² − 1ᵀα over the columns y_i z_i of A, R the indicator of
+// the box [0, C]; a coordinate step is the dual coordinate descent of Hsieh
+// et al. (liblinear).
+func (pr *Problem) Coords() solver.Coords {
+	lin := make([]float64, pr.l)
+	for i := range lin {
+		lin[i] = -1
+	}
+	return solver.Coords{N: pr.d, P: pr.l, Cols: pr.ac, W: 1, Linear: lin, Lo: 0, Hi: pr.c}
+}
+
+var _ solver.CoordProblem = (*Problem)(nil)

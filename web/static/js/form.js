@@ -3,7 +3,7 @@
 // instance preview, uploads and submission.
 
 import { $, $$, el, api, postRaw, fwlab } from './util.js';
-import { checkParam, checkAlgo, isInt, num, uses } from './rules.js';
+import { checkParam, checkAlgo, isInt, num, uses, specRule, algoText } from './rules.js';
 import { scheduleSize, previewSeries, niceTicks } from './schedule.js';
 import { fmtNum, plural } from './format.js';
 import * as lab from './lab.js';
@@ -218,7 +218,7 @@ export function initStart() {
     for (const k of ['workers', 'caratheodory', 'mu', 'eps', 'no_average', 'slack']) if (a && a[k]) keep[k] = a[k];
     row.dataset.keep = JSON.stringify(keep);
     const algoSel = $('[data-key=algo]', row);
-    for (const name of p.algorithms) algoSel.append(el('option', { value: name, text: name }));
+    for (const name of p.algorithms) algoSel.append(el('option', { value: name, text: algoText(name, cat) }));
     a = a || {};
     algoSel.value = a.algo && p.algorithms.includes(a.algo) ? a.algo : p.algorithms[0];
     const set = (k, v) => {
@@ -291,7 +291,7 @@ export function initStart() {
   }
 
   function specAlgo(a) {
-    const o = Object.assign({ algo: a.algo, stepsize: a.stepsize, L: a.L, schedule: a.schedule }, a.keep || {});
+    const o = Object.assign({ algo: a.algo, ...specRule(a), schedule: a.schedule }, a.keep || {});
     if (stoch.has(a.algo)) {
       if (a.schedule === 'paper') Object.assign(o, { rho: a.rho, alpha: a.alpha });
       if (a.schedule === 'constant' || a.schedule === 'geometric') o.m0 = a.m0;

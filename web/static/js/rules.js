@@ -37,9 +37,26 @@ export function checkParam(p, raw) {
 
 // Algorithms whose step is not chosen by a step-size rule and that take no
 // L: spg (1/L of its smoothed problem, from the data and μ) and the
-// structural SVM solvers (exact line search, or 1/k for ssg). fista and pgd
-// do take both: their step is 1/L, or backtracking on L.
-const OWN_STEP = new Set(['spg', 'bcfw-as', 'ssg']);
+// structural SVM solvers (exact line search, or 1/k for ssg), and cd (each
+// coordinate minimised exactly). fista and pgd do take both: their step is
+// 1/L, or backtracking on L.
+const OWN_STEP = new Set(['spg', 'bcfw-as', 'ssg', 'cd']);
+
+// NO_RULE are the algorithms whose spec must not name a step-size rule or
+// an L at all (the server rejects any but the defaults): the form leaves
+// them out of the spec when their controls are hidden.
+const NO_RULE = new Set(['cd']);
+
+// specRule returns the stepsize and L fields a spec gives an algorithm row.
+export function specRule(a) {
+  return NO_RULE.has(a.algo) ? {} : { stepsize: a.stepsize, L: a.L };
+}
+
+// algoText is an algorithm's name as the form's menu shows it: a baseline
+// that is not a method of the paper says so (the catalogue's not_in_paper).
+export function algoText(name, cat) {
+  return cat && cat.not_in_paper && cat.not_in_paper[name] ? `${name} (baseline, not in the paper)` : name;
+}
 
 // uses says which controls of an algorithm row apply to an algorithm:
 // {stepsize, L, schedule, r}.
