@@ -413,13 +413,21 @@ func set(root map[string]any, steps []step, v any, path string) error {
 type Outcome struct {
 	Objective, Gap            float64 // at the last evaluated record; NaN if none
 	PassesToGap, SecondsToGap float64 // at the first record with gap ≤ the target; +Inf if never
+	// PassesAtEnd, SecondsAtEnd are where the trace ended (its last
+	// record): a trace that never reached the gap is censored there, it
+	// would have needed more; NaN for a trace with no record.
+	PassesAtEnd, SecondsAtEnd float64
 }
+
+// Reached says whether the trace reached the gap target.
+func (o Outcome) Reached() bool { return !math.IsInf(o.PassesToGap, 1) }
 
 // TraceOutcome walks a trace's records (each calls fn on every record in
 // order until it returns false) and returns its outcome for the gap target.
 func TraceOutcome(each func(fn func(r *solver.Record) bool), gapTarget float64) Outcome {
-	o := Outcome{Objective: math.NaN(), Gap: math.NaN(), PassesToGap: math.Inf(1), SecondsToGap: math.Inf(1)}
+	o := Outcome{Objective: math.NaN(), Gap: math.NaN(), PassesToGap: math.Inf(1), SecondsToGap: math.Inf(1), PassesAtEnd: math.NaN(), SecondsAtEnd: math.NaN()}
 	each(func(r *solver.Record) bool {
+		o.PassesAtEnd, o.SecondsAtEnd = r.Passes, r.Time
 		if r.Objective != nil {
 			o.Objective = *r.Objective
 		}
@@ -435,13 +443,17 @@ func TraceOutcome(each func(fn func(r *solver.Record) bool), gapTarget float64) 
 }
 
 // Summary is a cell's outcome: medians over replications; nil where no
-// median exists (never evaluated, or the gap reached by fewer than half the
-// replications).
+// median exists (never evaluated, or the gap not reached by the middle
+// replication, both middle ones for an even count: 2 of 3, 4 of 6); and how
+// many of the replications reached the gap.
 type Summary struct {
 	FinalObjective *float64 `json:"final_objective"`
 	FinalGap       *float64 `json:"final_gap"`
 	PassesToGap    *float64 `json:"passes_to_gap"`
 	SecondsToGap   *float64 `json:"seconds_to_gap"`
+	// Reached of Replications traces reached the gap target.
+	Reached      int `json:"reached"`
+	Replications int `json:"replications"`
 }
 
 // Summarize returns the medians of the outcomes. A trace that never reached
@@ -461,7 +473,14 @@ func Summarize(os []Outcome) Summary {
 		}
 		return &m
 	}
+	reached := 0
+	for _, o := range os {
+		if o.Reached() {
+			reached++
+		}
+	}
 	return Summary{
+		Reached: reached, Replications: len(os),
 		FinalObjective: pick(func(o Outcome) float64 { return o.Objective }),
 		FinalGap:       pick(func(o Outcome) float64 { return o.Gap }),
 		PassesToGap:    pick(func(o Outcome) float64 { return o.PassesToGap }),

@@ -82,12 +82,34 @@ export function parallelLines(axes, cells, outcomeOf, log) {
   return { scales, oscale, lines };
 }
 
+// reachedMedian is the median of n replications' times to the gap of
+// which ys reached it (the others never did: +∞): null unless the middle
+// replication reached it (both middle ones for an even n: 2 of 3, 4 of 6),
+// the rule the server's summaries follow (sweep.Summarize).
+export function reachedMedian(ys, n) {
+  if (!n || ys.length * 2 < n) return null;
+  const v = ys.filter((y) => Number.isFinite(y)).sort((a, b) => a - b);
+  while (v.length < n) v.push(Infinity);
+  const m = Math.floor(n / 2);
+  const med = n % 2 === 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+  return Number.isFinite(med) ? med : null;
+}
+
 // sliceData gathers, for one axis, every replication's outcome at each of
-// the axis' values (all other axes free) and their median.
+// the axis' values (all other axes free) and their median. For a time to
+// the gap, a replication that never reached it is censored (kept in
+// censored, at where it ended when known) and counts against the median:
+// {v, ys, censored, n, reached, median}.
 export function sliceData(axis, rows, key) {
+  const toGap = key.endsWith('_to_gap');
   return axis.values.map((v) => {
-    const ys = rows.filter((r) => sameValue((r.values || {})[axis.param], v)).map((r) => r[key]).filter((y) => y != null && Number.isFinite(y));
-    return { v, ys, median: median(ys) };
+    // (a row with replication null is a cell that made no trace)
+    const at = rows.filter((r) => sameValue((r.values || {})[axis.param], v) && r.replication !== null);
+    const ys = at.map((r) => r[key]).filter((y) => y != null && Number.isFinite(y));
+    if (!toGap) return { v, ys, censored: [], n: ys.length, reached: ys.length, median: median(ys) };
+    const censored = at.filter((r) => r.reached === false).map((r) => (key === 'passes_to_gap' && r.passes_at_end != null ? r.passes_at_end : null));
+    const n = ys.length + censored.length;
+    return { v, ys, censored, n, reached: ys.length, median: reachedMedian(ys, n) };
   });
 }
 
@@ -133,14 +155,16 @@ export function parallelPlot({ axes, labels, cells, outcomeOf, log, title, width
 }
 
 // slicePlot draws the outcome against one axis: a dot per replication
-// (spread sideways a little), the line through the medians.
+// (spread sideways a little), an open triangle per replication that never
+// reached the gap (censored), "k of n" reached under each value, the line
+// through the medians where there is one.
 export function slicePlot({ axis, label, rows, key, log, title, width }) {
   const data = sliceData(axis, rows, key);
   const sc = axisScale(axis.values);
-  const all = data.flatMap((d) => d.ys);
+  const all = data.flatMap((d) => d.ys.concat(d.censored.filter((y) => y != null)));
   const osc = outcomeScale(all, log);
   const W = Math.max(260, Math.min(520, width || 400)), H = 240;
-  const L = 64, R = 16, T = 24, B = 46;
+  const L = 64, R = 16, T = 24, B = 58;
   const xAt = (t) => L + 14 + t * (W - L - R - 28);
   const yAt = (t) => T + (1 - t) * (H - T - B);
   const root = svg('svg', { class: 'sweep-slice', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${title} against ${label}`, 'data-param': axis.param });
@@ -152,11 +176,24 @@ export function slicePlot({ axis, label, rows, key, log, title, width }) {
     root.append(svg('text', { x: L - 4, y: H - B, 'text-anchor': 'end', 'font-size': 10 }, fmtCell(osc.range.lo, 3)));
   }
   for (const tk of sc.ticks) root.append(svg('text', { x: xAt(tk.t), y: H - B + 16, 'text-anchor': 'middle', 'font-size': 11 }, tk.label));
-  let dots = 0;
+  let dots = 0, censored = 0;
   const med = [];
+  const toGap = key.endsWith('_to_gap');
   data.forEach((d) => {
     const t = sc.pos(d.v);
+    if (t != null && toGap) {
+      root.append(svg('text', { x: xAt(t), y: H - B + 29, 'text-anchor': 'middle', 'font-size': 10, fill: d.reached < d.n ? '#a33' : '#555', class: 'slice-reached', 'data-reached': d.reached, 'data-n': d.n }, `${d.reached} of ${d.n}`));
+    }
     if (t == null || !osc) return;
+    // never reached: an open triangle pointing up at where the run ended
+    // (it would have needed more), or at the top edge when that is unknown
+    d.censored.forEach((y, j) => {
+      const p = y != null ? osc.pos(y) : 1;
+      const cx = xAt(t) + (d.censored.length > 1 ? (j / (d.censored.length - 1) - 0.5) * 10 : 0);
+      const cy = yAt(p == null ? 1 : p);
+      root.append(svg('path', { d: `M${(cx - 4).toFixed(1)},${(cy + 3).toFixed(1)} L${cx.toFixed(1)},${(cy - 4).toFixed(1)} L${(cx + 4).toFixed(1)},${(cy + 3).toFixed(1)} Z`, fill: 'none', stroke: '#a33', 'stroke-width': 1.5, class: 'slice-censored' }, svg('title', {}, `${label} = ${valueText(d.v)}: not reached` + (y != null ? ` (censored where its run ended, ${fmtCell(y, 4)})` : ''))));
+      censored++;
+    });
     d.ys.forEach((y, j) => {
       const p = osc.pos(y);
       if (p == null) return;
@@ -170,5 +207,5 @@ export function slicePlot({ axis, label, rows, key, log, title, width }) {
   if (med.length > 1) root.append(svg('polyline', { points: med.map((p) => p.map((x) => x.toFixed(1)).join(',')).join(' '), fill: 'none', stroke: '#D55E00', 'stroke-width': 2, class: 'slice-median' }));
   for (const p of med) root.append(svg('rect', { x: p[0] - 4, y: p[1] - 4, width: 8, height: 8, fill: '#D55E00', class: 'slice-median-pt' }));
   if (!osc) root.append(svg('text', { x: L + 10, y: T + 20, 'font-size': 12, fill: '#666' }, 'no values yet'));
-  return { node: root, dots, medians: med.length };
+  return { node: root, dots, censored, medians: med.length, data: data.map((d) => ({ v: d.v, reached: d.reached, n: d.n, median: d.median })) };
 }
