@@ -274,6 +274,31 @@ func TestSweepCensoredReplicationsAgree(t *testing.T) {
 		t.Errorf("nearly equal values %v–%v spread over a colour range %v–%v, under 10 %% of them", lo, hi, sc.Lo, sc.Hi)
 	}
 	t.Logf("final objectives %v: colour range %v–%v, %q", sc.Values, sc.Lo, sc.Hi, sc.Note)
+	// Brushing the parallel coordinates: a drag over the top half of ρ's
+	// axis keeps the cells of ρ = 0.5 (its top), a click clears it.
+	choose(t, ctx, "#outcome", "final_gap")
+	waitFor(t, ctx, "the final gaps", `fwlab.sweep.outcome === 'final_gap' && fwlab.sweep.parallel.lines === 4 && fwlab.sweep.parallel.kept === 4`, `JSON.stringify(fwlab.sweep.parallel)`, 10*time.Second)
+	dragParallel(t, ctx, 1, 1.01, 0.6) // from just over the top (the brush clamps to 1)
+	waitFor(t, ctx, "the brushed lines", `fwlab.sweep.parallel.kept === 2 && document.querySelectorAll('#sweep-parallel-svg polyline.pc-dim').length === 2 && !!document.querySelector('#sweep-parallel-svg rect.pc-brush')`,
+		`JSON.stringify(fwlab.sweep.parallel) + ' ' + document.querySelectorAll('#sweep-parallel-svg polyline.pc-dim').length`, 10*time.Second)
+	kept := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#sweep-parallel-svg polyline.pc-line:not(.pc-dim) title')).map(e => e.textContent)`)
+	for _, k := range kept {
+		if !strings.Contains(k, "ρ of ssfw-as = 0.5") {
+			t.Errorf("a line kept by the brush over ρ = 0.5: %q", k)
+		}
+	}
+	// brushing the outcome's axis too: both brushes hold
+	dragParallel(t, ctx, 2, 1.01, -0.01)
+	waitFor(t, ctx, "two brushes", `fwlab.sweep.parallel.kept === 2 && document.querySelectorAll('#sweep-parallel-svg rect.pc-brush').length === 2`, `JSON.stringify(fwlab.sweep.parallel)`, 10*time.Second)
+	dragParallel(t, ctx, 1, 0.5, 0.5)
+	waitFor(t, ctx, "ρ's brush cleared", `fwlab.sweep.parallel.kept === 4 && document.querySelectorAll('#sweep-parallel-svg rect.pc-brush').length === 1`, `JSON.stringify(fwlab.sweep.parallel)`, 10*time.Second)
+	// the importance of the axes, named by its method
+	imp := eval[string](t, ctx, `document.querySelector('#sweep-importance').textContent`)
+	for _, want := range []string{"Parameter importance", "main-effect variance share", "ρ of ssfw-as", "L of ssfw-as", "%"} {
+		if !strings.Contains(imp, want) {
+			t.Errorf("the importance lacks %q: %q", want, imp)
+		}
+	}
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
 	}

@@ -12,7 +12,7 @@ import { $, el, api, fwlab } from './util.js';
 import { fmtCell } from './format.js';
 import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf } from './lab.js';
 import { initSweepVerify } from './verify.js';
-import { valueText, parallelPlot, slicePlot } from './sweepplots.js';
+import { valueText, parallelPlot, slicePlot, importancePlot } from './sweepplots.js';
 
 const fmtNum = valueText;
 
@@ -177,9 +177,17 @@ export function initSweep() {
     const cells = (sw.cells || []).filter((c) => c.summary || !LIVE.has(c.status));
     const outcomeOf = (c) => G.grid.flat().find((s) => s.cell === c)?.value ?? null;
     const width = ($('#sweep-parallel').clientWidth || 800) - 10;
-    const pc = parallelPlot({ axes, labels, cells, outcomeOf, log, title: info.title, width, link: (c) => (linkable(c) ? '/runs/' + encodeURIComponent(c.run) : null) });
-    $('#sweep-parallel').replaceChildren(pc.node);
-    fwlab.sweep.parallel = { lines: pc.lines, axes: pc.axes };
+    // the brushes stay while the outcome and algorithm do
+    const bkey = S.outcome + '|' + S.algo + '|' + log;
+    if (S.brushKey !== bkey) {
+      S.brushes = {};
+      S.brushKey = bkey;
+    }
+    const pc = parallelPlot({ axes, labels, cells, outcomeOf, log, title: info.title, width, link: (c) => (linkable(c) ? '/runs/' + encodeURIComponent(c.run) : null), brushes: S.brushes, onBrush: (kept) => fwlab.sweep.parallel && (fwlab.sweep.parallel.kept = kept) });
+    const imp = importancePlot({ axes, labels, cells, outcomeOf, log, title: info.title });
+    $('#sweep-parallel').replaceChildren(pc.node, imp.node);
+    fwlab.sweep.parallel = { lines: pc.lines, axes: pc.axes, kept: pc.kept };
+    fwlab.sweep.importance = imp.importance;
     const rows = S.rows.filter((r) => r.algorithm === S.algo);
     const sw0 = ($('#sweep-slices').clientWidth || 800) / Math.min(axes.length, 2) - 16;
     const slices = axes.map((a, i) => slicePlot({ axis: a, label: labels[i], rows, key: S.outcome, log, title: info.title, width: sw0 }));

@@ -113,10 +113,98 @@ export function sliceData(axis, rows, key) {
   });
 }
 
+// importance is each axis' share of the outcome's variance over the cells
+// (the main effect, η² of a one-way analysis of variance: the variance of
+// the outcome's means per axis value over the total variance), on log10
+// of the outcome when log. Cells without a value are left out (counted in
+// left). An axis that does not matter has a share near 0; with no spread
+// at all every share is null. {method, n, left, shares: [{param, share}]}.
+export function importance(axes, cells, outcomeOf, log) {
+  const pts = [];
+  let left = 0;
+  for (const c of cells) {
+    const v = outcomeOf(c);
+    const vals = c.values || {};
+    if (v == null || !Number.isFinite(v) || (log && !(v > 0)) || axes.some((a) => !(a.param in vals))) {
+      left++;
+      continue;
+    }
+    pts.push({ vals, y: log ? Math.log10(v) : v });
+  }
+  const n = pts.length;
+  const mean = n ? pts.reduce((s, p) => s + p.y, 0) / n : 0;
+  const total = pts.reduce((s, p) => s + (p.y - mean) ** 2, 0);
+  const shares = axes.map((a) => {
+    if (n < 2 || !(total > 1e-300 * n)) return { param: a.param, share: null };
+    const groups = new Map();
+    for (const p of pts) {
+      const k = JSON.stringify(p.vals[a.param]);
+      const g = groups.get(k) || { s: 0, n: 0 };
+      g.s += p.y;
+      g.n++;
+      groups.set(k, g);
+    }
+    let between = 0;
+    for (const g of groups.values()) between += g.n * (g.s / g.n - mean) ** 2;
+    return { param: a.param, share: Math.min(1, Math.max(0, between / total)) };
+  });
+  return { method: 'main-effect variance share (η², one-way ANOVA per axis)', n, left, shares };
+}
+
+// importancePlot lists the axes with a bar for each one's share.
+export function importancePlot({ axes, labels, cells, outcomeOf, log, title }) {
+  const imp = importance(axes, cells, outcomeOf, log);
+  const root = document.createElement('div');
+  root.className = 'sweep-importance';
+  root.id = 'sweep-importance';
+  const head = document.createElement('p');
+  head.className = 'small';
+  head.textContent = `Parameter importance for ${title}${log ? ' (log)' : ''}: ${imp.method}, over ${imp.n} cell${imp.n === 1 ? '' : 's'}` + (imp.left ? ` (${imp.left} without a value left out)` : '') + '.';
+  root.append(head);
+  imp.shares.forEach((s, k) => {
+    const row = document.createElement('div');
+    row.className = 'imp-row';
+    row.dataset.param = s.param;
+    row.dataset.share = s.share == null ? '' : String(s.share);
+    const name = document.createElement('span');
+    name.className = 'imp-name';
+    name.textContent = labels[k] || s.param;
+    const bar = document.createElement('span');
+    bar.className = 'imp-bar';
+    bar.style.display = 'inline-block';
+    bar.style.height = '10px';
+    bar.style.background = '#0072B2';
+    bar.style.width = `${Math.round(200 * (s.share || 0))}px`;
+    const val = document.createElement('span');
+    val.className = 'imp-val mono small';
+    val.textContent = s.share == null ? ' no spread to explain' : ` ${fmtCell(100 * s.share, 2)} %`;
+    row.append(name, ' ', bar, val);
+    root.append(row);
+  });
+  return { node: root, importance: imp };
+}
+
+// brushed says which lines every brush keeps: a brush is a range [lo, hi]
+// of an axis' position (0 … 1; the outcome's axis is the last); a line
+// without a position on a brushed axis is not kept.
+export function brushed(lines, brushes) {
+  return lines.map((l) =>
+    Object.entries(brushes || {}).every(([k, b]) => {
+      const t = Number(k) < l.t.length ? l.t[Number(k)] : l.out;
+      return t != null && t >= b[0] - 1e-9 && t <= b[1] + 1e-9;
+    })
+  );
+}
+
 // parallelPlot draws the parallel coordinates; labels name the axes in
-// words; link(cell) gives a cell's run URL (or null).
-export function parallelPlot({ axes, labels, cells, outcomeOf, log, title, width, link }) {
+// words; link(cell) gives a cell's run URL (or null). Dragging along an
+// axis brushes it: only the lines inside every brush stay strong; a click
+// on an axis without a drag clears its brush. brushes (an object of axis
+// index → [lo, hi]) keeps the brushes across redraws; onBrush is told the
+// lines kept.
+export function parallelPlot({ axes, labels, cells, outcomeOf, log, title, width, link, brushes, onBrush }) {
   const { scales, oscale, lines } = parallelLines(axes, cells, outcomeOf, log);
+  brushes = brushes || {};
   const W = Math.max(360, Math.min(1100, width || 800)), H = 320;
   const n = axes.length + 1;
   // room for the first and last axes' titles (about 7 px a character)
@@ -151,7 +239,58 @@ export function parallelPlot({ axes, labels, cells, outcomeOf, log, title, width
   const oticks = oscale ? [{ t: 0, label: fmtCell(oscale.range.lo, 3) }, { t: 1, label: fmtCell(oscale.range.hi, 3) }] : [];
   axisLine(n - 1, title + (log ? ' (log)' : ''), oticks);
   root.append(svg('text', { x: xAt(n - 1) + 8, y: H - B + 18, 'font-size': 10, fill: '#666' }, 'none'));
-  return { node: root, lines: lines.length, axes: n };
+  // brushing
+  const polys = Array.from(root.querySelectorAll('polyline.pc-line'));
+  const marks = [];
+  const apply = () => {
+    const keep = brushed(lines, brushes);
+    keep.forEach((k, i) => {
+      polys[i].classList.toggle('pc-dim', !k);
+      polys[i].setAttribute('stroke-opacity', k ? 0.85 : 0.08);
+    });
+    for (const m of marks) m.remove();
+    marks.length = 0;
+    for (const [k, b] of Object.entries(brushes)) {
+      const x = xAt(Number(k));
+      const r = svg('rect', { x: x - 7, y: yAt(b[1]), width: 14, height: Math.max(2, yAt(b[0]) - yAt(b[1])), fill: '#0072B2', 'fill-opacity': 0.18, stroke: '#0072B2', class: 'pc-brush', 'data-axis': k, 'pointer-events': 'none' });
+      root.append(r);
+      marks.push(r);
+    }
+    const kept = keep.filter(Boolean).length;
+    root.dataset.kept = String(kept);
+    if (onBrush) onBrush(kept, keep);
+  };
+  const tAt = (ev) => {
+    const box = root.getBoundingClientRect();
+    const y = ((ev.clientY - box.top) * H) / (box.height || H);
+    return Math.min(1, Math.max(0, 1 - (y - T) / (H - T - B)));
+  };
+  for (let k = 0; k < n; k++) {
+    const area = svg('rect', { x: xAt(k) - 12, y: T - 4, width: 24, height: H - T - B + 8, fill: 'transparent', class: 'pc-brush-area', 'data-axis': k, style: 'cursor: ns-resize' }, svg('title', {}, 'drag along the axis to keep only the lines in a range; click to clear'));
+    let from = null, moved = false;
+    area.addEventListener('pointerdown', (ev) => {
+      from = tAt(ev);
+      moved = false;
+      area.setPointerCapture && area.setPointerCapture(ev.pointerId);
+      ev.preventDefault();
+    });
+    area.addEventListener('pointermove', (ev) => {
+      if (from == null) return;
+      const to = tAt(ev);
+      if (Math.abs(to - from) < 0.01) return;
+      moved = true;
+      brushes[k] = [Math.min(from, to), Math.max(from, to)];
+      apply();
+    });
+    area.addEventListener('pointerup', () => {
+      if (from != null && !moved) delete brushes[k];
+      from = null;
+      apply();
+    });
+    root.append(area);
+  }
+  apply();
+  return { node: root, lines: lines.length, axes: n, kept: brushed(lines, brushes).filter(Boolean).length };
 }
 
 // slicePlot draws the outcome against one axis: a dot per replication
