@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +92,68 @@ func dragParallel(t *testing.T, ctx context.Context, k int, t0, t1 float64) {
 	}
 	acts = append(acts, chromedp.MouseEvent(chromedp.MouseReleased, box[0], y(t1), chromedp.ButtonLeft))
 	step(t, ctx, fmt.Sprintf("drag axis %d from %v to %v", k, t0, t1), 10*time.Second, acts...)
+}
+
+// A Latin-hypercube study over two ranges, posted to the real server: its
+// cells are the drawn points (not a grid), and the page shows every point
+// in the parallel coordinates and the slices, with the importance of the
+// axes, without a console error.
+func TestSampledStudyPage(t *testing.T) {
+	url, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
+	doc := `{"name":"lhs","base":{"problem":"lasso","params":{"n":"40","p":"20"},"algorithms":[{"algo":"ssfw-as"}],"iters":60,"gap":0.001},
+	 "sample":{"kind":"lhs","n":6,"seed":3},
+	 "axes":[{"param":"algorithms[0].rho","range":{"min":0.05,"max":0.5,"log":true}},{"param":"algorithms[0].alpha","range":{"min":0.2,"max":0.9}}]}`
+	req, _ := http.NewRequest("POST", url+"/api/sweeps", strings.NewReader(doc))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ ID string }
+	_ = json.NewDecoder(res.Body).Decode(&created)
+	res.Body.Close()
+	if res.StatusCode != 201 || created.ID == "" {
+		t.Fatalf("POST sweep: %d", res.StatusCode)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var sw struct {
+		Status string
+		Axes   []struct {
+			Param  string
+			Values []float64
+		}
+		Cells []struct{ Values map[string]float64 }
+	}
+	for {
+		_ = json.Unmarshal(httpGet(t, url+"/api/sweeps/"+created.ID), &sw)
+		if sw.Status == "done" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweep did not finish: %q", sw.Status)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(sw.Cells) != 6 || len(sw.Axes) != 2 || len(sw.Axes[0].Values) != 6 {
+		t.Fatalf("%d cells, axes %+v: want the 6 points drawn", len(sw.Cells), sw.Axes)
+	}
+	for i, c := range sw.Cells {
+		if c.Values["algorithms[0].rho"] != sw.Axes[0].Values[i] || c.Values["algorithms[0].alpha"] != sw.Axes[1].Values[i] {
+			t.Errorf("cell %d: %v, want value %d of each axis", i, c.Values, i)
+		}
+	}
+	ctx := newBrowser(t)
+	errs := watchConsole(t, ctx)
+	step(t, ctx, "open the sweep", 20*time.Second, chromedp.Navigate(url+"/sweeps/"+created.ID))
+	waitFor(t, ctx, "the sampled study", `window.fwlab && fwlab.sweep && fwlab.sweep.status === 'done' && fwlab.sweep.kind === 'sampled' && fwlab.sweep.parallel && fwlab.sweep.parallel.lines === 6 && fwlab.sweep.slices.length === 2 && fwlab.sweep.slices.every(s => s.dots + s.censored === 6)`,
+		`JSON.stringify(fwlab.sweep)`, 15*time.Second)
+	txt := eval[string](t, ctx, `document.querySelector('#sweep-sampled').textContent + ' | ' + document.querySelector('#sweep-importance').textContent`)
+	for _, want := range []string{"6 points", "(log)", "main-effect variance share"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("the page lacks %q: %q", want, txt)
+		}
+	}
+	for _, e := range errs.take() {
+		t.Errorf("console: %s", e)
+	}
 }

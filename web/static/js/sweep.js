@@ -10,7 +10,7 @@
 
 import { $, el, api, fwlab } from './util.js';
 import { fmtCell } from './format.js';
-import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf } from './lab.js';
+import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf, cellOutcome } from './lab.js';
 import { initSweepVerify } from './verify.js';
 import { valueText, parallelPlot, slicePlot, importancePlot } from './sweepplots.js';
 
@@ -146,7 +146,12 @@ export function initSweep() {
     const log = S.log && info.log !== null;
     const range = honestRange(gridRange(G.grid, log), log);
     const box = $('#sweep-plot');
-    if (G.axes.length === 2) {
+    if ((sw.axes || []).some((a) => a.range)) {
+      // a sampled study: its cells are points, not a grid
+      const n = (sw.cells || []).length;
+      box.replaceChildren(el('p', { class: 'muted', id: 'sweep-sampled', text: `A sampled study: ${n} points drawn over the axes' ranges (${(sw.axes || []).map((a, i) => `${labelOf(a, i)} ${fmtNum(a.range.min)} … ${fmtNum(a.range.max)}${a.range.log ? ' (log)' : ''}`).join(', ')}). The parallel coordinates and the slices below show every point.` }));
+      fwlab.sweep.kind = 'sampled';
+    } else if (G.axes.length === 2) {
       box.replaceChildren(heatMap(G, range, log, info));
       fwlab.sweep.kind = 'heatmap';
     } else {
@@ -161,7 +166,7 @@ export function initSweep() {
     fwlab.sweep.drawn++;
     fwlab.sweep.cells = cells.map((c) => {
       const s = summaryOf(c);
-      return { run: c.run, status: c.status, values: c.values, value: c.run ? G.grid.flat().find((x) => x.cell === c)?.value ?? null : null, reached: s ? s.reached : null, replications: s ? s.replications : null };
+      return { run: c.run, status: c.status, values: c.values, value: c.run ? cellOutcome(c, S.outcome, S.algo) : null, reached: s ? s.reached : null, replications: s ? s.replications : null };
     });
     fwlab.sweep.range = range;
     fwlab.sweep.gap = sw.gap_target;
@@ -172,10 +177,12 @@ export function initSweep() {
   // studyPlots: the parallel coordinates of the axes against the outcome
   // (a line per cell) and a slice per axis (a dot per replication).
   function studyPlots(sw, G, info, log) {
-    const axes = G.axes;
+    // a sampled study shows every axis (its cells are points, not a grid)
+    const sampled = (sw.axes || []).some((a) => a.range);
+    const axes = sampled ? sw.axes : G.axes;
     const labels = axes.map((a, i) => labelOf(a, i));
     const cells = (sw.cells || []).filter((c) => c.summary || !LIVE.has(c.status));
-    const outcomeOf = (c) => G.grid.flat().find((s) => s.cell === c)?.value ?? null;
+    const outcomeOf = (c) => (sampled ? cellOutcome(c, S.outcome, S.algo) : G.grid.flat().find((s) => s.cell === c)?.value ?? null);
     const width = ($('#sweep-parallel').clientWidth || 800) - 10;
     // the brushes stay while the outcome and algorithm do
     const bkey = S.outcome + '|' + S.algo + '|' + log;
@@ -310,7 +317,7 @@ export function initSweep() {
   }
 
   function table(sw, G) {
-    const axes = G.axes;
+    const axes = (sw.axes || []).some((a) => a.range) ? sw.axes : G.axes;
     const cols = ['final_objective', 'final_gap', 'passes_to_gap', 'seconds_to_gap'];
     $('#sweep-cells thead').replaceChildren(el('tr', {}, ...axes.map((a, i) => el('th', { title: a.param, text: labelOf(a, i) })), el('th', { text: 'run' }), el('th', { text: 'status' }), ...cols.map((c) => el('th', { text: OUTCOMES[c].title }))));
     $('#sweep-cells tbody').replaceChildren(
