@@ -312,9 +312,11 @@ func paperFigure2(d *ssvm.Figure2Data) *figures.Figure {
 
 // drawRun draws a run's figure (figures.FromRun: median and min–max band
 // over the replications of every algorithm, F − F* when the instance knows
-// F*) with a heat map of every matrix among the instance's panels, and
-// writes it to path.
-func drawRun(path, format, size string, run *spec.Run, info scenarios.Info, traces []traceOut) error {
+// F*, else F − the best F reached) with a heat map of every matrix among
+// the instance's panels and of each algorithm's final estimate (its first
+// replication's, for GFLASSO's B), and writes it to path.
+func drawRun(path, format, size string, run *spec.Run, inst scenarios.Instance, traces []traceOut) error {
+	info := inst.Info()
 	var algos []figures.RunTraces
 	idx := map[string]int{}
 	for _, t := range traces {
@@ -340,7 +342,20 @@ func drawRun(path, format, size string, run *spec.Run, info scenarios.Info, trac
 	}
 	sz, err := figures.SizeNamed(size)
 	if err == nil {
-		err = figures.FromRun(title, algos, fstar, figures.HeatPanels(info.Panels)...).RenderSize(f, format, sz)
+		extra := figures.HeatPanels(info.Panels)
+		if rp, ok := inst.(scenarios.ResultPanels); ok {
+			seen := map[string]bool{}
+			for _, t := range traces {
+				if seen[t.Algo] || len(t.X) == 0 {
+					continue
+				}
+				seen[t.Algo] = true
+				if p, perr := rp.ResultPanels(t.X); perr == nil {
+					extra = append(extra, figures.EstimatePanels(t.Algo, p)...)
+				}
+			}
+		}
+		err = figures.FromRun(title, algos, fstar, extra...).RenderSize(f, format, sz)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -81,7 +81,7 @@ func TestSolvePaperFig1WritesSVG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	texts := svgTexts(t, b)
+	texts := strings.ReplaceAll(svgTexts(t, b), "\n", " ") // titles wrap
 	for _, want := range []string{"bc-ssfw-as", "spg", "(a) true B", "(b) B by SPG", "(c) B by bc-ssfw-as", "(d) truncated correlation of Y",
 		"(e) objective", "relative error", "effective passes", "paper Figure 1"} {
 		if !strings.Contains(texts, want) {
@@ -298,7 +298,12 @@ func TestSolveRunFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if texts := svgTexts(t, b); !strings.Contains(texts, "B_true") || !strings.Contains(texts, "objective F") {
-		t.Errorf("the GFLASSO figure lacks B_true or the objective: %.300s", texts)
+	// GFLASSO's true B and each algorithm's estimate are heat maps; its
+	// F* is unknown: the objective panels draw F − the best F reached.
+	texts = strings.ReplaceAll(svgTexts(t, b), "\n", " ")
+	for _, want := range []string{"true B", "B by bc-ssfw-as", "correlation graph", "F − best F seen"} {
+		if !strings.Contains(texts, want) {
+			t.Errorf("the GFLASSO figure lacks %q: %.300s", want, texts)
+		}
 	}
 }

@@ -389,7 +389,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if drawAs != "" {
-		if err := drawRun(o.out, drawAs, o.figsize, &run, inst.Info(), traces); err != nil {
+		if err := drawRun(o.out, drawAs, o.figsize, &run, inst, traces); err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
 			return 1
 		}

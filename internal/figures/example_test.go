@@ -10,8 +10,9 @@ import (
 )
 
 // A server draws a run's figure from its traces: one RunTraces per
-// algorithm with its replications, F* when known (else NaN), and the
-// instance's matrices as heat maps.
+// algorithm with its replications, F* when known (else NaN: the objective
+// panels then draw F − the best F reached), and the instance's matrices as
+// heat maps.
 func ExampleFromRun() {
 	obj := func(v float64) *float64 { return &v }
 	traces := []figures.RunTraces{{Algo: "afw", Traces: [][]solver.Record{
@@ -36,6 +37,6 @@ func ExampleFromRun() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(len(fig.Panels), "panels; median at iteration 1:", fig.Panels[0].Lines.Series[0].Y[1])
-	// Output: 4 panels; median at iteration 1: 2.5
+	fmt.Println(len(fig.Panels), "panels;", fig.Panels[0].Lines.YLabel, "at iteration 1:", fig.Panels[0].Lines.Series[0].Y[1])
+	// Output: 4 panels; F − best F seen at iteration 1: 0.5
 }

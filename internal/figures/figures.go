@@ -233,7 +233,6 @@ func (f *Figure) RenderSize(w io.Writer, format string, sz Size) error {
 	rows := (len(f.Panels) + cols - 1) / cols
 	width := sz.Width
 	pw := width / vg.Length(cols)
-	ph := pw * 0.78
 	titleH := vg.Length(0)
 	tsty := textStyle(sz.Text)
 	tsty.XAlign, tsty.YAlign = draw.XCenter, draw.YTop
@@ -259,7 +258,23 @@ func (f *Figure) RenderSize(w io.Writer, format string, sz Size) error {
 	}
 	probe := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: width - 2*sz.Text, Y: 1000}}}
 	legendH := figureLegend(probe, entries, sz, false)
-	height := vg.Length(rows)*ph + titleH + legendH
+	cells := make([][]*cell, rows)
+	for r := range cells {
+		cells[r] = make([]*cell, cols)
+	}
+	for i, p := range f.Panels {
+		cl, err := p.plot(i, sz, styles, pw)
+		if err != nil {
+			return err
+		}
+		cells[i/cols][i%cols] = cl
+	}
+	// The grid is laid out first: its height follows from the plotting
+	// areas' width (the figure's, less the margins) and their aspect.
+	pad := sz.Text * 0.6
+	lay := gridLayout{cells: cells, padX: pad * 1.5, padY: pad, padTop: pad / 2, padBottom: pad / 2, padLeft: pad / 2, padRight: pad, aspect: 0.62}
+	lay.freeze(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: width, Y: vg.Length(rows) * pw * 0.78}}})
+	height := lay.gridH + titleH + legendH
 	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -282,52 +297,16 @@ func (f *Figure) RenderSize(w io.Writer, format string, sz Size) error {
 		figureLegend(draw.Crop(dc, sz.Text, -sz.Text, 0, 0), entries, sz, true)
 		dc = draw.Crop(dc, 0, 0, 0, -legendH)
 	}
-	grid := make([][]*plot.Plot, rows)
-	for r := range grid {
-		grid[r] = make([]*plot.Plot, cols)
-	}
-	heats := map[int]*Heat{}
-	for i, p := range f.Panels {
-		pl, err := p.plot(i, sz, styles, pw)
-		if err != nil {
-			return err
-		}
-		if p.Heat != nil {
-			heats[i] = p.Heat
-		}
-		grid[i/cols][i%cols] = pl
-	}
-	pad := sz.Text * 0.6
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: pad * 1.5, PadY: pad,
-		PadTop: pad / 2, PadBottom: pad / 2, PadLeft: pad / 2, PadRight: pad}
-	canvases := plot.Align(grid, tiles, dc)
 	for i := range f.Panels {
-		r, col := i/cols, i%cols
-		cv := canvases[r][col]
-		if h, ok := heats[i]; ok {
-			// the colour bar takes a strip on the right of the panel
-			cb := newColourBar(h, sz)
-			cv = draw.Crop(cv, 0, -cb.width(), 0, 0)
-			grid[r][col].Draw(cv)
-			cb.draw(cv, grid[r][col].DataCanvas(cv))
-			continue
+		cl := cells[i/cols][i%cols]
+		cv, data := lay.canvas(dc, i/cols, i%cols)
+		cl.pl.Draw(cv)
+		if cl.cb != nil {
+			cl.cb.draw(cv, data)
 		}
-		grid[r][col].Draw(cv)
 	}
 	_, err := c.WriteTo(w)
 	return err
-}
-
-// fitText shortens a title that would be wider than w, ending it with …
-func fitText(sty text.Style, s string, w vg.Length) string {
-	if sty.Width(s) <= w {
-		return s
-	}
-	r := []rune(s)
-	for len(r) > 1 && sty.Width(string(r)+"…") > w {
-		r = r[:len(r)-1]
-	}
-	return string(r) + "…"
 }
 
 // wrapText breaks s at spaces into lines no wider than w (a word wider
@@ -371,7 +350,9 @@ func style(pl *plot.Plot, sz Size) {
 	pl.Title.Padding = sz.Text / 3
 	for _, ax := range []*plot.Axis{&pl.X, &pl.Y} {
 		set(&ax.Label.TextStyle, sz.Text)
+		ax.Label.TextStyle.Handler = unboxed{text.Plain{Fonts: font.DefaultCache}}
 		set(&ax.Tick.Label, sz.Tick)
+		ax.Tick.Label.Handler = newSupText()
 		ax.Padding = sz.Text / 4
 		ax.Tick.Length = sz.Text / 3
 		ax.Label.Padding = sz.Text / 4
@@ -432,18 +413,26 @@ func figureLegend(dc draw.Canvas, entries []legendEntry, sz Size, draw_ bool) vg
 	return vg.Length(len(rows)) * lineH
 }
 
-func (p Panel) plot(i int, sz Size, styles map[string]int, pw vg.Length) (*plot.Plot, error) {
+func (p Panel) plot(i int, sz Size, styles map[string]int, pw vg.Length) (*cell, error) {
 	pl := plot.New()
 	style(pl, sz)
-	pl.Title.Text = fitText(pl.Title.TextStyle, "("+letter(i)+") "+p.Title, pw-sz.Text)
+	pl.Title.Text = strings.Join(wrapText(pl.Title.TextStyle, "("+letter(i)+") "+p.Title, pw-2*sz.Text), "\n")
+	cl := &cell{pl: pl, title: "(" + letter(i) + ") " + p.Title}
 	if p.Heat != nil {
-		return pl, p.Heat.draw(pl)
+		cl.cb = newColourBar(p.Heat, sz)
+		cl.x = &room{length: pw * 0.6, sty: pl.X.Tick.Label}
+		cl.y = &room{length: pw * 0.5, vertical: true, sty: pl.Y.Tick.Label}
+		return cl, p.Heat.draw(pl, cl)
 	}
 	l := p.Lines
 	pl.X.Label.Text, pl.Y.Label.Text = l.XLabel, l.YLabel
+	cl.x = &room{length: pw * 0.7, sty: pl.X.Tick.Label}
+	cl.y = &room{length: pw * 0.5, vertical: true, sty: pl.Y.Tick.Label}
+	pl.X.Tick.Marker = linTicks{r: cl.x}
+	pl.Y.Tick.Marker = linTicks{r: cl.y}
 	if l.LogY {
 		pl.Y.Scale = plot.LogScale{}
-		pl.Y.Tick.Marker = logTicks{}
+		pl.Y.Tick.Marker = logTicks{cl.y}
 	}
 	pl.Add(plotter.NewGrid())
 	ok := func(y float64) bool { return !math.IsNaN(y) && !math.IsInf(y, 0) && (!l.LogY || y > 0) }
@@ -519,7 +508,7 @@ func (p Panel) plot(i int, sz Size, styles map[string]int, pw vg.Length) (*plot.
 	pl.X.Min, pl.X.Max = span(xlo, xhi, false)
 	pl.Y.Min, pl.Y.Max = span(ylo, yhi, l.LogY)
 	pl.Legend.Top = true
-	return pl, nil
+	return cl, nil
 }
 
 // span widens a data range [lo, hi] (empty when lo > hi) into an axis
@@ -638,7 +627,7 @@ func (g grid) Y(r int) float64    { return float64(r) }
 func (g grid) Min() float64       { return -1 }
 func (g grid) Max() float64       { return 1 }
 
-func (h *Heat) draw(pl *plot.Plot) error {
+func (h *Heat) draw(pl *plot.Plot, cl *cell) error {
 	m := heatScale(h.Z)
 	cm := moreland.SmoothBlueRed()
 	cm.SetMin(-1)
@@ -652,8 +641,8 @@ func (h *Heat) draw(pl *plot.Plot) error {
 	// Row and column indices as the axes (row 0 at the top).
 	rows, cols := len(h.Z), len(h.Z[0])
 	pl.Y.Label.Text = fmt.Sprintf("row of %d", rows)
-	pl.Y.Tick.Marker = indexTicks{n: rows, flip: true}
-	pl.X.Tick.Marker = indexTicks{n: cols}
+	pl.Y.Tick.Marker = indexTicks{n: rows, flip: true, r: cl.y}
+	pl.X.Tick.Marker = indexTicks{n: cols, r: cl.x}
 	pl.X.Label.Text = fmt.Sprintf("column of %d", cols)
 	return nil
 }
@@ -677,11 +666,13 @@ func heatScale(z [][]float64) float64 {
 
 // colourBar is a heat map's colour scale, drawn beside its plotting area:
 // a strip of the diverging map from −scale (bottom) to +scale (top),
-// labelled at both ends and at zero.
+// labelled at both ends and at zero; a scale far from 1 is written as
+// mantissas with the common factor (×10^k) under the bar.
 type colourBar struct {
 	m      float64
 	sty    text.Style
 	labels []string
+	factor string
 	sz     Size
 }
 
@@ -689,14 +680,22 @@ func newColourBar(h *Heat, sz Size) *colourBar {
 	m := heatScale(h.Z)
 	sty := textStyle(sz.Tick)
 	sty.YAlign = draw.YCenter
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 2, 64) }
-	return &colourBar{m: m, sty: sty, labels: []string{f(-m), "0", f(m)}, sz: sz}
+	sty.Handler = newSupText()
+	b := &colourBar{m: m, sty: sty, sz: sz}
+	top := m
+	if m >= 1e4 || m < 1e-2 {
+		e := int(math.Floor(math.Log10(m)))
+		top = m / math.Pow10(e)
+		b.factor = "×" + decadeLabel(e)
+	}
+	b.labels = []string{FormatNumber(-top, 2), "0", FormatNumber(top, 2)}
+	return b
 }
 
 // width is the room the bar and its labels take.
 func (b *colourBar) width() vg.Length {
 	w := vg.Length(0)
-	for _, l := range b.labels {
+	for _, l := range append(b.labels, b.factor) {
 		w = max(w, b.sty.Width(l))
 	}
 	return b.sz.Text*1.5 + w
@@ -725,84 +724,33 @@ func (b *colourBar) draw(c, da draw.Canvas) {
 	for i, y := range []vg.Length{y0, (y0 + y1) / 2, y1} {
 		c.FillText(b.sty, vg.Point{X: x1 + b.sz.Text/4, Y: y}, b.labels[i])
 	}
-}
-
-// logTicks marks a logarithmic axis: ticks at 1–9 × 10^k, labels at the
-// powers of ten (at most about eight of them, every second or fifth decade
-// on a long range); on less than a decade also at 2 and 5 × 10^k, or every
-// tick, or evenly spaced ticks on a very narrow range.
-type logTicks struct{}
-
-func (logTicks) Ticks(min, max float64) []plot.Tick {
-	if !(min > 0) || !(max > min) || math.IsInf(max, 0) {
-		return nil
+	if b.factor != "" {
+		c.FillText(b.sty, vg.Point{X: x0, Y: y0 - 1.3*b.sz.Tick}, b.factor)
 	}
-	e0, e1 := int(math.Floor(math.Log10(min))), int(math.Ceil(math.Log10(max)))
-	type tick struct {
-		v    float64
-		lead int
-		e    int
-	}
-	var ts []tick
-	for e := e0; e <= e1; e++ {
-		for m := 1; m <= 9; m++ {
-			if e == e1 && m > 1 {
-				break
-			}
-			ts = append(ts, tick{float64(m) * math.Pow10(e), m, e})
-		}
-	}
-	in := func(t tick) bool { return t.v >= min*(1-1e-12) && t.v <= max*(1+1e-12) }
-	label := func(keep func(t tick) bool) ([]plot.Tick, int) {
-		out := make([]plot.Tick, len(ts))
-		n := 0
-		for i, t := range ts {
-			out[i].Value = t.v
-			if keep(t) && in(t) {
-				out[i].Label = strconv.FormatFloat(t.v, 'g', 2, 64)
-				n++
-			}
-		}
-		return out, n
-	}
-	decades := 0
-	for _, t := range ts {
-		if t.lead == 1 && in(t) {
-			decades++
-		}
-	}
-	if decades >= 2 {
-		every := 1
-		for _, k := range []int{1, 2, 3, 5, 10, 20, 50, 100} {
-			every = k
-			if decades/k <= 5 {
-				break
-			}
-		}
-		out, _ := label(func(t tick) bool { return t.lead == 1 && t.e%every == 0 })
-		return out
-	}
-	if out, n := label(func(t tick) bool { return t.lead == 1 || t.lead == 2 || t.lead == 5 }); n >= 2 {
-		return out
-	}
-	if out, n := label(func(tick) bool { return true }); n >= 2 {
-		return out
-	}
-	return plot.DefaultTicks{}.Ticks(min, max)
 }
 
 // indexTicks labels the axis of a heat map with whole row or column
-// indices (rows counted from the top when flip is set).
+// indices (rows counted from the top when flip is set), every 1, 2, 5,
+// 10, … indices: the finest step whose labels fit the room, at most seven.
 type indexTicks struct {
 	n    int
 	flip bool
+	r    *room
 }
 
 func (t indexTicks) Ticks(min, max float64) []plot.Tick {
-	step := 1
-	for _, s := range []int{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000} {
-		step = s
-		if t.n/s <= 6 {
+	steps := []int{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000}
+	step := steps[len(steps)-1]
+	for _, s := range steps {
+		if (t.n-1)/s+1 > 7 {
+			continue
+		}
+		var labels []string
+		for i := 0; i < t.n; i += s {
+			labels = append(labels, strconv.Itoa(i))
+		}
+		if t.r == nil || t.n <= 1 || t.r.fits(labels, vg.Length(float64(s)/float64(t.n))*t.r.length) {
+			step = s
 			break
 		}
 	}

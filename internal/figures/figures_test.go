@@ -87,10 +87,11 @@ func TestRenderPNGAndPDF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// a page's width (7 in) at 200 dpi; two rows of panels 0.78 as high
-	// as wide (3.5 in), plus the title and the legend
-	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != 1400 || h < 2*546 || h > 2*546+200 {
-		t.Errorf("PNG %d×%d, want 1400 wide and about 1150 high", w, h)
+	// a page's width (7 in) at 200 dpi; two rows of plotting areas 0.62
+	// as high as wide (under 3.5 in), with their titles and axes, plus
+	// the figure's title and legend
+	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != 1400 || h < 800 || h > 1300 {
+		t.Errorf("PNG %d×%d, want 1400 wide and about 1050 high", w, h)
 	}
 	b.Reset()
 	if err := sample().Render(&b, "pdf"); err != nil {
@@ -188,10 +189,11 @@ func TestFromRunMedianAndBand(t *testing.T) {
 	if !reflect.DeepEqual(g.Y, Floats{4, 2, 1}) || !reflect.DeepEqual(g.Hi, Floats{4, 3, 2}) {
 		t.Fatalf("gap median %v hi %v", g.Y, g.Hi)
 	}
-	// Without F*: the objective itself.
+	// Without F*: F − the best F reached (3), as the run page draws it;
+	// the best point itself has no logarithm.
 	f = FromRun("run", []RunTraces{a}, math.NaN())
-	if y := f.Panels[0].Lines.Series[0].Y; !reflect.DeepEqual(y, Floats{10, 7, 5}) {
-		t.Fatalf("objective median %v", y)
+	if y := f.Panels[0].Lines.Series[0].Y; !reflect.DeepEqual(y, Floats{7, 4, 2}) || f.Panels[0].Lines.YLabel != "F − best F seen" {
+		t.Fatalf("F − best median %v, label %q", y, f.Panels[0].Lines.YLabel)
 	}
 	if err := f.Render(io.Discard, "svg"); err != nil {
 		t.Fatal(err)
@@ -227,7 +229,7 @@ func TestLogTicksLabelPowersOfTenSparingly(t *testing.T) {
 		t.Fatalf("%d labels: %v", len(labels), labels)
 	}
 	for _, l := range labels {
-		if len(l) > 6 {
+		if len([]rune(Plain(l))) > 6 {
 			t.Errorf("label %q is not short", l)
 		}
 	}
@@ -328,15 +330,48 @@ func TestFromRunCapsPoints(t *testing.T) {
 			t.Fatalf("panel %d: %d points from %v to %v", i, len(s.X), s.X[0], s.X[len(s.X)-1])
 		}
 		// step-interpolated: the value at x is the last record's at or before x
+		// (F − best, best F = 1 + 1/5001, on panel 0)
 		for j, x := range s.X {
 			k := math.Floor(x)
 			want := 1 / (k + 1)
 			if i == 0 {
-				want += 1
+				want = (1 + 1/(k+1)) - (1 + 1/5001.0)
 			}
 			if s.Y[j] != want {
 				t.Fatalf("panel %d at x = %v: %v, want %v", i, x, s.Y[j], want)
 			}
 		}
 	}
+}
+
+// A trace ends where its run ended: afw stopped at iteration 11 (pass 11)
+// while fw ran to 200; afw's series has no point beyond 11 on any panel,
+// in FromRun and in FromRunStream alike.
+func TestSeriesEndWhereTheRunEnded(t *testing.T) {
+	mk := func(n int) []solver.Record {
+		var out []solver.Record
+		for k := 0; k <= n; k++ {
+			out = append(out, rec(k, float64(k), 1+1/float64(k+1), 1/float64(k+1)))
+		}
+		return out
+	}
+	afw, fw := mk(11), mk(200)
+	check := func(name string, f *Figure) {
+		for p := 0; p < 3; p++ {
+			s := f.Panels[p].Lines.Series[0]
+			last := math.Inf(-1)
+			for i, x := range s.X {
+				if !math.IsNaN(s.Y[i]) {
+					last = math.Max(last, x)
+				}
+			}
+			// (a streamed figure's point is its column's centre: 11.5 for
+			// the column from 11 to 12)
+			if last > 11.5 || last < 10 {
+				t.Errorf("%s panel %d: afw drawn to x = %v, want it to end at 11", name, p, last)
+			}
+		}
+	}
+	check("FromRun", FromRun("r", []RunTraces{{Algo: "afw", Traces: [][]solver.Record{afw}}, {Algo: "fw", Traces: [][]solver.Record{fw}}}, 0.5))
+	check("FromRunStream", FromRunStream("r", []StreamTraces{{Algo: "afw", Traces: []TraceSource{srcOf(afw)}}, {Algo: "fw", Traces: []TraceSource{srcOf(fw)}}}, 0.5, 200))
 }

@@ -104,19 +104,19 @@ func (a axisRange) x(col, n int) float64 {
 // value there. The line is the median over the replications of their last
 // values, the band the smallest to the largest value any replication took
 // in the column, so spikes and drop steps stay visible. The records are
-// walked once, after the first and last record of each trace give the
-// axes' ranges. columns ≤ 0 takes DefaultColumns.
+// walked once after the first and last record of each trace give the
+// axes' ranges (twice without F*: the first walk finds the best F).
+// columns ≤ 0 takes DefaultColumns.
 func FromRunStream(title string, algos []StreamTraces, fstar float64, columns int, extra ...Panel) *Figure {
 	if columns <= 0 {
 		columns = DefaultColumns
 	}
-	field, ylabel := aggregate.LogObjective, "objective F"
-	if finite(fstar) {
-		field, ylabel = aggregate.LogSubopt, "F − F*"
-	}
-	// the abscissae's ranges, from each trace's ends
+	// the abscissae's ranges, from each trace's ends; where each
+	// algorithm's last replication ended
 	its, passes := axisRange{math.Inf(1), math.Inf(-1)}, axisRange{math.Inf(1), math.Inf(-1)}
-	for _, a := range algos {
+	endK, endP := make([]float64, len(algos)), make([]float64, len(algos))
+	for i, a := range algos {
+		endK[i], endP[i] = math.Inf(-1), math.Inf(-1)
 		for _, t := range a.Traces {
 			if t.Len == 0 {
 				continue
@@ -124,16 +124,33 @@ func FromRunStream(title string, algos []StreamTraces, fstar float64, columns in
 			ends := func(r *solver.Record) bool {
 				its.lo, its.hi = math.Min(its.lo, float64(r.K)), math.Max(its.hi, float64(r.K))
 				passes.lo, passes.hi = math.Min(passes.lo, r.Passes), math.Max(passes.hi, r.Passes)
+				endK[i], endP[i] = math.Max(endK[i], float64(r.K)), math.Max(endP[i], r.Passes)
 				return true
 			}
 			t.Each(0, 1, ends)
 			t.Each(t.Len-1, t.Len, ends)
 		}
 	}
+	// without F*, the smallest F reached (one more walk of the records)
+	best := math.Inf(1)
+	if !finite(fstar) {
+		for _, a := range algos {
+			for _, t := range a.Traces {
+				t.Each(0, t.Len, func(r *solver.Record) bool {
+					if o := r.Objective; o != nil && finite(*o) {
+						best = math.Min(best, *o)
+					}
+					return true
+				})
+			}
+		}
+	}
+	field, ylabel, fstar := objectiveAxis(fstar, best)
+	field = map[aggregate.Field]aggregate.Field{aggregate.Subopt: aggregate.LogSubopt, aggregate.Objective: aggregate.LogObjective}[field]
 	byIter := &Lines{XLabel: "iteration", YLabel: ylabel, LogY: true}
 	byPass := &Lines{XLabel: "effective passes", YLabel: ylabel, LogY: true}
 	gap := &Lines{XLabel: "iteration", YLabel: "duality gap", LogY: true}
-	for _, a := range algos {
+	for ai, a := range algos {
 		var oi, op, gi []*binned
 		for _, t := range a.Traces {
 			bi, bp, bg := newBinned(columns), newBinned(columns), newBinned(columns)
@@ -158,9 +175,10 @@ func FromRunStream(title string, algos []StreamTraces, fstar float64, columns in
 			}
 			oi, op, gi = append(oi, bi), append(op, bp), append(gi, bg)
 		}
-		byIter.Series = append(byIter.Series, Pow10(combine(a.Algo, oi, its, columns)))
-		byPass.Series = append(byPass.Series, Pow10(combine(a.Algo, op, passes, columns)))
-		gap.Series = append(gap.Series, Pow10(combine(a.Algo, gi, its, columns)))
+		ki, kp := its.col(endK[ai], columns), passes.col(endP[ai], columns)
+		byIter.Series = append(byIter.Series, Pow10(combine(a.Algo, oi, its, columns, ki)))
+		byPass.Series = append(byPass.Series, Pow10(combine(a.Algo, op, passes, columns, kp)))
+		gap.Series = append(gap.Series, Pow10(combine(a.Algo, gi, its, columns, ki)))
 	}
 	f := &Figure{Title: title, Cols: 3, Panels: []Panel{
 		{Title: ylabel + " against iterations", Lines: byIter},
@@ -179,8 +197,9 @@ func logValue(r *solver.Record, f aggregate.Field, fstar float64) (float64, bool
 
 // combine makes the series of an algorithm from its traces' columns: the
 // median of their last values, the band from the least to the greatest
-// value in the column; a column no trace reached is missing.
-func combine(name string, ts []*binned, ax axisRange, n int) Series {
+// value in the column; a column no trace reached, or beyond the column
+// end where the algorithm's last replication ended, is missing.
+func combine(name string, ts []*binned, ax axisRange, n, end int) Series {
 	s := Series{Name: name, X: make(Floats, n), Y: make(Floats, n), Lo: make(Floats, n), Hi: make(Floats, n)}
 	band := false
 	vals := make([]float64, 0, len(ts))
@@ -190,7 +209,7 @@ func combine(name string, ts []*binned, ax axisRange, n int) Series {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, t := range ts {
 			b := t.b[c]
-			if math.IsNaN(b.last) {
+			if math.IsNaN(b.last) || c > end {
 				continue
 			}
 			vals = append(vals, b.last)

@@ -215,6 +215,8 @@ func init() {
 			Params:     spec.Params{"target": toy.TargetEdge},
 			Algorithms: []spec.Algo{{Algo: "afw"}, {Algo: "fw"}},
 			Iters:      300,
+			// a lecture steps through every iteration: each shows its F and gap
+			EvalEvery: 1,
 		},
 	})
 }

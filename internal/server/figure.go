@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -47,7 +48,23 @@ func (s *Server) handleFigure(format string) http.HandlerFunc {
 		if f := run.Info().FStar; f != nil {
 			fstar = *f
 		}
-		fig := figures.FromRunStream(s.figureTitle(r, run), algos, fstar, 0)
+		// the instance's matrices (GFLASSO's true B and correlation graph)
+		// and each algorithm's estimate, as heat maps
+		extra := figures.HeatPanels(run.Info().Panels)
+		seen := map[string]bool{}
+		for _, t := range run.Traces() {
+			if seen[t.Algo] {
+				continue
+			}
+			b, err := t.Panels(r.Context(), MaxTracePanels)
+			var p map[string]any
+			if err != nil || b == nil || json.Unmarshal(b, &p) != nil {
+				continue
+			}
+			seen[t.Algo] = true
+			extra = append(extra, figures.EstimatePanels(t.Algo, p)...)
+		}
+		fig := figures.FromRunStream(s.figureTitle(r, run), algos, fstar, 0, extra...)
 		var buf bytes.Buffer
 		if err := fig.RenderSize(&buf, format, sz); err != nil {
 			writeError(w, http.StatusUnprocessableEntity, "", "drawing the figure: "+err.Error())

@@ -170,6 +170,10 @@ type cellRow struct {
 	FinalGap     *float64                   `json:"final_gap"`
 	PassesToGap  *float64                   `json:"passes_to_gap"`
 	SecondsToGap *float64                   `json:"seconds_to_gap"`
+	// Reached says whether the trace reached the gap target; one that did
+	// not is censored at PassesAtEnd (where it ended).
+	Reached     *bool    `json:"reached"`
+	PassesAtEnd *float64 `json:"passes_at_end"`
 }
 
 func finiteOrNil(v float64) *float64 {
@@ -198,6 +202,8 @@ func (s *Server) cellRows(x *store.Sweep, gap float64) []cellRow {
 			rw.Algorithm, rw.Replication, rw.Seed, rw.Status = t.algo, &rep, &seed, t.status
 			rw.FinalObj, rw.FinalGap = finiteOrNil(t.Objective), finiteOrNil(t.Gap)
 			rw.PassesToGap, rw.SecondsToGap = finiteOrNil(t.PassesToGap), finiteOrNil(t.SecondsToGap)
+			reached := t.Reached()
+			rw.Reached, rw.PassesAtEnd = &reached, finiteOrNil(t.PassesAtEnd)
 			rows = append(rows, rw)
 		}
 	}
@@ -242,7 +248,7 @@ func (s *Server) handleSweepCells(w http.ResponseWriter, r *http.Request) {
 		head = append(head, a.Param)
 	}
 	head = append(head, "run", "status", "algorithm", "replication", "seed", "final_objective", "final_gap",
-		"passes_to_gap(gap="+strconv.FormatFloat(gap, 'g', -1, 64)+")", "seconds_to_gap")
+		"passes_to_gap(gap="+strconv.FormatFloat(gap, 'g', -1, 64)+")", "seconds_to_gap", "reached", "passes_at_end")
 	_ = cw.Write(sweep.SafeCSV(head))
 	num := func(p *float64) string {
 		if p == nil {
@@ -259,7 +265,11 @@ func (s *Server) handleSweepCells(w http.ResponseWriter, r *http.Request) {
 		if rw.Replication != nil {
 			rep, seed = strconv.Itoa(*rw.Replication), strconv.FormatInt(*rw.Seed, 10)
 		}
-		rec = append(rec, rw.Run, rw.Status, rw.Algorithm, rep, seed, num(rw.FinalObj), num(rw.FinalGap), num(rw.PassesToGap), num(rw.SecondsToGap))
+		reached := ""
+		if rw.Reached != nil {
+			reached = strconv.FormatBool(*rw.Reached)
+		}
+		rec = append(rec, rw.Run, rw.Status, rw.Algorithm, rep, seed, num(rw.FinalObj), num(rw.FinalGap), num(rw.PassesToGap), num(rw.SecondsToGap), reached, num(rw.PassesAtEnd))
 		_ = cw.Write(sweep.SafeCSV(rec))
 	}
 	cw.Flush()

@@ -14,7 +14,8 @@
 // A param path names a top-level spec field (seed, iters, passes, gap,
 // eval_every, replications), a problem parameter (params.NAME) or a field of
 // one of the base spec's algorithms (algorithms[i].FIELD). The cells are
-// every combination of the axes' values, the first axis varying slowest.
+// every combination of the axes' values, the first axis varying slowest;
+// or, in a sampled study (sample.go), points drawn over the axes' ranges.
 // The server runs each cell as one run through its queue; `solve -sweep`
 // runs them one after another and writes one bundle per cell.
 package sweep
@@ -38,15 +39,19 @@ import (
 
 // Limits of a sweep document.
 const (
-	MaxAxes   = 2
-	MaxValues = 50  // values of one axis
-	MaxCells  = 100 // cells of a sweep
+	MaxAxes        = 2
+	MaxSampledAxes = 6   // axes of a random or Latin-hypercube study
+	MaxValues      = 50  // values of one axis of a grid
+	MaxCells       = 100 // cells of a sweep
 )
 
 // Axis is one parameter of a sweep and the values it takes.
 type Axis struct {
 	Param  string            `json:"param"`
 	Values []json.RawMessage `json:"values"`
+	// Range is the interval a sampled study draws the axis' values from
+	// (see Sample).
+	Range *Range `json:"range,omitempty"`
 }
 
 // Doc is a sweep document.
@@ -56,6 +61,9 @@ type Doc struct {
 	// Name and Note are the user's, as a run's (optional).
 	Name string `json:"name,omitempty"`
 	Note string `json:"note,omitempty"`
+	// Sample draws the cells over the axes' ranges instead of combining
+	// their values (a random or Latin-hypercube study).
+	Sample *Sample `json:"sample,omitempty"`
 }
 
 // Cell is one point of a sweep: its values (by param path) and its spec.
@@ -129,8 +137,14 @@ func (d *Doc) CellsChecked(check func(spec.Run) error) ([]Cell, error) {
 	if check == nil {
 		check = func(spec.Run) error { return nil }
 	}
-	if len(d.Axes) == 0 || len(d.Axes) > MaxAxes {
-		return nil, spec.Errorf("axes", "must hold one or two axes, got %d", len(d.Axes))
+	paired := d.sampled()
+	if len(d.Axes) == 0 || (len(d.Axes) > MaxAxes && !paired) || len(d.Axes) > MaxSampledAxes {
+		return nil, spec.Errorf("axes", "must hold one or two axes (up to %d in a sampled study), got %d", MaxSampledAxes, len(d.Axes))
+	}
+	if paired {
+		if err := d.draw(); err != nil {
+			return nil, err
+		}
 	}
 	// Resolve fills in defaults: on a copy, so that an axis over the
 	// algorithm is not held to the defaults of the base's algorithm.
@@ -151,10 +165,14 @@ func (d *Doc) CellsChecked(check func(spec.Run) error) ([]Cell, error) {
 				return nil, spec.Errorf(f+".param", "repeats axes[%d].param %q", j, a.Param)
 			}
 		}
-		if len(a.Values) == 0 || len(a.Values) > MaxValues {
+		if len(a.Values) == 0 || (len(a.Values) > MaxValues && !paired) {
 			return nil, spec.Errorf(f+".values", "must hold 1 to %d values, got %d", MaxValues, len(a.Values))
 		}
-		total *= len(a.Values)
+		if !paired {
+			total *= len(a.Values)
+		} else {
+			total = len(a.Values)
+		}
 		// Each value alone on the base spec names its own fault.
 		for j, v := range a.Values {
 			sp, err := apply(d.Base, map[string]json.RawMessage{a.Param: v})
@@ -174,6 +192,10 @@ func (d *Doc) CellsChecked(check func(spec.Run) error) ([]Cell, error) {
 	for n := 0; n < total; n++ {
 		rem := n
 		for i := len(d.Axes) - 1; i >= 0; i-- {
+			if paired {
+				idx[i] = n // cell n takes value n of every axis
+				continue
+			}
 			idx[i] = rem % len(d.Axes[i].Values)
 			rem /= len(d.Axes[i].Values)
 		}
@@ -413,13 +435,21 @@ func set(root map[string]any, steps []step, v any, path string) error {
 type Outcome struct {
 	Objective, Gap            float64 // at the last evaluated record; NaN if none
 	PassesToGap, SecondsToGap float64 // at the first record with gap ≤ the target; +Inf if never
+	// PassesAtEnd, SecondsAtEnd are where the trace ended (its last
+	// record): a trace that never reached the gap is censored there, it
+	// would have needed more; NaN for a trace with no record.
+	PassesAtEnd, SecondsAtEnd float64
 }
+
+// Reached says whether the trace reached the gap target.
+func (o Outcome) Reached() bool { return !math.IsInf(o.PassesToGap, 1) }
 
 // TraceOutcome walks a trace's records (each calls fn on every record in
 // order until it returns false) and returns its outcome for the gap target.
 func TraceOutcome(each func(fn func(r *solver.Record) bool), gapTarget float64) Outcome {
-	o := Outcome{Objective: math.NaN(), Gap: math.NaN(), PassesToGap: math.Inf(1), SecondsToGap: math.Inf(1)}
+	o := Outcome{Objective: math.NaN(), Gap: math.NaN(), PassesToGap: math.Inf(1), SecondsToGap: math.Inf(1), PassesAtEnd: math.NaN(), SecondsAtEnd: math.NaN()}
 	each(func(r *solver.Record) bool {
+		o.PassesAtEnd, o.SecondsAtEnd = r.Passes, r.Time
 		if r.Objective != nil {
 			o.Objective = *r.Objective
 		}
@@ -435,13 +465,17 @@ func TraceOutcome(each func(fn func(r *solver.Record) bool), gapTarget float64) 
 }
 
 // Summary is a cell's outcome: medians over replications; nil where no
-// median exists (never evaluated, or the gap reached by fewer than half the
-// replications).
+// median exists (never evaluated, or the gap not reached by the middle
+// replication, both middle ones for an even count: 2 of 3, 4 of 6); and how
+// many of the replications reached the gap.
 type Summary struct {
 	FinalObjective *float64 `json:"final_objective"`
 	FinalGap       *float64 `json:"final_gap"`
 	PassesToGap    *float64 `json:"passes_to_gap"`
 	SecondsToGap   *float64 `json:"seconds_to_gap"`
+	// Reached of Replications traces reached the gap target.
+	Reached      int `json:"reached"`
+	Replications int `json:"replications"`
 }
 
 // Summarize returns the medians of the outcomes. A trace that never reached
@@ -461,7 +495,14 @@ func Summarize(os []Outcome) Summary {
 		}
 		return &m
 	}
+	reached := 0
+	for _, o := range os {
+		if o.Reached() {
+			reached++
+		}
+	}
 	return Summary{
+		Reached: reached, Replications: len(os),
 		FinalObjective: pick(func(o Outcome) float64 { return o.Objective }),
 		FinalGap:       pick(func(o Outcome) float64 { return o.Gap }),
 		PassesToGap:    pick(func(o Outcome) float64 { return o.PassesToGap }),

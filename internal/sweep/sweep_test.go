@@ -95,6 +95,14 @@ func TestSummaryIsTheMedianOverReplications(t *testing.T) {
 	if s.FinalGap == nil || *s.FinalGap != 0.01 || *s.FinalObjective != 1.01 || s.PassesToGap == nil || *s.PassesToGap != 2 || *s.SecondsToGap != 0.2 {
 		t.Fatalf("summary %+v", s)
 	}
+	// two of the three reached 0.01; the third is censored where it ended
+	if s.Reached != 2 || s.Replications != 3 || outs[2].Reached() || outs[2].PassesAtEnd != 2 || !outs[0].Reached() {
+		t.Fatalf("reached %d of %d; the third ended at %v passes (reached %v)", s.Reached, s.Replications, outs[2].PassesAtEnd, outs[2].Reached())
+	}
+	// one of three: no median
+	if s := sweep.Summarize([]sweep.Outcome{outs[0], outs[2], outs[2]}); s.PassesToGap != nil || s.Reached != 1 {
+		t.Fatalf("reached by 1 of 3: %+v", s)
+	}
 	// Two of three never reach 1e-3: no median.
 	if s := sweep.Summarize([]sweep.Outcome{outs[0], outs[2], outs[1]}); s.PassesToGap == nil {
 		t.Fatal("lost the median")

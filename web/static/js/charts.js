@@ -271,6 +271,11 @@ export function createCharts(S) {
       }
     }
     const width = Math.max(300, C.body.clientWidth || 480);
+    // presenting, the axes' type grows with the rest of the page
+    const big = document.body.classList.contains('presenting');
+    C.big = big;
+    const font = big ? '20px system-ui, sans-serif' : '12px system-ui, sans-serif';
+    C.body.dataset.font = font;
     return {
       width,
       height: height(C),
@@ -284,8 +289,8 @@ export function createCharts(S) {
         y: { distr: C.logY ? 3 : 1, log: 10, range: (u, lo, hi) => padRange(lo, hi, C.logY) },
       },
       axes: [
-        axis('x', S.logx, { label: XLABEL[S.xaxis], size: 40, labelSize: 18 }),
-        axis('y', C.logY, { size: 60 }),
+        axis('x', S.logx, { label: XLABEL[S.xaxis], size: big ? 64 : 40, labelSize: big ? 30 : 18, font, labelFont: big ? 'bold 22px system-ui, sans-serif' : 'bold 12px system-ui, sans-serif' }),
+        axis('y', C.logY, { size: big ? 110 : 60, font }),
         ...(S.logx ? [minorAxis('x', 2)] : []),
         ...(C.logY ? [minorAxis('y', 3)] : []),
       ],
@@ -309,9 +314,9 @@ export function createCharts(S) {
   }
 
   // height: the teaching view's presentation mode shows the objective
-  // chart alone, as tall as half the window.
+  // chart alone, 62 % of the window's height.
   function height(C) {
-    if (C.def.id === 'objective' && document.body.classList.contains('presenting')) return Math.max(HEIGHT, Math.round(innerHeight * 0.5));
+    if (C.def.id === 'objective' && document.body.classList.contains('presenting')) return Math.max(HEIGHT, Math.round(innerHeight * 0.62));
     return HEIGHT;
   }
 
@@ -342,7 +347,8 @@ export function createCharts(S) {
   // labels is how many labels fit along a chart's axis.
   function labels(u, key) {
     const px = key === 'x' ? u.bbox.width : u.bbox.height;
-    return Math.max(2, Math.floor(px / (devicePixelRatio || 1) / LABEL_SPACE[key]));
+    const big = document.body.classList.contains('presenting') ? 1.7 : 1; // larger type, fewer labels
+    return Math.max(2, Math.floor(px / (devicePixelRatio || 1) / (LABEL_SPACE[key] * big)));
   }
 
   // xRange: the user's zoom where there is one, else the whole run.
@@ -490,6 +496,14 @@ export function createCharts(S) {
   }
 
   function resize() {
+    // entering or leaving presentation mode changes the charts' type:
+    // they are built again
+    const big = document.body.classList.contains('presenting');
+    if (charts.some((C) => C.u && C.big !== big)) {
+      relayout();
+      drawAll();
+      return;
+    }
     for (const C of charts) if (C.u) C.u.setSize({ width: Math.max(300, C.body.clientWidth), height: height(C) });
   }
 

@@ -127,7 +127,8 @@ export function initHistory() {
       load();
       return;
     }
-    $('#disk-used').textContent = d.live ? `${S.total.toLocaleString('en')} runs in memory: this server keeps no history` : d.disk_bytes != null ? `${fmtBytes(d.disk_bytes)} on disk · ${S.total.toLocaleString('en')} runs` : '';
+    const runs = `${S.total.toLocaleString('en')} run${S.total === 1 ? '' : 's'}`;
+    $('#disk-used').textContent = d.live ? `${runs} in memory: this server keeps no history` : d.disk_bytes != null ? `${fmtBytes(d.disk_bytes)} on disk · ${runs}` : '';
     render();
     fwlab.history.loads++;
     fwlab.history.total = S.total;

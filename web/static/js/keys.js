@@ -1,15 +1,19 @@
 // The run page's keyboard shortcuts: space pauses or resumes, "." takes a
 // single step, "r" resets the charts' zoom (Esc too), "?" lists them. Keys
 // typed into a field are the field's; the teaching view's presentation
-// mode has keys of its own.
+// mode has keys of its own (listed here too), "?" works there as well.
 
 import { $, el, fwlab } from './util.js';
 
 export const SHORTCUTS = [
-  ['space', 'pause or resume the run'],
+  ['space', 'pause or resume the run (presenting: the next step)'],
   ['.', 'one step of a paused run'],
   ['r', "reset the charts' zoom and follow the run"],
-  ['Esc', "reset the charts' zoom (or leave presentation mode)"],
+  ['Esc', "reset the charts' zoom (presenting: leave presentation mode)"],
+  ['→', 'presenting: the next step (a paused run takes one more)'],
+  ['←', 'presenting: the step before'],
+  ['p', 'presenting: play or pause the steps'],
+  ['0', "presenting: show the whole polygon again"],
   ['?', 'show or hide this list'],
 ];
 
@@ -35,7 +39,8 @@ export function bindRunKeys(resetZoom) {
   };
   document.addEventListener('keydown', (ev) => {
     if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey || typing(ev)) return;
-    if (document.body.classList.contains('presenting')) return;
+    // presenting, the teaching view has its keys; the list is everyone's
+    if (document.body.classList.contains('presenting') && ev.key !== '?') return;
     // Space on a focused button presses that button.
     if (ev.key === ' ' && ev.target && ev.target.tagName === 'BUTTON') return;
     let done = true;

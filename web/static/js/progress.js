@@ -50,3 +50,22 @@ export function fmtDuration(s) {
   if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 }
+
+// wallEta is the time left (seconds) from the run's progress over wall
+// time: samples [{t: ms, f: fraction}] in time order, the rate over the
+// last 20 s of them (all of them when they span less). null ("measuring")
+// until they span 3 s and 2 % of the run. A trace's own seconds count only
+// its work, not the time it waited for a worker or a core, so they cannot
+// say when the run will end.
+export function wallEta(samples, now) {
+  if (!samples || samples.length < 2) return null;
+  const last = samples[samples.length - 1];
+  if (last.f >= 1) return 0;
+  let i = 0;
+  while (i < samples.length - 2 && last.t - samples[i + 1].t >= 20000) i++;
+  const first = samples[i];
+  const dt = (last.t - first.t) / 1000, df = last.f - first.f;
+  if (dt < 3 || df < 0.02) return null;
+  const since = now != null ? Math.max(0, (now - last.t) / 1000) : 0;
+  return Math.max(0, ((1 - last.f) * dt) / df - since);
+}

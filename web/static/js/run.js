@@ -10,7 +10,7 @@ import { createStream } from './stream.js';
 import * as Teach from './teaching.js';
 import * as Panels from './panels.js';
 import { bindPNGButtons, exportTrace, exportBundle, exportFigure, chartPNG } from './export.js';
-import { progressOf, fmtDuration } from './progress.js';
+import { progressOf, fmtDuration, wallEta } from './progress.js';
 import { bindRunKeys } from './keys.js';
 import { initVerify } from './verify.js';
 
@@ -487,9 +487,20 @@ export function initRun() {
     const bar = $('#run-progress');
     bar.value = live ? p.fraction : run.status === 'done' ? 1 : p.fraction;
     const pct = `${Math.floor(100 * bar.value)}%`;
-    const eta = !live ? '' : run.status === 'paused' ? ' · paused' : p.eta == null ? ' · time left: measuring…' : ` · about ${fmtDuration(p.eta)} left at this rate`;
+    // the time left from the run's progress over wall time (a pause
+    // starts the measurement again)
+    const now = performance.now();
+    if (run.status !== 'running') S.etaSamples = [];
+    else {
+      S.etaSamples = S.etaSamples || [];
+      const prev = S.etaSamples[S.etaSamples.length - 1];
+      if (!prev || p.fraction !== prev.f || now - prev.t > 1000) S.etaSamples.push({ t: now, f: p.fraction });
+      if (S.etaSamples.length > 2000) S.etaSamples.splice(0, 1000);
+    }
+    const left = run.status === 'running' ? wallEta(S.etaSamples, now) : null;
+    const eta = !live ? '' : run.status === 'paused' ? ' · paused' : left == null ? ' · time left: measuring…' : ` · about ${fmtDuration(left)} left at this rate`;
     $('#run-eta').textContent = pct + eta;
-    fwlab.progress = { fraction: p.fraction, eta: live ? p.eta : 0 };
+    fwlab.progress = { fraction: p.fraction, eta: live ? left : 0 };
   }
 
   // tracesTable: one row per algorithm (replications summarised), and one

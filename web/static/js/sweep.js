@@ -10,9 +10,9 @@
 
 import { $, el, api, fwlab } from './util.js';
 import { fmtCell } from './format.js';
-import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf } from './lab.js';
+import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf, cellOutcome } from './lab.js';
 import { initSweepVerify } from './verify.js';
-import { valueText, parallelPlot, slicePlot } from './sweepplots.js';
+import { valueText, parallelPlot, slicePlot, importancePlot } from './sweepplots.js';
 
 const fmtNum = valueText;
 
@@ -83,6 +83,7 @@ export function initSweep() {
       if (res.ok && res.data) {
         S.rows = res.data.rows || [];
         S.rowsKey = key;
+        fwlab.sweep.rowsGap = res.data.gap_target;
       }
     } catch (e) {
       /* the slices wait for the next poll */
@@ -143,9 +144,14 @@ export function initSweep() {
     const info = OUTCOMES[S.outcome];
     const G = sweepGrid(sw, S.outcome, S.algo);
     const log = S.log && info.log !== null;
-    const range = gridRange(G.grid, log);
+    const range = honestRange(gridRange(G.grid, log), log);
     const box = $('#sweep-plot');
-    if (G.axes.length === 2) {
+    if ((sw.axes || []).some((a) => a.range)) {
+      // a sampled study: its cells are points, not a grid
+      const n = (sw.cells || []).length;
+      box.replaceChildren(el('p', { class: 'muted', id: 'sweep-sampled', text: `A sampled study: ${n} points drawn over the axes' ranges (${(sw.axes || []).map((a, i) => `${labelOf(a, i)} ${fmtNum(a.range.min)} … ${fmtNum(a.range.max)}${a.range.log ? ' (log)' : ''}`).join(', ')}). The parallel coordinates and the slices below show every point.` }));
+      fwlab.sweep.kind = 'sampled';
+    } else if (G.axes.length === 2) {
       box.replaceChildren(heatMap(G, range, log, info));
       fwlab.sweep.kind = 'heatmap';
     } else {
@@ -158,7 +164,12 @@ export function initSweep() {
     fwlab.sweep.algo = S.algo;
     fwlab.sweep.status = sw.status;
     fwlab.sweep.drawn++;
-    fwlab.sweep.cells = cells.map((c) => ({ run: c.run, status: c.status, values: c.values, value: c.run ? G.grid.flat().find((s) => s.cell === c)?.value ?? null : null }));
+    fwlab.sweep.cells = cells.map((c) => {
+      const s = summaryOf(c);
+      return { run: c.run, status: c.status, values: c.values, value: c.run ? cellOutcome(c, S.outcome, S.algo) : null, reached: s ? s.reached : null, replications: s ? s.replications : null };
+    });
+    fwlab.sweep.range = range;
+    fwlab.sweep.gap = sw.gap_target;
   }
 
   const axisName = (a) => labelOf(a, S.sweep && S.sweep.axes ? S.sweep.axes.indexOf(a) : -1);
@@ -166,19 +177,53 @@ export function initSweep() {
   // studyPlots: the parallel coordinates of the axes against the outcome
   // (a line per cell) and a slice per axis (a dot per replication).
   function studyPlots(sw, G, info, log) {
-    const axes = G.axes;
+    // a sampled study shows every axis (its cells are points, not a grid)
+    const sampled = (sw.axes || []).some((a) => a.range);
+    const axes = sampled ? sw.axes : G.axes;
     const labels = axes.map((a, i) => labelOf(a, i));
     const cells = (sw.cells || []).filter((c) => c.summary || !LIVE.has(c.status));
-    const outcomeOf = (c) => G.grid.flat().find((s) => s.cell === c)?.value ?? null;
+    const outcomeOf = (c) => (sampled ? cellOutcome(c, S.outcome, S.algo) : G.grid.flat().find((s) => s.cell === c)?.value ?? null);
     const width = ($('#sweep-parallel').clientWidth || 800) - 10;
-    const pc = parallelPlot({ axes, labels, cells, outcomeOf, log, title: info.title, width, link: (c) => (linkable(c) ? '/runs/' + encodeURIComponent(c.run) : null) });
-    $('#sweep-parallel').replaceChildren(pc.node);
-    fwlab.sweep.parallel = { lines: pc.lines, axes: pc.axes };
+    // the brushes stay while the outcome and algorithm do
+    const bkey = S.outcome + '|' + S.algo + '|' + log;
+    if (S.brushKey !== bkey) {
+      S.brushes = {};
+      S.brushKey = bkey;
+    }
+    const pc = parallelPlot({ axes, labels, cells, outcomeOf, log, title: info.title, width, link: (c) => (linkable(c) ? '/runs/' + encodeURIComponent(c.run) : null), brushes: S.brushes, onBrush: (kept) => fwlab.sweep.parallel && (fwlab.sweep.parallel.kept = kept) });
+    const imp = importancePlot({ axes, labels, cells, outcomeOf, log, title: info.title });
+    $('#sweep-parallel').replaceChildren(pc.node, imp.node);
+    fwlab.sweep.parallel = { lines: pc.lines, axes: pc.axes, kept: pc.kept };
+    fwlab.sweep.importance = imp.importance;
     const rows = S.rows.filter((r) => r.algorithm === S.algo);
     const sw0 = ($('#sweep-slices').clientWidth || 800) / Math.min(axes.length, 2) - 16;
     const slices = axes.map((a, i) => slicePlot({ axis: a, label: labels[i], rows, key: S.outcome, log, title: info.title, width: sw0 }));
     $('#sweep-slices').replaceChildren(...slices.map((s) => s.node));
-    fwlab.sweep.slices = slices.map((s) => ({ dots: s.dots, medians: s.medians }));
+    fwlab.sweep.slices = slices.map((s) => ({ dots: s.dots, censored: s.censored, medians: s.medians, data: s.data }));
+  }
+  // summaryOf is a cell's summary for the chosen algorithm.
+  const summaryOf = (c) => (c && c.summary ? (S.algo && c.summary.per_algo && c.summary.per_algo[S.algo]) || c.summary : null);
+  // reachedText says how many replications of a cell reached the gap.
+  function reachedText(c) {
+    const s = summaryOf(c);
+    if (!S.outcome.endsWith('_to_gap') || !s || !s.replications) return '';
+    return `reached in ${s.reached} of ${s.replications}`;
+  }
+  // honestRange widens a colour range that spans less than 10 % of its
+  // values (a factor 1.1 on a log scale) to that, so nearly equal cells
+  // get nearly equal colours; it says so (widened, span).
+  function honestRange(r, log) {
+    if (!r) return r;
+    if (log) {
+      const f = r.hi / r.lo;
+      if (!(f < 1.1)) return r;
+      const mid = Math.sqrt(r.lo * r.hi), k = Math.sqrt(1.1);
+      return { lo: mid / k, hi: mid * k, widened: true, span: f - 1 };
+    }
+    const big = Math.max(Math.abs(r.lo), Math.abs(r.hi));
+    if (!(big > 0) || r.hi - r.lo >= 0.1 * big) return r;
+    const mid = (r.lo + r.hi) / 2;
+    return { lo: mid - 0.05 * big, hi: mid + 0.05 * big, widened: true, span: (r.hi - r.lo) / big };
   }
   // A cell links to its run unless the run was never made or is deleted.
   const linkable = (c) => !!(c && c.run && c.status !== 'deleted');
@@ -205,8 +250,10 @@ export function initSweep() {
           const t = shade(s.value, range, log);
           const c = s.cell;
           const text = s.value == null ? missing(c) : fmtCell(s.value, 3);
-          const inner = linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text, 'data-run': c.run, title: `${labelOf(a0, 0)} = ${valueText(a0.values[i])}, ${labelOf(a1, 1)} = ${valueText(a1.values[j])} · ${info.title}: ${text} · run ${c.run} (${c.status})` }) : el('span', { text });
-          return el('td', { class: 'hm-cell', 'data-i': i, 'data-j': j, 'data-status': c ? c.status : 'none', style: { background: colour(t), color: ink(t) } }, inner);
+          const rt = reachedText(c);
+          const inner = linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text, 'data-run': c.run, title: `${labelOf(a0, 0)} = ${valueText(a0.values[i])}, ${labelOf(a1, 1)} = ${valueText(a1.values[j])} · ${info.title}: ${text}${rt ? ' · ' + rt : ''} · run ${c.run} (${c.status})` }) : el('span', { text });
+          const sm = summaryOf(c);
+          return el('td', { class: 'hm-cell', 'data-i': i, 'data-j': j, 'data-status': c ? c.status : 'none', 'data-reached': sm ? sm.reached : '', 'data-n': sm ? sm.replications : '', style: { background: colour(t), color: ink(t) } }, inner, rt ? el('div', { class: 'hm-reached small', text: rt }) : null);
         })
       )
     );
@@ -220,6 +267,7 @@ export function initSweep() {
     const bar = el('div', { class: 'hm-scale' }, el('span', { class: 'small mono', text: fmtCell(range.lo, 3) }));
     for (let i = 0; i < steps; i++) bar.append(el('span', { class: 'hm-swatch', style: { background: colour(i / (steps - 1)) } }));
     bar.append(el('span', { class: 'small mono', text: fmtCell(range.hi, 3) }), el('span', { class: 'muted small', text: log ? ' (log scale)' : ' (linear scale)' }));
+    if (range.widened) bar.append(el('span', { class: 'muted small', id: 'hm-widened', text: ` · the values differ by only ${fmtCell(100 * range.span, 2)} %: the colours span ${log ? 'a factor 1.1' : '10 %'} so that nearly equal cells look nearly equal` }));
     return bar;
   }
 
@@ -269,7 +317,7 @@ export function initSweep() {
   }
 
   function table(sw, G) {
-    const axes = G.axes;
+    const axes = (sw.axes || []).some((a) => a.range) ? sw.axes : G.axes;
     const cols = ['final_objective', 'final_gap', 'passes_to_gap', 'seconds_to_gap'];
     $('#sweep-cells thead').replaceChildren(el('tr', {}, ...axes.map((a, i) => el('th', { title: a.param, text: labelOf(a, i) })), el('th', { text: 'run' }), el('th', { text: 'status' }), ...cols.map((c) => el('th', { text: OUTCOMES[c].title }))));
     $('#sweep-cells tbody').replaceChildren(

@@ -153,6 +153,9 @@ function present(onOff) {
   $('#teach-present').textContent = onOff ? 'Leave presentation' : 'Present';
   $('#teach-present').setAttribute('aria-pressed', String(onOff));
   fwlab.teach.presenting = onOff;
+  // The keys are the page's again, not the button's that was pressed
+  // (Space on a focused Present button would present again).
+  if (document.activeElement && document.activeElement !== document.body && document.activeElement.blur) document.activeElement.blur();
   // The charts take their new width.
   window.dispatchEvent(new Event('resize'));
   draw();
