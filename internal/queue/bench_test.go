@@ -46,7 +46,7 @@ func BenchmarkQueueOverhead(b *testing.B) {
 			if err := st.Claim(ctx, id, claim); err != nil {
 				b.Fatal(err)
 			}
-			if out, err := w.execute(ctx, id, claim); out != finished || err != nil {
+			if out, err := w.execute(ctx, id, claim, ""); out != finished || err != nil {
 				b.Fatal(out, err)
 			}
 		}

@@ -149,11 +149,17 @@ func (q *Queue) storedRun(ctx context.Context, sp spec.Run, files Files, cache m
 			return nil, nil, err
 		}
 	}
-	r := &store.Run{Spec: sp, Version: bundle.ProgramVersion(), Status: store.StatusQueued}
+	// a run that starts paused is stored paused, as a server stores it: its
+	// worker starts it at its first record (execute.go)
+	status := store.StatusQueued
+	if sp.StartPaused {
+		status = store.StatusPaused
+	}
+	r := &store.Run{Spec: sp, Version: bundle.ProgramVersion(), Status: status}
 	i := 0
 	for _, a := range sp.Algorithms {
 		for rep := 0; rep < sp.Replications; rep++ {
-			r.Traces = append(r.Traces, store.Trace{Index: i, Algo: a.Algo, Replication: rep, Seed: sp.Seed + int64(rep)})
+			r.Traces = append(r.Traces, store.Trace{Index: i, Algo: a.Algo, Replication: rep, Seed: sp.Seed + int64(rep), Status: status})
 			i++
 		}
 	}

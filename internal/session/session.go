@@ -297,10 +297,8 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	if err := m.resolvePaths(sc, sp.Params, vals); err != nil {
 		return nil, err
 	}
-	for i, a := range sp.Algorithms {
-		if a.Workers > m.opts.Workers {
-			return nil, spec.Errorf(fmt.Sprintf("algorithms[%d].workers", i), "must be at most the server's %d worker slots (each worker of a block method takes one), got %d", m.opts.Workers, a.Workers)
-		}
+	if err := m.checkWorkers(sp); err != nil {
+		return nil, err
 	}
 	budget := (sp.Iters + 1) * ntr
 	recBytes := int64(budget) * RecordBytes
@@ -348,56 +346,12 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		}
 		return nil, asFieldError(fmt.Errorf("building %s: %w", sc.Name, err), "problem")
 	}
-	// Block methods compute on a pool of Workers goroutines, each of which
-	// takes a worker slot: one unless the spec asks for more, and never more
-	// than the server has.
-	js := sp
-	js.Algorithms = append([]spec.Algo(nil), sp.Algorithms...)
-	for i := range js.Algorithms {
-		if a := &js.Algorithms[i]; a.Workers == 0 {
-			a.Workers = 1
-		}
-	}
-	jobs, err := scenarios.Jobs(inst, &js)
+	r, err := m.newRun(sp, inst, client, budget)
 	if err != nil {
 		release()
 		return nil, err
 	}
-	info := inst.Info()
-	q := info.Blocks
-	instBytes := InstanceBytes(inst)
-
-	runCtx, cancel := context.WithCancel(m.baseCtx)
-	r := &Run{
-		Created:   time.Now().UTC(),
-		spec:      sp,
-		info:      info,
-		inst:      inst,
-		ctx:       runCtx,
-		cancel:    cancel,
-		m:         m,
-		client:    client,
-		budget:    budget,
-		instBytes: instBytes,
-		wake:      make(chan struct{}),
-		done:      make(chan struct{}),
-	}
-	for i, j := range jobs {
-		slots := j.Algo.Workers // at most the blocks an iteration updates
-		if q >= 1 {
-			slots = min(slots, q)
-		}
-		if j.Algo.R > 0 {
-			slots = min(slots, j.Algo.R)
-		}
-		r.traces = append(r.traces, &Trace{
-			Index: i, Algo: j.Label, Replication: j.Replication, Seed: j.Seed,
-			run: r, status: StatusRunning, slots: max(slots, 1),
-		})
-		r.methods = append(r.methods, j.Method)
-	}
-	r.running = len(r.traces)
-	r.holdFast.Store(true)
+	cancel := r.cancel
 
 	// With a store, the run is put there first: its id comes from it.
 	var id string
@@ -432,6 +386,7 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		unput()
 		return nil, fmt.Errorf("building %s: the request ended before its run was made: %w", sc.Name, err)
 	}
+	instBytes := r.instBytes
 	if need := instBytes + recBytes; need > m.opts.MaxMemory {
 		m.mu.Unlock()
 		cancel()
@@ -454,11 +409,79 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		m.next++
 		r.ID = "r" + strconv.Itoa(m.next)
 	}
+	m.startLocked(r)
+	m.dispatchLocked()
+	m.mu.Unlock()
+	r.changed()
+	return r, nil
+}
+
+// newRun makes a run of sp on its built instance: one trace per
+// (algorithm, replication), named by the one labelling function
+// (scenarios.Jobs), each with its method; the run is not yet registered,
+// queued or started. It is the one place a run's traces are made, whether
+// the run was created here (CreateFor) or taken from a shared queue
+// (Execute).
+func (m *Manager) newRun(sp spec.Run, inst scenarios.Instance, client string, budget int) (*Run, error) {
+	// Block methods compute on a pool of Workers goroutines, each of which
+	// takes a worker slot: one unless the spec asks for more, and never more
+	// than the server has.
+	js := sp
+	js.Algorithms = append([]spec.Algo(nil), sp.Algorithms...)
+	for i := range js.Algorithms {
+		if a := &js.Algorithms[i]; a.Workers == 0 {
+			a.Workers = 1
+		}
+	}
+	jobs, err := scenarios.Jobs(inst, &js)
+	if err != nil {
+		return nil, err
+	}
+	info := inst.Info()
+	q := info.Blocks
+	runCtx, cancel := context.WithCancel(m.baseCtx)
+	r := &Run{
+		Created:   time.Now().UTC(),
+		spec:      sp,
+		info:      info,
+		inst:      inst,
+		ctx:       runCtx,
+		cancel:    cancel,
+		m:         m,
+		client:    client,
+		budget:    budget,
+		instBytes: InstanceBytes(inst),
+		wake:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	for i, j := range jobs {
+		slots := j.Algo.Workers // at most the blocks an iteration updates
+		if q >= 1 {
+			slots = min(slots, q)
+		}
+		if j.Algo.R > 0 {
+			slots = min(slots, j.Algo.R)
+		}
+		r.traces = append(r.traces, &Trace{
+			Index: i, Algo: j.Label, Replication: j.Replication, Seed: j.Seed,
+			run: r, status: StatusRunning, slots: max(slots, 1),
+		})
+		r.methods = append(r.methods, j.Method)
+	}
+	r.running = len(r.traces)
+	r.holdFast.Store(true)
+	return r, nil
+}
+
+// startLocked registers a new run and queues it, or starts it paused at its
+// first record when its spec says so (the manager's lock held); the caller
+// dispatches the queue.
+func (m *Manager) startLocked(r *Run) {
 	m.runs[r.ID] = r
 	m.order = append(m.order, r)
 	m.evictLocked()
 	r.mu.Lock()
-	if sp.StartPaused {
+	if r.spec.StartPaused {
 		r.paused = true
 		r.launchLocked()
 		r.armPauseTimerLocked()
@@ -467,10 +490,17 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		m.queue = append(m.queue, r)
 	}
 	r.mu.Unlock()
-	m.dispatchLocked()
-	m.mu.Unlock()
-	r.changed()
-	return r, nil
+}
+
+// checkWorkers checks that every block method's pool fits in the worker
+// slots (a trace needing more would wait for ever).
+func (m *Manager) checkWorkers(sp spec.Run) error {
+	for i, a := range sp.Algorithms {
+		if a.Workers > m.opts.Workers {
+			return spec.Errorf(fmt.Sprintf("algorithms[%d].workers", i), "must be at most the server's %d worker slots (each worker of a block method takes one), got %d", m.opts.Workers, a.Workers)
+		}
+	}
+	return nil
 }
 
 // admitLocked checks the shared budgets for one more run of budget records
