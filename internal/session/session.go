@@ -21,7 +21,12 @@
 //     another client's first), first come first served within a client. A
 //     paused run gives its slot back and takes one again (through the
 //     queue, ahead of the runs never started) when resumed; it is cancelled
-//     after PauseTimeout;
+//     after PauseTimeout. While every slot is held and a queued run's
+//     client holds none, the client holding the most slots (two or more)
+//     lends one: its run that has held its slot longest stops at its next
+//     record and waits at the head of the queue, saying so, and goes on at
+//     the next free slot (lendLocked), so that a client's first run starts
+//     at once however long another client's runs are;
 //   - a request abandoned before its run is built creates nothing: the
 //     request's context reaches the build, and a run whose context ended
 //     by the time it is built (timeout or client gone) is dropped;
@@ -554,22 +559,90 @@ func InstanceBytes(inst scenarios.Instance) int64 {
 func (m *Manager) dispatchLocked() {
 	for m.running < m.opts.MaxActive && len(m.queue) > 0 {
 		i := m.nextLocked()
-		r := m.queue[i]
-		m.queue = append(m.queue[:i], m.queue[i+1:]...)
-		m.tick++
-		m.served[r.client] = m.tick
-		m.pruneServedLocked()
-		r.mu.Lock()
-		r.queued = false
-		if r.ctx.Err() == nil && r.running > 0 {
-			r.slot = true
-			m.running++
-			r.holdFast.Store(r.paused)
-			r.launchLocked()
-			r.openGateLocked()
+		m.startQueuedLocked(m.queue[i], i)
+	}
+	m.lendLocked()
+}
+
+// startQueuedLocked gives a free run slot to the queued run r (at queue
+// index i).
+func (m *Manager) startQueuedLocked(r *Run, i int) {
+	m.queue = append(m.queue[:i], m.queue[i+1:]...)
+	m.tick++
+	m.served[r.client] = m.tick
+	m.pruneServedLocked()
+	r.mu.Lock()
+	r.queued = false
+	r.lentTo = ""
+	if r.ctx.Err() == nil && r.running > 0 {
+		r.slot = true
+		r.slotTick = m.tick
+		m.running++
+		r.holdFast.Store(r.paused)
+		r.launchLocked()
+		r.openGateLocked()
+	}
+	r.mu.Unlock()
+	r.changed()
+}
+
+// lendLocked lends run slots so that a client's first run never waits for
+// another client's long runs: while every run slot is held and a queued run
+// (never started) belongs to a client that holds none, the client holding
+// the most slots (at least two) lends one: its run that has held its slot
+// longest gives it to that queued run and waits at the head of the queue,
+// as a resumed run does, so that it goes on at the next free slot (at the
+// latest when the borrower ends). Its records, and its result, are those
+// it would have made without the pause (runs are pure functions of their
+// spec, DESIGN §7).
+func (m *Manager) lendLocked() {
+	for m.running >= m.opts.MaxActive && len(m.queue) > 0 {
+		held := map[string]int{}
+		for _, r := range m.order {
+			if r.slot {
+				held[r.client]++
+			}
 		}
-		r.mu.Unlock()
-		r.changed()
+		var borrower *Run
+		for _, q := range m.queueOrderLocked() {
+			if !q.started && held[q.client] == 0 && q.ctx.Err() == nil {
+				borrower = q
+				break
+			}
+		}
+		var lender *Run
+		for _, r := range m.order {
+			if !r.slot || held[r.client] < 2 {
+				continue
+			}
+			if lender == nil || held[r.client] > held[lender.client] ||
+				(held[r.client] == held[lender.client] && r.slotTick < lender.slotTick) {
+				lender = r
+			}
+		}
+		if borrower == nil || lender == nil {
+			return
+		}
+		lender.mu.Lock()
+		lender.releaseRunSlotLocked()
+		lender.holdFast.Store(true)
+		lender.lentTo = borrower.ID
+		i := 0
+		for i < len(m.queue) && m.queue[i].started {
+			i++
+		}
+		m.queue = append(m.queue, nil)
+		copy(m.queue[i+1:], m.queue[i:])
+		m.queue[i] = lender
+		lender.queued = true
+		lender.mu.Unlock()
+		lender.changed()
+		for j, q := range m.queue {
+			if q == borrower {
+				m.startQueuedLocked(borrower, j)
+				break
+			}
+		}
 	}
 }
 
