@@ -122,8 +122,11 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	c, err := river.NewClient(riverpgxv5.New(cfg.Store.Pool()), &river.Config{
-		ID:      cfg.Name,
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Slots}},
+		ID: cfg.Name,
+		// the shared queue, and the worker's own, where jobs are lent
+		// slots its paused runs gave back or its runs lend (lend.go)
+		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Slots},
+			lendQueue(cfg.Name): {MaxWorkers: cfg.Slots}},
 		Workers: workers,
 		// a freed slot takes the next job within a few milliseconds
 		// (River's default waits 100 ms between fetches)
@@ -148,9 +151,15 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.stopRescue, w.rescuing = cancel, make(chan struct{})
+	lent := make(chan struct{})
+	go func() {
+		defer close(lent)
+		w.lendLoop(rctx)
+	}()
 	go func() {
 		defer close(w.rescuing)
 		w.rescueLoop(rctx)
+		<-lent
 	}()
 	return nil
 }
