@@ -95,7 +95,18 @@ func (w *Worker) execute(ctx context.Context, id, claim, client string) (outcome
 	if len(run.Traces()) != len(r.Traces) {
 		cancel(fmt.Errorf("the spec makes %d traces, the stored run has %d", len(run.Traces()), len(r.Traces)))
 	} else {
-		err := st.SetLabels(runCtx, id, claim, run.Labels())
+		var err error
+		labels, named := run.Labels(), false
+		for i, l := range labels {
+			if l == r.Traces[i].Algo {
+				labels[i] = "" // named so already
+			} else {
+				named = true
+			}
+		}
+		if named {
+			err = st.SetLabels(runCtx, id, claim, labels)
+		}
 		if err == nil {
 			err = st.SetInstance(runCtx, id, session.StoredInstance(run.Info()))
 		}
@@ -109,7 +120,7 @@ func (w *Worker) execute(ctx context.Context, id, claim, client string) (outcome
 	beatDone := make(chan struct{})
 	go func() {
 		defer close(beatDone)
-		w.beat(runCtx, cancel, run, sp.StartPaused, id, claim)
+		w.beat(runCtx, cancel, run, c, id, claim)
 	}()
 	<-run.Done()
 	cancel(nil) // the beat stops
@@ -179,29 +190,22 @@ func (w *Worker) fail(ctx context.Context, id, claim string, traces int, msg str
 // machine, and ends the run's context when the run was cancelled through
 // the store, stayed paused for longer than its pause timeout, or its claim
 // was lost.
-func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, run *session.Run, paused bool, id, claim string) {
+func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, run *session.Run, c pgstore.RunControl, id, claim string) {
 	wake, stop := w.cfg.Store.Wake(pgstore.ControlPayload(id))
 	defer stop()
 	t := time.NewTicker(w.cfg.BeatEvery)
 	defer t.Stop()
-	var steps int64 // the steps passed on (the store counts them since the claim)
+	paused := c.Status == store.StatusPaused // as the run started
+	var steps int64                          // the steps passed on (the store counts them since the claim)
 	for {
-		c, err := w.cfg.Store.Beat(ctx, id, claim)
 		switch {
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, pgstore.ErrClaimLost):
-			cancel(errClaimLost)
-			return
-		case err != nil:
-			// the database is away: try again on the next beat
 		case c.Status == store.StatusCancelled:
 			cancel(errUserCancel)
 			return
 		case c.PauseExpired():
 			cancel(errPauseTimeout{c})
 			return
-		default:
+		case c.Status != "":
 			for ; steps < c.Steps; steps++ {
 				_ = run.Step() // a worker's manager has no record budget to refuse it
 				paused = true
@@ -219,6 +223,17 @@ func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, run *
 			return
 		case <-t.C:
 		case <-wake:
+		}
+		var err error
+		c, err = w.cfg.Store.Beat(ctx, id, claim)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, pgstore.ErrClaimLost):
+			cancel(errClaimLost)
+			return
+		case err != nil:
+			c = pgstore.RunControl{} // the database is away: try again on the next beat
 		}
 	}
 }

@@ -150,6 +150,21 @@ func lendOnce(ctx context.Context, pool *pgxpool.Pool) (moved int, err error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
+		// nothing to lend: the waiting jobs are not looked at
+		lender := false
+		for _, wk := range workers {
+			if wk.paused > wk.lent {
+				lender = true
+			}
+			for _, n := range wk.clients {
+				if n-wk.lent >= 2 {
+					lender = true
+				}
+			}
+		}
+		if !lender {
+			return nil
+		}
 		type job struct {
 			id     int64
 			client string
@@ -158,7 +173,7 @@ func lendOnce(ctx context.Context, pool *pgxpool.Pool) (moved int, err error) {
 		rows, err = tx.Query(ctx, `SELECT id, COALESCE(args->>'client', '') FROM river_job
 			WHERE kind = $1 AND queue = $2 AND state = 'available' AND created_at < now() - $3 * interval '1 microsecond'
 			  AND priority = (SELECT min(priority) FROM river_job WHERE kind = $1 AND queue = $2 AND state = 'available')
-			ORDER BY priority, scheduled_at, id LIMIT 100 FOR UPDATE SKIP LOCKED`, kind, river.QueueDefault, lendAfter.Microseconds())
+			ORDER BY priority, scheduled_at, id LIMIT 100`, kind, river.QueueDefault, lendAfter.Microseconds())
 		if err != nil {
 			return err
 		}
@@ -194,10 +209,17 @@ func lendOnce(ctx context.Context, pool *pgxpool.Pool) (moved int, err error) {
 			if to == nil {
 				continue
 			}
-			if _, err := tx.Exec(ctx, `UPDATE river_job SET queue = $2,
-				metadata = metadata || jsonb_build_object('lent_us', (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT) WHERE id = $1`,
-				j.id, to.queue); err != nil {
+			// the waiting jobs are read unlocked, so that River's fetches
+			// never skip them meanwhile; a job a worker is taking is left
+			tag, err := tx.Exec(ctx, `UPDATE river_job SET queue = $2,
+				metadata = metadata || jsonb_build_object('lent_us', (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT)
+				WHERE id = (SELECT id FROM river_job WHERE id = $1 AND queue = $3 AND state = 'available' FOR UPDATE SKIP LOCKED)`,
+				j.id, to.queue, river.QueueDefault)
+			if err != nil {
 				return err
+			}
+			if tag.RowsAffected() == 0 {
+				continue
 			}
 			to.lent++
 			running[j.client]++
