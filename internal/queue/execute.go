@@ -218,6 +218,7 @@ func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, run *
 			}
 			paused = c.Status == store.StatusPaused
 		}
+		w.mirror(ctx, run, c.Status, id, claim)
 		select {
 		case <-ctx.Done():
 			return
@@ -236,6 +237,25 @@ func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, run *
 			c = pgstore.RunControl{} // the database is away: try again on the next beat
 		}
 	}
+}
+
+// mirror writes to the store that a run has lent its slot (session's
+// lending): queued while it waits for a slot again, running once it has
+// one, so that its page and History say it waits; its followers are
+// woken. stored is the status the store holds.
+func (w *Worker) mirror(ctx context.Context, run *session.Run, stored, id, claim string) {
+	local := run.RunStatus()
+	var to string
+	switch {
+	case stored == store.StatusRunning && local == session.StatusQueued:
+		to = store.StatusQueued
+	case stored == store.StatusQueued && local == session.StatusRunning:
+		to = store.StatusRunning
+	default:
+		return
+	}
+	_, _ = w.cfg.Store.Pool().Exec(ctx, `WITH u AS (UPDATE runs SET status = $3 WHERE id = $1 AND claim = $2 AND status = $4 RETURNING id)
+		SELECT pg_notify($5, id) FROM u`, id, claim, to, stored, pgstore.Channel)
 }
 
 // errPauseTimeout ends a run paused for longer than its pause timeout.

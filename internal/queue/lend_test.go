@@ -113,3 +113,60 @@ func contains(s []string, x string) bool {
 	}
 	return false
 }
+
+// TestLenderSaysItWaitsOnTheCluster: while a run of A has lent its slot to
+// B's run, the store says it is queued; once B's run has ended it is
+// running again.
+func TestLenderSaysItWaitsOnTheCluster(t *testing.T) {
+	url, st, q := newQueue(t)
+	ctx := context.Background()
+	startWorker(t, url, "w1", 2)
+	var a []string
+	for i := 0; i < 2; i++ {
+		id, err := q.SubmitFor(ctx, fakeSpec(100_000, 1000, "fw"), From{Client: "A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = append(a, id)
+	}
+	waitFor(t, time.Minute, "A's runs on the 2 slots", func() bool {
+		for _, id := range a {
+			if s, n := records(t, st, id); s != store.StatusRunning || n == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	b, err := q.SubmitFor(ctx, fakeSpec(100_000, 1000, "fw"), From{Client: "B"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lender := ""
+	waitFor(t, 30*time.Second, "B's run running and a run of A queued", func() bool {
+		if s, n := records(t, st, b); s != store.StatusRunning || n == 0 {
+			return false
+		}
+		for _, id := range a {
+			if s, _ := records(t, st, id); s == store.StatusQueued {
+				lender = id
+				return true
+			}
+		}
+		return false
+	})
+	_, n0 := records(t, st, lender)
+	time.Sleep(time.Second)
+	if s, n := records(t, st, lender); s != store.StatusQueued || n > n0+1 {
+		t.Fatalf("the lender: %s with %d records after %d, want queued and still", s, n, n0)
+	}
+	if err := st.SetStatus(ctx, b, store.StatusCancelled, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the lender running again", func() bool {
+		s, n := records(t, st, lender)
+		return s == store.StatusRunning && n > n0+1
+	})
+	for _, id := range a {
+		_ = st.SetStatus(ctx, id, store.StatusCancelled, time.Now())
+	}
+}
