@@ -7,16 +7,19 @@
 // processes take jobs with River's locking and run them (Worker). River
 // does the queue's hard parts: one worker per job, priorities (interactive
 // runs before sweep cells), retries. On top of River's ordering the queue
-// shares the workers fairly among clients (fair.go), and rescues the run
-// of a worker that died by its heartbeat rather than by its length
-// (rescue.go: River's jobs have no timeout here). Around River, the store
-// keeps the run's truth: a worker claims the run (pgstore.Claim) before it
-// starts, which removes any partial records of an earlier attempt; it
-// streams records in batches under that claim, beats every BeatEvery, and
-// reads the run's status and steps on each beat and whenever the store
-// notifies a change, so a cancel, pause, step or resume written to the
-// store reaches it (control.go); a worker whose claim was taken over stops
-// without writing.
+// shares the workers fairly among clients (fair.go), lends slots as a
+// server does (lend.go), and rescues the run of a worker that died by its
+// heartbeat rather than by its length (rescue.go: River's jobs have no
+// timeout here). Around River, the store keeps the run's truth: a worker
+// claims the run (pgstore.Claim) before it starts, which removes any
+// partial records of an earlier attempt; it executes the run through the
+// session's executor (session.Manager.Execute: the traces side by side,
+// the same recorder, gate, names, summaries and panels as a server's own
+// runs), streams records in batches under that claim, beats every
+// BeatEvery, and reads the run's status and steps on each beat and
+// whenever the store notifies a change, so a cancel, pause, step or resume
+// written to the store reaches it (execute.go); a worker whose claim was
+// taken over stops without writing.
 package queue
 
 import (
