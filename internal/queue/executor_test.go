@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,4 +93,30 @@ func TestStartPausedOnTheCluster(t *testing.T) {
 		t.Fatalf("resumed: ended %s", s)
 	}
 	checkWhole(t, st, id, 200)
+}
+
+// TestStartPausedTimesOutOnTheCluster: a run queued to start paused by a
+// server with a pause timeout is cancelled by its worker once it has been
+// paused for longer, as on one machine.
+func TestStartPausedTimesOutOnTheCluster(t *testing.T) {
+	url, st, q := newQueue(t)
+	ctx := context.Background()
+	startWorker(t, url, "w1", 1)
+	sp := fakeSpec(200, 0, "fw")
+	sp.StartPaused = true
+	id, err := q.SubmitFor(ctx, sp, From{PauseTimeout: 700 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := traceRecords(t, st, id); s != store.StatusPaused {
+		t.Fatalf("a run queued to start paused is %s", s)
+	}
+	waitFor(t, 30*time.Second, "the pause timeout", func() bool { s, _ := traceRecords(t, st, id); return !store.Live(s) })
+	r, err := st.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != store.StatusCancelled || !strings.Contains(r.Message, "paused for longer than the pause timeout of 700ms") || r.Traces[0].Records != 1 {
+		t.Fatalf("started paused past its timeout: %s %q with %d records", r.Status, r.Message, r.Traces[0].Records)
+	}
 }

@@ -119,6 +119,10 @@ type From struct {
 	// included; MaxSweeps its live sweeps queued by SubmitSweepFor (0: no
 	// limit; limits.go). A refusal wraps ErrClientLimit.
 	MaxRuns, MaxSweeps int
+	// PauseTimeout is how long a run that starts paused may stay paused
+	// before its worker cancels it, as a server's -pause-timeout (0: no
+	// limit).
+	PauseTimeout time.Duration
 }
 
 // New returns a queue on the store's database, River's tables migrated.
@@ -200,6 +204,15 @@ func (q *Queue) SubmitFor(ctx context.Context, sp spec.Run, from From) (string, 
 	id, err := q.putRun(ctx, r, refs)
 	if err != nil {
 		return "", err
+	}
+	if sp.StartPaused && from.PauseTimeout > 0 {
+		// paused from now, for at most the pause timeout, as on one machine
+		if err := q.st.SetStatus(ctx, id, store.StatusQueued, time.Time{}); err != nil {
+			return "", q.undo(ctx, id, err)
+		}
+		if _, err := q.st.Control(ctx, id, pgstore.OpPause, from.PauseTimeout); err != nil {
+			return "", q.undo(ctx, id, err)
+		}
 	}
 	if err := q.insert(ctx, RunArgs{RunID: id, Client: from.Client}, PriorityRun, from.MaxRuns); err != nil {
 		return "", q.undo(ctx, id, err)
