@@ -16,7 +16,8 @@ import (
 // SQLite (its sessions) and by a worker on PostgreSQL (River) read the same
 // through every field the pages show (storetest.SameRun): names (the slack
 // collapse variant's included), statuses, summaries, panels and records
-// after the end.
+// after the end, for runs that end done, failed (a method's error, a panic)
+// or without panels.
 func TestRunsReadTheSameOnBothStores(t *testing.T) {
 	url, pg, q := newQueue(t)
 	startWorker(t, url, "w1", 2)
@@ -35,7 +36,15 @@ func TestRunsReadTheSameOnBothStores(t *testing.T) {
 	fake.Replications = 2
 	lasso := spec.Run{Problem: "lasso", Iters: 40, EvalEvery: 4, Seed: 3, Replications: 2,
 		Algorithms: []spec.Algo{{Algo: "ssfw-as"}, {Algo: "ssfw-as", Slack: "keep"}, {Algo: "fista"}}}
-	for _, sp := range []spec.Run{fake, lasso} {
+	// a method that fails, one that panics, panels that fail
+	failing := fakeSpec(50, 0, "fw", "afw")
+	failing.Params["fail"] = "the method gave up"
+	panicking := fakeSpec(50, 0, "fw")
+	panicking.Params["panic_at"] = "7"
+	panels := fakeSpec(50, 0, "fw")
+	panels.Params["panel_err"] = "no view of this estimate"
+	for i, sp := range []spec.Run{fake, lasso, failing, panicking, panels} {
+		want := []string{store.StatusDone, store.StatusDone, store.StatusFailed, store.StatusFailed, store.StatusDone}[i]
 		ctx := context.Background()
 		local, err := m.Create(ctx, sp)
 		if err != nil {
@@ -51,5 +60,12 @@ func TestRunsReadTheSameOnBothStores(t *testing.T) {
 			return err == nil && !store.Live(r.Status)
 		})
 		storetest.SameRun(t, sq, local.ID, pg, id)
+		r, err := pg.GetLean(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != want {
+			t.Errorf("spec %d ended %s; want %s", i, r.Status, want)
+		}
 	}
 }
