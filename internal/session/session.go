@@ -603,6 +603,16 @@ func (m *Manager) lendLocked() {
 				held[r.client]++
 			}
 		}
+		waits := false // a queued run of a client holding no slot
+		for _, q := range m.queue {
+			if !q.started && held[q.client] == 0 {
+				waits = true
+				break
+			}
+		}
+		if !waits {
+			return
+		}
 		var borrower *Run
 		for _, q := range m.queueOrderLocked() {
 			if !q.started && held[q.client] == 0 && q.ctx.Err() == nil {
