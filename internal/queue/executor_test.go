@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
@@ -25,34 +26,44 @@ func traceRecords(t *testing.T, st *pgstore.Store, id string) (string, []int) {
 	return r.Status, n
 }
 
-// TestWorkerStreamsTracesSideBySide: a worker runs a two-algorithm run as
-// one machine does, both traces at once: within one second both traces'
-// stored records grow, while neither has finished.
+// TestWorkerStreamsTracesSideBySide: a worker runs a two-algorithm run, and
+// a run of one algorithm with two replications, as one machine does, both
+// traces at once: within one second both traces' stored records grow,
+// while neither has finished.
 func TestWorkerStreamsTracesSideBySide(t *testing.T) {
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)
 	// 3000 iterations of 2 ms each: about 6 s per trace
-	id, err := q.Submit(ctx, fakeSpec(3000, 2000, "fw", "afw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, time.Minute, "records", func() bool { _, n := traceRecords(t, st, id); return n[0]+n[1] > 0 })
-	_, before := traceRecords(t, st, id)
-	for {
-		time.Sleep(time.Second)
-		status, now := traceRecords(t, st, id)
-		// both grew, neither from nothing nor to its end
-		if before[0] > 0 && before[1] > 0 && now[0] > before[0] && now[1] > before[1] && now[0] < 3001 && now[1] < 3001 {
-			break
+	replicated := fakeSpec(3000, 2000, "fw")
+	replicated.Replications = 2
+	for _, sp := range []spec.Run{fakeSpec(3000, 2000, "fw", "afw"), replicated} {
+		id, err := q.Submit(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !store.Live(status) || now[0] == 3001 || now[1] == 3001 {
-			t.Fatalf("the traces never grew within the same second: %v then %v (status %s)", before, now, status)
+		waitFor(t, time.Minute, "records", func() bool { _, n := traceRecords(t, st, id); return n[0]+n[1] > 0 })
+		_, before := traceRecords(t, st, id)
+		for {
+			time.Sleep(time.Second)
+			status, now := traceRecords(t, st, id)
+			// both grew, neither from nothing nor to its end
+			if before[0] > 0 && before[1] > 0 && now[0] > before[0] && now[1] > before[1] && now[0] < 3001 && now[1] < 3001 {
+				break
+			}
+			if !store.Live(status) || now[0] == 3001 || now[1] == 3001 {
+				t.Fatalf("%d algorithms × %d replications: the traces never grew within the same second: %v then %v (status %s)",
+					len(sp.Algorithms), sp.Replications, before, now, status)
+			}
+			before = now
 		}
-		before = now
-	}
-	if err := q.st.SetStatus(ctx, id, store.StatusCancelled, time.Now()); err != nil {
-		t.Fatal(err)
+		if err := q.st.SetStatus(ctx, id, store.StatusCancelled, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "the cancelled run's end", func() bool {
+			r, err := st.Get(ctx, id)
+			return err == nil && r.Traces[0].Summary != nil
+		})
 	}
 }
 
