@@ -21,9 +21,10 @@ import (
 // store: the runs and sweeps started through the server are queued on
 // River, as `dashboard submit` queues them, whatever the server's slots (a
 // server with slots works the queue as well, serveWorker), each client
-// within the server's limits on live runs and sweeps. With a SQLite file
+// within the server's limits on live runs and sweeps (a run that starts
+// paused within its -pause-timeout). With a SQLite file
 // the server runs them itself (nil).
-func frontEnd(st store.Backend, quota int64) (server.Submitter, server.SweepSubmitter, error) {
+func frontEnd(st store.Backend, quota int64, pauseTimeout time.Duration) (server.Submitter, server.SweepSubmitter, error) {
 	pg, ok := st.(*pgstore.Store)
 	if !ok {
 		return nil, nil, nil
@@ -36,7 +37,7 @@ func frontEnd(st store.Backend, quota int64) (server.Submitter, server.SweepSubm
 	}
 	q.Quota = quota
 	return func(ctx context.Context, sp spec.Run, client string, max int, files server.DataFiles) (string, error) {
-			id, err := q.SubmitFor(ctx, sp, queue.From{Client: client, Files: queue.Files(files), MaxRuns: max})
+			id, err := q.SubmitFor(ctx, sp, queue.From{Client: client, Files: queue.Files(files), MaxRuns: max, PauseTimeout: pauseTimeout})
 			return id, clientLimit(err)
 		}, func(ctx context.Context, doc *sweep.Doc, client string, max int, files server.DataFiles) (string, error) {
 			id, err := q.SubmitSweepFor(ctx, doc, queue.From{Client: client, Files: queue.Files(files), MaxSweeps: max})

@@ -137,7 +137,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.Close()
-	submit, submitSweep, err := frontEnd(st, *quota)
+	submit, submitSweep, err := frontEnd(st, *quota, *pauseTimeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -db: the queue: %v\n", err)
 		return 1

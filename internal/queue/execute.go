@@ -2,12 +2,11 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
@@ -29,10 +28,29 @@ const (
 	lost                    // another worker has the run: nothing more to do here
 )
 
-// execute runs a claimed run to its end, streaming its records under the
-// claim. ctx ends when the worker stops (the run is then released) or
-// River cancels the job.
-func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error) {
+// claimedWriter writes a run's records under the worker's claim: it is
+// the store a session's appender writes to (only AppendRecords is
+// called), so a worker's records are batched exactly as a server's.
+type claimedWriter struct {
+	*pgstore.Store
+	claim   string
+	written func(n int) // counts the records stored (metrics)
+}
+
+func (c claimedWriter) AppendRecords(ctx context.Context, id string, trace int, recs []solver.Record) error {
+	if err := c.AppendClaimed(ctx, id, c.claim, trace, recs); err != nil {
+		return err
+	}
+	c.written(len(recs))
+	return nil
+}
+
+// execute runs a claimed run to its end through the worker's session
+// manager, the executor a server runs its own runs with (its traces side by
+// side, pause, step and resume through the session's gate), streaming its
+// records under the claim. ctx ends when the worker stops (the run is then
+// released) or River cancels the job.
+func (w *Worker) execute(ctx context.Context, id, claim, client string) (outcome, error) {
 	st := w.cfg.Store
 	r, err := st.Get(ctx, id)
 	if err != nil {
@@ -40,25 +58,82 @@ func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	// the run's control as it stands (a run paused while queued stops at
-	// its first record), then followed at each beat and notification
-	g := newGate()
+	// the run's control as it stands: a run paused while queued (or
+	// queued to start paused) starts paused at its first record
 	c, err := st.Beat(ctx, id, claim)
 	if errors.Is(err, pgstore.ErrClaimLost) {
 		return lost, nil
 	}
-	if err == nil {
-		g.set(c)
+	sp := r.Spec
+	sp.StartPaused = err == nil && c.Status == store.StatusPaused
+	if err := w.materialize(runCtx, r.ID, &sp); err != nil {
+		if ctx.Err() != nil {
+			return w.release(ctx, id, claim, ctx.Err())
+		}
+		return w.fail(ctx, id, claim, len(r.Traces), err.Error())
+	}
+	run, err := w.sess.Execute(runCtx, session.Claimed{ID: id, Spec: sp, Client: client,
+		Records: claimedWriter{st, claim, w.m.addRecords}, FlushEvery: w.cfg.FlushEvery,
+		RecordsFailed: func(err error) {
+			if errors.Is(err, pgstore.ErrClaimLost) {
+				cancel(errClaimLost)
+			} else {
+				cancel(fmt.Errorf("%w: %w", errStore, err))
+			}
+		}})
+	switch {
+	case errors.Is(err, session.ErrBuild):
+		return w.fail(ctx, id, claim, len(r.Traces), err.Error())
+	case err != nil:
+		return w.release(ctx, id, claim, err)
+	}
+	defer w.sess.Forget(run)
+	stopCancel := context.AfterFunc(runCtx, run.Cancel)
+	defer stopCancel()
+	// the traces' names (the one labelling function's) and the instance's
+	// description, which need the instance
+	if len(run.Traces()) != len(r.Traces) {
+		cancel(fmt.Errorf("the spec makes %d traces, the stored run has %d", len(run.Traces()), len(r.Traces)))
+	} else {
+		var err error
+		labels, named := run.Labels(), false
+		for i, l := range labels {
+			if l == r.Traces[i].Algo {
+				labels[i] = "" // named so already
+			} else {
+				named = true
+			}
+		}
+		if named {
+			err = st.SetLabels(runCtx, id, claim, labels)
+		}
+		if err == nil {
+			err = st.SetInstance(runCtx, id, session.StoredInstance(run.Info()))
+		}
+		switch {
+		case errors.Is(err, pgstore.ErrClaimLost):
+			cancel(errClaimLost)
+		case err != nil:
+			cancel(fmt.Errorf("%w: %w", errStore, err))
+		}
 	}
 	beatDone := make(chan struct{})
 	go func() {
 		defer close(beatDone)
-		w.beat(runCtx, cancel, g, id, claim)
+		w.beat(runCtx, cancel, run, c, id, claim)
 	}()
-	defer func() { cancel(nil); <-beatDone }()
-
-	sum, results, msg := w.solve(runCtx, cancel, g, r, claim)
+	<-run.Done()
+	cancel(nil) // the beat stops
+	<-beatDone
+	recErr := run.CloseRecords()
 	cause := context.Cause(runCtx)
+	if recErr != nil && errors.Is(cause, context.Canceled) {
+		if errors.Is(recErr, pgstore.ErrClaimLost) {
+			cause = errClaimLost
+		} else {
+			cause = fmt.Errorf("%w: %w", errStore, recErr)
+		}
+	}
 	var expired errPauseTimeout
 	switch {
 	case errors.Is(cause, errClaimLost):
@@ -66,25 +141,43 @@ func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error)
 	case errors.Is(cause, errStore):
 		// the database went away (a restart, a failover): the run goes
 		// back to the queue and runs again from its spec once it is back
-		if err := st.Release(context.WithoutCancel(ctx), id, claim); err != nil && !errors.Is(err, pgstore.ErrClaimLost) {
-			return released, errors.Join(cause, err)
-		}
-		return released, cause
+		return w.release(ctx, id, claim, cause)
 	case ctx.Err() != nil && !errors.Is(cause, errUserCancel) && !errors.As(cause, &expired):
 		// the worker is stopping (or River cancelled the job): release
-		if err := st.Release(context.WithoutCancel(ctx), id, claim); err != nil && !errors.Is(err, pgstore.ErrClaimLost) {
-			return released, err
-		}
-		return released, ctx.Err()
+		return w.release(ctx, id, claim, ctx.Err())
 	}
-	status := sum
+	status, msg := run.RunStatus(), ""
 	switch {
 	case errors.Is(cause, errUserCancel):
 		status, msg = store.StatusCancelled, "cancelled"
 	case errors.As(cause, &expired):
 		status, msg = store.StatusCancelled, expired.Error()
+	case !errors.Is(cause, context.Canceled) && cause != nil:
+		status, msg = store.StatusFailed, cause.Error()
 	}
-	err = st.Finish(context.WithoutCancel(ctx), id, claim, results, status, msg, time.Now())
+	err = st.Finish(context.WithoutCancel(ctx), id, claim, run.Results(), status, msg, time.Now())
+	if errors.Is(err, pgstore.ErrClaimLost) {
+		return lost, nil
+	}
+	return finished, err
+}
+
+// release gives a claimed run back to the queue.
+func (w *Worker) release(ctx context.Context, id, claim string, cause error) (outcome, error) {
+	if err := w.cfg.Store.Release(context.WithoutCancel(ctx), id, claim); err != nil && !errors.Is(err, pgstore.ErrClaimLost) {
+		return released, errors.Join(cause, err)
+	}
+	return released, cause
+}
+
+// fail ends a claimed run that could not be made (its data, its spec or
+// its instance), every trace failed, with msg.
+func (w *Worker) fail(ctx context.Context, id, claim string, traces int, msg string) (outcome, error) {
+	results := make([]store.TraceResult, traces)
+	for i := range results {
+		results[i] = store.TraceResult{Status: solver.StatusFailed}
+	}
+	err := w.cfg.Store.Finish(context.WithoutCancel(ctx), id, claim, results, store.StatusFailed, msg, time.Now())
 	if errors.Is(err, pgstore.ErrClaimLost) {
 		return lost, nil
 	}
@@ -93,163 +186,81 @@ func (w *Worker) execute(ctx context.Context, id, claim string) (outcome, error)
 
 // beat writes the run's heartbeat every BeatEvery, and at once when the
 // store notifies a change of the run's control, until ctx ends; it passes
-// pauses, steps and resumes to the gate, and ends the run's context when
-// the run was cancelled through the store, stayed paused for longer than
-// its pause timeout, or its claim was lost.
-func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, g *gate, id, claim string) {
+// pauses, steps and resumes to the run, as a server's buttons do on one
+// machine, and ends the run's context when the run was cancelled through
+// the store, stayed paused for longer than its pause timeout, or its claim
+// was lost.
+func (w *Worker) beat(ctx context.Context, cancel context.CancelCauseFunc, run *session.Run, c pgstore.RunControl, id, claim string) {
 	wake, stop := w.cfg.Store.Wake(pgstore.ControlPayload(id))
 	defer stop()
 	t := time.NewTicker(w.cfg.BeatEvery)
 	defer t.Stop()
+	paused := c.Status == store.StatusPaused // as the run started
+	var steps int64                          // the steps passed on (the store counts them since the claim)
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-wake:
-		}
-		c, err := w.cfg.Store.Beat(ctx, id, claim)
 		switch {
-		case errors.Is(err, pgstore.ErrClaimLost):
-			cancel(errClaimLost)
-			return
-		case err != nil:
-			continue // the database is away: try again on the next beat
 		case c.Status == store.StatusCancelled:
 			cancel(errUserCancel)
 			return
 		case c.PauseExpired():
 			cancel(errPauseTimeout{c})
 			return
+		case c.Status != "":
+			for ; steps < c.Steps; steps++ {
+				_ = run.Step() // a worker's manager has no record budget to refuse it
+				paused = true
+			}
+			switch p := c.Status == store.StatusPaused; {
+			case p && !paused:
+				run.Pause()
+			case !p && paused:
+				_ = run.Resume()
+			}
+			paused = c.Status == store.StatusPaused
 		}
-		g.set(c)
-	}
-}
-
-// solve builds the run's instance and runs its traces in order, streaming
-// the records; it returns the run's status, every trace's result and a
-// message for a run that failed before its traces ran.
-func (w *Worker) solve(ctx context.Context, cancel context.CancelCauseFunc, g *gate, r *store.Run, claim string) (string, []store.TraceResult, string) {
-	results := make([]store.TraceResult, len(r.Traces))
-	for i := range results {
-		results[i] = store.TraceResult{Status: store.StatusCancelled}
-	}
-	fail := func(msg string) (string, []store.TraceResult, string) {
-		for i := range results {
-			results[i] = store.TraceResult{Status: solver.StatusFailed}
-		}
-		return store.StatusFailed, results, msg
-	}
-	sp := r.Spec
-	if err := w.materialize(ctx, r.ID, &sp); err != nil {
-		if ctx.Err() != nil {
-			return store.StatusCancelled, results, ""
-		}
-		return fail(err.Error())
-	}
-	sc, vals, err := scenarios.Resolve(&sp)
-	if err != nil {
-		return fail("the run's spec: " + err.Error())
-	}
-	inst, err := buildSafely(ctx, sc, vals, sp.Seed)
-	if err != nil {
-		if ctx.Err() != nil {
-			return store.StatusCancelled, results, ""
-		}
-		return fail("building the instance: " + err.Error())
-	}
-	if err := w.cfg.Store.SetInstance(ctx, r.ID, instanceOf(inst.Info())); err != nil && ctx.Err() == nil {
-		return fail(err.Error())
-	}
-	jobs, err := scenarios.Jobs(inst, &sp)
-	if err != nil {
-		return fail(err.Error())
-	}
-	if len(jobs) != len(r.Traces) {
-		return fail(fmt.Sprintf("the spec makes %d traces, the stored run has %d", len(jobs), len(r.Traces)))
-	}
-	out := newStreamer(w.cfg.Store, r.ID, claim, w.cfg.FlushEvery, w.m.addRecords)
-	go func() {
+		w.mirror(ctx, run, c.Status, id, claim)
 		select {
-		case <-out.failed:
-			if errors.Is(out.err0(), pgstore.ErrClaimLost) {
-				cancel(errClaimLost)
-			} else {
-				cancel(fmt.Errorf("%w: %w", errStore, out.err0()))
-			}
 		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-wake:
 		}
-	}()
-	status := store.StatusDone
-	for i, j := range jobs {
-		if ctx.Err() != nil {
-			break
-		}
-		res := runTrace(ctx, inst, j, recorder{ctx: ctx, g: g, emit: func(rec solver.Record) { out.add(i, rec) }})
-		if res.Status == solver.StatusFailed {
-			status = store.StatusFailed
-		}
-		results[i] = res
-	}
-	if err := out.close(context.WithoutCancel(ctx)); err != nil {
-		if errors.Is(err, pgstore.ErrClaimLost) {
-			cancel(errClaimLost)
-		} else {
-			cancel(fmt.Errorf("%w: %w", errStore, err))
-		}
-		return store.StatusFailed, results, ""
-	}
-	return status, results, ""
-}
-
-// runTrace runs one trace and returns its result, panels included.
-func runTrace(ctx context.Context, inst scenarios.Instance, j scenarios.Job, rec solver.Recorder) (tr store.TraceResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			tr = store.TraceResult{Status: solver.StatusFailed, Summary: &solver.Summary{Status: solver.StatusFailed, Message: fmt.Sprintf("panic: %v", p)}}
-		}
-	}()
-	res, err := j.Method.Run(ctx, rec)
-	sum := res.Summary
-	if err != nil {
-		sum.Status, sum.Message = solver.StatusFailed, err.Error()
-	}
-	if sum.Status == "" {
-		sum.Status, sum.Message = solver.StatusFailed, "the method returned no status"
-	}
-	tr = store.TraceResult{Status: sum.Status, Summary: &sum}
-	if rp, ok := inst.(scenarios.ResultPanels); ok && len(res.X) > 0 && err == nil {
-		p, perr := rp.ResultPanels(res.X)
+		var err error
+		c, err = w.cfg.Store.Beat(ctx, id, claim)
 		switch {
-		case perr != nil:
-			tr.PanelsError = "the final estimate's panels: " + perr.Error()
-		default:
-			b, jerr := json.Marshal(p)
-			if jerr != nil {
-				tr.PanelsError = "the final estimate's panels could not be stored: " + jerr.Error()
-			} else {
-				tr.Panels = b
-			}
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, pgstore.ErrClaimLost):
+			cancel(errClaimLost)
+			return
+		case err != nil:
+			c = pgstore.RunControl{} // the database is away: try again on the next beat
 		}
 	}
-	return tr
 }
 
-func buildSafely(ctx context.Context, sc *scenarios.Scenario, vals scenarios.Values, seed int64) (inst scenarios.Instance, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			inst, err = nil, fmt.Errorf("panic: %v", p)
-		}
-	}()
-	return sc.Build(ctx, vals, seed)
-}
-
-func instanceOf(info scenarios.Info) store.Instance {
-	in := store.Instance{Dim: info.Dim, Samples: info.Samples, Blocks: info.Blocks, FStar: info.FStar}
-	if info.Panels != nil {
-		if b, err := json.Marshal(info.Panels); err == nil {
-			in.Panels = b
-		}
+// mirror writes to the store that a run has lent its slot (session's
+// lending): queued while it waits for a slot again, running once it has
+// one, so that its page and History say it waits; its followers are
+// woken. stored is the status the store holds.
+func (w *Worker) mirror(ctx context.Context, run *session.Run, stored, id, claim string) {
+	local := run.RunStatus()
+	var to string
+	switch {
+	case stored == store.StatusRunning && local == session.StatusQueued:
+		to = store.StatusQueued
+	case stored == store.StatusQueued && local == session.StatusRunning:
+		to = store.StatusRunning
+	default:
+		return
 	}
-	return in
+	_, _ = w.cfg.Store.Pool().Exec(ctx, `WITH u AS (UPDATE runs SET status = $3 WHERE id = $1 AND claim = $2 AND status = $4 RETURNING id)
+		SELECT pg_notify($5, id) FROM u`, id, claim, to, stored, pgstore.Channel)
+}
+
+// errPauseTimeout ends a run paused for longer than its pause timeout.
+type errPauseTimeout struct{ c pgstore.RunControl }
+
+func (e errPauseTimeout) Error() string {
+	return fmt.Sprintf("cancelled: paused for longer than the pause timeout of %v (-pause-timeout of the server that paused it)", e.c.PauseTimeout)
 }

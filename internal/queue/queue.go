@@ -7,16 +7,19 @@
 // processes take jobs with River's locking and run them (Worker). River
 // does the queue's hard parts: one worker per job, priorities (interactive
 // runs before sweep cells), retries. On top of River's ordering the queue
-// shares the workers fairly among clients (fair.go), and rescues the run
-// of a worker that died by its heartbeat rather than by its length
-// (rescue.go: River's jobs have no timeout here). Around River, the store
-// keeps the run's truth: a worker claims the run (pgstore.Claim) before it
-// starts, which removes any partial records of an earlier attempt; it
-// streams records in batches under that claim, beats every BeatEvery, and
-// reads the run's status and steps on each beat and whenever the store
-// notifies a change, so a cancel, pause, step or resume written to the
-// store reaches it (control.go); a worker whose claim was taken over stops
-// without writing.
+// shares the workers fairly among clients (fair.go), lends slots as a
+// server does (lend.go), and rescues the run of a worker that died by its
+// heartbeat rather than by its length (rescue.go: River's jobs have no
+// timeout here). Around River, the store keeps the run's truth: a worker
+// claims the run (pgstore.Claim) before it starts, which removes any
+// partial records of an earlier attempt; it executes the run through the
+// session's executor (session.Manager.Execute: the traces side by side,
+// the same recorder, gate, names, summaries and panels as a server's own
+// runs), streams records in batches under that claim, beats every
+// BeatEvery, and reads the run's status and steps on each beat and
+// whenever the store notifies a change, so a cancel, pause, step or resume
+// written to the store reaches it (execute.go); a worker whose claim was
+// taken over stops without writing.
 package queue
 
 import (
@@ -116,6 +119,10 @@ type From struct {
 	// included; MaxSweeps its live sweeps queued by SubmitSweepFor (0: no
 	// limit; limits.go). A refusal wraps ErrClientLimit.
 	MaxRuns, MaxSweeps int
+	// PauseTimeout is how long a run that starts paused may stay paused
+	// before its worker cancels it, as a server's -pause-timeout (0: no
+	// limit).
+	PauseTimeout time.Duration
 }
 
 // New returns a queue on the store's database, River's tables migrated.
@@ -149,11 +156,17 @@ func (q *Queue) storedRun(ctx context.Context, sp spec.Run, files Files, cache m
 			return nil, nil, err
 		}
 	}
-	r := &store.Run{Spec: sp, Version: bundle.ProgramVersion(), Status: store.StatusQueued}
+	// a run that starts paused is stored paused, as a server stores it: its
+	// worker starts it at its first record (execute.go)
+	status := store.StatusQueued
+	if sp.StartPaused {
+		status = store.StatusPaused
+	}
+	r := &store.Run{Spec: sp, Version: bundle.ProgramVersion(), Status: status}
 	i := 0
 	for _, a := range sp.Algorithms {
 		for rep := 0; rep < sp.Replications; rep++ {
-			r.Traces = append(r.Traces, store.Trace{Index: i, Algo: a.Algo, Replication: rep, Seed: sp.Seed + int64(rep)})
+			r.Traces = append(r.Traces, store.Trace{Index: i, Algo: a.Algo, Replication: rep, Seed: sp.Seed + int64(rep), Status: status})
 			i++
 		}
 	}
@@ -191,6 +204,15 @@ func (q *Queue) SubmitFor(ctx context.Context, sp spec.Run, from From) (string, 
 	id, err := q.putRun(ctx, r, refs)
 	if err != nil {
 		return "", err
+	}
+	if sp.StartPaused && from.PauseTimeout > 0 {
+		// paused from now, for at most the pause timeout, as on one machine
+		if err := q.st.SetStatus(ctx, id, store.StatusQueued, time.Time{}); err != nil {
+			return "", q.undo(ctx, id, err)
+		}
+		if _, err := q.st.Control(ctx, id, pgstore.OpPause, from.PauseTimeout); err != nil {
+			return "", q.undo(ctx, id, err)
+		}
 	}
 	if err := q.insert(ctx, RunArgs{RunID: id, Client: from.Client}, PriorityRun, from.MaxRuns); err != nil {
 		return "", q.undo(ctx, id, err)

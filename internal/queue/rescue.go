@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/fwlab/fwlab/internal/store"
 )
@@ -130,7 +131,8 @@ func rescueJob(ctx context.Context, pool *pgxpool.Pool, job int64, after time.Du
 			id, store.StatusPaused, store.StatusQueued); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE river_job SET state = 'available', finalized_at = NULL, errors = array_append(errors, $2::jsonb) WHERE id = $1`, job, msg)
+		// back in the shared queue, if it had been lent to the worker (lend.go)
+		_, err = tx.Exec(ctx, `UPDATE river_job SET state = 'available', queue = $3, finalized_at = NULL, errors = array_append(errors, $2::jsonb) WHERE id = $1`, job, msg, river.QueueDefault)
 		return err
 	})
 	if err != nil {

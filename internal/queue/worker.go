@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
@@ -51,12 +52,25 @@ type Config struct {
 	Logger     *slog.Logger
 }
 
+// The worker's session manager leaves budgets and pause timeouts to the
+// server that queued a run.
+const (
+	unbounded      = 1 << 50
+	unboundedPause = 100 * 365 * 24 * time.Hour
+)
+
 // Worker takes run jobs from River and runs them.
 type Worker struct {
 	river.WorkerDefaults[RunArgs]
 	cfg    Config
 	client *river.Client[pgx.Tx]
 	m      *metrics
+	// sess executes the claimed runs, as a server's manager executes its
+	// own (session.Manager.Execute): its run slots are the worker's slots,
+	// its pauses follow the store's (the server that paused a run times
+	// the pause out, through the store), its record budgets are the
+	// server's that queued the run.
+	sess *session.Manager
 
 	stopRescue context.CancelFunc
 	rescuing   chan struct{} // closed when the rescue loop has ended
@@ -98,14 +112,21 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 	if err := Migrate(ctx, cfg.Store.Pool()); err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, m: newMetrics()}
+	w := &Worker{cfg: cfg, m: newMetrics(), sess: session.NewManager(session.Options{
+		MaxActive: cfg.Slots, MaxStored: cfg.Slots,
+		MaxRecords: unbounded, MaxTotalRecords: unbounded, MaxMemory: unbounded,
+		PauseTimeout: unboundedPause,
+	})}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely[RunArgs](workers, w); err != nil {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	c, err := river.NewClient(riverpgxv5.New(cfg.Store.Pool()), &river.Config{
-		ID:      cfg.Name,
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Slots}},
+		ID: cfg.Name,
+		// the shared queue, and the worker's own, where jobs are lent
+		// slots its paused runs gave back or its runs lend (lend.go)
+		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Slots},
+			lendQueue(cfg.Name): {MaxWorkers: cfg.Slots}},
 		Workers: workers,
 		// a freed slot takes the next job within a few milliseconds
 		// (River's default waits 100 ms between fetches)
@@ -130,9 +151,15 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.stopRescue, w.rescuing = cancel, make(chan struct{})
+	lent := make(chan struct{})
+	go func() {
+		defer close(lent)
+		w.lendLoop(rctx)
+	}()
 	go func() {
 		defer close(w.rescuing)
 		w.rescueLoop(rctx)
+		<-lent
 	}()
 	return nil
 }
@@ -149,11 +176,14 @@ func (w *Worker) Stop(ctx context.Context, release time.Duration) (int, error) {
 	before := w.m.released.Load()
 	err := w.client.Stop(ctx)
 	if err == nil {
-		return int(w.m.released.Load() - before), nil
+		return int(w.m.released.Load() - before), w.sess.Close(ctx)
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), release)
 	defer cancel()
 	err = w.client.StopAndCancel(rctx)
+	if cerr := w.sess.Close(rctx); err == nil {
+		err = cerr
+	}
 	return int(w.m.released.Load() - before), err
 }
 
@@ -170,7 +200,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	}
 	w.m.running.Add(1)
 	defer w.m.running.Add(-1)
-	out, err := w.execute(ctx, id, claim)
+	out, err := w.execute(ctx, id, claim, job.Args.Client)
 	switch out {
 	case released:
 		w.m.released.Add(1)

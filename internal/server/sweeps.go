@@ -223,8 +223,14 @@ type traceOutcome struct {
 	sweep.Outcome
 }
 
-// summarize computes a finished run's outcomes for the gap target.
+// summarize computes a finished run's outcomes for the gap target; it has
+// none (nil) for a run still live, which on a shared store may be one read
+// from the store while it runs on a worker: only an ended run's outcomes
+// are computed and kept.
 func (sw *sweeper) summarize(run *session.Run, gap float64) *cellSummary {
+	if !run.Finished() || store.Live(run.RunStatus()) {
+		return nil
+	}
 	key := outcomeKey{run.ID, gap}
 	sw.cacheMu.Lock()
 	if c, ok := sw.cache[key]; ok {
@@ -320,9 +326,7 @@ func (s *Server) sweepCells(x *store.Sweep, gap float64) []sweepCell {
 		if c.RunID != "" {
 			if run, ok := s.mgr.Get(c.RunID); ok {
 				sc.Status = run.RunStatus()
-				if run.Finished() {
-					sc.Summary = s.sweeps.summarize(run, gap)
-				}
+				sc.Summary = s.sweeps.summarize(run, gap)
 			} else {
 				sc.Status = "deleted"
 			}
@@ -380,17 +384,36 @@ func (s *Server) listSweeps(w http.ResponseWriter, r *http.Request, offset, limi
 		for _, a := range x.Base.Algorithms {
 			rw.Algorithms = append(rw.Algorithms, a.Algo)
 		}
-		for _, c := range full.Cells {
-			if c.RunID == "" {
-				continue
-			}
-			if run, live := s.mgr.Live(c.RunID); !live || run.Finished() {
-				rw.CellsDone++
-			}
-		}
+		rw.CellsDone = s.cellsDone(r.Context(), full)
 		rows = append(rows, rw)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sweeps": rows, "total": total, "offset": offset, "limit": limit})
+}
+
+// cellsDone counts a sweep's cells whose run has ended: a run not held in
+// memory has ended unless the store is shared (PostgreSQL), where it may
+// run on a worker, and its live runs are counted in the store.
+func (s *Server) cellsDone(ctx context.Context, x *store.Sweep) int {
+	done := 0
+	for _, c := range x.Cells {
+		if c.RunID == "" {
+			continue
+		}
+		if run, live := s.mgr.Live(c.RunID); s.st.Owner() && live && !run.Finished() {
+			continue
+		}
+		done++
+	}
+	if s.st.Owner() {
+		return done
+	}
+	for _, status := range []string{store.StatusQueued, store.StatusRunning, store.StatusPaused} {
+		_, n, err := s.st.List(ctx, store.Filter{Sweep: x.ID, Status: status, Limit: 1})
+		if err == nil {
+			done -= n
+		}
+	}
+	return max(done, 0)
 }
 
 // handleSweepCancel cancels a sweep: its cells not yet created never are,

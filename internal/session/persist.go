@@ -31,12 +31,7 @@ func (m *Manager) putRun(ctx context.Context, r *Run) (string, error) {
 	}
 	sr := &runstore.Run{
 		Spec: r.spec, Version: bundle.ProgramVersion(), Status: status, Created: r.Created,
-		Instance: runstore.Instance{Dim: r.info.Dim, Samples: r.info.Samples, Blocks: r.info.Blocks, FStar: r.info.FStar},
-	}
-	if r.info.Panels != nil {
-		if b, err := json.Marshal(r.info.Panels); err == nil {
-			sr.Instance.Panels = b
-		}
+		Instance: StoredInstance(r.info),
 	}
 	for _, t := range r.traces {
 		sr.Traces = append(sr.Traces, runstore.Trace{Index: t.Index, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, Status: status})
@@ -84,22 +79,13 @@ func (r *Run) writeEnd(ctx context.Context) error {
 		held = r.storedCounts(ctx)
 	}
 	for _, t := range r.traces {
-		ts := t.TraceStatus()
-		res := runstore.TraceResult{Status: ts.Status, Summary: ts.Summary, PanelsError: ts.PanelsError}
-		if n, ok := held[t.Index]; storeErr != nil && (!ok || n < ts.Records) && ts.Status != solver.StatusFailed {
+		res := t.Result()
+		if n, ok := held[t.Index]; storeErr != nil && (!ok || n < t.Len()) && res.Status != solver.StatusFailed {
 			sum := failedByStore(solver.Summary{}, reason)
-			if ts.Summary != nil {
-				sum = failedByStore(*ts.Summary, reason)
+			if res.Summary != nil {
+				sum = failedByStore(*res.Summary, reason)
 			}
 			res.Status, res.Summary = sum.Status, &sum
-		}
-		if ts.Panels != nil {
-			b, err := json.Marshal(ts.Panels)
-			if err != nil {
-				res.PanelsError = "the final estimate's panels could not be stored: " + err.Error()
-			} else {
-				res.Panels = b
-			}
 		}
 		if err := st.SetTrace(ctx, r.ID, t.Index, res); err != nil {
 			errs = append(errs, err)

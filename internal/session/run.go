@@ -53,6 +53,8 @@ type Run struct {
 	queued      bool   // waiting in the manager's queue
 	slot        bool   // holds a run slot
 	started     bool   // the traces' goroutines are launched
+	slotTick    uint64 // when it took its run slot (the manager's tick)
+	lentTo      string // the run it lent its slot to, while it waits for one again
 	running     int    // traces not finished
 	pauseTimer  *time.Timer
 	pauseEpoch  int
@@ -187,9 +189,12 @@ type Status struct {
 	Records int `json:"records"`
 	// QueuePosition is the run's place in the queue (1: next to start)
 	// while it is queued.
-	QueuePosition int            `json:"queue_position,omitempty"`
-	Info          scenarios.Info `json:"info"`
-	Traces        []TraceStatus  `json:"traces"`
+	QueuePosition int `json:"queue_position,omitempty"`
+	// Waiting says why a run that ran waits in the queue again when it
+	// did not pause (it lent its run slot to another client's run).
+	Waiting string         `json:"waiting,omitempty"`
+	Info    scenarios.Info `json:"info"`
+	Traces  []TraceStatus  `json:"traces"`
 	// The user's name, note and star of a stored run, and when it ended
 	// (omitted while live). A live run's come from the store too (the
 	// server fills them in).
@@ -235,6 +240,11 @@ func (r *Run) Status() Status {
 	r.mu.Unlock()
 	if s.Status == StatusQueued {
 		s.QueuePosition = r.m.QueuePosition(r)
+		r.mu.Lock()
+		if r.lentTo != "" {
+			s.Waiting = "lent its run slot to run " + r.lentTo + " of a client that had none; goes on at the next free slot"
+		}
+		r.mu.Unlock()
 	}
 	s.Traces = make([]TraceStatus, len(r.traces))
 	for i, t := range r.traces {

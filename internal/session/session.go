@@ -21,7 +21,12 @@
 //     another client's first), first come first served within a client. A
 //     paused run gives its slot back and takes one again (through the
 //     queue, ahead of the runs never started) when resumed; it is cancelled
-//     after PauseTimeout;
+//     after PauseTimeout. While every slot is held and a queued run's
+//     client holds none, the client holding the most slots (two or more)
+//     lends one: its run that has held its slot longest stops at its next
+//     record and waits at the head of the queue, saying so, and goes on at
+//     the next free slot (lendLocked), so that a client's first run starts
+//     at once however long another client's runs are;
 //   - a request abandoned before its run is built creates nothing: the
 //     request's context reaches the build, and a run whose context ended
 //     by the time it is built (timeout or client gone) is dropped;
@@ -306,10 +311,8 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	if err := m.resolvePaths(sc, sp.Params, vals); err != nil {
 		return nil, err
 	}
-	for i, a := range sp.Algorithms {
-		if a.Workers > m.opts.Workers {
-			return nil, spec.Errorf(fmt.Sprintf("algorithms[%d].workers", i), "must be at most the server's %d worker slots (each worker of a block method takes one), got %d", m.opts.Workers, a.Workers)
-		}
+	if err := m.checkWorkers(sp); err != nil {
+		return nil, err
 	}
 	budget := (sp.Iters + 1) * ntr
 	recBytes := int64(budget) * RecordBytes
@@ -357,56 +360,12 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		}
 		return nil, asFieldError(fmt.Errorf("building %s: %w", sc.Name, err), "problem")
 	}
-	// Block methods compute on a pool of Workers goroutines, each of which
-	// takes a worker slot: one unless the spec asks for more, and never more
-	// than the server has.
-	js := sp
-	js.Algorithms = append([]spec.Algo(nil), sp.Algorithms...)
-	for i := range js.Algorithms {
-		if a := &js.Algorithms[i]; a.Workers == 0 {
-			a.Workers = 1
-		}
-	}
-	jobs, err := scenarios.Jobs(inst, &js)
+	r, err := m.newRun(sp, inst, client, budget)
 	if err != nil {
 		release()
 		return nil, err
 	}
-	info := inst.Info()
-	q := info.Blocks
-	instBytes := InstanceBytes(inst)
-
-	runCtx, cancel := context.WithCancel(m.baseCtx)
-	r := &Run{
-		Created:   time.Now().UTC(),
-		spec:      sp,
-		info:      info,
-		inst:      inst,
-		ctx:       runCtx,
-		cancel:    cancel,
-		m:         m,
-		client:    client,
-		budget:    budget,
-		instBytes: instBytes,
-		wake:      make(chan struct{}),
-		done:      make(chan struct{}),
-	}
-	for i, j := range jobs {
-		slots := j.Algo.Workers // at most the blocks an iteration updates
-		if q >= 1 {
-			slots = min(slots, q)
-		}
-		if j.Algo.R > 0 {
-			slots = min(slots, j.Algo.R)
-		}
-		r.traces = append(r.traces, &Trace{
-			Index: i, Algo: j.Label, Replication: j.Replication, Seed: j.Seed,
-			run: r, status: StatusRunning, slots: max(slots, 1),
-		})
-		r.methods = append(r.methods, j.Method)
-	}
-	r.running = len(r.traces)
-	r.holdFast.Store(true)
+	cancel := r.cancel
 
 	// With a store, the run is put there first: its id comes from it.
 	var id string
@@ -441,6 +400,7 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		unput()
 		return nil, fmt.Errorf("building %s: the request ended before its run was made: %w", sc.Name, err)
 	}
+	instBytes := r.instBytes
 	if need := instBytes + recBytes; need > m.opts.MaxMemory {
 		m.mu.Unlock()
 		cancel()
@@ -463,11 +423,79 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		m.next++
 		r.ID = "r" + strconv.Itoa(m.next)
 	}
+	m.startLocked(r)
+	m.dispatchLocked()
+	m.mu.Unlock()
+	r.changed()
+	return r, nil
+}
+
+// newRun makes a run of sp on its built instance: one trace per
+// (algorithm, replication), named by the one labelling function
+// (scenarios.Jobs), each with its method; the run is not yet registered,
+// queued or started. It is the one place a run's traces are made, whether
+// the run was created here (CreateFor) or taken from a shared queue
+// (Execute).
+func (m *Manager) newRun(sp spec.Run, inst scenarios.Instance, client string, budget int) (*Run, error) {
+	// Block methods compute on a pool of Workers goroutines, each of which
+	// takes a worker slot: one unless the spec asks for more, and never more
+	// than the server has.
+	js := sp
+	js.Algorithms = append([]spec.Algo(nil), sp.Algorithms...)
+	for i := range js.Algorithms {
+		if a := &js.Algorithms[i]; a.Workers == 0 {
+			a.Workers = 1
+		}
+	}
+	jobs, err := scenarios.Jobs(inst, &js)
+	if err != nil {
+		return nil, err
+	}
+	info := inst.Info()
+	q := info.Blocks
+	runCtx, cancel := context.WithCancel(m.baseCtx)
+	r := &Run{
+		Created:   time.Now().UTC(),
+		spec:      sp,
+		info:      info,
+		inst:      inst,
+		ctx:       runCtx,
+		cancel:    cancel,
+		m:         m,
+		client:    client,
+		budget:    budget,
+		instBytes: InstanceBytes(inst),
+		wake:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	for i, j := range jobs {
+		slots := j.Algo.Workers // at most the blocks an iteration updates
+		if q >= 1 {
+			slots = min(slots, q)
+		}
+		if j.Algo.R > 0 {
+			slots = min(slots, j.Algo.R)
+		}
+		r.traces = append(r.traces, &Trace{
+			Index: i, Algo: j.Label, Replication: j.Replication, Seed: j.Seed,
+			run: r, status: StatusRunning, slots: max(slots, 1),
+		})
+		r.methods = append(r.methods, j.Method)
+	}
+	r.running = len(r.traces)
+	r.holdFast.Store(true)
+	return r, nil
+}
+
+// startLocked registers a new run and queues it, or starts it paused at its
+// first record when its spec says so (the manager's lock held); the caller
+// dispatches the queue.
+func (m *Manager) startLocked(r *Run) {
 	m.runs[r.ID] = r
 	m.order = append(m.order, r)
 	m.evictLocked()
 	r.mu.Lock()
-	if sp.StartPaused {
+	if r.spec.StartPaused {
 		r.paused = true
 		r.launchLocked()
 		r.armPauseTimerLocked()
@@ -476,10 +504,17 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 		m.queue = append(m.queue, r)
 	}
 	r.mu.Unlock()
-	m.dispatchLocked()
-	m.mu.Unlock()
-	r.changed()
-	return r, nil
+}
+
+// checkWorkers checks that every block method's pool fits in the worker
+// slots (a trace needing more would wait for ever).
+func (m *Manager) checkWorkers(sp spec.Run) error {
+	for i, a := range sp.Algorithms {
+		if a.Workers > m.opts.Workers {
+			return spec.Errorf(fmt.Sprintf("algorithms[%d].workers", i), "must be at most the server's %d worker slots (each worker of a block method takes one), got %d", m.opts.Workers, a.Workers)
+		}
+	}
+	return nil
 }
 
 // admitLocked checks the shared budgets for one more run of budget records
@@ -533,22 +568,100 @@ func InstanceBytes(inst scenarios.Instance) int64 {
 func (m *Manager) dispatchLocked() {
 	for m.running < m.opts.MaxActive && len(m.queue) > 0 {
 		i := m.nextLocked()
-		r := m.queue[i]
-		m.queue = append(m.queue[:i], m.queue[i+1:]...)
-		m.tick++
-		m.served[r.client] = m.tick
-		m.pruneServedLocked()
-		r.mu.Lock()
-		r.queued = false
-		if r.ctx.Err() == nil && r.running > 0 {
-			r.slot = true
-			m.running++
-			r.holdFast.Store(r.paused)
-			r.launchLocked()
-			r.openGateLocked()
+		m.startQueuedLocked(m.queue[i], i)
+	}
+	m.lendLocked()
+}
+
+// startQueuedLocked gives a free run slot to the queued run r (at queue
+// index i).
+func (m *Manager) startQueuedLocked(r *Run, i int) {
+	m.queue = append(m.queue[:i], m.queue[i+1:]...)
+	m.tick++
+	m.served[r.client] = m.tick
+	m.pruneServedLocked()
+	r.mu.Lock()
+	r.queued = false
+	r.lentTo = ""
+	if r.ctx.Err() == nil && r.running > 0 {
+		r.slot = true
+		r.slotTick = m.tick
+		m.running++
+		r.holdFast.Store(r.paused)
+		r.launchLocked()
+		r.openGateLocked()
+	}
+	r.mu.Unlock()
+	r.changed()
+}
+
+// lendLocked lends run slots so that a client's first run never waits for
+// another client's long runs: while every run slot is held and a queued run
+// (never started) belongs to a client that holds none, the client holding
+// the most slots (at least two) lends one: its run that has held its slot
+// longest gives it to that queued run and waits at the head of the queue,
+// as a resumed run does, so that it goes on at the next free slot (at the
+// latest when the borrower ends). Its records, and its result, are those
+// it would have made without the pause (runs are pure functions of their
+// spec, DESIGN §7).
+func (m *Manager) lendLocked() {
+	for m.running >= m.opts.MaxActive && len(m.queue) > 0 {
+		held := map[string]int{}
+		for _, r := range m.order {
+			if r.slot {
+				held[r.client]++
+			}
 		}
-		r.mu.Unlock()
-		r.changed()
+		waits := false // a queued run of a client holding no slot
+		for _, q := range m.queue {
+			if !q.started && held[q.client] == 0 {
+				waits = true
+				break
+			}
+		}
+		if !waits {
+			return
+		}
+		var borrower *Run
+		for _, q := range m.queueOrderLocked() {
+			if !q.started && held[q.client] == 0 && q.ctx.Err() == nil {
+				borrower = q
+				break
+			}
+		}
+		var lender *Run
+		for _, r := range m.order {
+			if !r.slot || held[r.client] < 2 {
+				continue
+			}
+			if lender == nil || held[r.client] > held[lender.client] ||
+				(held[r.client] == held[lender.client] && r.slotTick < lender.slotTick) {
+				lender = r
+			}
+		}
+		if borrower == nil || lender == nil {
+			return
+		}
+		lender.mu.Lock()
+		lender.releaseRunSlotLocked()
+		lender.holdFast.Store(true)
+		lender.lentTo = borrower.ID
+		i := 0
+		for i < len(m.queue) && m.queue[i].started {
+			i++
+		}
+		m.queue = append(m.queue, nil)
+		copy(m.queue[i+1:], m.queue[i:])
+		m.queue[i] = lender
+		lender.queued = true
+		lender.mu.Unlock()
+		lender.changed()
+		for j, q := range m.queue {
+			if q == borrower {
+				m.startQueuedLocked(borrower, j)
+				break
+			}
+		}
 	}
 }
 
