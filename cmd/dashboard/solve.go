@@ -74,7 +74,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.scenario, "scenario", "", "a preset run: "+strings.Join(presetNames(), ", "))
 	fs.StringVar(&o.algos, "algo", "", "algorithm, or several separated by commas: "+strings.Join(spec.AlgoNames, ", "))
 	fs.StringVar(&o.algo.Stepsize, "stepsize", "", "step-size rule: paper | curvature (default) | backtrack; fw also open-loop (its default) | short")
-	fs.StringVar(&o.algo.L, "L", "auto", "Lipschitz constant for -stepsize paper: a positive number or auto (from the data; an estimate for the models with a design matrix, see README)")
+	fs.StringVar(&o.algo.L, "L", "auto", "Lipschitz constant for -stepsize paper: a positive number or auto (from the data; an estimate for the models with a design matrix, see docs/problems.md)")
 	fs.StringVar(&o.algo.Schedule, "schedule", "", "batch schedule of the stochastic methods: paper (default) | constant | geometric | full")
 	fs.Float64Var(&o.algo.Rho, "rho", spec.DefaultRho, "paper schedule: ρ in (0,1)")
 	fs.Float64Var(&o.algo.Alpha, "alpha", spec.DefaultAlpha, "paper schedule: α in (0,1)")

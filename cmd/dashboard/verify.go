@@ -40,7 +40,7 @@ Prints "reproduced: N records identical", or the first differing record
 (trace, k), its field and both values. A trace that did not finish
 (cancelled, interrupted) is compared with the re-run's first records.
 
-A bundle's digest (the SHA-256 of its traces, see README) is checked first;
+A bundle's digest (the SHA-256 of its traces, see docs/store.md) is checked first;
 -digest-only checks it alone, without re-running. With -db the outcome is
 recorded in the store, where the run page and History show it. FILE "-"
 reads a bundle from standard input.

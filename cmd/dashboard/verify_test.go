@@ -25,9 +25,9 @@ func runVerifyArgs(args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-// solveBundle runs solve -format json with args (a fixed evaluation
-// cadence: the default one is decided by the clock until runs are made
-// deterministic) and returns the bundle's path and its records count.
+// solveBundle runs solve -format json with args (the tests pass a fixed
+// evaluation cadence, so the records' count is known ahead) and returns the
+// bundle's path and its records count.
 func solveBundle(t *testing.T, dir, name string, args ...string) (string, int) {
 	t.Helper()
 	file := filepath.Join(dir, name)

@@ -22,8 +22,8 @@ func TestVerifyButton(t *testing.T) { onBothStores(t, testVerifyButton) }
 
 func testVerifyButton(t *testing.T, be *backend) {
 	base := be.url
-	// a fixed evaluation cadence: the default one is decided by the clock
-	// until runs are deterministic
+	// a fixed evaluation cadence, so the short run is evaluated often (the
+	// default cadence, decided by work, reproduces as well)
 	id := postRun(t, base, `{"problem":"lasso","algorithms":[{"algo":"ssfw-as"},{"algo":"afw"}],"iters":60,"eval_every":4}`)
 	waitRunEnded(t, base, id)
 	var st struct{ Traces []struct{ Records int } }

@@ -14,8 +14,8 @@ import (
 	"github.com/fwlab/fwlab/internal/store"
 )
 
-// lassoRun is a small real run with a fixed evaluation cadence (the
-// default cadence is decided by the clock until runs are deterministic).
+// lassoRun is a small real run with a fixed evaluation cadence (a short
+// run evaluated often; the default cadence reproduces too).
 func lassoRun(seed int64) spec.Run {
 	return spec.Run{Problem: "lasso", Algorithms: []spec.Algo{{Algo: "ssfw-as"}, {Algo: "afw"}}, Iters: 80, EvalEvery: 3, Seed: seed, Replications: 2}
 }
