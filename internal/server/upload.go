@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fwlab/fwlab/internal/dataio"
+	"github.com/fwlab/fwlab/internal/datapath"
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/ssvm"
 )
@@ -134,29 +136,6 @@ func (u *uploads) remove() error {
 	u.made = false
 	u.used = 0
 	return os.RemoveAll(u.dir)
-}
-
-// sanitise keeps a file name's letters, digits, dots, dashes and
-// underscores (others become '_'), drops leading dots and bounds its length.
-func sanitise(name string) string {
-	name = filepath.Base(strings.ReplaceAll(name, `\`, "/"))
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	s := strings.TrimLeft(b.String(), ".")
-	if len(s) > 80 {
-		s = s[len(s)-80:]
-	}
-	if s == "" || s == "_" {
-		s = "data"
-	}
-	return s
 }
 
 func formatOf(name string) string {
@@ -332,15 +311,37 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "file", err.Error())
 		return
 	}
-	var id [6]byte
-	_, _ = rand.Read(id[:])
-	final := filepath.Join(filepath.Dir(tmp), hex.EncodeToString(id[:])+"-"+sanitise(name))
-	if err := os.Rename(tmp, final); err != nil {
+	// The file is kept by the SHA-256 of its content, the name a spec
+	// gives it (upload:SHA256); the same content sent again is one file.
+	sum, err := hashFile(tmp)
+	if err != nil {
 		writeError(w, http.StatusInternalServerError, "", "storing the upload: "+err.Error())
 		return
 	}
-	tmp = ""
-	writeJSON(w, http.StatusCreated, uploadResult{Path: final, Name: shown, Bytes: size, Format: format, Rows: rows, Cols: cols})
+	final := filepath.Join(filepath.Dir(tmp), sum)
+	if _, err := os.Lstat(final); err == nil {
+		// already here: the new copy goes, its bytes are not counted twice
+	} else if err := os.Rename(tmp, final); err != nil {
+		writeError(w, http.StatusInternalServerError, "", "storing the upload: "+err.Error())
+		return
+	} else {
+		tmp = ""
+	}
+	writeJSON(w, http.StatusCreated, uploadResult{Path: datapath.UploadName(sum), Name: shown, Bytes: size, Format: format, Rows: rows, Cols: cols})
+}
+
+// hashFile is the SHA-256 of a file's content, in hexadecimal.
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // receive copies a file part into the upload directory, at most limit
