@@ -10,12 +10,16 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 
 	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/dataio"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
 )
@@ -319,6 +323,32 @@ func Outcome(res Result) *store.Verification {
 		v.Outcome, v.Detail = store.VerifyDiffers, Clip(res.Diff.String(), store.MaxVerifyDetail)
 	}
 	return v
+}
+
+// quoted matches a quoted string in an error's text, with the ellipsis
+// that marks a clipped one.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"…?`)
+
+// Scrub is the text of an error as a verification keeps and shows it,
+// where any client reads it: a data file's parse error is reduced to the
+// file, line and column, and every quoted string (which may be a piece of
+// a file's content) is elided. Nothing of a file's content is kept.
+func Scrub(err error) string {
+	if err == nil {
+		return ""
+	}
+	var pe *dataio.ParseError
+	if errors.As(err, &pe) {
+		where := filepath.Base(pe.File)
+		if pe.Line > 0 {
+			where += fmt.Sprintf(", line %d", pe.Line)
+		}
+		if pe.Col > 0 {
+			where += fmt.Sprintf(", column %d", pe.Col)
+		}
+		return where + ": the data file does not parse (its content is not shown)"
+	}
+	return quoted.ReplaceAllString(err.Error(), `"…"`)
 }
 
 // Clip cuts s to at most n characters, marking the cut.
