@@ -204,7 +204,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		watched := make(chan struct{})
 		go func() {
 			defer close(watched)
-			newWatcher(st, *watch, stdout, stderr).run(wctx)
+			w := newWatcher(st, *watch, stdout, stderr)
+			// bundles bounded as POST /api/runs/import's, counted in -mem
+			w.opt.maxBundle, w.opt.reserve = *maxImport, srv.Manager().Reserve
+			w.run(wctx)
 		}()
 		defer func() { cancel(); <-watched }()
 	}
