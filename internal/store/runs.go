@@ -838,7 +838,8 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
-	return s.Delete(ctx, del...)
+	// a read that began since the rule looked spares its run too
+	return s.reading.DeleteUnread(del, func(ids ...string) (int, error) { return s.Delete(ctx, ids...) })
 }
 
 // summaryJSON stores a solver.Summary with its floats exact, non-finite
