@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/bundle"
 	"github.com/fwlab/fwlab/internal/server"
@@ -489,5 +490,73 @@ func TestVerifyConfinesStoredSpecs(t *testing.T) {
 		if strings.Contains(vs[0].Detail, "TOPSECRET") || (x != "x.csv" && vs[0].Outcome != store.VerifyFailed) {
 			t.Errorf("%s: recorded %+v", x, vs[0])
 		}
+	}
+}
+
+// A run started paused, stepped three times and resumed verifies: its
+// steps' evaluations, which the spec does not hold, are compared without
+// their figures and said so plainly; every other record is compared
+// whole, and the outcome is recorded with the same words.
+func TestVerifySteppedRun(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "fwlab.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := server.Options{}
+	o.Session.Store = st
+	srv, err := server.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := spec.Run{Problem: "lasso", Iters: 300, Replications: 1, Seed: 4, StartPaused: true,
+		Algorithms: []spec.Algo{{Algo: "afw"}, {Algo: "fista"}}}
+	run, err := srv.Manager().Create(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("still waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitUntil("the run parked at k = 0", run.Parked)
+	for k := 1; k <= 3; k++ {
+		run.Step()
+		waitUntil("a step", func() bool { return run.Parked() && run.Status().Records == 2*(k+1) })
+	}
+	run.Resume()
+	<-run.Done()
+	id := run.ID
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	r, err := st.Get(context.Background(), id)
+	if err != nil || r.Status != store.StatusDone {
+		t.Fatalf("the stepped run: %+v, %v", r, err)
+	}
+	for _, tr := range r.Traces {
+		n += tr.Records
+	}
+	st.Close()
+	out, stderr, code := runVerifyArgs("-db", db, id)
+	want := fmt.Sprintf("run %s: reproduced: %d records identical (", id, n)
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "records evaluated at a step of a paused run") {
+		t.Fatalf("verify -db of a stepped run: %d %s %s", code, out, stderr)
+	}
+	st, err = store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	vs, err := st.Verifications(context.Background(), id)
+	if err != nil || len(vs) != 1 || vs[0].Outcome != store.VerifyReproduced || !strings.Contains(vs[0].Detail, "at a step of a paused run") {
+		t.Fatalf("the recorded verification: %+v %v", vs, err)
 	}
 }
