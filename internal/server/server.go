@@ -62,6 +62,10 @@
 //	                                 stored (verify.go); 409 a run still live
 //	GET    /api/runs/{id}/verifications {"verifications": [VerificationRow]}, newest first
 //	POST   /api/sweeps/{id}/verify   202 {"cells": n}: verifies every cell, one after the other
+//	                                 (one verification at a time per run or sweep: a second
+//	                                 request answers the first; counted as the client's runs and
+//	                                 sweeps); DELETE /api/runs/{id}/verify and
+//	                                 DELETE /api/sweeps/{id}/verify cancel one
 //	(more sweep routes: sweepapi.go)
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
@@ -327,6 +331,7 @@ type Server struct {
 	ownSt   bool // opened by New (in memory), closed by Close
 	stOnce  sync.Once
 	sweeps  *sweeper
+	verif   verifying // verifications in progress (verify.go)
 	router  chi.Router
 	handler http.Handler // router behind guard
 	uploads *uploads
