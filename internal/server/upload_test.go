@@ -294,11 +294,12 @@ func FuzzUpload(f *testing.F) {
 		}
 		switch rec.Code {
 		case 201:
-			b, err := os.ReadFile(out["path"].(string))
+			stored := filepath.Join(srv.uploads.dir, strings.TrimPrefix(out["path"].(string), "upload:"))
+			b, err := os.ReadFile(stored)
 			if err != nil || !bytes.Equal(b, data) {
 				t.Fatalf("stored %q (%v), sent %q", b, err, data)
 			}
-			_ = os.Remove(out["path"].(string))
+			_ = os.Remove(stored)
 		case 400, 413:
 			if out["field"] != "file" && out["field"] != "format" || out["error"] == "" {
 				t.Fatalf("%d: %v", rec.Code, out)
