@@ -40,12 +40,15 @@ func TestReadTrackingUnderDownloadsAndTrim(t *testing.T) {
 	}
 	now = func() time.Time { return late }
 	defer func() { now = old }()
-	var wg sync.WaitGroup
+	var wg, first sync.WaitGroup
 	reads := make([]int, 4)
 	for g := range reads {
 		wg.Add(1)
+		first.Add(1)
 		go func() {
 			defer wg.Done()
+			once := sync.OnceFunc(first.Done)
+			defer once()
 			// each reader reads one run again and again until it is
 			// trimmed, then the next: the trimmer meets runs being read
 			for i := g; i < len(ids) && reads[g] < 150; {
@@ -62,10 +65,12 @@ func TestReadTrackingUnderDownloadsAndTrim(t *testing.T) {
 					return
 				default:
 					reads[g]++
+					once() // the trims begin once every reader has read
 				}
 			}
 		}()
 	}
+	first.Wait()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	deleted := 0
