@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/datapath"
+	"github.com/fwlab/fwlab/internal/server"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/sweep"
 )
@@ -67,12 +71,39 @@ func importSweep(ctx context.Context, st store.Backend, indexPath string, stdout
 // (imports nothing) while a cell's bundle is missing; once stores no
 // second sweep with the same cells' runs as one stored before (the runs
 // themselves are found again by their bundles' digests).
-type sweepImport struct{ whole, once bool }
+type sweepImport struct {
+	whole, once bool
+	// maxBundle bounds a cell's bundle (0: any size); reserve, when not
+	// nil, counts each import in a memory budget while it runs (serve's
+	// -mem), failing when there is no room.
+	maxBundle int64
+	reserve   func(bytes int64, what string) (release func(), err error)
+}
+
+// MaxSweepIndex bounds a sweep.json an import reads (they list their
+// cells: a few hundred bytes each).
+const MaxSweepIndex = 16 << 20
+
+// readIndex reads a sweep.json: a regular file inside its directory (no
+// link out of it, no FIFO or device, opened without blocking), at most
+// MaxSweepIndex bytes.
+func readIndex(indexPath string) ([]byte, error) {
+	f, st, err := datapath.OpenIn(filepath.Dir(indexPath), filepath.Base(indexPath), MaxSweepIndex)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, st.Size()))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
 
 // importSweepWith is importSweep with options; it reports whether it
 // stored a sweep.
 func importSweepWith(ctx context.Context, st store.Backend, indexPath string, opt sweepImport, stdout, stderr io.Writer) (bool, error) {
-	b, err := os.ReadFile(indexPath)
+	b, err := readIndex(indexPath)
 	if err != nil {
 		return false, err
 	}
@@ -95,7 +126,7 @@ func importSweepWith(ctx context.Context, st store.Backend, indexPath string, op
 	dir := filepath.Dir(indexPath)
 	if opt.whole {
 		for _, c := range idx.Cells {
-			if _, err := os.Stat(filepath.Join(dir, filepath.Base(c.Bundle))); err != nil {
+			if _, err := os.Lstat(filepath.Join(dir, filepath.Base(c.Bundle))); err != nil {
 				return false, nil // not every cell has run yet
 			}
 		}
@@ -113,13 +144,13 @@ func importSweepWith(ctx context.Context, st store.Backend, indexPath string, op
 		}
 		sc := store.Cell{Index: i, Values: want}
 		path := filepath.Join(dir, c.Bundle)
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 			fmt.Fprintf(stderr, "dashboard import: %s: cell %d %s: no bundle %s (not run yet?): the cell is kept without a run\n", indexPath, i, want, c.Bundle)
 			missing++
 			rec.Cells = append(rec.Cells, sc)
 			continue
 		}
-		res, err := importFile(ctx, st, path, nil)
+		res, err := importCell(ctx, st, dir, c.Bundle, opt)
 		if err != nil {
 			return false, fmt.Errorf("cell %d: %s: %w", i, c.Bundle, err)
 		}
@@ -150,6 +181,30 @@ func importSweepWith(ctx context.Context, st store.Backend, indexPath string, op
 	}
 	fmt.Fprintf(stdout, "%s: sweep %s (%d cells, %d runs imported, %d missing)\n", indexPath, id, len(cells), runs, missing)
 	return true, nil
+}
+
+// importCell imports one cell's bundle: a regular file inside the sweep's
+// directory (no link out of it, no FIFO or device, opened without
+// blocking), at most opt.maxBundle bytes, counted in opt.reserve's budget
+// while it streams into the store.
+func importCell(ctx context.Context, st store.Backend, dir, name string, opt sweepImport) (*bundle.Imported, error) {
+	f, _, err := datapath.OpenIn(dir, name, opt.maxBundle)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if opt.reserve != nil {
+		release, err := opt.reserve(server.ImportMemory, "an import of "+name)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	r := io.Reader(f)
+	if opt.maxBundle > 0 {
+		r = io.LimitReader(f, opt.maxBundle)
+	}
+	return bundle.ImportInto(ctx, st, bufio.NewReaderSize(r, 1<<16))
 }
 
 // sameSweep returns the id of a stored sweep whose cells are cells' runs

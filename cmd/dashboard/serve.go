@@ -45,6 +45,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&allow, "allow-host", "a host name the server answers to besides localhost and the -addr host (repeat or separate with commas)")
 	mem := sizeFlag(fs, "mem", session.DefaultMaxMemory, "memory budget of the runs: instances of unfinished runs plus every stored record (e.g. 2GiB, 512MiB)")
 	quota := sizeFlag(fs, "upload-quota", server.DefaultUploadQuota, "disk quota of all uploaded files together")
+	clientQuota := sizeFlag(fs, "client-upload-quota", server.DefaultClientUploadQuota, "disk quota of one client's uploaded files (at most -upload-quota); a file's bytes come back when the last run naming it is deleted, or an hour after its upload when no run named it")
 	maxUpload := sizeFlag(fs, "max-upload", server.DefaultMaxUpload, "largest uploaded file")
 	maxFile := sizeFlag(fs, "max-file", session.DefaultMaxFile, "largest data file a run may read")
 	maxActive := fs.Int("max-active", session.DefaultMaxActive, "runs running at once (run slots); more wait in the queue")
@@ -151,6 +152,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ListenAddr:          *addr,
 		AllowHosts:          allow,
 		UploadQuota:         *quota,
+		ClientUploadQuota:   min(*clientQuota, *quota),
 		MaxUpload:           *maxUpload,
 		MaxStreamsPerClient: *maxStreams,
 		MaxImport:           *maxImport,
@@ -164,7 +166,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			Store: st, Keep: *keep,
 		},
 		Flags: map[string]string{
-			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "MaxUpload": "-max-upload",
+			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "ClientUploadQuota": "-client-upload-quota", "MaxUpload": "-max-upload",
 			"MaxActive": "-max-active", "MaxQueued": "-max-queued", "MaxClientRuns": "-max-client-runs",
 			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file",
 			"MaxImport": "-max-import", "MaxImports": "-max-imports", "MaxSweeps": "-max-sweeps",
@@ -200,7 +202,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		watched := make(chan struct{})
 		go func() {
 			defer close(watched)
-			newWatcher(st, *watch, stdout, stderr).run(wctx)
+			w := newWatcher(st, *watch, stdout, stderr)
+			// bundles bounded as POST /api/runs/import's, counted in -mem
+			w.opt.maxBundle, w.opt.reserve = *maxImport, srv.Manager().Reserve
+			w.run(wctx)
 		}()
 		defer func() { cancel(); <-watched }()
 	}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fwlab/fwlab/internal/datapath"
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/sweep"
@@ -40,9 +42,10 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	doc := fs.String("sweep", "", "a sweep document {\"base\": RUNSPEC, \"axes\": [{\"param\", \"values\"}, …]}, inline JSON or a file")
 	out := fs.String("out", "", "directory for the cells' bundles (created if needed)")
 	gap := fs.Float64("gap-target", 0, "gap target of the printed passes-to-gap medians (0: the base spec's gap, or 1e-6)")
+	dataDir := fs.String("data", ".", "the data folder: the cells read the data files their specs name by paths relative to it (an absolute path, or one that climbs out, is refused)")
 	only := fs.Int("cell", -1, "run this cell alone (0 … cells−1; one task of a batch engine's job array), writing its bundle and sweep.json")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dashboard solve -sweep FILE|JSON -out DIR [-cell I] [-gap-target G]")
+		fmt.Fprintln(stderr, "usage: dashboard solve -sweep FILE|JSON -out DIR [-cell I] [-gap-target G] [-data DIR]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -102,6 +105,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
 		return 1
 	}
+	folders := datapath.Folders{Data: *dataDir, DataFlag: "solve -sweep … -data DIR"}
 	target := *gap
 	if target == 0 {
 		target = d.Base.Gap
@@ -131,7 +135,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		name := cellFile(c.Index)
-		status, sum, err := solveCell(ctx, c.Spec, filepath.Join(*out, name), target)
+		status, sum, err := solveCell(ctx, folders, c.Spec, filepath.Join(*out, name), target)
 		if err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: cell %d (%s): %v\n", c.Index, c.ValuesJSON(d.Axes), err)
 			code = 1
@@ -221,10 +225,21 @@ func fmtMedian(p *float64) string {
 
 // solveCell runs one cell's spec (every algorithm and replication) and
 // writes its bundle to path; it returns the run's status and the medians.
-func solveCell(ctx context.Context, run spec.Run, path string, target float64) (string, sweep.Summary, error) {
-	_, inst, jobs, err := buildJobs(ctx, &run)
+func solveCell(ctx context.Context, folders datapath.Folders, run spec.Run, path string, target float64) (string, sweep.Summary, error) {
+	// A cell reads its data files inside the data folder (package
+	// datapath), and its bundle keeps the paths as the document gives them.
+	given := run.Params
+	if err := folders.ConfineRun(&run); err != nil {
+		return "", sweep.Summary{}, err
+	}
+	sc, inst, jobs, err := buildJobs(ctx, &run)
 	if err != nil {
 		return "", sweep.Summary{}, err
+	}
+	for _, p := range sc.Params {
+		if v, ok := given[p.Name]; ok && p.Kind == scenarios.Path {
+			run.Params[p.Name] = v
+		}
 	}
 	var traces []traceOut
 	var first []sweep.Outcome // algorithm 0's replications

@@ -170,3 +170,40 @@ func TestServerImportsASolveBundle(t *testing.T) {
 		t.Errorf("truncated bundle: %d %+v", resp.StatusCode, e)
 	}
 }
+
+// A sweep document's cells read data files only inside -data (by default
+// the working directory): an absolute path or one that climbs out fails
+// its cell before the file is opened; a file inside is read, and the
+// cell's bundle keeps the path as the document gives it.
+func TestSolveSweepConfinesDataFiles(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	os.Mkdir(data, 0o755)
+	os.WriteFile(filepath.Join(data, "x.csv"), []byte("1,0\n0,1\n1,1\n"), 0o644)
+	os.WriteFile(filepath.Join(data, "y.csv"), []byte("1\n2\n3\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "x.csv"), []byte("1,0\n0,1\n1,1\n"), 0o644)
+	base := `{"problem":"lasso","params":{"y":"y.csv"},"algorithms":[{"algo":"afw"}],"seed":1,"iters":10,"eval_every":1}`
+	doc := `{"base":` + base + `,"axes":[{"param":"params.x","values":["x.csv","` + filepath.Join(dir, "x.csv") + `","../x.csv"]}]}`
+	out := filepath.Join(dir, "out")
+	t.Chdir(data)
+	stdout, stderr, code := solve(t, "-sweep", doc, "-out", out)
+	if code != 1 || !strings.Contains(stdout, "cell 0 ") || strings.Contains(stdout, "cell 1 ") || strings.Contains(stdout, "cell 2 ") ||
+		!strings.Contains(stderr, "cell 1 ") || !strings.Contains(stderr, "params.x: must be a path relative to the data folder") ||
+		!strings.Contains(stderr, "cell 2 ") || !strings.Contains(stderr, "climbs out") {
+		t.Fatalf("solve -sweep: %d\n%s\n%s", code, stdout, stderr)
+	}
+	f, err := os.Open(filepath.Join(out, cellFile(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	bd, err := bundle.Decode(f)
+	if err != nil || bd.Spec.Params["x"] != "x.csv" || bd.Spec.Params["y"] != "y.csv" {
+		t.Fatalf("cell 0's bundle: %v %+v", err, bd.Spec.Params)
+	}
+	// -data names another folder
+	t.Chdir(dir)
+	if _, stderr, code := solve(t, "-sweep", doc, "-out", filepath.Join(dir, "out2"), "-data", "data"); code != 1 || strings.Contains(stderr, "cell 0 ") {
+		t.Fatalf("solve -sweep -data: %d %s", code, stderr)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/datapath"
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/store"
@@ -26,6 +28,7 @@ func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	db := fs.String("db", "", "verify runs of this run store (a file, or a PostgreSQL database postgres://…; IDs are run ids) instead of bundle files")
 	sweepID := fs.String("sweep", "", "with -db: verify every cell of this sweep")
 	digestOnly := fs.Bool("digest-only", false, "check the bundles' digests without re-running them")
+	dataDir := fs.String("data", "", "the data folder: a run whose spec names data files reads them here, by their paths relative to it (an absolute path, or one that climbs out, is refused; without -data no data file is read)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: dashboard verify BUNDLE…
        dashboard verify -digest-only BUNDLE…
@@ -39,6 +42,12 @@ Left out, as wall-clock by nature: %s (of records and summaries).
 Prints "reproduced: N records identical", or the first differing record
 (trace, k), its field and both values. A trace that did not finish
 (cancelled, interrupted) is compared with the re-run's first records.
+
+A spec read from a bundle or a store reads its data files only inside
+the -data folder, by the paths the spec names relative to it; an
+absolute path, or one that climbs out of the folder, is refused before
+anything is opened, and nothing of a file's content is printed or
+recorded (a file that does not parse is named with its line and column).
 
 A bundle's digest (the SHA-256 of its traces, see docs/store.md) is checked first;
 -digest-only checks it alone, without re-running. With -db the outcome is
@@ -76,12 +85,13 @@ or a run that could not be re-run; 2 a usage error.
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	folders := datapath.Folders{Data: *dataDir, DataFlag: "verify -data DIR"}
 	if *db != "" {
-		return verifyStored(ctx, *db, *sweepID, fs.Args(), stdout, stderr)
+		return verifyStored(ctx, folders, *db, *sweepID, fs.Args(), stdout, stderr)
 	}
 	bad := 0
 	for _, name := range fs.Args() {
-		if !verifyBundleFile(ctx, name, *digestOnly, stdin, stdout, stderr) {
+		if !verifyBundleFile(ctx, folders, name, *digestOnly, stdin, stdout, stderr) {
 			bad++
 		}
 		if ctx.Err() != nil {
@@ -95,7 +105,7 @@ or a run that could not be re-run; 2 a usage error.
 }
 
 // verifyBundleFile checks one bundle file and reports whether it passed.
-func verifyBundleFile(ctx context.Context, name string, digestOnly bool, stdin io.Reader, stdout, stderr io.Writer) bool {
+func verifyBundleFile(ctx context.Context, folders datapath.Folders, name string, digestOnly bool, stdin io.Reader, stdout, stderr io.Writer) bool {
 	b, err := readBundle(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard verify: %s: %v\n", name, err)
@@ -117,7 +127,7 @@ func verifyBundleFile(ctx context.Context, name string, digestOnly bool, stdin i
 	if digestOnly {
 		return ok
 	}
-	out, err := reproduce(ctx, b)
+	out, err := reproduce(ctx, folders, b)
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: %v\n", name, err)
 		return false
@@ -147,12 +157,12 @@ type outcome struct {
 
 // reproduce re-runs b's spec and compares the re-run with b's traces. An
 // error means the run could not be re-run here.
-func reproduce(ctx context.Context, b *bundle.Bundle) (outcome, error) {
+func reproduce(ctx context.Context, folders datapath.Folders, b *bundle.Bundle) (outcome, error) {
 	if store.Live(b.Status) {
 		return outcome{}, fmt.Errorf("the run is still %s: verify it once it has ended", b.Status)
 	}
 	want := verify.FromBundle(b)
-	got, err := rerun(ctx, b, want)
+	got, err := rerun(ctx, folders, b, want)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -170,13 +180,29 @@ func describe(res verify.Result, version string) string {
 	return s
 }
 
-// rerun runs b's spec through solve's path (buildJobs, runJob). An
-// unfinished trace is run only as far as the stored one went; a trace not
+// rerun runs b's spec through solve's path (buildJobs, runJob), its data
+// files confined to the folders (package datapath). An unfinished trace is run only as far as the stored one went; a trace not
 // in the bundle is not run.
-func rerun(ctx context.Context, b *bundle.Bundle, want []verify.Trace) ([]verify.Trace, error) {
+func rerun(ctx context.Context, folders datapath.Folders, b *bundle.Bundle, want []verify.Trace) ([]verify.Trace, error) {
 	run := b.Spec
 	run.Algorithms = append(run.Algorithms[:0:0], b.Spec.Algorithms...)
-	s, _, jobs, err := buildJobs(ctx, &run)
+	var (
+		s    *scenarios.Scenario
+		jobs []scenarios.Job
+	)
+	err := folders.ConfineRun(&run)
+	if err == nil {
+		s, _, jobs, err = buildJobs(ctx, &run)
+		if err != nil && dataFiles(b.Spec) {
+			// what a data file holds is never shown (nor recorded)
+			var fe *spec.FieldError
+			if errors.As(err, &fe) {
+				err = spec.Errorf(fe.Field, "%s", verify.Scrub(errors.New(fe.Msg)))
+			} else {
+				err = errors.New(verify.Scrub(err))
+			}
+		}
+	}
 	if err != nil {
 		name := run.Problem
 		if s != nil {
@@ -223,7 +249,7 @@ func rerun(ctx context.Context, b *bundle.Bundle, want []verify.Trace) ([]verify
 
 // verifyStored verifies stored runs (or a sweep's cells) and records each
 // outcome in the store.
-func verifyStored(ctx context.Context, path, sweepID string, ids []string, stdout, stderr io.Writer) int {
+func verifyStored(ctx context.Context, folders datapath.Folders, path, sweepID string, ids []string, stdout, stderr io.Writer) int {
 	st, err := openRunStore(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard verify: -db: %v\n", err)
@@ -256,7 +282,7 @@ func verifyStored(ctx context.Context, path, sweepID string, ids []string, stdou
 			bad++
 			continue
 		}
-		v, line := verifyStoredRun(ctx, st, it.id)
+		v, line := verifyStoredRun(ctx, folders, st, it.id)
 		fmt.Fprintf(stdout, "%s: %s\n", it.label, line)
 		if v == nil {
 			bad++
@@ -282,7 +308,7 @@ func verifyStored(ctx context.Context, path, sweepID string, ids []string, stdou
 // verifyStoredRun re-runs one stored run and returns the verification to
 // record (nil when there is nothing to record: an unknown or live run) and
 // the line to print.
-func verifyStoredRun(ctx context.Context, st store.Backend, id string) (*store.Verification, string) {
+func verifyStoredRun(ctx context.Context, folders datapath.Folders, st store.Backend, id string) (*store.Verification, string) {
 	if !store.ValidID(id) {
 		return nil, fmt.Sprintf("not a run id (%d characters of a-z and 2-7)", store.IDLen)
 	}
@@ -293,7 +319,7 @@ func verifyStoredRun(ctx context.Context, st store.Backend, id string) (*store.V
 	if store.Live(b.Status) {
 		return nil, fmt.Sprintf("the run is still %s: verify it once it has ended", b.Status)
 	}
-	out, err := reproduce(ctx, b)
+	out, err := reproduce(ctx, folders, b)
 	if err != nil {
 		return &store.Verification{RunID: id, Version: bundle.ProgramVersion(), Outcome: store.VerifyFailed,
 			Detail: verify.Clip(err.Error(), store.MaxVerifyDetail)}, err.Error()
@@ -301,4 +327,18 @@ func verifyStoredRun(ctx context.Context, st store.Backend, id string) (*store.V
 	v := verify.Outcome(out.res)
 	v.RunID, v.Version = id, bundle.ProgramVersion()
 	return v, out.line
+}
+
+// dataFiles reports whether the spec names a data file.
+func dataFiles(run spec.Run) bool {
+	sc, ok := scenarios.Lookup(run.Problem)
+	if !ok {
+		return false
+	}
+	for _, p := range sc.Params {
+		if p.Kind == scenarios.Path && strings.TrimSpace(run.Params[p.Name]) != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/bundle"
 	"github.com/fwlab/fwlab/internal/server"
@@ -395,20 +396,167 @@ func TestVerifyServerRun(t *testing.T) {
 	}
 }
 
-// A run that cannot be re-run here (its data file is gone) says so, naming
-// the spec's field, and fails.
+// A run that cannot be re-run here (its data file is gone, or no data
+// folder is given) says so, naming the spec's field, and fails.
 func TestVerifyMissingData(t *testing.T) {
 	dir := t.TempDir()
 	x, y := filepath.Join(dir, "x.csv"), filepath.Join(dir, "y.csv")
 	os.WriteFile(x, []byte("1,0\n0,1\n1,1\n"), 0o644)
 	os.WriteFile(y, []byte("1\n2\n3\n"), 0o644)
-	file, _ := solveBundle(t, dir, "run.json", "-problem", "lasso", "-x", x, "-y", y, "-algo", "afw", "-iters", "20", "-eval-every", "1")
-	if out, _, code := runVerifyArgs(file); code != 0 {
+	t.Chdir(dir) // solve names the files as its user gives them: relative
+	file, _ := solveBundle(t, dir, "run.json", "-problem", "lasso", "-x", "x.csv", "-y", "y.csv", "-algo", "afw", "-iters", "20", "-eval-every", "1")
+	if out, _, code := runVerifyArgs("-data", dir, file); code != 0 {
 		t.Fatalf("verify with the data: %d %s", code, out)
 	}
-	os.Remove(x)
 	out, _, code := runVerifyArgs(file)
-	if code != 1 || !strings.Contains(out, file+": cannot re-run it here: lasso: spec.params.x: ") {
+	if code != 1 || !strings.Contains(out, file+": cannot re-run it here: lasso: spec.params.x: is a path") || !strings.Contains(out, "-data DIR") {
+		t.Fatalf("verify without a data folder: %d %s", code, out)
+	}
+	os.Remove(x)
+	out, _, code = runVerifyArgs("-data", dir, file)
+	if code != 1 || !strings.Contains(out, file+": cannot re-run it here: lasso: spec.params.x: no readable file") {
 		t.Fatalf("verify without the data: %d %s", code, out)
+	}
+}
+
+// A stored spec reads data files only inside verify's -data folder: one
+// that names a file outside it (absolute, climbing, a link out) is refused
+// before the file is opened, and neither the printed line nor the
+// verification recorded (served to every client) quotes a byte of any
+// file, not even of one inside the folder that does not parse.
+func TestVerifyConfinesStoredSpecs(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	os.Mkdir(data, 0o755)
+	const secret = "TOPSECRET:x:0:0:root:/root:/bin/bash"
+	outside := filepath.Join(dir, "secret.csv")
+	for name, content := range map[string]string{
+		outside:                          secret + "\n",
+		filepath.Join(data, "x.csv"):     "1,0\n0,1\n1,1\n",
+		filepath.Join(data, "y.csv"):     "1\n2\n3\n",
+		filepath.Join(data, "x-bad.csv"): secret + "\n",
+	} {
+		if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(data, "link.csv")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(data)
+	file, _ := solveBundle(t, dir, "run.json", "-problem", "lasso", "-x", "x.csv", "-y", "y.csv", "-algo", "afw", "-iters", "20", "-eval-every", "1")
+	db := filepath.Join(dir, "fwlab.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b := readBundleFile(t, file)
+	ids := map[string]string{} // the value of params.x → its run
+	for _, x := range []string{"x.csv", outside, "../secret.csv", "link.csv", "x-bad.csv"} {
+		b.Spec.Params["x"] = x
+		id, err := bundle.Put(ctx, st, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[x] = id
+	}
+	st.Close()
+	for x, rule := range map[string]string{
+		"x.csv":         "reproduced",
+		outside:         "not an absolute path",
+		"../secret.csv": "climbs out",
+		"link.csv":      "symbolic links are followed",
+		"x-bad.csv":     `x-bad.csv:1:1: field 1: "…" is not a finite number`,
+	} {
+		out, stderr, code := runVerifyArgs("-db", db, "-data", data, ids[x])
+		if (code == 0) != (rule == "reproduced") || !strings.Contains(out, rule) {
+			t.Errorf("%s: %d %s %s, want %q", x, code, out, stderr, rule)
+		}
+		if strings.Contains(out+stderr, "TOPSECRET") {
+			t.Errorf("%s: verify printed a file's content: %s %s", x, out, stderr)
+		}
+	}
+	st, err = store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for x, id := range ids {
+		vs, err := st.Verifications(ctx, id)
+		if err != nil || len(vs) != 1 {
+			t.Fatalf("%s: verifications %+v, %v", x, vs, err)
+		}
+		if strings.Contains(vs[0].Detail, "TOPSECRET") || (x != "x.csv" && vs[0].Outcome != store.VerifyFailed) {
+			t.Errorf("%s: recorded %+v", x, vs[0])
+		}
+	}
+}
+
+// A run started paused, stepped three times and resumed verifies: its
+// steps' evaluations, which the spec does not hold, are compared without
+// their figures and said so plainly; every other record is compared
+// whole, and the outcome is recorded with the same words.
+func TestVerifySteppedRun(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "fwlab.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := server.Options{}
+	o.Session.Store = st
+	srv, err := server.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := spec.Run{Problem: "lasso", Iters: 300, Replications: 1, Seed: 4, StartPaused: true,
+		Algorithms: []spec.Algo{{Algo: "afw"}, {Algo: "fista"}}}
+	run, err := srv.Manager().Create(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("still waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitUntil("the run parked at k = 0", run.Parked)
+	for k := 1; k <= 3; k++ {
+		run.Step()
+		waitUntil("a step", func() bool { return run.Parked() && run.Status().Records == 2*(k+1) })
+	}
+	run.Resume()
+	<-run.Done()
+	id := run.ID
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	r, err := st.Get(context.Background(), id)
+	if err != nil || r.Status != store.StatusDone {
+		t.Fatalf("the stepped run: %+v, %v", r, err)
+	}
+	for _, tr := range r.Traces {
+		n += tr.Records
+	}
+	st.Close()
+	out, stderr, code := runVerifyArgs("-db", db, id)
+	want := fmt.Sprintf("run %s: reproduced: %d records identical (", id, n)
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "records evaluated at a step of a paused run") {
+		t.Fatalf("verify -db of a stepped run: %d %s %s", code, out, stderr)
+	}
+	st, err = store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	vs, err := st.Verifications(context.Background(), id)
+	if err != nil || len(vs) != 1 || vs[0].Outcome != store.VerifyReproduced || !strings.Contains(vs[0].Detail, "at a step of a paused run") {
+		t.Fatalf("the recorded verification: %+v %v", vs, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fwlab/fwlab/internal/datapath"
 	"github.com/fwlab/fwlab/internal/store"
 )
 
@@ -21,16 +22,26 @@ const WatchEvery = 5 * time.Second
 // there, as `dashboard import DIR` would. A sweep imported before, by this
 // server or an earlier one, is not stored again (its runs are found by
 // their bundles' digests, the sweep by its runs).
+//
+// It reads only regular files inside DIR: a sweep.json or a bundle that is
+// a link leading out of DIR, a FIFO, a device or a directory is refused
+// (opened without blocking, checked with fstat), each file is bounded (a
+// sweep.json by MaxSweepIndex, a bundle by opt.maxBundle, serve's
+// -max-import) and each import is counted in the memory budget (serve's
+// -mem) while it runs. A bad file is reported once and skipped: it never
+// stops the other sweeps, nor the server's shutdown.
 type watcher struct {
 	st             store.Backend
 	dir            string
 	stdout, stderr io.Writer
+	opt            sweepImport
 	done           map[string]bool   // sweep.json paths imported or found imported
 	failed         map[string]string // the last error of a path, said once
 }
 
 func newWatcher(st store.Backend, dir string, stdout, stderr io.Writer) *watcher {
-	return &watcher{st: st, dir: dir, stdout: stdout, stderr: stderr, done: map[string]bool{}, failed: map[string]string{}}
+	return &watcher{st: st, dir: dir, stdout: stdout, stderr: stderr, opt: sweepImport{whole: true, once: true},
+		done: map[string]bool{}, failed: map[string]string{}}
 }
 
 // run looks every WatchEvery until ctx ends.
@@ -47,16 +58,32 @@ func (w *watcher) run(ctx context.Context) {
 	}
 }
 
+// indexes lists the sweep.json files of DIR and of its subdirectories
+// (entries as they are: a link is followed only when reading, and only
+// within DIR).
+func (w *watcher) indexes() []string {
+	out := []string{filepath.Join(w.dir, "sweep.json")}
+	entries, err := os.ReadDir(w.dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if e.IsDir() || e.Type()&os.ModeSymlink != 0 {
+			out = append(out, filepath.Join(w.dir, e.Name(), "sweep.json"))
+		}
+	}
+	return out
+}
+
 // once looks at the directory once and returns the sweeps it stored.
 func (w *watcher) once(ctx context.Context) int {
-	indexes, _ := filepath.Glob(filepath.Join(w.dir, "*", "sweep.json"))
-	if _, err := os.Stat(filepath.Join(w.dir, "sweep.json")); err == nil {
-		indexes = append(indexes, filepath.Join(w.dir, "sweep.json"))
-	}
 	n := 0
-	for _, index := range indexes {
+	for _, index := range w.indexes() {
 		if w.done[index] || ctx.Err() != nil {
 			continue
+		}
+		if _, err := os.Lstat(index); err != nil {
+			continue // no sweep there (yet)
 		}
 		stored, whole, err := w.importOne(ctx, index)
 		if err != nil {
@@ -80,7 +107,18 @@ func (w *watcher) once(ctx context.Context) int {
 // importOne imports one sweep if every cell has its bundle; whole says
 // that it is done with (stored now or before).
 func (w *watcher) importOne(ctx context.Context, index string) (stored, whole bool, err error) {
-	stored, err = importSweepWith(ctx, w.st, index, sweepImport{whole: true, once: true}, io.Discard, w.stderr)
+	// the sweep.json is read inside DIR, as the bundles are (a
+	// subdirectory that is a link may lead elsewhere inside DIR, not out)
+	rel, err := filepath.Rel(w.dir, index)
+	if err != nil {
+		return false, false, err
+	}
+	f, _, err := datapath.OpenIn(w.dir, rel, MaxSweepIndex)
+	if err != nil {
+		return false, false, err
+	}
+	f.Close()
+	stored, err = importSweepWith(ctx, w.st, index, w.opt, io.Discard, w.stderr)
 	if err != nil {
 		return false, false, err
 	}
@@ -95,7 +133,7 @@ func (w *watcher) importOne(ctx context.Context, index string) (stored, whole bo
 
 // missingBundles counts the cells of a sweep index without their bundle.
 func missingBundles(index string) (int, error) {
-	b, err := os.ReadFile(index)
+	b, err := readIndex(index)
 	if err != nil {
 		return 0, err
 	}
@@ -105,7 +143,7 @@ func missingBundles(index string) (int, error) {
 	}
 	n := 0
 	for _, c := range idx.Cells {
-		if _, err := os.Stat(filepath.Join(filepath.Dir(index), filepath.Base(c.Bundle))); err != nil {
+		if _, err := os.Lstat(filepath.Join(filepath.Dir(index), filepath.Base(c.Bundle))); err != nil {
 			n++
 		}
 	}

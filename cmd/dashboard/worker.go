@@ -48,7 +48,8 @@ func worker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "a run whose worker's heartbeat (every 2s) is older than this is taken for lost and queued again, to run from the start elsewhere; runs may last any time; at least 4s; the same on every worker")
 	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM or SIGINT, time the running runs get to finish before they are given back to the queue")
 	data := fs.String("data", defaultDataDir(), "the worker's data folder: a run's files named from the server's -data folder are read from it and must hold the same bytes (checked by SHA-256), and its ocr/ holds the OCR set (\"\" for none; the default is ../shared/data when it exists)")
-	cache := fs.String("cache", filepath.Join(os.TempDir(), "fwlab-worker-data"), "where the data files that travel in the store (uploads) are kept once fetched")
+	defCache, _ := queue.DefaultCacheDir()
+	cache := fs.String("cache", defCache, "where the data files that travel in the store (uploads) are kept once fetched: a folder of this user's alone (made 0700; one owned by another user, or writable by others, is refused)")
 	metrics := fs.String("metrics-addr", "localhost:9464", "where /healthz and /metrics (Prometheus text format) are served (\"\" for nowhere; port 0 picks a free one)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: dashboard worker -db postgres://… [-slots N] [-name NAME] [flags]
@@ -102,6 +103,10 @@ River's) and runs them, streaming their records into the store.
 			return 2
 		}
 		*data = abs
+	}
+	if err := queue.PrepareCacheDir(*cache); err != nil {
+		fmt.Fprintf(stderr, "dashboard worker: -cache: %v\n", err)
+		return 2
 	}
 	st, err := pgstore.Open(ctx, *db)
 	if err != nil {

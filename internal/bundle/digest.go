@@ -48,6 +48,8 @@ var ErrNoDigest = errors.New("the bundle carries no digest (written by an fwlab 
 //	           · i64(number of records) · H(record…)                    (records in order)
 //	summary  = 0x00 (none) | 0x01 · f64(objective) · f64(gap) · i64(iters) · f64(passes)
 //	           · f64(time_s) · str(status) · str(message)
+//	           [· 0x02 · str(trace status)]   (only when the trace's status is not "" and
+//	                                          not its summary's: none, or another)
 //	record   = i64(k) · f64(passes) · f64(time_s) · str(step) · f64(gamma) · i64(batch)
 //	           · i64(active) · i64(fw_steps) · i64(away_steps) · i64(drops) · i64(cleanups)
 //	           · opt(objective) · opt(gap) · opt(grad_err)
@@ -60,8 +62,12 @@ var ErrNoDigest = errors.New("the bundle carries no digest (written by an fwlab 
 // Every field of every record is covered, time_s included: the digest says
 // whether the bundle's records are the ones written, not whether a re-run
 // reproduces them (that is `dashboard verify`'s comparison, which leaves
-// time_s out). The spec, the instance summary, names, notes, statuses of
-// the run, panels and aggregates are not covered.
+// time_s out), and so is each trace's status (which says whether a trace
+// finished, and so how `verify` compares it): as its summary's status, or
+// after it when the trace says otherwise (a bundle whose traces' statuses
+// are their summaries' has the digest it had before traces' statuses were
+// covered). The spec, the instance summary, names, notes, the run's status,
+// panels and aggregates are not covered.
 func Digest(b *Bundle) string {
 	var d digester
 	for i := range b.Traces {
@@ -199,6 +205,10 @@ func (d *digester) sum(traces []Trace) string {
 			b = appendF64(b, s.Time)
 			b = appendStr(b, s.Status)
 			b = appendStr(b, s.Message)
+		}
+		if t.Status != "" && (t.Summary == nil || t.Status != t.Summary.Status) {
+			b = append(b, 2)
+			b = appendStr(b, t.Status)
 		}
 		if j := 40 * i; j+40 <= len(d.traces) {
 			b = append(b, d.traces[j:j+40]...)

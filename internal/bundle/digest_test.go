@@ -415,3 +415,42 @@ func BenchmarkDigest(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/record")
 	})
 }
+
+// A trace's status is covered: one that says otherwise than its summary
+// (a finished trace marked cancelled, which verify would compare as a
+// prefix only), or a status given to a trace without a summary, changes
+// the digest, and CheckDigest refuses the bundle; a status equal to its
+// summary's leaves the golden digest as it was. testdata/digest.py, the
+// independent implementation, encodes it the same way.
+func TestDigestCoversTraceStatus(t *testing.T) {
+	b := readSmall(t)
+	want := Digest(b)
+	if b.Traces[0].Summary == nil || b.Traces[0].Status != b.Traces[0].Summary.Status {
+		t.Fatalf("the golden bundle's first trace: status %q, summary %+v", b.Traces[0].Status, b.Traces[0].Summary)
+	}
+	same := clone(b)
+	same.Traces[0].Status = ""
+	if Digest(same) != want {
+		t.Error("a status left to the summary changed the digest")
+	}
+	for _, st := range []string{"cancelled", "interrupted", "converged"} {
+		c := clone(b)
+		c.Traces[0].Status = st
+		if st == c.Traces[0].Summary.Status {
+			continue
+		}
+		if Digest(c) == want {
+			t.Errorf("trace status %s over a summary saying %s: the digest did not change", st, c.Traces[0].Summary.Status)
+		}
+		if err := CheckDigest(c); err == nil {
+			t.Errorf("trace status %s: CheckDigest accepted the bundle", st)
+		}
+	}
+	none := clone(b)
+	none.Traces[0].Summary = nil
+	a := Digest(none)
+	none.Traces[0].Status = "interrupted"
+	if Digest(none) == a {
+		t.Error("the status of a trace without a summary is not covered")
+	}
+}

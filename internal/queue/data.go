@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fwlab/fwlab/internal/datapath"
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/ssvm"
@@ -238,11 +239,16 @@ func (w *Worker) dataFile(ctx context.Context, ref DataRef) (string, error) {
 	if w.cfg.DataDir == "" {
 		return "", fmt.Errorf("the run reads %s from the data folder, and this worker has none (-data)", ref.DataPath)
 	}
-	local := filepath.Join(w.cfg.DataDir, filepath.FromSlash(ref.DataPath))
-	if rel, err := filepath.Rel(w.cfg.DataDir, local); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("the run's data file %s lies outside the data folder", ref.DataPath)
+	what := ref.DataPath + " in this worker's -data folder " + w.cfg.DataDir
+	if _, err := os.Lstat(filepath.Join(w.cfg.DataDir, filepath.FromSlash(ref.DataPath))); errors.Is(err, os.ErrNotExist) && datapath.Local(ref.DataPath) {
+		return "", fmt.Errorf("this worker lacks %s", what)
 	}
-	return local, checkHash(local, ref, ref.DataPath+" in this worker's -data folder "+w.cfg.DataDir)
+	// the one rule of a spec's data files (package datapath)
+	local, err := datapath.Folders{Data: w.cfg.DataDir, DataFlag: "-data DIR"}.Resolve("data_path", ref.DataPath, "")
+	if err != nil {
+		return "", fmt.Errorf("the run's data file: %w", err)
+	}
+	return local, checkHash(local, ref, what)
 }
 
 // checkHash checks that local holds the bytes ref names.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -44,8 +42,9 @@ type Config struct {
 	// from the submitter's data folder are read from it, checked by
 	// their hash (data.go); "" for none.
 	DataDir string
-	// CacheDir keeps the data files fetched from the store (default: a
-	// folder in the system's temporary directory).
+	// CacheDir keeps the data files fetched from the store (default:
+	// DefaultCacheDir, the user's own; made 0700 and checked private by
+	// PrepareCacheDir).
 	CacheDir   string
 	BeatEvery  time.Duration // the run's heartbeat in the store
 	FlushEvery time.Duration // how often records are written
@@ -104,7 +103,14 @@ func NewWorker(ctx context.Context, cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("queue: the rescue delay (%v) must be at least two heartbeats (%v)", cfg.RescueAfter, 2*cfg.BeatEvery)
 	}
 	if cfg.CacheDir == "" {
-		cfg.CacheDir = filepath.Join(os.TempDir(), "fwlab-worker-data")
+		dir, err := DefaultCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("queue: the data cache: %w", err)
+		}
+		cfg.CacheDir = dir
+	}
+	if err := PrepareCacheDir(cfg.CacheDir); err != nil {
+		return nil, fmt.Errorf("queue: the data cache: %w", err)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -105,10 +105,10 @@ func TestAttacksAreRefused(t *testing.T) {
 		field string
 		has   string // in the body
 	}{
-		{"/etc/passwd", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "/etc/passwd"}), header: jsonHeader}, 400, "params.data", "data folders"},
-		{"/proc/self/environ", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "/proc/self/environ"}), header: jsonHeader}, 400, "params.data", "data folders"},
-		{"/dev/zero", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "/dev/zero"}), header: jsonHeader}, 400, "params.data", "data folders"},
-		{"escape", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "../../../etc/passwd"}), header: jsonHeader}, 400, "params.data", "data folders"},
+		{"/etc/passwd", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "/etc/passwd"}), header: jsonHeader}, 400, "params.data", "not an absolute path"},
+		{"/proc/self/environ", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "/proc/self/environ"}), header: jsonHeader}, 400, "params.data", "not an absolute path"},
+		{"/dev/zero", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "/dev/zero"}), header: jsonHeader}, 400, "params.data", "not an absolute path"},
+		{"escape", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "../../../etc/passwd"}), header: jsonHeader}, 400, "params.data", "climbs out"},
 		{"symlink out", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "link.csv"}), header: jsonHeader}, 400, "params.data", "symbolic links"},
 		{"fifo", attackReq{method: "POST", path: "/api/runs", body: runBody(map[string]string{"data": "fifo"}), header: jsonHeader}, 400, "params.data", "regular file"},
 		{"cross-origin text/plain post", attackReq{method: "POST", path: "/api/runs", body: runBody(nil),
@@ -319,13 +319,13 @@ func TestPerClientBudgets(t *testing.T) {
 // The upload quota bounds what all uploads store together.
 func TestUploadQuota(t *testing.T) {
 	_, ts := newTestServer(t, Options{UploadDir: t.TempDir(), UploadQuota: 3000, Flags: map[string]string{"UploadQuota": "-upload-quota"}})
-	row := []byte(strings.Repeat("1,2,3\n", 200)) // 1200 bytes
+	row := func(i int) []byte { return []byte(strings.Repeat("1,2,3\n", 199) + fmt.Sprintf("%d,2,3\n", i)) } // 1200 bytes
 	for i := 0; i < 2; i++ {
-		if code, out := upload(t, ts, "file", "a.csv", row, nil); code != 201 {
+		if code, out := upload(t, ts, "file", "a.csv", row(i), nil); code != 201 {
 			t.Fatalf("upload %d: %d %v", i, code, out)
 		}
 	}
-	code, out := upload(t, ts, "file", "a.csv", row, nil)
+	code, out := upload(t, ts, "file", "a.csv", row(2), nil)
 	if code != 413 || !strings.Contains(fmt.Sprint(out["error"]), "-upload-quota") {
 		t.Fatalf("over the quota: %d %v", code, out)
 	}

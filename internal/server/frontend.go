@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
-	"strings"
 
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/session"
@@ -43,16 +41,8 @@ func (s *Server) dataFile(p scenarios.Param, value string) (string, string, erro
 	if err != nil {
 		return "", "", err
 	}
-	if s.opts.DataDir != "" {
-		root, err := filepath.Abs(s.opts.DataDir)
-		if err == nil {
-			if real, err := filepath.EvalSymlinks(root); err == nil {
-				root = real
-			}
-			if rel, err := filepath.Rel(root, local); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return local, rel, nil
-			}
-		}
+	if rel, ok := s.mgr.Folders().Rel(local); ok {
+		return local, rel, nil
 	}
 	return local, "", nil // an upload: it travels in the store
 }

@@ -69,7 +69,7 @@ func (s *Server) hostAllowed(hostport string) bool {
 	if host == "" {
 		return false
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if host == "localhost" || (strings.HasSuffix(host, ".localhost") && dnsName(strings.TrimSuffix(host, ".localhost"))) {
 		return true
 	}
 	if ip := net.ParseIP(host); ip != nil {
@@ -82,6 +82,25 @@ func (s *Server) hostAllowed(hostport string) bool {
 	}
 	_, ok := s.allowHosts[host]
 	return ok
+}
+
+// dnsName reports whether s is a host name of non-empty labels of
+// letters, digits and hyphens, dot-separated.
+func dnsName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // clientAddr names the client of a request for the per-client budgets: the

@@ -369,7 +369,11 @@ func (s *Server) handleDeleteMany(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	named := s.uploadsNamed(r.Context(), body.IDs)
 	n, err := s.st.Delete(r.Context(), body.IDs...)
+	if err == nil && n > 0 {
+		s.releaseUploads(r.Context(), named) // the files only these runs named
+	}
 	if err != nil {
 		s.storeError(w, err)
 		return

@@ -62,6 +62,10 @@
 //	                                 stored (verify.go); 409 a run still live
 //	GET    /api/runs/{id}/verifications {"verifications": [VerificationRow]}, newest first
 //	POST   /api/sweeps/{id}/verify   202 {"cells": n}: verifies every cell, one after the other
+//	                                 (one verification at a time per run or sweep: a second
+//	                                 request answers the first; counted as the client's runs and
+//	                                 sweeps); DELETE /api/runs/{id}/verify and
+//	                                 DELETE /api/sweeps/{id}/verify cancel one
 //	(more sweep routes: sweepapi.go)
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
@@ -143,6 +147,12 @@ const (
 	DefaultMaxStreamsPerClient = 64
 	// DefaultUploadQuota bounds the bytes of every upload stored together.
 	DefaultUploadQuota = 1 << 30
+	// DefaultClientUploadQuota bounds the bytes of one client's uploads:
+	// a quarter of the total, so that one client cannot lock the others
+	// out.
+	DefaultClientUploadQuota = DefaultUploadQuota / 4
+	// DefaultUploadGrace is how long an upload no run has named is kept.
+	DefaultUploadGrace = time.Hour
 	// DefaultMaxParses bounds the uploads parsed at once.
 	DefaultMaxParses = 2
 	// DefaultUploadTimeout bounds the time an upload's body may take.
@@ -210,9 +220,16 @@ type Options struct {
 	// UploadQuota bounds the bytes of every upload stored together;
 	// MaxParses the uploads parsed at once; UploadTimeout the time an
 	// upload's body may take.
-	UploadQuota   int64
-	MaxParses     int
-	UploadTimeout time.Duration
+	UploadQuota int64
+	// ClientUploadQuota bounds the bytes of one client's uploads (default
+	// DefaultClientUploadQuota, at most UploadQuota); UploadGrace is how
+	// long an upload no run has named is kept (default
+	// DefaultUploadGrace). An upload goes when the last run naming it is
+	// deleted.
+	ClientUploadQuota int64
+	UploadGrace       time.Duration
+	MaxParses         int
+	UploadTimeout     time.Duration
 	// Flags names the command-line flag of each limit (by the Options
 	// field's name), for error messages.
 	Flags map[string]string
@@ -297,6 +314,12 @@ func (o Options) withDefaults() Options {
 	if o.UploadQuota <= 0 {
 		o.UploadQuota = DefaultUploadQuota
 	}
+	if o.ClientUploadQuota <= 0 {
+		o.ClientUploadQuota = min(DefaultClientUploadQuota, o.UploadQuota)
+	}
+	if o.UploadGrace <= 0 {
+		o.UploadGrace = DefaultUploadGrace
+	}
 	if o.MaxParses <= 0 {
 		o.MaxParses = DefaultMaxParses
 	}
@@ -327,6 +350,7 @@ type Server struct {
 	ownSt   bool // opened by New (in memory), closed by Close
 	stOnce  sync.Once
 	sweeps  *sweeper
+	verif   verifying // verifications in progress (verify.go)
 	router  chi.Router
 	handler http.Handler // router behind guard
 	uploads *uploads
@@ -352,7 +376,7 @@ type Server struct {
 // New builds the server.
 func New(o Options) (*Server, error) {
 	o = o.withDefaults()
-	up := newUploads(o.UploadDir, o.UploadQuota)
+	up := newUploads(o.UploadDir, o.UploadQuota, o.ClientUploadQuota, o.UploadGrace)
 	if o.Session.UploadDir == "" {
 		o.Session.UploadDir = up.dir
 	}

@@ -141,12 +141,14 @@ func (s *Server) handleSweepDelete(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		named := s.uploadsNamed(r.Context(), runs)
 		n, err := s.st.Delete(r.Context(), runs...)
 		if err != nil {
 			s.storeError(w, err)
 			return
 		}
 		runsDeleted = n
+		s.releaseUploads(r.Context(), named) // the files only these runs named
 	}
 	deleted := 0
 	for _, id := range body.IDs {

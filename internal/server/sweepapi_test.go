@@ -214,8 +214,9 @@ func TestSweepOverDataFilesChecked(t *testing.T) {
 	base := fakeRun(20, "fw")
 	for _, tc := range []struct{ bad, rule string }{
 		{"missing.csv", "no readable file"},
-		{"/etc/hostname", "must be a file inside"},
-		{"../a.csv", "must be a file inside"},
+		{"/etc/hostname", "not an absolute path"},
+		{filepath.Join(data, "a.csv"), "not an absolute path"},
+		{"../a.csv", "climbs out"},
 	} {
 		doc := map[string]any{"base": base, "axes": []map[string]any{{"param": "params.data", "values": []any{"a.csv", tc.bad}}}}
 		code, body := do(t, "POST", ts.URL+"/api/sweeps", mustJSON(t, doc))
@@ -227,7 +228,7 @@ func TestSweepOverDataFilesChecked(t *testing.T) {
 	if _, body := do(t, "GET", ts.URL+"/api/sweeps", nil); !strings.Contains(string(body), `"total":0`) {
 		t.Errorf("a refused sweep was stored: %s", body)
 	}
-	doc := map[string]any{"base": base, "axes": []map[string]any{{"param": "params.data", "values": []any{"a.csv", filepath.Join(data, "a.csv")}}}}
+	doc := map[string]any{"base": base, "axes": []map[string]any{{"param": "params.data", "values": []any{"a.csv", "./a.csv"}}}}
 	code, body := do(t, "POST", ts.URL+"/api/sweeps", mustJSON(t, doc))
 	var c struct{ ID string }
 	if code != 201 || json.Unmarshal(body, &c) != nil {

@@ -3,7 +3,9 @@ package server
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,8 +19,10 @@ import (
 	"time"
 
 	"github.com/fwlab/fwlab/internal/dataio"
+	"github.com/fwlab/fwlab/internal/datapath"
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/ssvm"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // DefaultMaxUpload bounds the size of an uploaded data file.
@@ -47,63 +51,153 @@ type uploadResult struct {
 
 // uploads stores the uploaded files of one server in a directory of its own
 // below the upload root (named when the server is made, made on the first
-// upload) and removes it on Close.
+// upload) and removes it on Close. Each file is kept by the SHA-256 of its
+// content and charged to the client that sent it first: the bytes of all
+// uploads are bounded by quota (-upload-quota), a client's by clientQuota
+// (-client-upload-quota). A file goes, and its bytes are given back, when
+// the last run naming it is deleted; a file no run has named goes after
+// grace (release).
 type uploads struct {
-	dir   string
-	quota int64 // bytes of every upload stored together
+	dir         string
+	quota       int64 // bytes of every upload stored together
+	clientQuota int64 // bytes of one client's uploads
+	grace       time.Duration
 
-	mu   sync.Mutex
-	made bool
-	used int64 // bytes stored or being received
+	mu       sync.Mutex
+	made     bool
+	used     int64            // bytes stored or being received
+	byClient map[string]int64 // the same, by client
+	files    map[string]*upFile
 }
 
-// reserve counts n more bytes against the quota, reporting false (and
-// counting nothing) when they do not fit.
-func (u *uploads) reserve(n int64) bool {
+// upFile is a stored upload.
+type upFile struct {
+	client string
+	size   int64
+	at     time.Time // when it was stored
+	named  bool      // a run has named it
+}
+
+// quotaError is an upload over a quota: the client's own (client) or the
+// server's; left is what the quota had left.
+type quotaError struct {
+	client bool
+	quota  int64
+	left   int64
+}
+
+func (e *quotaError) Error() string { return "upload quota used up" }
+
+// reserve counts n more bytes of client's against the quotas, failing
+// with a *quotaError (and counting nothing) when they do not fit.
+func (u *uploads) reserve(client string, n int64) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if u.byClient == nil {
+		u.byClient = map[string]int64{}
+	}
 	if u.used+n > u.quota {
-		return false
+		return &quotaError{quota: u.quota, left: max(0, u.quota-u.used)}
+	}
+	if c := u.byClient[client]; c+n > u.clientQuota {
+		return &quotaError{client: true, quota: u.clientQuota, left: max(0, u.clientQuota-c)}
 	}
 	u.used += n
-	return true
+	u.byClient[client] += n
+	return nil
 }
 
-func (u *uploads) release(n int64) {
+func (u *uploads) release(client string, n int64) {
 	u.mu.Lock()
 	u.used -= n
+	if u.byClient[client] -= n; u.byClient[client] <= 0 {
+		delete(u.byClient, client)
+	}
 	u.mu.Unlock()
 }
 
-// errQuota is the error of a write beyond the upload quota.
-var errQuota = errors.New("upload quota used up")
-
-// quotaWriter writes to w while the uploads' quota has room, counting what
-// it wrote in n.
+// quotaWriter writes to w while the quotas have room, counting what it
+// wrote in n.
 type quotaWriter struct {
-	w io.Writer
-	u *uploads
-	n int64
+	w      io.Writer
+	u      *uploads
+	client string
+	n      int64
 }
 
 func (q *quotaWriter) Write(p []byte) (int, error) {
-	if !q.u.reserve(int64(len(p))) {
-		return 0, errQuota
+	if err := q.u.reserve(q.client, int64(len(p))); err != nil {
+		return 0, err
 	}
 	n, err := q.w.Write(p)
 	q.n += int64(n)
-	q.u.release(int64(len(p) - n))
+	q.u.release(q.client, int64(len(p)-n))
 	return n, err
 }
 
-func newUploads(root string, quota int64) *uploads {
+// keep records a stored file (its bytes already counted for client); it
+// reports false when the same content was stored before (the new copy's
+// bytes are then to be given back, the file staying charged to its first
+// client).
+func (u *uploads) keep(sum, client string, size int64) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.files == nil {
+		u.files = map[string]*upFile{}
+	}
+	if f, ok := u.files[sum]; ok {
+		if _, err := os.Lstat(filepath.Join(u.dir, sum)); err == nil {
+			return false
+		}
+		// gone from the disk (removed by hand): stored anew
+		u.used -= f.size
+		if u.byClient[f.client] -= f.size; u.byClient[f.client] <= 0 {
+			delete(u.byClient, f.client)
+		}
+	}
+	u.files[sum] = &upFile{client: client, size: size, at: time.Now()}
+	return true
+}
+
+// expire removes the files no run names any more (named by one before, or
+// never named and older than the grace), giving their bytes back to their
+// clients; named reports whether a stored run names an upload.
+func (u *uploads) expire(named func(sum string) bool) {
+	u.mu.Lock()
+	var check []string
+	for sum := range u.files {
+		check = append(check, sum)
+	}
+	u.mu.Unlock()
+	for _, sum := range check {
+		isNamed := named(sum)
+		u.mu.Lock()
+		f := u.files[sum]
+		switch {
+		case f == nil:
+		case isNamed:
+			f.named = true
+		case f.named || time.Since(f.at) >= u.grace:
+			if err := os.Remove(filepath.Join(u.dir, sum)); err == nil || errors.Is(err, os.ErrNotExist) {
+				delete(u.files, sum)
+				u.used -= f.size
+				if u.byClient[f.client] -= f.size; u.byClient[f.client] <= 0 {
+					delete(u.byClient, f.client)
+				}
+			}
+		}
+		u.mu.Unlock()
+	}
+}
+
+func newUploads(root string, quota, clientQuota int64, grace time.Duration) *uploads {
 	// The answered paths are absolute, as the session's confinement wants.
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	return &uploads{dir: filepath.Join(root, "srv-"+hex.EncodeToString(id[:])), quota: quota}
+	return &uploads{dir: filepath.Join(root, "srv-"+hex.EncodeToString(id[:])), quota: quota, clientQuota: clientQuota, grace: grace}
 }
 
 func (u *uploads) ensureDir() (string, error) {
@@ -133,30 +227,8 @@ func (u *uploads) remove() error {
 	}
 	u.made = false
 	u.used = 0
+	u.byClient, u.files = nil, nil
 	return os.RemoveAll(u.dir)
-}
-
-// sanitise keeps a file name's letters, digits, dots, dashes and
-// underscores (others become '_'), drops leading dots and bounds its length.
-func sanitise(name string) string {
-	name = filepath.Base(strings.ReplaceAll(name, `\`, "/"))
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	s := strings.TrimLeft(b.String(), ".")
-	if len(s) > 80 {
-		s = s[len(s)-80:]
-	}
-	if s == "" || s == "_" {
-		s = "data"
-	}
-	return s
 }
 
 func formatOf(name string) string {
@@ -251,10 +323,14 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		format, name, tmp string
 		size              int64
 	)
+	client := clientAddr(r)
+	// files the deleted runs named, and unused ones past their grace,
+	// give their bytes back first
+	s.releaseUploads(r.Context(), nil)
 	defer func() {
 		if tmp != "" {
 			_ = os.Remove(tmp)
-			s.uploads.release(size)
+			s.uploads.release(client, size)
 		}
 	}()
 	for {
@@ -289,9 +365,16 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 				name = "data"
 			}
 			var code int
-			tmp, size, code, err = s.receive(part, limit)
-			if errors.Is(err, errQuota) {
-				writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("the server's uploads would exceed their disk quota of %d bytes (%d MiB)%s", s.opts.UploadQuota, s.opts.UploadQuota>>20, s.opts.flag("UploadQuota")))
+			tmp, size, code, err = s.receive(part, limit, client)
+			var qe *quotaError
+			if errors.As(err, &qe) {
+				if qe.client {
+					writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("this client's uploads would exceed its quota of %d bytes (%d MiB)%s: %d bytes left; deleting the runs that name its files gives their bytes back",
+						qe.quota, qe.quota>>20, s.opts.flag("ClientUploadQuota"), qe.left))
+				} else {
+					writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("the server's uploads would exceed their disk quota of %d bytes (%d MiB)%s: %d bytes left",
+						qe.quota, qe.quota>>20, s.opts.flag("UploadQuota"), qe.left))
+				}
 				return
 			}
 			if code == http.StatusRequestEntityTooLarge {
@@ -332,21 +415,44 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "file", err.Error())
 		return
 	}
-	var id [6]byte
-	_, _ = rand.Read(id[:])
-	final := filepath.Join(filepath.Dir(tmp), hex.EncodeToString(id[:])+"-"+sanitise(name))
-	if err := os.Rename(tmp, final); err != nil {
+	// The file is kept by the SHA-256 of its content, the name a spec
+	// gives it (upload:SHA256); the same content sent again is one file.
+	sum, err := hashFile(tmp)
+	if err != nil {
 		writeError(w, http.StatusInternalServerError, "", "storing the upload: "+err.Error())
 		return
 	}
-	tmp = ""
-	writeJSON(w, http.StatusCreated, uploadResult{Path: final, Name: shown, Bytes: size, Format: format, Rows: rows, Cols: cols})
+	final := filepath.Join(filepath.Dir(tmp), sum)
+	if !s.uploads.keep(sum, client, size) {
+		// already here: the new copy goes, its bytes are not counted twice
+	} else if err := os.Rename(tmp, final); err != nil {
+		s.uploads.forget(sum)
+		writeError(w, http.StatusInternalServerError, "", "storing the upload: "+err.Error())
+		return
+	} else {
+		tmp = ""
+	}
+	writeJSON(w, http.StatusCreated, uploadResult{Path: datapath.UploadName(sum), Name: shown, Bytes: size, Format: format, Rows: rows, Cols: cols})
+}
+
+// hashFile is the SHA-256 of a file's content, in hexadecimal.
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // receive copies a file part into the upload directory, at most limit
 // bytes; it returns the temporary file, its size and, on failure, the status
 // code to answer.
-func (s *Server) receive(part *multipart.Part, limit int64) (string, int64, int, error) {
+func (s *Server) receive(part *multipart.Part, limit int64, client string) (string, int64, int, error) {
 	dir, err := s.uploads.ensureDir()
 	if err != nil {
 		return "", 0, http.StatusInternalServerError, err
@@ -355,15 +461,16 @@ func (s *Server) receive(part *multipart.Part, limit int64) (string, int64, int,
 	if err != nil {
 		return "", 0, http.StatusInternalServerError, fmt.Errorf("storing the upload: %w", err)
 	}
-	qw := &quotaWriter{w: f, u: s.uploads}
+	qw := &quotaWriter{w: f, u: s.uploads, client: client}
 	n, err := io.Copy(qw, io.LimitReader(part, limit+1))
 	cerr := f.Close()
 	fail := func(code int, err error) (string, int64, int, error) {
 		_ = os.Remove(f.Name())
-		s.uploads.release(qw.n)
+		s.uploads.release(client, qw.n)
 		return "", 0, code, err
 	}
-	if errors.Is(err, errQuota) {
+	var qe *quotaError
+	if errors.As(err, &qe) {
 		return fail(http.StatusRequestEntityTooLarge, err)
 	}
 	if err != nil {
@@ -380,4 +487,65 @@ func (s *Server) receive(part *multipart.Part, limit int64) (string, int64, int,
 		return fail(http.StatusInternalServerError, fmt.Errorf("storing the upload: %w", cerr))
 	}
 	return f.Name(), n, 0, nil
+}
+
+// forget drops a file kept by keep that could not be stored.
+func (u *uploads) forget(sum string) {
+	u.mu.Lock()
+	delete(u.files, sum)
+	u.mu.Unlock()
+}
+
+// uploadsNamed returns the uploads (by hash) that the specs of the runs
+// ids name: before they are deleted, so that releaseUploads knows they
+// were named.
+func (s *Server) uploadsNamed(ctx context.Context, ids []string) map[string]bool {
+	named := map[string]bool{}
+	for _, id := range ids {
+		r, err := s.st.Get(ctx, id)
+		if err != nil {
+			continue
+		}
+		for _, v := range r.Spec.Params {
+			if h, ok := datapath.UploadHash(strings.TrimSpace(v)); ok && h != "" {
+				named[h] = true
+			}
+		}
+	}
+	return named
+}
+
+// releaseUploads gives back the uploads no stored run names any more (see
+// uploads.expire), looking at the runs' specs; wasNamed are uploads that
+// runs deleted since named.
+func (s *Server) releaseUploads(ctx context.Context, wasNamed map[string]bool) {
+	s.uploads.mu.Lock()
+	n := len(s.uploads.files)
+	for h := range wasNamed {
+		if f := s.uploads.files[h]; f != nil {
+			f.named = true
+		}
+	}
+	s.uploads.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	named := map[string]bool{}
+	for off := 0; ; off += store.MaxLimit {
+		runs, total, err := s.st.List(ctx, store.Filter{Offset: off, Limit: store.MaxLimit})
+		if err != nil {
+			return // nothing is released on a doubt
+		}
+		for _, r := range runs {
+			for _, v := range r.Spec.Params {
+				if h, ok := datapath.UploadHash(strings.TrimSpace(v)); ok && h != "" {
+					named[h] = true
+				}
+			}
+		}
+		if off+store.MaxLimit >= total {
+			break
+		}
+	}
+	s.uploads.expire(func(sum string) bool { return named[sum] })
 }

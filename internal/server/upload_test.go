@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -94,13 +96,16 @@ func TestUploads(t *testing.T) {
 				}
 				return
 			}
-			path := out["path"].(string)
-			b, err := os.ReadFile(path)
-			if err != nil || !bytes.Equal(b, tc.data) {
-				t.Fatalf("stored file %s: %v (%q)", path, err, b)
+			// kept by the SHA-256 of its content, and named by it
+			sum := sha256.Sum256(tc.data)
+			hash := hex.EncodeToString(sum[:])
+			if out["path"] != "upload:"+hash {
+				t.Fatalf("path %v, want upload:%s", out["path"], hash)
 			}
-			if !strings.HasPrefix(path, root+string(filepath.Separator)) || !strings.HasSuffix(path, "-"+sanitise(tc.file)) {
-				t.Fatalf("path %s is not a file below %s named after %s", path, root, tc.file)
+			path := filepath.Join(srv.uploads.dir, hash)
+			b, err := os.ReadFile(path)
+			if err != nil || !bytes.Equal(b, tc.data) || !strings.HasPrefix(path, root+string(filepath.Separator)) {
+				t.Fatalf("stored file %s: %v (%q)", path, err, b)
 			}
 			if out["name"] != tc.file || out["bytes"] != float64(len(tc.data)) || out["format"] != tc.format ||
 				out["rows"] != float64(tc.rows) || out["cols"] != float64(tc.cols) {
@@ -123,14 +128,18 @@ func TestUploads(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("upload: %d %v", code, out)
 	}
-	path := out["path"].(string)
 	sp := fakeRun(5, "fw")
-	sp.Params["data"] = path
+	sp.Params["data"] = out["path"].(string)
+	path, _ := filepath.EvalSymlinks(filepath.Join(srv.uploads.dir, strings.TrimPrefix(out["path"].(string), "upload:")))
 	id := create(t, ts, sp)
 	if got := instancePanels(t, ts, id)["data"]; got != path {
 		t.Fatalf("the run read %v, want %s", got, path)
 	}
-	// Other files beside the upload directory stay refused.
+	// Its path, and other files beside the upload directory, stay refused.
+	sp.Params["data"] = path
+	if code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, sp)); code != 400 || !strings.Contains(string(body), "not an absolute path") {
+		t.Fatalf("an upload by its path: %d %s", code, body)
+	}
 	sp.Params["data"] = filepath.Join(root, "elsewhere.csv")
 	code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, sp))
 	if code != 400 || !strings.Contains(string(body), `"field":"params.data"`) {
@@ -163,36 +172,6 @@ func TestUploadsWithoutDataDir(t *testing.T) {
 	sp := fakeRun(5, "fw")
 	sp.Params["data"] = out["path"].(string)
 	create(t, ts, sp)
-}
-
-func TestSanitise(t *testing.T) {
-	for in, want := range map[string]string{
-		"x.csv":                           "x.csv",
-		"../../etc/passwd":                "passwd",
-		`C:\Users\me\y.csv`:               "y.csv",
-		".hidden":                         "hidden",
-		"a b/c?d.csv":                     "c_d.csv",
-		"":                                "data",
-		"..":                              "data",
-		"données.csv":                     "donn_es.csv",
-		strings.Repeat("a", 100) + ".csv": strings.Repeat("a", 76) + ".csv",
-	} {
-		if got := sanitise(in); got != want {
-			t.Errorf("sanitise(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func FuzzSanitise(f *testing.F) {
-	for _, s := range []string{"x.csv", "../a", `a\b`, "", ".", "é/../.x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		s := sanitise(in)
-		if s == "" || len(s) > 80 || strings.HasPrefix(s, ".") || strings.ContainsAny(s, `/\`) || filepath.Base(s) != s {
-			t.Fatalf("sanitise(%q) = %q", in, s)
-		}
-	})
 }
 
 func TestFinishedTracePanelsOverAPI(t *testing.T) {
@@ -315,11 +294,12 @@ func FuzzUpload(f *testing.F) {
 		}
 		switch rec.Code {
 		case 201:
-			b, err := os.ReadFile(out["path"].(string))
+			stored := filepath.Join(srv.uploads.dir, strings.TrimPrefix(out["path"].(string), "upload:"))
+			b, err := os.ReadFile(stored)
 			if err != nil || !bytes.Equal(b, data) {
 				t.Fatalf("stored %q (%v), sent %q", b, err, data)
 			}
-			_ = os.Remove(out["path"].(string))
+			_ = os.Remove(stored)
 		case 400, 413:
 			if out["field"] != "file" && out["field"] != "format" || out["error"] == "" {
 				t.Fatalf("%d: %v", rec.Code, out)

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -43,8 +44,84 @@ func verificationRow(v store.Verification) VerificationRow {
 // request timeout).
 func (s *Server) verifyRoutes(r chi.Router) {
 	r.Post("/runs/{id}/verify", s.handleVerify)
+	r.Delete("/runs/{id}/verify", s.handleVerifyCancel)
 	r.Get("/runs/{id}/verifications", s.handleVerifications)
 	r.Post("/sweeps/{id}/verify", s.handleSweepVerify)
+	r.Delete("/sweeps/{id}/verify", s.handleSweepVerifyCancel)
+}
+
+// verifying holds the verifications in progress: one at a time per run
+// and per sweep (a second request answers the first). A verification is a
+// run of the client that asked for it: its re-run counts in the client's
+// -max-client-runs as any run of it, and a sweep's verification counts in
+// its -max-sweeps as a sweep of it, until it ends or is cancelled.
+type verifying struct {
+	mu     sync.Mutex
+	runs   map[string]string       // run id → the id of its re-run
+	sweeps map[string]*sweepVerify // sweep id → its verification
+}
+
+// sweepVerify is a sweep's verification in progress.
+type sweepVerify struct {
+	cells  int
+	cancel context.CancelFunc
+	rerun  string // the re-run of the cell being verified ("" between cells)
+}
+
+func (v *verifying) init() {
+	if v.runs == nil {
+		v.runs, v.sweeps = map[string]string{}, map[string]*sweepVerify{}
+	}
+}
+
+// rerunOf returns the re-run of run id's verification in progress.
+func (s *Server) rerunOf(id string) (string, bool) {
+	v := &s.verif
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.init()
+	rerun, ok := v.runs[id]
+	return rerun, ok
+}
+
+// handleVerifyCancel cancels a run's verification in progress (its
+// re-run): 202 {"id"} of the re-run cancelled; 404 when none is.
+func (s *Server) handleVerifyCancel(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	rerun, ok := s.rerunOf(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("run %s is not being verified", id))
+		return
+	}
+	if live, ok := s.mgr.Live(rerun); ok {
+		live.Cancel()
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": rerun, "status": "cancelled"})
+}
+
+// handleSweepVerifyCancel cancels a sweep's verification in progress: the
+// cell being re-run is cancelled and no other cell is started; 202; 404
+// when none is in progress.
+func (s *Server) handleSweepVerifyCancel(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	v := &s.verif
+	v.mu.Lock()
+	v.init()
+	sv := v.sweeps[id]
+	rerun := ""
+	if sv != nil {
+		sv.cancel()
+		rerun = sv.rerun
+	}
+	v.mu.Unlock()
+	if sv == nil {
+		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("sweep %s is not being verified", id))
+		return
+	}
+	if live, ok := s.mgr.Live(rerun); ok && rerun != "" {
+		live.Cancel()
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": "cancelled"})
 }
 
 // handleVerifications: 200 {"verifications": [VerificationRow]}, newest
@@ -64,7 +141,11 @@ func (s *Server) handleVerifications(w http.ResponseWriter, r *http.Request) {
 	for _, v := range vs {
 		rows = append(rows, verificationRow(v))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"verifications": rows})
+	out := map[string]any{"verifications": rows}
+	if rerun, ok := s.rerunOf(id); ok {
+		out["verifying"] = rerun // the re-run of the verification in progress
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // verifiable returns a stored run that has ended, or answers why not.
@@ -86,22 +167,49 @@ func (s *Server) verifiable(w http.ResponseWriter, r *http.Request, id string) (
 }
 
 // handleVerify re-runs a stored run through the queue: 202 {"id"} of the
-// re-run; 404 unknown run, 409 a run still live, and the answers of POST
-// /api/runs for the re-run (400, 413, 429, 503, 504).
+// re-run; a run already being verified answers its re-run's id (202, with
+// "already": true); 404 unknown run, 409 a run still live, and the answers
+// of POST /api/runs for the re-run (400, 413, 429 — the client's
+// -max-client-runs counts it —, 503, 504).
 func (s *Server) handleVerify(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	orig, ok := s.verifiable(w, r, id)
 	if !ok {
 		return
 	}
+	v := &s.verif
+	v.mu.Lock()
+	v.init()
+	if rerun, ok := v.runs[id]; ok {
+		v.mu.Unlock()
+		w.Header().Set("Location", "/api/runs/"+rerun)
+		writeJSON(w, http.StatusAccepted, map[string]any{"id": rerun, "already": true})
+		return
+	}
+	// held while the re-run is created, so that two requests make one
 	rerun, err := s.startRerun(r.Context(), orig, clientAddr(r))
 	if err != nil {
+		v.mu.Unlock()
 		writeCreateError(w, err)
 		return
 	}
-	s.watch(func(ctx context.Context) { s.finishVerify(ctx, id, rerun) })
+	v.runs[id] = rerun.ID
+	v.mu.Unlock()
+	if !s.watch(func(ctx context.Context) {
+		defer s.endVerify(id)
+		s.finishVerify(ctx, id, rerun)
+	}) {
+		s.endVerify(id)
+	}
 	w.Header().Set("Location", "/api/runs/"+rerun.ID)
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": rerun.ID})
+}
+
+// endVerify forgets run id's verification in progress.
+func (s *Server) endVerify(id string) {
+	s.verif.mu.Lock()
+	delete(s.verif.runs, id)
+	s.verif.mu.Unlock()
 }
 
 // watch runs fn in a goroutine under the sweeper's context and wait group;
@@ -191,8 +299,10 @@ func (s *Server) compareRerun(ctx context.Context, id, rerunID string) *store.Ve
 }
 
 // handleSweepVerify verifies every cell of a sweep through the queue, one
-// cell after the other: 202 {"cells": n} (the cells with a run); 404
-// unknown sweep, 409 a sweep still running.
+// cell after the other: 202 {"cells": n} (the cells with a run); a sweep
+// already being verified answers so (202, "already": true); 404 unknown
+// sweep, 409 a sweep still running, 429 when the client has as many sweeps
+// (verifications of sweeps included) as -max-sweeps allows.
 func (s *Server) handleSweepVerify(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	sw, err := s.st.GetSweep(r.Context(), id)
@@ -211,13 +321,51 @@ func (s *Server) handleSweepVerify(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	client := clientAddr(r)
-	if !s.watch(func(ctx context.Context) {
+	v := &s.verif
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.init()
+	if sv, ok := v.sweeps[id]; ok {
+		writeJSON(w, http.StatusAccepted, map[string]any{"cells": sv.cells, "already": true})
+		return
+	}
+	// a sweep's verification is a sweep of its client
+	swr := s.sweeps
+	swr.mu.Lock()
+	if n := swr.clients[client]; n >= s.opts.MaxSweeps {
+		swr.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf("this client has %d sweeps queued or running (verifications of sweeps included), at most %d are allowed%s: wait for one to end or cancel one", n, s.opts.MaxSweeps, s.opts.flag("MaxSweeps")))
+		return
+	}
+	swr.clients[client]++
+	swr.mu.Unlock()
+	release := func() {
+		swr.mu.Lock()
+		if swr.clients[client]--; swr.clients[client] <= 0 {
+			delete(swr.clients, client)
+		}
+		swr.mu.Unlock()
+	}
+	ctx, cancel := context.WithCancel(swr.ctx)
+	sv := &sweepVerify{cells: len(ids), cancel: cancel}
+	v.sweeps[id] = sv
+	if !s.watch(func(sctx context.Context) {
+		defer func() {
+			cancel()
+			release()
+			v.mu.Lock()
+			delete(v.sweeps, id)
+			v.mu.Unlock()
+		}()
 		for _, runID := range ids {
-			if !s.verifyCell(ctx, runID, client) {
+			if !s.verifyCell(ctx, runID, client, sv) {
 				return
 			}
 		}
 	}) {
+		delete(v.sweeps, id)
+		cancel()
+		release()
 		writeError(w, http.StatusServiceUnavailable, "", "the server is closing")
 		return
 	}
@@ -225,8 +373,10 @@ func (s *Server) handleSweepVerify(w http.ResponseWriter, r *http.Request) {
 }
 
 // verifyCell re-runs one stored run, waiting for room in the queue as a
-// sweep does, and records the outcome; false when the server is closing.
-func (s *Server) verifyCell(ctx context.Context, id, client string) bool {
+// sweep does, and records the outcome; false when the server is closing
+// or the verification was cancelled (ctx). The re-run is noted in sv, so
+// that a cancel reaches it.
+func (s *Server) verifyCell(ctx context.Context, id, client string, sv *sweepVerify) bool {
 	orig, err := s.st.Get(ctx, id)
 	if err != nil {
 		return ctx.Err() == nil // deleted meanwhile: nothing to verify
@@ -235,7 +385,17 @@ func (s *Server) verifyCell(ctx context.Context, id, client string) bool {
 		rerun, err := s.startRerun(ctx, orig, client)
 		switch {
 		case err == nil:
+			s.verif.mu.Lock()
+			sv.rerun = rerun.ID
+			s.verif.mu.Unlock()
+			if ctx.Err() != nil { // cancelled while the re-run was made
+				rerun.Cancel()
+				return false
+			}
 			s.finishVerify(ctx, id, rerun)
+			s.verif.mu.Lock()
+			sv.rerun = ""
+			s.verif.mu.Unlock()
 			return ctx.Err() == nil
 		case errors.Is(err, session.ErrBusy):
 			select {

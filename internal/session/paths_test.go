@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -34,7 +36,9 @@ func TestDataFileRules(t *testing.T) {
 	write(outside, 1)
 	write(filepath.Join(data, "ok.csv"), 1)
 	write(filepath.Join(data, "big.csv"), 600)
-	write(filepath.Join(up, "u.csv"), 1)
+	sum := sha256.Sum256([]byte("1\n"))
+	upload := hex.EncodeToString(sum[:])
+	write(filepath.Join(up, upload), 1)
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +50,7 @@ func TestDataFileRules(t *testing.T) {
 	must(syscall.Mkfifo(filepath.Join(data, "fifo"), 0o644))
 
 	m := newManager(t, session.Options{DataDir: data, UploadDir: up, MaxFile: 1000})
-	good := []string{"ok.csv", filepath.Join(data, "ok.csv"), "inner.csv", filepath.Join(up, "u.csv")}
+	good := []string{"ok.csv", "inner.csv", "upload:" + upload}
 	for _, g := range good {
 		r, err := m.Create(context.Background(), fakeSpec(2, spec.Params{"data": g}, "fw"))
 		if err != nil {
@@ -57,17 +61,19 @@ func TestDataFileRules(t *testing.T) {
 	}
 	long := "/etc/" + strings.Repeat("x", 200)
 	cases := []struct{ path, rule string }{
-		{"/etc/passwd", "must be a file inside the server's data folders"},
-		{"/proc/self/environ", "must be a file inside"},
-		{"/dev/zero", "must be a file inside"},
-		{"../secret.csv", "must be a file inside"},
+		{"/etc/passwd", "not an absolute path"},
+		{"/proc/self/environ", "not an absolute path"},
+		{"/dev/zero", "not an absolute path"},
+		{filepath.Join(data, "ok.csv"), "not an absolute path"},
+		{filepath.Join(up, upload), "not an absolute path"},
+		{"../secret.csv", "climbs out"},
 		{"link.csv", "symbolic links are followed"},
 		{"sub/up/secret.csv", "symbolic links are followed"},
 		{"fifo", "must be a regular file"},
 		{"sub", "must be a regular file"},
 		{"missing.csv", "no readable file"},
 		{"big.csv", "over the limit of 1000"},
-		{long, "must be a file inside"},
+		{long, "not an absolute path"},
 	}
 	for _, c := range cases {
 		_, err := m.Create(context.Background(), fakeSpec(2, spec.Params{"data": c.path}, "fw"))

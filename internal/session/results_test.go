@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -91,18 +93,25 @@ func TestSSVMTracePanels(t *testing.T) {
 
 func TestUploadedPathsBuild(t *testing.T) {
 	data, up := t.TempDir(), t.TempDir()
-	x := filepath.Join(up, "abc123-x.csv")
-	y := filepath.Join(up, "abc124-y.csv")
-	if err := os.WriteFile(x, []byte("1,0\n0,1\n1,1\n2,1\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// an upload is kept by the SHA-256 of its content, and named by it
+	upload := func(content string) (path, name string) {
+		sum := sha256.Sum256([]byte(content))
+		h := hex.EncodeToString(sum[:])
+		path = filepath.Join(up, h)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path, "upload:" + h
 	}
-	if err := os.WriteFile(y, []byte("1\n2\n3\n5\n"), 0o644); err != nil {
-		t.Fatal(err)
+	x, xName := upload("1,0\n0,1\n1,1\n2,1\n")
+	_, yName := upload("1\n2\n3\n5\n")
+	if real, err := filepath.EvalSymlinks(x); err == nil {
+		x = real
 	}
 	m := newManager(t, session.Options{DataDir: data, UploadDir: up})
 
 	// The fake scenario records the resolved path.
-	r, err := m.Create(context.Background(), fakeSpec(5, spec.Params{"data": x}, "fw"))
+	r, err := m.Create(context.Background(), fakeSpec(5, spec.Params{"data": xName}, "fw"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +121,7 @@ func TestUploadedPathsBuild(t *testing.T) {
 	waitDone(t, r)
 
 	// A real model reads the uploaded CSV pair.
-	sp := spec.Run{Problem: "lasso", Params: spec.Params{"x": x, "y": y, "lambda": "0.1"},
+	sp := spec.Run{Problem: "lasso", Params: spec.Params{"x": xName, "y": yName, "lambda": "0.1"},
 		Algorithms: []spec.Algo{{Algo: "fista"}}, Seed: 1, Iters: 20}
 	r, err = m.Create(context.Background(), sp)
 	if err != nil {
@@ -126,7 +135,7 @@ func TestUploadedPathsBuild(t *testing.T) {
 	// Outside both directories, or reaching the uploads through a relative
 	// path, is refused.
 	rel, _ := filepath.Rel(data, x)
-	for _, bad := range []string{rel, filepath.Join(filepath.Dir(up), "other.csv"), up + "-x/a.csv", filepath.Join(up, "..", "a.csv")} {
+	for _, bad := range []string{rel, x, filepath.Join(filepath.Dir(up), "other.csv"), up + "-x/a.csv", filepath.Join(up, "..", "a.csv")} {
 		_, err := m.Create(context.Background(), fakeSpec(5, spec.Params{"data": bad}, "fw"))
 		var fe *spec.FieldError
 		if !errors.As(err, &fe) || fe.Field != "params.data" {

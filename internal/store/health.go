@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -121,6 +122,7 @@ func (s *Store) Health() error {
 		return s.health.err
 	}
 	s.health.err = nil
+	s.makeReserve()
 	if s.stale != nil {
 		if _, err := s.markInterrupted(ctx); err == nil {
 			s.stale = nil
@@ -193,4 +195,59 @@ func (s *Store) probe(ctx context.Context) error {
 	}
 	_, err = s.db.ExecContext(ctx, `DELETE FROM write_probe`)
 	return err
+}
+
+// ReserveBytes is the room a store file keeps beside it (PATH-reserve, a
+// file of zeros made when the store opens and whenever it turns healthy):
+// when the disk is full, a run's ending (its traces' results, message and
+// status) frees it and is written in its place, so that a run that ended
+// failed is failed after a restart too, not interrupted.
+const ReserveBytes = 2 << 20
+
+func (s *Store) reservePath() string { return s.path + "-reserve" }
+
+// makeReserve makes the reserve file if it is missing (nothing when the
+// disk has no room for it).
+func (s *Store) makeReserve() {
+	if s.path == Memory {
+		return
+	}
+	p := s.reservePath()
+	if fi, err := os.Stat(p); err == nil && fi.Size() == ReserveBytes {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(make([]byte, ReserveBytes))
+	serr := f.Sync()
+	if cerr := f.Close(); werr != nil || serr != nil || cerr != nil {
+		os.Remove(p)
+	}
+}
+
+// ending runs a write of a run's ending; when the disk is full it frees
+// the reserve and tries once more.
+func (s *Store) ending(write func() error) error {
+	err := write()
+	if !full(err) || s.path == Memory {
+		return err
+	}
+	if rerr := os.Remove(s.reservePath()); rerr != nil {
+		return err // no reserve left
+	}
+	return write()
+}
+
+// full reports whether err says the disk (or the file's quota) is full.
+func full(err error) bool {
+	if err == nil {
+		return false
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == 13 { // SQLITE_FULL
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }

@@ -332,7 +332,19 @@ func (s *Store) SetStatus(ctx context.Context, id, status string, ended time.Tim
 	if !ended.IsZero() {
 		end = micros(ended)
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.ending(func() error {
+		return s.tx(ctx, func(tx *sql.Tx) error {
+			return setStatusTx(ctx, tx, id, status, end)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("store: setting the status of run %s: %w", id, err)
+	}
+	return nil
+}
+
+func setStatusTx(ctx context.Context, tx *sql.Tx, id, status string, end any) error {
+	{
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, ended_us = ? WHERE id = ?`, status, end, id)
 		if err != nil {
 			return err
@@ -343,11 +355,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status string, ended time.Tim
 		_, err = tx.ExecContext(ctx, `UPDATE traces SET status = ? WHERE run_id = ? AND status IN (?, ?, ?)`,
 			status, id, StatusQueued, StatusRunning, StatusPaused)
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("store: setting the status of run %s: %w", id, err)
 	}
-	return nil
 }
 
 // SetMessage records why a run ended as it did, when its traces do not
@@ -356,7 +364,11 @@ func (s *Store) SetMessage(ctx context.Context, id, msg string) error {
 	if err := checkText("message", msg, MaxNote); err != nil {
 		return err
 	}
-	res, err := s.exec(ctx, `UPDATE runs SET message = ? WHERE id = ?`, msg, id)
+	var res sql.Result
+	err := s.ending(func() (err error) {
+		res, err = s.exec(ctx, `UPDATE runs SET message = ? WHERE id = ?`, msg, id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store: setting the message of run %s: %w", id, err)
 	}
@@ -382,8 +394,12 @@ func (s *Store) SetTrace(ctx context.Context, id string, trace int, r TraceResul
 		}
 		sum = string(b)
 	}
-	res, err := s.exec(ctx, `UPDATE traces SET status = ?, summary = ?, panels = ?, panels_error = ? WHERE run_id = ? AND idx = ?`,
-		r.Status, sum, nullJSON(r.Panels), r.PanelsError, id, trace)
+	var res sql.Result
+	err := s.ending(func() (err error) {
+		res, err = s.exec(ctx, `UPDATE traces SET status = ?, summary = ?, panels = ?, panels_error = ? WHERE run_id = ? AND idx = ?`,
+			r.Status, sum, nullJSON(r.Panels), r.PanelsError, id, trace)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store: setting run %s trace %d: %w", id, trace, err)
 	}
@@ -917,7 +933,8 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
-	return s.Delete(ctx, del...)
+	// a read that began since the rule looked spares its run too
+	return s.reading.DeleteUnread(del, func(ids ...string) (int, error) { return s.Delete(ctx, ids...) })
 }
 
 // summaryJSON stores a solver.Summary with its floats exact, non-finite

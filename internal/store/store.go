@@ -172,6 +172,9 @@ func Open(path string) (*Store, error) {
 			}
 		}
 		s.recovered = n
+		if s.health.err == nil {
+			s.makeReserve() // room for runs' endings when the disk fills
+		}
 	}
 	return s, nil
 }

@@ -39,6 +39,25 @@ func (t *ReadTracker) Reading(id string) bool {
 	return t.n[id] > 0
 }
 
+// DeleteUnread calls del with those of ids that are not being read, while
+// no read can start (Start waits until del returns): a read that starts
+// after a run was chosen for deletion then finds it deleted, or finds it
+// whole, never half deleted.
+func (t *ReadTracker) DeleteUnread(ids []string, del func(ids ...string) (int, error)) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keep := ids[:0:0]
+	for _, id := range ids {
+		if t.n[id] == 0 {
+			keep = append(keep, id)
+		}
+	}
+	if len(keep) == 0 {
+		return 0, nil
+	}
+	return del(keep...)
+}
+
 // TrimRule is Trim's rule, the same for every backend: of the unstarred
 // runs, newest entry first, the i-th goes when i ≥ keep, it is not live,
 // neither its end nor its entry falls within TrimGrace before now (a date

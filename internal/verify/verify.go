@@ -10,12 +10,17 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/dataio"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
 )
@@ -32,6 +37,9 @@ type Trace struct {
 	Algo        string
 	Replication int
 	Seed        int64
+	// Status is the trace's own status when it says one ("" reads as its
+	// summary's); a finished trace's must be its summary's.
+	Status string
 	// Partial marks a trace that did not finish (cancelled, interrupted,
 	// still live when exported): its records are compared with the re-run's
 	// first ones, and its summary is not compared.
@@ -73,6 +81,14 @@ type Result struct {
 	Diff    *Diff // the first difference, or nil
 	// Partial counts the traces compared as a prefix (Trace.Partial).
 	Partial int
+	// Forced counts the stored records evaluated where the re-run's are
+	// not: evaluations forced by the steps of a paused run (a session asks
+	// for every step it takes), which the spec does not hold. Such a
+	// record is compared without its evaluation (objective, gap, the
+	// sampled gradient's error and the metrics only it has); everything
+	// else in it must be identical. The cadence is not moved by them, so
+	// the other records are compared whole.
+	Forced int
 }
 
 // OK reports whether everything compared was identical.
@@ -88,8 +104,9 @@ func Compare(want, got []Trace) Result {
 				Field: "traces", Want: strconv.Itoa(len(want)), Got: strconv.Itoa(len(got))}
 			return res
 		}
-		n, d := compareTrace(i, &want[i], &got[i])
+		n, f, d := compareTrace(i, &want[i], &got[i])
 		res.Records += n
+		res.Forced += f
 		if want[i].Partial {
 			res.Partial++
 		}
@@ -106,27 +123,45 @@ func Compare(want, got []Trace) Result {
 	return res
 }
 
-// compareTrace returns the number of identical records and the first
+// compareTrace returns the number of identical records, how many of them
+// were compared without a forced evaluation (Result.Forced), and the first
 // difference.
-func compareTrace(i int, w, g *Trace) (int, *Diff) {
+func compareTrace(i int, w, g *Trace) (int, int, *Diff) {
 	diff := func(rec, k int, field, want, got string) *Diff {
 		return &Diff{Trace: i, Algo: w.Algo, Replication: w.Replication, Record: rec, K: k, Field: field, Want: want, Got: got}
 	}
 	switch {
 	case w.Algo != g.Algo:
-		return 0, diff(-1, -1, "algo", strconv.Quote(w.Algo), strconv.Quote(g.Algo))
+		return 0, 0, diff(-1, -1, "algo", strconv.Quote(w.Algo), strconv.Quote(g.Algo))
 	case w.Replication != g.Replication:
-		return 0, diff(-1, -1, "replication", strconv.Itoa(w.Replication), strconv.Itoa(g.Replication))
+		return 0, 0, diff(-1, -1, "replication", strconv.Itoa(w.Replication), strconv.Itoa(g.Replication))
 	case w.Seed != g.Seed:
-		return 0, diff(-1, -1, "seed", strconv.FormatInt(w.Seed, 10), strconv.FormatInt(g.Seed, 10))
+		return 0, 0, diff(-1, -1, "seed", strconv.FormatInt(w.Seed, 10), strconv.FormatInt(g.Seed, 10))
 	}
-	n := 0
+	// the summary (compared below) says how the trace ended; a trace status
+	// that says otherwise is a damaged or edited bundle: one that would
+	// make the trace unfinished is said first, another after the summary
+	badStatus := w.Summary != nil && w.Status != "" && w.Status != w.Summary.Status
+	statusDiff := func() *Diff {
+		return diff(-1, -1, "status", strconv.Quote(w.Status), strconv.Quote(w.Summary.Status)+" (the stored summary's)")
+	}
+	if badStatus && unfinishedStatus(w.Status) {
+		return 0, 0, statusDiff()
+	}
+	n, forced := 0, 0
 	for j := range w.Records {
 		if j >= len(g.Records) {
 			break
 		}
-		if field, a, b := Record(&w.Records[j], &g.Records[j]); field != "" {
-			return n, diff(j, w.Records[j].K, field, a, b)
+		wr := &w.Records[j]
+		if wr.Evaluated() && !g.Records[j].Evaluated() {
+			// an evaluation the re-run does not make: forced by a step
+			u := withoutEvaluation(wr, &g.Records[j])
+			wr = &u
+			forced++
+		}
+		if field, a, b := Record(wr, &g.Records[j]); field != "" {
+			return n, forced, diff(j, w.Records[j].K, field, a, b)
 		}
 		n++
 	}
@@ -142,15 +177,36 @@ func compareTrace(i int, w, g *Trace) (int, *Diff) {
 		d := diff(j, k, "records", want, got)
 		d.Want += fmt.Sprintf(" (%d records in all)", len(w.Records))
 		d.Got += fmt.Sprintf(" (%d records in all)", len(g.Records))
-		return n, d
+		return n, forced, d
 	}
 	if w.Partial {
-		return n, nil
+		return n, forced, nil
 	}
 	if field, a, b := Summary(w.Summary, g.Summary); field != "" {
-		return n, diff(-1, -1, "summary."+field, a, b)
+		return n, forced, diff(-1, -1, "summary."+field, a, b)
 	}
-	return n, nil
+	if badStatus {
+		return n, forced, statusDiff()
+	}
+	return n, forced, nil
+}
+
+// withoutEvaluation is the stored record w as the re-run's g makes it
+// without an evaluation: no objective, gap or sampled gradient's error,
+// and only the metrics g has too.
+func withoutEvaluation(w, g *solver.Record) solver.Record {
+	u := *w
+	u.Objective, u.Gap, u.GradErr = nil, nil, nil
+	u.Extra = nil
+	for k, v := range w.Extra {
+		if _, ok := g.Extra[k]; ok {
+			if u.Extra == nil {
+				u.Extra = map[string]float64{}
+			}
+			u.Extra[k] = v
+		}
+	}
+	return u
 }
 
 // Record compares two records field by field (but Ignored ones) and
@@ -279,22 +335,33 @@ func FromBundle(b *bundle.Bundle) []Trace {
 	out := make([]Trace, len(b.Traces))
 	for i := range b.Traces {
 		t := &b.Traces[i]
-		out[i] = Trace{Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, Summary: t.Summary, Records: t.Records,
+		out[i] = Trace{Algo: t.Algo, Replication: t.Replication, Seed: t.Seed, Status: t.Status, Summary: t.Summary, Records: t.Records,
 			Partial: unfinished(b.Status, t)}
 	}
 	return out
 }
 
 func unfinished(runStatus string, t *bundle.Trace) bool {
+	// the summary's status when there is one (a trace status that says
+	// otherwise is a difference, not a licence to compare less)
 	st := t.Status
-	if st == "" && t.Summary != nil {
+	if t.Summary != nil {
 		st = t.Summary.Status
 	}
+	switch {
+	case unfinishedStatus(st):
+		return true
+	case st == "":
+		return t.Summary == nil && runStatus != "" && runStatus != store.StatusDone
+	}
+	return false
+}
+
+// unfinishedStatus reports whether a trace with this status did not finish.
+func unfinishedStatus(st string) bool {
 	switch st {
 	case solver.StatusCancelled, store.StatusInterrupted, store.StatusQueued, store.StatusRunning, store.StatusPaused:
 		return true
-	case "":
-		return t.Summary == nil && runStatus != "" && runStatus != store.StatusDone
 	}
 	return false
 }
@@ -306,19 +373,63 @@ func Report(res Result) string {
 	if res.Partial > 0 {
 		partial = fmt.Sprintf(" (%d unfinished traces compared with the re-run's first records)", res.Partial)
 	}
+	if res.Forced > 0 {
+		partial += ForcedNote(res.Forced)
+	}
 	if res.OK() {
 		return fmt.Sprintf("reproduced: %d records identical%s", res.Records, partial)
 	}
 	return fmt.Sprintf("differs: %s (after %d identical records)%s", res.Diff, res.Records, partial)
 }
 
+// ForcedNote says plainly what a comparison of a stepped run leaves out.
+func ForcedNote(n int) string {
+	return fmt.Sprintf(" (%d records evaluated at a step of a paused run, which its spec does not hold: compared without their evaluations; such an evaluation may also end a run sooner, on its gap tolerance or stall rule, which a re-run does not repeat)", n)
+}
+
 // Outcome is the store's verification for a comparison.
 func Outcome(res Result) *store.Verification {
 	v := &store.Verification{Outcome: store.VerifyReproduced, Records: res.Records}
+	if res.Forced > 0 {
+		v.Detail = strings.TrimSpace(ForcedNote(res.Forced))
+	}
 	if !res.OK() {
-		v.Outcome, v.Detail = store.VerifyDiffers, Clip(res.Diff.String(), store.MaxVerifyDetail)
+		v.Outcome, v.Detail = store.VerifyDiffers, Clip(res.Diff.String()+forcedSuffix(res.Forced), store.MaxVerifyDetail)
 	}
 	return v
+}
+
+// quoted matches a quoted string in an error's text, with the ellipsis
+// that marks a clipped one.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"…?`)
+
+// Scrub is the text of an error as a verification keeps and shows it,
+// where any client reads it: a data file's parse error is reduced to the
+// file, line and column, and every quoted string (which may be a piece of
+// a file's content) is elided. Nothing of a file's content is kept.
+func Scrub(err error) string {
+	if err == nil {
+		return ""
+	}
+	var pe *dataio.ParseError
+	if errors.As(err, &pe) {
+		where := filepath.Base(pe.File)
+		if pe.Line > 0 {
+			where += fmt.Sprintf(", line %d", pe.Line)
+		}
+		if pe.Col > 0 {
+			where += fmt.Sprintf(", column %d", pe.Col)
+		}
+		return where + ": the data file does not parse (its content is not shown)"
+	}
+	return quoted.ReplaceAllString(err.Error(), `"…"`)
+}
+
+func forcedSuffix(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return ForcedNote(n)
 }
 
 // Clip cuts s to at most n characters, marking the cut.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fwlab/fwlab/internal/bundle"
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -159,5 +160,56 @@ func TestCompareTraceCounts(t *testing.T) {
 	}
 	if res := Compare(want[:1], want); res.OK() || res.Diff.Field != "traces" {
 		t.Fatalf("Compare = %+v", res)
+	}
+}
+
+// A stored record evaluated where the re-run's is not (a step of a paused
+// run forced it) is compared without its evaluation, and counted and said;
+// anything else in it that differs is still a difference, as is an
+// evaluation the re-run makes and the stored run lacks.
+func TestCompareForcedEvaluations(t *testing.T) {
+	got := sample()
+	want := copyTraces(got)
+	// the stored run's record 1 was evaluated at a step, with the metrics
+	// only an evaluation gives
+	want[0].Records[1].Objective, want[0].Records[1].Gap = solver.F(1.5), solver.F(0.5)
+	want[0].Records[1].Extra = map[string]float64{"dual": 1}
+	res := Compare(want, got)
+	if !res.OK() || res.Forced != 1 || res.Records != 6 || !strings.Contains(Report(res), "1 records evaluated at a step of a paused run") {
+		t.Fatalf("Compare = %+v (%s)", res, Report(res))
+	}
+	if v := Outcome(res); !strings.Contains(v.Detail, "at a step of a paused run") {
+		t.Errorf("the outcome does not say it: %+v", v)
+	}
+	// another field of the forced record differs: a difference
+	changed := copyTraces(want)
+	changed[0].Records[1].Gamma = 0.3
+	if res := Compare(changed, got); res.OK() || res.Diff.Field != "gamma" || res.Diff.Record != 1 {
+		t.Fatalf("a forced record with another γ: %+v", res)
+	}
+	// the re-run evaluates where the stored run did not: a difference
+	if res := Compare(got, want); res.OK() || res.Diff.Field != "objective" {
+		t.Fatalf("an evaluation the stored run lacks: %+v", res)
+	}
+}
+
+// A trace's status cannot make verify compare less: a finished trace (its
+// summary says max_iters) marked cancelled in its bundle is a difference
+// in its status, not a prefix to compare; marked as its summary says, it
+// is compared whole.
+func TestTraceStatusIsCompared(t *testing.T) {
+	got := sample()
+	b := &bundle.Bundle{Status: "done"}
+	for _, tr := range copyTraces(got) {
+		b.Traces = append(b.Traces, bundle.Trace{Algo: tr.Algo, Replication: tr.Replication, Seed: tr.Seed, Status: tr.Summary.Status, Summary: tr.Summary, Records: tr.Records})
+	}
+	if res := Compare(FromBundle(b), got); !res.OK() || res.Partial != 0 || res.Records != 6 {
+		t.Fatalf("statuses as the summaries say: %+v", res)
+	}
+	b.Traces[1].Status = "cancelled"
+	b.Traces[1].Records = b.Traces[1].Records[:1]
+	res := Compare(FromBundle(b), got)
+	if res.OK() || res.Diff.Field != "status" || res.Diff.Trace != 1 || res.Partial != 0 {
+		t.Fatalf("a finished trace marked cancelled: %+v (%s)", res, Report(res))
 	}
 }

@@ -46,6 +46,9 @@ def digest(doc):
         else:
             out += [b"\x01", f64(sm["objective"]), f64(sm["gap"]), i64(sm["iters"]), f64(sm["passes"]),
                     f64(sm["time_s"]), s(sm["status"]), s(sm.get("message", ""))]
+        st = t.get("status", "")
+        if st and (sm is None or st != sm["status"]):
+            out += [b"\x02", s(st)]
         recs = t["records"]
         out += [i64(len(recs)), H(b"".join(record(r) for r in recs))]
     return "sha256:" + H(b"".join(out)).hex()

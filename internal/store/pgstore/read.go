@@ -297,6 +297,7 @@ func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, 
 	if from < 0 {
 		return spec.Errorf("from", "must be non-negative, got %d", from)
 	}
+	defer s.reading.Start(id)() // before the run is looked at: Trim spares it
 	var n int
 	err := s.pool.QueryRow(ctx, `SELECT records FROM traces WHERE run_id = $1 AND idx = $2`, id, trace).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -308,7 +309,6 @@ func (s *Store) EachRecord(ctx context.Context, id string, trace, from, to int, 
 	if to < 0 || to > n {
 		to = n
 	}
-	defer s.reading.Start(id)()
 	next := from
 	var recs []solver.Record
 	for next < to {
@@ -423,7 +423,8 @@ func (s *Store) Trim(ctx context.Context, keep int) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: trimming: %w", err)
 	}
-	return s.Delete(ctx, del...)
+	// a read that began since the rule looked spares its run too
+	return s.reading.DeleteUnread(del, func(ids ...string) (int, error) { return s.Delete(ctx, ids...) })
 }
 
 // IntegrityCheck checks the records' bookkeeping: every trace's batches

@@ -51,7 +51,27 @@ export function initVerify(runId) {
     const res = await api('GET', url + '/verifications');
     if (!res.ok) return null;
     const vs = res.data.verifications || [];
+    if (res.data.verifying && !pending) {
+      pending = res.data.verifying; // one in progress, started before this page
+      showPending();
+      setTimeout(poll, 1000);
+    }
     return vs;
+  }
+  // showPending says which re-run is being compared, with a Cancel button
+  // (DELETE /api/runs/{id}/verify cancels the re-run).
+  function showPending() {
+    const cancel = el('button', { type: 'button', class: 'btn small', id: 'verify-cancel', text: 'Cancel verification' });
+    cancel.addEventListener('click', async () => {
+      cancel.disabled = true;
+      const res = await api('DELETE', url + '/verify');
+      if (!res.ok && res.status !== 404) {
+        line.textContent = 'cancel: ' + ((res.data && res.data.error) || `the server answered ${res.status}`);
+      }
+    });
+    line.replaceChildren('re-running as run ', el('a', { href: '/runs/' + encodeURIComponent(pending), text: pending }), '; the outcome shows here once it has ended ', cancel);
+    line.dataset.outcome = 'pending';
+    update();
   }
   async function poll() {
     const vs = await load();
@@ -78,9 +98,7 @@ export function initVerify(runId) {
       return;
     }
     pending = res.data.id;
-    line.replaceChildren('re-running as run ', el('a', { href: '/runs/' + encodeURIComponent(pending), text: pending }), '; the outcome shows here once it has ended');
-    line.dataset.outcome = 'pending';
-    update();
+    showPending();
     setTimeout(poll, 1000);
   });
   load().then((vs) => {
@@ -108,6 +126,13 @@ export function initSweepVerify(sweepId) {
       btn.disabled = false;
       return;
     }
-    line.textContent = `verifying ${res.data.cells} cells, one after the other; each cell's run shows its outcome (and History)`;
+    const cancel = el('button', { type: 'button', class: 'btn small', id: 'sweep-verify-cancel', text: 'Cancel verification' });
+    cancel.addEventListener('click', async () => {
+      cancel.disabled = true;
+      const r = await api('DELETE', `/api/sweeps/${encodeURIComponent(sweepId)}/verify`);
+      line.textContent = r.ok || r.status === 404 ? 'verification cancelled: the cells verified so far show their outcome' : 'cancel: ' + ((r.data && r.data.error) || `the server answered ${r.status}`);
+      btn.disabled = false;
+    });
+    line.replaceChildren(`verifying ${res.data.cells} cells, one after the other; each cell's run shows its outcome (and History) `, cancel);
   });
 }
