@@ -2,7 +2,7 @@
 // is found, wherever the spec is run: a server's sessions, a worker, a
 // re-run by `dashboard verify`, a cell of `dashboard solve -sweep`. Only
 // `dashboard solve` given a path on its own command line reads any file
-// its user names (DESIGN §11); a spec read from a store, a bundle or a
+// its user names (ARCHITECTURE.md, "Invariants"); a spec read from a store, a bundle or a
 // sweep document is confined here.
 //
 // A spec names a data file in one of two ways:

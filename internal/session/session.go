@@ -603,7 +603,7 @@ func (m *Manager) startQueuedLocked(r *Run, i int) {
 // as a resumed run does, so that it goes on at the next free slot (at the
 // latest when the borrower ends). Its records, and its result, are those
 // it would have made without the pause (runs are pure functions of their
-// spec, DESIGN §7).
+// spec, ARCHITECTURE.md, "Records").
 func (m *Manager) lendLocked() {
 	for m.running >= m.opts.MaxActive && len(m.queue) > 0 {
 		held := map[string]int{}
