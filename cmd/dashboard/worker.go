@@ -69,8 +69,8 @@ River's) and runs them, streaming their records into the store.
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "dashboard worker: unexpected argument %q\n", fs.Arg(0))
 		return 2
-	case !pgstore.IsURL(*db):
-		fmt.Fprintf(stderr, "dashboard worker: -db: must be a PostgreSQL URL (postgres://…), got %q\n", *db)
+	case needPostgres(*db) != nil:
+		fmt.Fprintf(stderr, "dashboard worker: -db: %v\n", needPostgres(*db))
 		return 2
 	case *slots < 1:
 		fmt.Fprintf(stderr, "dashboard worker: -slots: must be at least 1, got %d\n", *slots)
