@@ -45,7 +45,7 @@ func worker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	db := fs.String("db", "", "the PostgreSQL run store, postgres://USER@HOST/DB?… (required; the server's -db)")
 	slots := fs.Int("slots", runtime.NumCPU(), "runs at once")
 	name := fs.String("name", defaultWorkerName(), "the worker's name, shown with the runs it ran (each worker needs its own)")
-	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "a run whose worker's heartbeat (every 2s) is older than this is taken for lost and queued again, to run from the start elsewhere; runs may last any time; at least 4s; the same on every worker")
+	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "a run whose worker's heartbeat (every 2s) is older than this is taken for lost and queued again, to run from the start elsewhere; runs may last any time; at least 4s; the same on every worker (30s: a dead worker's run restarts within half a minute, while a busy machine or a database restart of a few seconds costs no run its work)")
 	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM or SIGINT, time the running runs get to finish before they are given back to the queue")
 	data := fs.String("data", defaultDataDir(), "the worker's data folder: a run's files named from the server's -data folder are read from it and must hold the same bytes (checked by SHA-256), and its ocr/ holds the OCR set (\"\" for none; the default is ../shared/data when it exists)")
 	cache := fs.String("cache", filepath.Join(os.TempDir(), "fwlab-worker-data"), "where the data files that travel in the store (uploads) are kept once fetched")

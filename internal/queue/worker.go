@@ -19,9 +19,18 @@ import (
 )
 
 // Defaults of a Worker's configuration.
+//
+// DefaultRescueAfter is fit for a user watching the page: a run whose
+// worker died is running again elsewhere within half a minute (the pages
+// call the worker silent after store.SilentAfter, three heartbeats, and
+// count down to the rescue), while a worker that only missed beats for a
+// while (a busy machine, a database restart or failover of a few seconds,
+// a brief network cut) keeps its run rather than seeing it restarted from
+// the start: fifteen heartbeats of slack. A rescue costs the run's work so
+// far, never its results (a run is a pure function of its spec, DESIGN §7).
 const (
-	DefaultRescueAfter = 10 * time.Minute
-	DefaultBeatEvery   = 2 * time.Second
+	DefaultRescueAfter = 30 * time.Second
+	DefaultBeatEvery   = store.BeatEvery
 	DefaultFlushEvery  = store.DefaultFlushInterval
 )
 

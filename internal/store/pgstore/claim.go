@@ -187,16 +187,18 @@ func (s *Store) Runner(ctx context.Context, id string) (claim string, beat time.
 
 // Release gives a claimed run back to the queue (its worker is stopping):
 // queued again (or still paused), its claim cleared; the next claim starts
-// it afresh.
+// it afresh. A run that has ended meanwhile (a user cancelled it while its
+// worker was cut off) stays as it is.
 func (s *Store) Release(ctx context.Context, id, claim string) error {
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
+		status, err := lockClaim(ctx, tx, id, claim)
+		if err != nil || !store.Live(status) {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE traces SET status = $2 WHERE run_id = $1`, id, store.StatusQueued); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE runs SET status = CASE WHEN status = $3 THEN $3 ELSE $2 END, claim = '' WHERE id = $1`,
+		_, err = tx.Exec(ctx, `UPDATE runs SET status = CASE WHEN status = $3 THEN $3 ELSE $2 END, claim = '' WHERE id = $1`,
 			id, store.StatusQueued, store.StatusPaused)
 		return err
 	})

@@ -64,6 +64,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", Redact(url), err)
 	}
+	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(IdleInTransaction.Milliseconds())
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", Redact(url), err)
@@ -74,6 +77,19 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	}
 	return &Store{pool: pool, url: url}, nil
 }
+
+// IdleInTransaction is how long PostgreSQL lets a connection of the store
+// sit inside a transaction without sending a statement before it ends the
+// connection, rolling the transaction back (idle_in_transaction_session_timeout,
+// set on every connection of the pool unless the URL sets it). No
+// transaction of fwlab waits on anything but the database between two
+// statements (none is held across solver work), so only a process that was
+// stopped (SIGSTOP, a debugger), frozen or cut off mid-transaction meets
+// it: the row locks it held are free within this time, so that the rescue
+// of its runs and a user's cancel never wait on it for longer. An import,
+// which streams a bundle inside its transaction, allows itself longer
+// (importIdle).
+const IdleInTransaction = 2 * time.Second
 
 // Redact returns url with its password replaced by "xxxxx", for messages.
 func Redact(url string) string {

@@ -50,3 +50,14 @@ export function fmtDuration(s) {
   if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 }
+
+// silenceText says that a live run's worker is silent (missed a few
+// heartbeats, judged on the database's clock by the server), and when the
+// run will be queued again for another worker: "worker w1 silent for 12 s;
+// queued again in 18 s". '' while the worker beats (or there is none).
+export function silenceText(worker, beat) {
+  if (!beat || !beat.silent) return '';
+  let t = `worker ${worker || '?'} silent for ${fmtDuration(beat.age_s)}`;
+  if (beat.rescue_in_s != null) t += beat.rescue_in_s > 0 ? `; queued again in ${fmtDuration(beat.rescue_in_s)}` : '; being queued again';
+  return t;
+}
