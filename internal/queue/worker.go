@@ -180,6 +180,15 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	w.m.running.Add(1)
 	defer w.m.running.Add(-1)
 	out, err := w.execute(ctx, id, claim)
+	if out == released {
+		// a worker that was stopped or cut off may find, when it comes
+		// back, that its run was rescued and runs on another worker: the
+		// job is that worker's now, and no retry of it must start the
+		// run afresh over the other's records
+		if now, _, err := w.cfg.Store.Runner(context.WithoutCancel(ctx), id); err == nil && now != "" && now != claim {
+			out = lost
+		}
+	}
 	switch out {
 	case released:
 		w.m.released.Add(1)

@@ -106,25 +106,31 @@ func (s *Store) AppendClaimed(ctx context.Context, id, claim string, trace int, 
 // is the database's, as the rescue compares it) and returns what the
 // worker must follow: the run's status (a run cancelled or paused through
 // the store reads so here, which is how a cancel or a pause reaches its
-// worker), its steps and how long it has been paused (control.go).
+// worker), its steps and how long it has been paused (control.go). It is
+// one statement, in no transaction of its own: a worker stopped right
+// after it holds no lock.
 func (s *Store) Beat(ctx context.Context, id, claim string) (c RunControl, err error) {
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
-			return err
+	var pausedFor *int64
+	var timeout int64
+	err = s.pool.QueryRow(ctx, `UPDATE runs SET beat_us = `+nowUS+` WHERE id = $1 AND claim = $2
+		RETURNING status, steps, `+nowUS+` - paused_us, pause_timeout_us`, id, claim).Scan(&c.Status, &c.Steps, &pausedFor, &timeout)
+	if errors.Is(err, pgx.ErrNoRows) {
+		var got string
+		err = s.pool.QueryRow(ctx, `SELECT claim FROM runs WHERE id = $1`, id).Scan(&got)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			err = fmt.Errorf("%w: run %s was deleted", ErrClaimLost, id)
+		case err == nil:
+			err = fmt.Errorf("%w: run %s is now %q's", ErrClaimLost, id, got)
 		}
-		var pausedFor *int64
-		var timeout int64
-		err := tx.QueryRow(ctx, `UPDATE runs SET beat_us = `+nowUS+` WHERE id = $1
-			RETURNING status, steps, `+nowUS+` - paused_us, pause_timeout_us`, id).Scan(&c.Status, &c.Steps, &pausedFor, &timeout)
-		if pausedFor != nil {
-			c.PausedFor = time.Duration(*pausedFor) * time.Microsecond
-		}
-		c.PauseTimeout = time.Duration(timeout) * time.Microsecond
-		return err
-	})
+	}
 	if err != nil {
 		return RunControl{}, fmt.Errorf("store: heartbeat of run %s: %w", id, err)
 	}
+	if pausedFor != nil {
+		c.PausedFor = time.Duration(*pausedFor) * time.Microsecond
+	}
+	c.PauseTimeout = time.Duration(timeout) * time.Microsecond
 	return c, nil
 }
 
