@@ -206,7 +206,7 @@ func checkCommit(r *store.Run) error {
 			return err
 		}
 	}
-	return store.CheckJSON("instance.panels", r.Instance.Panels)
+	return store.CheckInstance(r.Instance)
 }
 
 // finish gives the run its fields and commits the transaction.

@@ -15,9 +15,8 @@
 // and Recovered 0: the live runs of a process that died are the queue's
 // to rescue); IntegrityCheck checks the records' bookkeeping (every trace's
 // batches contiguous and adding up to its record count) rather than pages;
-// DiskUsage is the database's size; and PostgreSQL's text cannot hold the
-// NUL character, which names, notes and messages refuse with an error
-// naming the field.
+// DiskUsage is the database's size. (PostgreSQL's text cannot hold the
+// NUL character: names, notes and messages refuse it on both stores.)
 package pgstore
 
 import (
@@ -132,17 +131,9 @@ func SetClock(f func() time.Time) (restore func()) {
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
-// checkText is store.CheckText, and refuses the NUL character that
-// PostgreSQL's text cannot hold.
-func checkText(field, s string, max int) error {
-	if err := store.CheckText(field, s, max); err != nil {
-		return err
-	}
-	if strings.IndexByte(s, 0) >= 0 {
-		return spec.Errorf(field, "must not contain the NUL character (PostgreSQL's text cannot hold it)")
-	}
-	return nil
-}
+// checkText is store.CheckText (which refuses the NUL character that
+// PostgreSQL's text cannot hold, on both stores alike).
+func checkText(field, s string, max int) error { return store.CheckText(field, s, max) }
 
 // nullJSON stores nil (or JSON null) as SQL NULL.
 func nullJSON(m json.RawMessage) *string {
@@ -186,7 +177,7 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) (string, error) {
 			return "", err
 		}
 	}
-	if err := store.CheckJSON("instance.panels", r.Instance.Panels); err != nil {
+	if err := store.CheckInstance(r.Instance); err != nil {
 		return "", err
 	}
 	sp, err := json.Marshal(r.Spec)
@@ -369,7 +360,7 @@ func (s *Store) SetTrace(ctx context.Context, id string, trace int, r store.Trac
 
 // SetInstance records the instance summary of a run.
 func (s *Store) SetInstance(ctx context.Context, id string, in store.Instance) error {
-	if err := store.CheckJSON("instance.panels", in.Panels); err != nil {
+	if err := store.CheckInstance(in); err != nil {
 		return err
 	}
 	return s.exec(ctx, "run "+id, "setting the instance of",
