@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -367,4 +369,56 @@ func TestStoppedWorkerBlocksNeitherRescueNorCancel(t *testing.T) {
 	if r, _ := st.Get(ctx, cid); r.Status != store.StatusCancelled {
 		t.Errorf("the run is %s once its worker continued, want still cancelled", r.Status)
 	}
+}
+
+// TestUnreadableValuesAreRefusedOnBothStores: a bundle whose info.fstar is
+// "NaN" or "Inf", and a sweep whose name holds a NUL character, are
+// refused with 400 naming the field by a server on SQLite and one on
+// PostgreSQL, and History (GET /api/runs) still answers 200 for everyone.
+func TestUnreadableValuesAreRefusedOnBothStores(t *testing.T) {
+	db, _ := pgStore(t)
+	bundle, err := os.ReadFile("../../examples/run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, db string }{{"sqlite", filepath.Join(t.TempDir(), "runs.db")}, {"postgres", db}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startChild(t, "-db", c.db)
+			for _, v := range []string{`"NaN"`, `"Inf"`, `"-Inf"`} {
+				bad := bytes.Replace(bundle, []byte(`"blocks":1,"fstar":0.2384020835245135`), []byte(`"blocks":1,"fstar":`+v), 1)
+				if bytes.Equal(bad, bundle) {
+					t.Fatal("the example bundle's info.fstar was not found")
+				}
+				code, field := postJSON(t, srv.url+"/api/runs/import", bad)
+				if code != http.StatusBadRequest || field != "info.fstar" {
+					t.Errorf("importing a bundle with info.fstar %s: %d naming %q, want 400 naming info.fstar", v, code, field)
+				}
+			}
+			code, field := postJSON(t, srv.url+"/api/sweeps", []byte(`{"name":"a\u0000b","base":`+fakeSpec(10, 0)+`,"axes":[{"param":"seed","values":[1,2]}]}`))
+			if code != http.StatusBadRequest || field != "name" {
+				t.Errorf("a sweep named with a NUL: %d naming %q, want 400 naming name", code, field)
+			}
+			// a name is kept as given (a queued sweep once lost it)
+			id := post(t, srv.url+"/api/sweeps", `{"name":"ρ ≥ 0.1 \u00e9","note":"n","base":`+fakeSpec(10, 0)+`,"axes":[{"param":"seed","values":[1,2]}]}`)
+			var sw struct{ Name, Note string }
+			if err := json.Unmarshal(get(t, srv.url+"/api/sweeps/"+id), &sw); err != nil || sw.Name != "ρ ≥ 0.1 é" || sw.Note != "n" {
+				t.Errorf("a sweep's name and note read back %+v, %v", sw, err)
+			}
+			get(t, srv.url+"/api/runs")
+			get(t, srv.url+"/api/sweeps")
+		})
+	}
+}
+
+// postJSON posts body and returns the status and the field an error names.
+func postJSON(t *testing.T, url string, body []byte) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e struct{ Field string }
+	json.NewDecoder(resp.Body).Decode(&e)
+	return resp.StatusCode, e.Field
 }
