@@ -7,14 +7,20 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
@@ -421,4 +427,154 @@ func postJSON(t *testing.T, url string, body []byte) (int, string) {
 	var e struct{ Field string }
 	json.NewDecoder(resp.Body).Decode(&e)
 	return resp.StatusCode, e.Field
+}
+
+// smallFS mounts a tmpfs of size (as root) owned by the PostgreSQL user,
+// unmounted when the test ends (after the cluster that uses it is gone:
+// call it before pgtest.Start). Without root the test fails under CI and
+// is skipped otherwise.
+func smallFS(t *testing.T, size string) string {
+	t.Helper()
+	// in the system's temporary folder itself, which the PostgreSQL user
+	// can pass through (a test's own folder it cannot)
+	dir, err := os.MkdirTemp("", "fwlab-full-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "mounting a small file system needs root"
+	} else if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		why = "mount -t tmpfs failed: " + strings.TrimSpace(string(out))
+	}
+	if why != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("full-disk test cannot run: %s", why)
+		}
+		t.Skip(why)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestPostgresOnAFullDisk: the database of a front end and a worker lives
+// on a 24 MiB file system that two long runs fill. Each run ends failed,
+// its message naming the database and the full disk, its stored records a
+// whole prefix; /healthz says degraded naming the database and new runs
+// get 503; once room is made, /healthz is ok again, a new run is done, and
+// the failed runs' records are all still there.
+func TestPostgresOnAFullDisk(t *testing.T) {
+	sessiontest.Register()
+	dir := smallFS(t, "24m")
+	c := pgtest.Start(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`CREATE TABLESPACE small LOCATION '` + dir + `'`, `CREATE DATABASE full_disk TABLESPACE small`} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	db := c.URL("full_disk")
+	st, err := pgstore.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := startChild(t, "-db", db, "-slots", "0")
+	startWorkerProc(t, db, "w0", "-slots", "2")
+	// room to free once the disk is full
+	filler := filepath.Join(dir, "filler")
+	if err := os.WriteFile(filler, make([]byte, 4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3_000_000 // far beyond 24 MiB
+	ids := []string{post(t, srv.url+"/api/runs", fakeSpec(n, 0)), post(t, srv.url+"/api/runs", fakeSpec(n, 0))}
+	kept := map[string]int{}
+	for _, id := range ids {
+		if s := runEnded(t, st, id, 5*time.Minute); s != store.StatusFailed {
+			t.Fatalf("run %s on a full disk ended %s", id, s)
+		}
+		r, err := st.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(r.Message, pgstore.Redact(db)) || !strings.Contains(r.Message, "No space left") {
+			t.Errorf("run %s: message %q, want one naming the database and the full disk", id, r.Message)
+		}
+		kept[id] = r.Traces[0].Records
+		recs, err := st.Records(ctx, id, 0, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range recs {
+			if recs[k].K != k {
+				t.Fatalf("run %s: record %d has k %d", id, k, recs[k].K)
+			}
+		}
+	}
+	var code int
+	var body string
+	waitUntil(t, time.Minute, "/healthz to say degraded", func() bool {
+		code, body = getStatus(t, srv.url+"/healthz")
+		return code == http.StatusServiceUnavailable
+	})
+	if !strings.Contains(body, "degraded") || !strings.Contains(body, pgstore.Redact(db)) {
+		t.Errorf("/healthz on a full disk: %d %s", code, body)
+	}
+	if code, _ := postJSON(t, srv.url+"/api/runs", []byte(fakeSpec(10, 0))); code != http.StatusServiceUnavailable {
+		t.Errorf("a new run on a full disk: %d, want 503", code)
+	}
+
+	// room is made: healthy again, runs run, nothing lost
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, time.Minute, "/healthz to say ok once room was made", func() bool {
+		code, body = getStatus(t, srv.url+"/healthz")
+		return code == http.StatusOK
+	})
+	small := post(t, srv.url+"/api/runs", fakeSpec(10, 0))
+	if s := runEnded(t, st, small, 2*time.Minute); s != store.StatusDone {
+		t.Errorf("a run once room was made ended %s", s)
+	}
+	for _, id := range ids {
+		r, err := st.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != store.StatusFailed || r.Traces[0].Records != kept[id] {
+			t.Errorf("run %s after room was made: %s with %d records, was failed with %d", id, r.Status, r.Traces[0].Records, kept[id])
+		}
+	}
+}
+
+// getStatus returns the status and body of GET url.
+func getStatus(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String()
 }

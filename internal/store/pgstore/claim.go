@@ -194,8 +194,15 @@ func (s *Store) Runner(ctx context.Context, id string) (claim string, beat time.
 // Release gives a claimed run back to the queue (its worker is stopping):
 // queued again (or still paused), its claim cleared; the next claim starts
 // it afresh. A run that has ended meanwhile (a user cancelled it while its
-// worker was cut off) stays as it is.
+// worker was cut off) stays as it is. While the store is degraded by a
+// storage failure (health.go: its worker's writes were refused for want of
+// space), the run ends failed instead, its message naming the database and
+// the cause, with the records stored so far: run again, it would only fill
+// the disk again (as on the SQLite store, where such a run ends failed).
 func (s *Store) Release(ctx context.Context, id, claim string) error {
+	if werr := s.writeFailure(); werr != nil {
+		return s.failClaimed(ctx, id, claim, werr)
+	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		status, err := lockClaim(ctx, tx, id, claim)
 		if err != nil || !store.Live(status) {
@@ -212,4 +219,36 @@ func (s *Store) Release(ctx context.Context, id, claim string) error {
 		return fmt.Errorf("store: releasing run %s: %w", id, err)
 	}
 	return nil
+}
+
+// failClaimed ends a claimed live run failed for the storage failure werr.
+func (s *Store) failClaimed(ctx context.Context, id, claim string, werr error) error {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		status, err := lockClaim(ctx, tx, id, claim)
+		if err != nil || !store.Live(status) {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE traces SET status = $2 WHERE run_id = $1 AND status IN ($3, $4, $5)`,
+			id, store.StatusFailed, store.StatusQueued, store.StatusRunning, store.StatusPaused); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, message = $3, ended_us = $4 WHERE id = $1`,
+			id, store.StatusFailed, truncateText("failed: "+werr.Error(), store.MaxNote), micros(time.Now())); err != nil {
+			return err
+		}
+		return notifyControl(ctx, tx, id)
+	})
+	if err != nil {
+		return fmt.Errorf("store: ending run %s failed (%v): %w", id, werr, err)
+	}
+	return nil
+}
+
+// truncateText cuts s to at most max characters, without NUL.
+func truncateText(s string, max int) string {
+	s = strings.ReplaceAll(s, "\x00", "")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max])
+	}
+	return s
 }

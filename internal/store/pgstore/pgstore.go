@@ -153,9 +153,10 @@ func nullString(s string) *string {
 
 func notFound(what string) error { return fmt.Errorf("store: %s: %w", what, store.ErrNotFound) }
 
-// tx runs fn in a transaction.
+// tx runs fn in a transaction; a storage failure makes the store degraded
+// (health.go).
 func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+	return s.noteWrite(pgx.BeginFunc(ctx, s.pool, fn))
 }
 
 // PutRun stores a new run with its traces, as store.Store.PutRun does.
@@ -317,7 +318,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status string, ended time.Tim
 func (s *Store) exec(ctx context.Context, what, doing, q string, args ...any) error {
 	tag, err := s.pool.Exec(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("store: %s %s: %w", doing, what, err)
+		return fmt.Errorf("store: %s %s: %w", doing, what, s.noteWrite(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return notFound(what)
