@@ -39,7 +39,9 @@ func TestSilentWorkerOnThePages(t *testing.T) {
 	var id string
 	deadline := time.Now().Add(time.Minute)
 	for id == "" && time.Now().Before(deadline) {
-		var got struct{ Cells []struct{ Run, Status string } }
+		var got struct {
+			Cells []struct{ Run, Status string }
+		}
 		if json.Unmarshal(httpGet(t, srv.url+"/api/sweeps/"+sw.ID), &got) == nil && len(got.Cells) == 1 && got.Cells[0].Status == "running" {
 			id = got.Cells[0].Run
 		}

@@ -140,7 +140,6 @@ func (s *Store) probe(ctx context.Context) error {
 	return err
 }
 
-
 // writeFailure returns the storage failure that made the store degraded,
 // nil while it writes.
 func (s *Store) writeFailure() error {
