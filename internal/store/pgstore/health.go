@@ -140,13 +140,13 @@ func (s *Store) probe(ctx context.Context) error {
 	return err
 }
 
-// writeFailure returns the storage failure that made the store degraded,
-// nil while it writes.
+// writeFailure returns the storage failure that makes the store degraded,
+// nil while it writes. It asks Health, so that a process that does not
+// serve /healthz (a worker) also finds that room was made.
 func (s *Store) writeFailure() error {
-	s.health.mu.Lock()
-	defer s.health.mu.Unlock()
-	if s.health.err == nil {
-		return nil
+	var we *store.WriteError
+	if err := s.Health(); errors.As(err, &we) {
+		return we
 	}
-	return s.health.err
+	return nil
 }
