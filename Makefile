@@ -3,7 +3,7 @@ GO      ?= go
 ADDR    ?= localhost:8080
 PKGS    := ./...
 
-.PHONY: run build build-openblas test test-race fuzz loadtest check-format check-generated bench generate vendor clean
+.PHONY: run build build-openblas test test-race fuzz loadtest check-format check-generated check-clean bench generate vendor clean
 
 ## run: start the dashboard on its built-in scenarios at http://$(ADDR)
 run:
@@ -30,6 +30,7 @@ test: check-format check-generated
 		echo "*** make test: no PostgreSQL 15 found, so the tests of the PostgreSQL store, the queue and dashboard worker were SKIPPED (Debian: apt-get install postgresql, or set FWLAB_PG_BIN; with CI set they fail instead) ***"; fi
 	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
 	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory check-clean
 
 # The fuzz targets of everything a user or a web page can send: the run
 # spec, the data-file parsers, uploads. Each runs FUZZTIME: a number of
@@ -62,6 +63,16 @@ fuzz:
 ## loadtest: 100 clients against a server on loopback (bounded, stops by itself)
 loadtest:
 	$(GO) run ./cmd/loadtest
+
+## check-clean: the work tree holds no untracked or changed files (what .gitignore lists
+## aside): run last by make test, so a test that writes into the repository (a file
+## named after a URL, a stray output) fails it
+check-clean:
+	@if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		if [ -n "$$CI" ]; then echo "check-clean: not a git work tree"; exit 1; fi; \
+		echo "*** make test: not a git work tree, so the check for files left by the tests was SKIPPED ***"; exit 0; fi; \
+	out=$$(git status --porcelain --untracked-files=all); \
+	if [ -n "$$out" ]; then echo "check-clean: the work tree has untracked or changed files (commit them, add them to .gitignore, or find the test that wrote them):"; echo "$$out"; exit 1; fi
 
 check-format:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './web/node_modules/*')); \

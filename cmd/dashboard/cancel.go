@@ -34,8 +34,8 @@ heartbeat (2 s), its records kept.
 		}
 		return 2
 	}
-	if !pgstore.IsURL(*db) {
-		fmt.Fprintf(stderr, "dashboard cancel: -db: must be a PostgreSQL URL (postgres://…), got %q\n", *db)
+	if err := needPostgres(*db); err != nil {
+		fmt.Fprintf(stderr, "dashboard cancel: -db: %v\n", err)
 		return 2
 	}
 	if fs.NArg() == 0 {

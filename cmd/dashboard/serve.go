@@ -160,6 +160,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxImports:          *maxImports,
 		Submit:              submit,
 		SubmitSweep:         submitSweep,
+		RescueAfter:         *rescue,
 		Session: session.Options{
 			MaxActive: *maxActive, MaxQueued: *maxQueued, MaxClientRuns: *maxClient,
 			MaxMemory: *mem, PauseTimeout: *pauseTimeout, MaxFile: *maxFile,

@@ -25,6 +25,9 @@ exist) with every run, trace and sweep that reads, and each trace's records
 up to the first that does not; a run that lost records is marked failed and
 its message says which. Serve NEW with -db, and keep the damaged file until
 you are satisfied.
+check and salvage work on SQLite files: a PostgreSQL URL is refused, as
+PATH or as NEW (PostgreSQL checks its own pages; serve the salvaged file, or
+import its runs' bundles into PostgreSQL).
 
 data and reclaim take a PostgreSQL store (postgres://…), which keeps the data
 files that travel with runs to workers. Deleting runs removes the files no
@@ -68,6 +71,10 @@ func runStore(args []string, stdout, stderr io.Writer) int {
 }
 
 func storeCheck(ctx context.Context, path string, stdout, stderr io.Writer) int {
+	if err := needFile(path, "check reads SQLite's pages (PostgreSQL checks its own: pg_amcheck)"); err != nil {
+		fmt.Fprintf(stderr, "dashboard store check: %v\n", err)
+		return 2
+	}
 	problems, err := store.Check(ctx, path)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard store check: %v\n", err)
@@ -86,6 +93,14 @@ func storeCheck(ctx context.Context, path string, stdout, stderr io.Writer) int 
 }
 
 func storeSalvage(ctx context.Context, from, to string, stdout, stderr io.Writer) int {
+	if err := needFile(from, "salvage reads a damaged SQLite file (PostgreSQL checks and repairs its own pages)"); err != nil {
+		fmt.Fprintf(stderr, "dashboard store salvage: %v\n", err)
+		return 2
+	}
+	if err := needFile(to, "salvage writes a new SQLite file: name a file, then serve it with -db (or import the runs' bundles into PostgreSQL)"); err != nil {
+		fmt.Fprintf(stderr, "dashboard store salvage: NEW: %v\n", err)
+		return 2
+	}
 	rep, err := store.Salvage(ctx, from, to)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard store salvage: %v\n", err)
@@ -106,8 +121,8 @@ func storeData(ctx context.Context, url string, reclaim bool, stdout, stderr io.
 	if reclaim {
 		name = "dashboard store reclaim"
 	}
-	if !pgstore.IsURL(url) {
-		fmt.Fprintf(stderr, "%s: %s: must be a PostgreSQL store (postgres://…); a SQLite store keeps no data files\n", name, url)
+	if err := needPostgres(url); err != nil {
+		fmt.Fprintf(stderr, "%s: %v; a SQLite store keeps no data files\n", name, err)
 		return 2
 	}
 	st, err := pgstore.Open(ctx, url)

@@ -155,3 +155,92 @@ func TestStoreDataCommands(t *testing.T) {
 		}
 	}
 }
+
+// No command opens a PostgreSQL URL as a file: salvage and check refuse a
+// URL (they work on SQLite files), every -db refuses a text meant for
+// PostgreSQL that is not a URL (a slash lost, an upper-case scheme,
+// libpq's key=value form), and none of them leaves anything in the
+// folder it ran in.
+func TestNoCommandOpensAPostgresURLAsAFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if _, stderr, code := solve(t, "-problem", "lasso", "-algo", "fw", "-iters", "50", "-format", "json", "-out", "run.json"); code != 0 {
+		t.Fatalf("solve: %s", stderr)
+	}
+	if _, stderr, code := runImportArgs("-db", "old.db", "run.json"); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	before := listDir(t, dir)
+	const url = "postgres://fwlab@/postgres?host=/nonexistent"
+	mangled := []string{"postgres:/fwlab@/postgres?host=/tmp", "POSTGRES://fwlab@/postgres", "host=/tmp dbname=fwlab"}
+	type cmd struct {
+		name string
+		run  func() (string, int)
+		want int
+	}
+	var cmds []cmd
+	store := func(args ...string) func() (string, int) {
+		return func() (string, int) { _, e, c := runStoreArgs(args...); return e, c }
+	}
+	cmds = append(cmds,
+		cmd{"store salvage OLD URL", store("salvage", "old.db", url), 2},
+		cmd{"store salvage URL NEW", store("salvage", url, "new.db"), 2},
+		cmd{"store check URL", store("check", url), 2},
+	)
+	for _, m := range mangled {
+		var e bytes.Buffer
+		cmds = append(cmds,
+			cmd{"store salvage OLD " + m, store("salvage", "old.db", m), 2},
+			cmd{"store check " + m, store("check", m), 2},
+			cmd{"store data " + m, store("data", m), 2},
+			cmd{"import -db " + m, func() (string, int) { _, e, c := runImportArgs("-db", m, "run.json"); return e, c }, 1},
+			cmd{"verify -db " + m, func() (string, int) { _, e, c := runVerifyArgs("-db", m, "abc"); return e, c }, 1},
+			cmd{"serve -db " + m, func() (string, int) {
+				e.Reset()
+				// a server that took m for a file would serve until ctx ends
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				c := serve(ctx, []string{"-db", m, "-addr", "localhost:0"}, io.Discard, &e)
+				return e.String(), c
+			}, 1},
+			cmd{"worker -db " + m, func() (string, int) {
+				e.Reset()
+				c := runWorker([]string{"-db", m}, io.Discard, &e)
+				return e.String(), c
+			}, 2},
+			cmd{"submit -db " + m, func() (string, int) {
+				e.Reset()
+				c := runSubmit([]string{"-db", m, "run.json"}, strings.NewReader(""), io.Discard, &e)
+				return e.String(), c
+			}, 2},
+			cmd{"cancel -db " + m, func() (string, int) {
+				e.Reset()
+				c := runCancel([]string{"-db", m, "abc"}, io.Discard, &e)
+				return e.String(), c
+			}, 2},
+		)
+	}
+	for _, c := range cmds {
+		stderr, code := c.run()
+		if code != c.want || !strings.Contains(stderr, "PostgreSQL") {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and a message naming PostgreSQL", c.name, code, stderr, c.want)
+		}
+	}
+	if after := listDir(t, dir); after != before {
+		t.Errorf("the folder holds %s after the commands; before them %s", after, before)
+	}
+}
+
+// listDir names everything under dir, one path a line.
+func listDir(t *testing.T, dir string) string {
+	t.Helper()
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		names = append(names, p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(names, "\n")
+}

@@ -49,8 +49,8 @@ it. Prints the run's (or sweep's) id.
 		fmt.Fprintln(stderr, "dashboard submit: give exactly one FILE")
 		return 2
 	}
-	if !pgstore.IsURL(*db) {
-		fmt.Fprintf(stderr, "dashboard submit: -db: must be a PostgreSQL URL (postgres://…), got %q\n", *db)
+	if err := needPostgres(*db); err != nil {
+		fmt.Fprintf(stderr, "dashboard submit: -db: %v\n", err)
 		return 2
 	}
 	in, err := openInput(fs.Arg(0), stdin)

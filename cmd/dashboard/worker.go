@@ -45,7 +45,7 @@ func worker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	db := fs.String("db", "", "the PostgreSQL run store, postgres://USER@HOST/DB?… (required; the server's -db)")
 	slots := fs.Int("slots", runtime.NumCPU(), "runs at once")
 	name := fs.String("name", defaultWorkerName(), "the worker's name, shown with the runs it ran (each worker needs its own)")
-	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "a run whose worker's heartbeat (every 2s) is older than this is taken for lost and queued again, to run from the start elsewhere; runs may last any time; at least 4s; the same on every worker")
+	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "a run whose worker's heartbeat (every 2s) is older than this is taken for lost and queued again, to run from the start elsewhere; runs may last any time; at least 4s; the same on every worker (30s: a dead worker's run restarts within half a minute, while a busy machine or a database restart of a few seconds costs no run its work)")
 	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM or SIGINT, time the running runs get to finish before they are given back to the queue")
 	data := fs.String("data", defaultDataDir(), "the worker's data folder: a run's files named from the server's -data folder are read from it and must hold the same bytes (checked by SHA-256), and its ocr/ holds the OCR set (\"\" for none; the default is ../shared/data when it exists)")
 	defCache, _ := queue.DefaultCacheDir()
@@ -70,8 +70,8 @@ River's) and runs them, streaming their records into the store.
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "dashboard worker: unexpected argument %q\n", fs.Arg(0))
 		return 2
-	case !pgstore.IsURL(*db):
-		fmt.Fprintf(stderr, "dashboard worker: -db: must be a PostgreSQL URL (postgres://…), got %q\n", *db)
+	case needPostgres(*db) != nil:
+		fmt.Fprintf(stderr, "dashboard worker: -db: %v\n", needPostgres(*db))
 		return 2
 	case *slots < 1:
 		fmt.Fprintf(stderr, "dashboard worker: -slots: must be at least 1, got %d\n", *slots)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -331,6 +332,10 @@ func (d *decoder) info(m json.RawMessage, in *Info) error {
 		v, err := parseFloat("info.fstar", raw.FStar)
 		if err != nil {
 			return err
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			// no store keeps it: a page could not read the run
+			return errorf("info.fstar", "must be a finite number (the optimal value) or absent, got %s", rawShort(raw.FStar))
 		}
 		in.FStar = &v
 	}

@@ -255,7 +255,7 @@ func (q *Queue) SubmitSweepFor(ctx context.Context, doc *sweep.Doc, from From) (
 	if err != nil {
 		return "", err
 	}
-	sw := &store.Sweep{Base: doc.Base, Axes: axes, Status: store.StatusRunning}
+	sw := &store.Sweep{Base: doc.Base, Axes: axes, Status: store.StatusRunning, Name: doc.Name, Note: doc.Note}
 	for i, c := range cells {
 		sw.Cells = append(sw.Cells, store.Cell{Index: i, Values: c.ValuesJSON(doc.Axes)})
 	}

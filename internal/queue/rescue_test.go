@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/store/pgstore"
 	"github.com/fwlab/fwlab/internal/store/storetest"
 )
 
@@ -113,5 +114,37 @@ func TestDeadWorkersRunIsRescued(t *testing.T) {
 	}
 	if err := st.IntegrityCheck(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestSkewedClockChangesNoRescue: the heartbeats and the rescue go by the
+// database's clock, so a worker whose own clock is minutes ahead or behind
+// (pgstore.SetClock) runs a run lasting longer than RescueAfter to its end
+// in one attempt, never rescued.
+func TestSkewedClockChangesNoRescue(t *testing.T) {
+	for _, skew := range []time.Duration{-10 * time.Minute, 10 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			restore := pgstore.SetClock(func() time.Time { return time.Now().Add(skew) })
+			defer restore()
+			url, st, q := newQueue(t)
+			ctx := context.Background()
+			w := startWorkerWith(t, url, Config{Name: "w1", Slots: 1, BeatEvery: 200 * time.Millisecond, RescueAfter: time.Second})
+			const n = 3000 // about 3 s at 1 ms a record: three times RescueAfter
+			id, err := q.Submit(ctx, fakeSpec(n, 1000, "fw"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 2*time.Minute, "the run to end", func() bool {
+				r, err := st.Get(ctx, id)
+				return err == nil && !store.Live(r.Status)
+			})
+			if r, _ := st.Get(ctx, id); r.Status != store.StatusDone {
+				t.Fatalf("run %s (%q)", r.Status, r.Message)
+			}
+			checkWhole(t, st, id, n)
+			if attempt, errs := jobOf(t, q, id); attempt != 1 || len(errs) != 0 || w.m.rescued.Load() != 0 {
+				t.Errorf("a worker whose clock is %v off: attempt %d, errors %v, %d rescued", skew, attempt, errs, w.m.rescued.Load())
+			}
+		})
 	}
 }

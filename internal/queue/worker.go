@@ -18,9 +18,18 @@ import (
 )
 
 // Defaults of a Worker's configuration.
+//
+// DefaultRescueAfter is fit for a user watching the page: a run whose
+// worker died is running again elsewhere within half a minute (the pages
+// call the worker silent after store.SilentAfter, three heartbeats, and
+// count down to the rescue), while a worker that only missed beats for a
+// while (a busy machine, a database restart or failover of a few seconds,
+// a brief network cut) keeps its run rather than seeing it restarted from
+// the start: fifteen heartbeats of slack. A rescue costs the run's work so
+// far, never its results (a run is a pure function of its spec, DESIGN §7).
 const (
-	DefaultRescueAfter = 10 * time.Minute
-	DefaultBeatEvery   = 2 * time.Second
+	DefaultRescueAfter = 30 * time.Second
+	DefaultBeatEvery   = store.BeatEvery
 	DefaultFlushEvery  = store.DefaultFlushInterval
 )
 
@@ -207,6 +216,15 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	w.m.running.Add(1)
 	defer w.m.running.Add(-1)
 	out, err := w.execute(ctx, id, claim, job.Args.Client)
+	if out == released {
+		// a worker that was stopped or cut off may find, when it comes
+		// back, that its run was rescued and runs on another worker: the
+		// job is that worker's now, and no retry of it must start the
+		// run afresh over the other's records
+		if now, _, err := w.cfg.Store.Runner(context.WithoutCancel(ctx), id); err == nil && now != "" && now != claim {
+			out = lost
+		}
+	}
 	switch out {
 	case released:
 		w.m.released.Add(1)

@@ -51,6 +51,9 @@ type RunRow struct {
 	// Worker names the worker process that ran the run (a PostgreSQL
 	// store's runs taken from the queue; workers.go).
 	Worker string `json:"worker,omitempty"`
+	// WorkerBeat is the heartbeat of the worker that runs a live run
+	// (workers.go).
+	WorkerBeat *store.WorkerBeat `json:"worker_beat,omitempty"`
 }
 
 // RowProgress is how far a live run is: the mean over its traces of the

@@ -172,6 +172,10 @@ type Options struct {
 	// SubmitSweep, when set, queues the sweeps of POST /api/sweeps the same
 	// way (one job per cell).
 	SubmitSweep SweepSubmitter
+	// RescueAfter is the queue's -rescue-after (0: not known here): with
+	// it, the pages count down to the rescue of a run whose worker is
+	// silent (workers.go).
+	RescueAfter time.Duration
 	// MaxBody bounds the size of a request body.
 	MaxBody int64
 	// UploadDir is where uploaded data files are stored, each server in a

@@ -269,6 +269,9 @@ type sweepCell struct {
 	Run     string          `json:"run"`
 	Status  string          `json:"status"`
 	Summary *cellSummary    `json:"summary"`
+	// the worker that runs a live cell's run, and its heartbeat (workers.go)
+	Worker     string            `json:"worker,omitempty"`
+	WorkerBeat *store.WorkerBeat `json:"worker_beat,omitempty"`
 }
 
 func (s *Server) handleSweepGet(w http.ResponseWriter, r *http.Request) {
@@ -282,6 +285,7 @@ func (s *Server) handleSweepGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cells := s.sweepCells(x, gap)
+	s.attachCellWorkers(r.Context(), cells)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": x.ID, "status": x.Status, "base": x.Base, "axes": x.Axes, "created": x.Created,
 		"name": x.Name, "note": x.Note, "starred": x.Starred, "problem": x.Base.Problem,

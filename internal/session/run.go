@@ -205,6 +205,9 @@ type Status struct {
 	// Worker names the worker process that ran a run taken from the queue
 	// (a PostgreSQL store; the server fills it in).
 	Worker string `json:"worker,omitempty"`
+	// WorkerBeat is the heartbeat of the worker that runs a live run (the
+	// server fills it in): a page says when it is silent.
+	WorkerBeat *runstore.WorkerBeat `json:"worker_beat,omitempty"`
 	// HasPanels says that the instance has panels (Info.Panels), also where
 	// a lean status (WithoutPanels) leaves them out: a page fetches them
 	// on their own (GET /api/runs/{id}/panels).

@@ -117,7 +117,7 @@ func (im *Import) Commit(ctx context.Context, r *Run, digest string) (id string,
 			return "", false, err
 		}
 	}
-	if err := checkJSON("instance.panels", r.Instance.Panels); err != nil {
+	if err := checkInstance(r.Instance); err != nil {
 		return "", false, err
 	}
 	sp, err := json.Marshal(r.Spec)

@@ -136,6 +136,10 @@ var now = time.Now
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
+// checkText checks a user's text (a name, a note, a message) on every
+// store alike: valid UTF-8, at most max characters, and no NUL character
+// (PostgreSQL's text cannot hold it, and a page would show a text cut at
+// it), each refused naming field.
 func checkText(field, s string, max int) error {
 	if !utf8.ValidString(s) {
 		return spec.Errorf(field, "must be valid UTF-8")
@@ -143,7 +147,21 @@ func checkText(field, s string, max int) error {
 	if n := utf8.RuneCountInString(s); n > max {
 		return spec.Errorf(field, "must be at most %d characters, got %d", max, n)
 	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return spec.Errorf(field, "must not contain the NUL character")
+	}
 	return nil
+}
+
+// checkInstance checks what the pages read of an instance summary: F*, when
+// known, a finite number (JSON cannot carry NaN or an infinity, so a page
+// could not read the run, nor any list that holds it), and the panels valid
+// JSON.
+func checkInstance(in Instance) error {
+	if in.FStar != nil && (math.IsNaN(*in.FStar) || math.IsInf(*in.FStar, 0)) {
+		return spec.Errorf("instance.fstar", "must be a finite number (the optimal value) or absent, got %v", *in.FStar)
+	}
+	return checkJSON("instance.panels", in.Panels)
 }
 
 func checkJSON(field string, m json.RawMessage) error {
@@ -183,7 +201,7 @@ func (s *Store) PutRun(ctx context.Context, r *Run) (string, error) {
 			return "", err
 		}
 	}
-	if err := checkJSON("instance.panels", r.Instance.Panels); err != nil {
+	if err := checkInstance(r.Instance); err != nil {
 		return "", err
 	}
 	sp, err := json.Marshal(r.Spec)
@@ -412,7 +430,7 @@ func (s *Store) SetTrace(ctx context.Context, id string, trace int, r TraceResul
 // SetInstance records the instance summary of a run (known once the
 // instance is built, after the run was put while queued).
 func (s *Store) SetInstance(ctx context.Context, id string, in Instance) error {
-	if err := checkJSON("instance.panels", in.Panels); err != nil {
+	if err := checkInstance(in); err != nil {
 		return err
 	}
 	res, err := s.exec(ctx, `UPDATE runs SET dim = ?, samples = ?, blocks = ?, fstar = ?, info_panels = ? WHERE id = ?`,

@@ -35,6 +35,10 @@ func KnownStatus(s string) bool { return knownStatus(s) }
 // (the error names field).
 func CheckText(field, s string, max int) error { return checkText(field, s, max) }
 
+// CheckInstance checks an instance summary as the stores do: F* finite or
+// absent, panels valid JSON (the error names the field).
+func CheckInstance(in Instance) error { return checkInstance(in) }
+
 // CheckJSON checks that m is nil or valid JSON (the error names field).
 func CheckJSON(field string, m json.RawMessage) error { return checkJSON(field, m) }
 

@@ -106,25 +106,31 @@ func (s *Store) AppendClaimed(ctx context.Context, id, claim string, trace int, 
 // is the database's, as the rescue compares it) and returns what the
 // worker must follow: the run's status (a run cancelled or paused through
 // the store reads so here, which is how a cancel or a pause reaches its
-// worker), its steps and how long it has been paused (control.go).
+// worker), its steps and how long it has been paused (control.go). It is
+// one statement, in no transaction of its own: a worker stopped right
+// after it holds no lock.
 func (s *Store) Beat(ctx context.Context, id, claim string) (c RunControl, err error) {
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
-			return err
+	var pausedFor *int64
+	var timeout int64
+	err = s.pool.QueryRow(ctx, `UPDATE runs SET beat_us = `+nowUS+` WHERE id = $1 AND claim = $2
+		RETURNING status, steps, `+nowUS+` - paused_us, pause_timeout_us`, id, claim).Scan(&c.Status, &c.Steps, &pausedFor, &timeout)
+	if errors.Is(err, pgx.ErrNoRows) {
+		var got string
+		err = s.pool.QueryRow(ctx, `SELECT claim FROM runs WHERE id = $1`, id).Scan(&got)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			err = fmt.Errorf("%w: run %s was deleted", ErrClaimLost, id)
+		case err == nil:
+			err = fmt.Errorf("%w: run %s is now %q's", ErrClaimLost, id, got)
 		}
-		var pausedFor *int64
-		var timeout int64
-		err := tx.QueryRow(ctx, `UPDATE runs SET beat_us = `+nowUS+` WHERE id = $1
-			RETURNING status, steps, `+nowUS+` - paused_us, pause_timeout_us`, id).Scan(&c.Status, &c.Steps, &pausedFor, &timeout)
-		if pausedFor != nil {
-			c.PausedFor = time.Duration(*pausedFor) * time.Microsecond
-		}
-		c.PauseTimeout = time.Duration(timeout) * time.Microsecond
-		return err
-	})
+	}
 	if err != nil {
 		return RunControl{}, fmt.Errorf("store: heartbeat of run %s: %w", id, err)
 	}
+	if pausedFor != nil {
+		c.PausedFor = time.Duration(*pausedFor) * time.Microsecond
+	}
+	c.PauseTimeout = time.Duration(timeout) * time.Microsecond
 	return c, nil
 }
 
@@ -187,16 +193,25 @@ func (s *Store) Runner(ctx context.Context, id string) (claim string, beat time.
 
 // Release gives a claimed run back to the queue (its worker is stopping):
 // queued again (or still paused), its claim cleared; the next claim starts
-// it afresh.
+// it afresh. A run that has ended meanwhile (a user cancelled it while its
+// worker was cut off) stays as it is. While the store is degraded by a
+// storage failure (health.go: its worker's writes were refused for want of
+// space), the run ends failed instead, its message naming the database and
+// the cause, with the records stored so far: run again, it would only fill
+// the disk again (as on the SQLite store, where such a run ends failed).
 func (s *Store) Release(ctx context.Context, id, claim string) error {
+	if werr := s.writeFailure(); werr != nil {
+		return s.failClaimed(ctx, id, claim, werr)
+	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
+		status, err := lockClaim(ctx, tx, id, claim)
+		if err != nil || !store.Live(status) {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE traces SET status = $2 WHERE run_id = $1`, id, store.StatusQueued); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE runs SET status = CASE WHEN status = $3 THEN $3 ELSE $2 END, claim = '' WHERE id = $1`,
+		_, err = tx.Exec(ctx, `UPDATE runs SET status = CASE WHEN status = $3 THEN $3 ELSE $2 END, claim = '' WHERE id = $1`,
 			id, store.StatusQueued, store.StatusPaused)
 		return err
 	})
@@ -204,4 +219,36 @@ func (s *Store) Release(ctx context.Context, id, claim string) error {
 		return fmt.Errorf("store: releasing run %s: %w", id, err)
 	}
 	return nil
+}
+
+// failClaimed ends a claimed live run failed for the storage failure werr.
+func (s *Store) failClaimed(ctx context.Context, id, claim string, werr error) error {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		status, err := lockClaim(ctx, tx, id, claim)
+		if err != nil || !store.Live(status) {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE traces SET status = $2 WHERE run_id = $1 AND status IN ($3, $4, $5)`,
+			id, store.StatusFailed, store.StatusQueued, store.StatusRunning, store.StatusPaused); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, message = $3, ended_us = $4 WHERE id = $1`,
+			id, store.StatusFailed, truncateText("failed: "+werr.Error(), store.MaxNote), micros(time.Now())); err != nil {
+			return err
+		}
+		return notifyControl(ctx, tx, id)
+	})
+	if err != nil {
+		return fmt.Errorf("store: ending run %s failed (%v): %w", id, werr, err)
+	}
+	return nil
+}
+
+// truncateText cuts s to at most max characters, without NUL.
+func truncateText(s string, max int) string {
+	s = strings.ReplaceAll(s, "\x00", "")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max])
+	}
+	return s
 }

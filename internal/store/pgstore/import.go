@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -31,10 +32,20 @@ type importTx struct {
 
 var _ store.Importer = (*Store)(nil)
 
+// importIdle is how long an import's transaction may wait for the next
+// part of its bundle (IdleInTransaction is for transactions that never
+// wait on a client): it holds no lock a run's control needs, only its own
+// new run.
+const importIdle = 10 * time.Minute
+
 // StreamImport begins an import (store.RunImport).
 func (s *Store) StreamImport(ctx context.Context) (store.RunImport, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("store: beginning an import: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT set_config('idle_in_transaction_session_timeout', $1, true)`, fmt.Sprint(importIdle.Milliseconds())); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("store: beginning an import: %w", err)
 	}
 	for attempt := 0; attempt < 4; attempt++ {
@@ -195,7 +206,7 @@ func checkCommit(r *store.Run) error {
 			return err
 		}
 	}
-	return store.CheckJSON("instance.panels", r.Instance.Panels)
+	return store.CheckInstance(r.Instance)
 }
 
 // finish gives the run its fields and commits the transaction.

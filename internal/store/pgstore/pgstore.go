@@ -15,9 +15,8 @@
 // and Recovered 0: the live runs of a process that died are the queue's
 // to rescue); IntegrityCheck checks the records' bookkeeping (every trace's
 // batches contiguous and adding up to its record count) rather than pages;
-// DiskUsage is the database's size; and PostgreSQL's text cannot hold the
-// NUL character, which names, notes and messages refuse with an error
-// naming the field.
+// DiskUsage is the database's size. (PostgreSQL's text cannot hold the
+// NUL character: names, notes and messages refuse it on both stores.)
 package pgstore
 
 import (
@@ -64,6 +63,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", Redact(url), err)
 	}
+	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(IdleInTransaction.Milliseconds())
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", Redact(url), err)
@@ -74,6 +76,19 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	}
 	return &Store{pool: pool, url: url}, nil
 }
+
+// IdleInTransaction is how long PostgreSQL lets a connection of the store
+// sit inside a transaction without sending a statement before it ends the
+// connection, rolling the transaction back (idle_in_transaction_session_timeout,
+// set on every connection of the pool unless the URL sets it). No
+// transaction of fwlab waits on anything but the database between two
+// statements (none is held across solver work), so only a process that was
+// stopped (SIGSTOP, a debugger), frozen or cut off mid-transaction meets
+// it: the row locks it held are free within this time, so that the rescue
+// of its runs and a user's cancel never wait on it for longer. An import,
+// which streams a bundle inside its transaction, allows itself longer
+// (importIdle).
+const IdleInTransaction = 2 * time.Second
 
 // Redact returns url with its password replaced by "xxxxx", for messages.
 func Redact(url string) string {
@@ -116,17 +131,9 @@ func SetClock(f func() time.Time) (restore func()) {
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
-// checkText is store.CheckText, and refuses the NUL character that
-// PostgreSQL's text cannot hold.
-func checkText(field, s string, max int) error {
-	if err := store.CheckText(field, s, max); err != nil {
-		return err
-	}
-	if strings.IndexByte(s, 0) >= 0 {
-		return spec.Errorf(field, "must not contain the NUL character (PostgreSQL's text cannot hold it)")
-	}
-	return nil
-}
+// checkText is store.CheckText (which refuses the NUL character that
+// PostgreSQL's text cannot hold, on both stores alike).
+func checkText(field, s string, max int) error { return store.CheckText(field, s, max) }
 
 // nullJSON stores nil (or JSON null) as SQL NULL.
 func nullJSON(m json.RawMessage) *string {
@@ -146,9 +153,10 @@ func nullString(s string) *string {
 
 func notFound(what string) error { return fmt.Errorf("store: %s: %w", what, store.ErrNotFound) }
 
-// tx runs fn in a transaction.
+// tx runs fn in a transaction; a storage failure makes the store degraded
+// (health.go).
 func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+	return s.noteWrite(pgx.BeginFunc(ctx, s.pool, fn))
 }
 
 // PutRun stores a new run with its traces, as store.Store.PutRun does.
@@ -170,7 +178,7 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) (string, error) {
 			return "", err
 		}
 	}
-	if err := store.CheckJSON("instance.panels", r.Instance.Panels); err != nil {
+	if err := store.CheckInstance(r.Instance); err != nil {
 		return "", err
 	}
 	sp, err := json.Marshal(r.Spec)
@@ -310,7 +318,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status string, ended time.Tim
 func (s *Store) exec(ctx context.Context, what, doing, q string, args ...any) error {
 	tag, err := s.pool.Exec(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("store: %s %s: %w", doing, what, err)
+		return fmt.Errorf("store: %s %s: %w", doing, what, s.noteWrite(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return notFound(what)
@@ -353,7 +361,7 @@ func (s *Store) SetTrace(ctx context.Context, id string, trace int, r store.Trac
 
 // SetInstance records the instance summary of a run.
 func (s *Store) SetInstance(ctx context.Context, id string, in store.Instance) error {
-	if err := store.CheckJSON("instance.panels", in.Panels); err != nil {
+	if err := store.CheckInstance(in); err != nil {
 		return err
 	}
 	return s.exec(ctx, "run "+id, "setting the instance of",

@@ -58,6 +58,7 @@ var Checks = []Check{
 	{"IntegrityAndDiskUsage", checkIntegrity},
 	{"AppenderStreamsInBatches", checkAppender},
 	{"ImportsStreamInvisiblyOncePerDigest", checkImports},
+	{"UnreadableValuesRefused", checkUnreadableValues},
 	{"TrimSparesRunsBeingRead", checkTrimReading},
 	{"LeanGetAndTracePanels", checkTracePanels},
 }

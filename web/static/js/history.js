@@ -9,7 +9,7 @@ import { $, $$, el, api, postRaw, fwlab } from './util.js';
 import { fmtCell } from './format.js';
 import { keyParams, finals, fmtBytes } from './lab.js';
 import { sweepChoices } from './sweeps.js';
-import { fmtDuration } from './progress.js';
+import { fmtDuration, silenceText } from './progress.js';
 import { verifiedBadge } from './verify.js';
 
 const LIMIT = 50;
@@ -27,6 +27,8 @@ function sweepCell(r) {
 function statusCell(r) {
   const td = el('td', { class: 'progress-cell' }, el('span', { class: 'status st-' + r.status, text: r.status }), verifiedBadge(r.verified));
   if (r.worker) td.append(el('div', { class: 'small muted worker', 'data-worker': r.worker, title: 'the worker process that ran it', text: 'on ' + r.worker }));
+  const silent = LIVE.has(r.status) ? silenceText(r.worker, r.worker_beat) : '';
+  if (silent) td.append(el('div', { class: 'small error worker-silent', 'data-silent': String(r.worker_beat.age_s), text: silent }));
   const p = r.progress;
   if (p && LIVE.has(r.status)) {
     const pct = `${Math.floor(100 * p.fraction)}%`;

@@ -69,3 +69,14 @@ export function wallEta(samples, now) {
   const since = now != null ? Math.max(0, (now - last.t) / 1000) : 0;
   return Math.max(0, ((1 - last.f) * dt) / df - since);
 }
+
+// silenceText says that a live run's worker is silent (missed a few
+// heartbeats, judged on the database's clock by the server), and when the
+// run will be queued again for another worker: "worker w1 silent for 12 s;
+// queued again in 18 s". '' while the worker beats (or there is none).
+export function silenceText(worker, beat) {
+  if (!beat || !beat.silent) return '';
+  let t = `worker ${worker || '?'} silent for ${fmtDuration(beat.age_s)}`;
+  if (beat.rescue_in_s != null) t += beat.rescue_in_s > 0 ? `; queued again in ${fmtDuration(beat.rescue_in_s)}` : '; being queued again';
+  return t;
+}

@@ -10,7 +10,7 @@ import { createStream } from './stream.js';
 import * as Teach from './teaching.js';
 import * as Panels from './panels.js';
 import { bindPNGButtons, exportTrace, exportBundle, exportFigure, chartPNG } from './export.js';
-import { progressOf, fmtDuration, wallEta } from './progress.js';
+import { progressOf, fmtDuration, wallEta, silenceText } from './progress.js';
 import { bindRunKeys } from './keys.js';
 import { initVerify } from './verify.js';
 
@@ -230,6 +230,7 @@ export function initRun() {
     if (run.worker) S.worker = run.worker; // a control's answer may leave it out
     $('#run-status').title = (S.worker && WORKER_STATUS_HELP[run.status]) || STATUS_HELP[run.status] || '';
     if (run.worker) workerBadge(run.worker);
+    if (S.worker) workerSilence(run);
     page.dataset.status = run.status;
     fwlab.queuePosition = run.queue_position || 0;
     const msg = $('#run-message');
@@ -812,6 +813,36 @@ export function initRun() {
     const num = (x) => (x === x ? x : null);
     return { algo: g.traces[0].meta.algo, reps: g.traces.length, n: g.n, med: num(g.val(col, i)), lo: num(g.low(col, i)), hi: num(g.high(col, i)) };
   };
+}
+
+const LIVE_STATUS = new Set(['queued', 'running', 'paused']);
+
+// workerSilence says, beside the run's status, that the run's worker is
+// silent and when the run will be queued again. A stream sends a status
+// only when something changes, which a silent worker never does: while a
+// worker holds the run, the page asks for the status every 2 s.
+let silenceTimer = 0;
+function workerSilence(run) {
+  let b = document.getElementById('run-silent');
+  if (!b) {
+    b = document.createElement('span');
+    b.id = 'run-silent';
+    b.className = 'small error';
+    (document.getElementById('run-worker') || document.getElementById('run-status')).after(b);
+  }
+  const text = LIVE_STATUS.has(run.status) ? silenceText(run.worker, run.worker_beat) : '';
+  b.textContent = text ? ' · ' + text : '';
+  b.dataset.silent = text ? String(run.worker_beat.age_s) : '';
+  clearTimeout(silenceTimer);
+  if (!LIVE_STATUS.has(run.status) || !run.worker_beat) return;
+  silenceTimer = setTimeout(async () => {
+    try {
+      const res = await api('GET', `/api/runs/${encodeURIComponent(run.id)}`);
+      if (res.ok && res.data && res.data.status === run.status) workerSilence({ ...run, worker_beat: res.data.worker_beat || null, worker: res.data.worker || run.worker });
+    } catch (e) {
+      /* the next status will tell */
+    }
+  }, 2000);
 }
 
 // workerBadge names, beside the run's status, the worker process that runs

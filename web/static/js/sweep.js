@@ -13,6 +13,7 @@ import { fmtCell } from './format.js';
 import { OUTCOMES, sweepGrid, gridRange, shade, colour, ink, algosOf, cellOutcome } from './lab.js';
 import { initSweepVerify } from './verify.js';
 import { valueText, parallelPlot, slicePlot, importancePlot } from './sweepplots.js';
+import { silenceText } from './progress.js';
 
 const fmtNum = valueText;
 
@@ -327,7 +328,7 @@ export function initSweep() {
           { 'data-run': c.run || '' },
           ...axes.map((a) => el('td', { class: 'mono', text: valueText((c.values || {})[a.param]) })),
           el('td', {}, linkable(c) ? el('a', { href: '/runs/' + encodeURIComponent(c.run), text: c.run }) : c.run || '—'),
-          el('td', {}, el('span', { class: 'status st-' + c.status, text: c.status })),
+          el('td', {}, el('span', { class: 'status st-' + c.status, text: c.status }), silenceText(c.worker, c.worker_beat) ? el('div', { class: 'small error worker-silent', 'data-silent': String(c.worker_beat.age_s), text: silenceText(c.worker, c.worker_beat) }) : ''),
           ...cols.map((k) => {
             const s = c.summary && S.algo && c.summary.per_algo && c.summary.per_algo[S.algo] ? c.summary.per_algo[S.algo] : c.summary;
             return el('td', { class: 'num', text: s && s[k] != null ? fmtCell(s[k], k === 'final_objective' ? 10 : 4) : '—' });
