@@ -113,6 +113,13 @@ func (s *Store) Health() error {
 		return s.health.err
 	}
 	s.health.probed = time.Now()
+	// healthy again only with the reserve back and room beside it (the
+	// probe is written after the reserve): a disk with room for the probe
+	// alone would give the room runs' endings need to the next records
+	if !s.makeReserve() {
+		s.health.err.Err = fmt.Errorf("no room for the reserve of runs' endings (%d bytes): %w", ReserveBytes, syscall.ENOSPC)
+		return s.health.err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.probe(ctx); err != nil {
@@ -122,7 +129,6 @@ func (s *Store) Health() error {
 		return s.health.err
 	}
 	s.health.err = nil
-	s.makeReserve()
 	if s.stale != nil {
 		if _, err := s.markInterrupted(ctx); err == nil {
 			s.stale = nil
@@ -206,26 +212,33 @@ const ReserveBytes = 2 << 20
 
 func (s *Store) reservePath() string { return s.path + "-reserve" }
 
-// makeReserve makes the reserve file if it is missing (nothing when the
-// disk has no room for it).
-func (s *Store) makeReserve() {
+// makeReserve makes the reserve file if it is missing and reports whether
+// the reserve is there (false when the disk has no room for it).
+func (s *Store) makeReserve() bool {
 	if s.path == Memory {
-		return
+		return true
 	}
 	p := s.reservePath()
 	if fi, err := os.Stat(p); err == nil && fi.Size() == ReserveBytes {
-		return
+		s.spent.Store(false)
+		return true
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return
+		return false
 	}
 	_, werr := f.Write(make([]byte, ReserveBytes))
 	serr := f.Sync()
 	if cerr := f.Close(); werr != nil || serr != nil || cerr != nil {
 		os.Remove(p)
+		return false
 	}
+	s.spent.Store(false)
+	return true
 }
+
+// errSpent refuses records while the reserve's room is kept for endings.
+var errSpent = fmt.Errorf("the disk is full and its last room is kept for runs' endings: %w", syscall.ENOSPC)
 
 // ending runs a write of a run's ending; when the disk is full it frees
 // the reserve and tries once more.
@@ -234,9 +247,10 @@ func (s *Store) ending(write func() error) error {
 	if !full(err) || s.path == Memory {
 		return err
 	}
-	if rerr := os.Remove(s.reservePath()); rerr != nil {
+	if rerr := os.Remove(s.reservePath()); rerr != nil && !s.spent.Load() {
 		return err // no reserve left
 	}
+	s.spent.Store(true)
 	return write()
 }
 

@@ -316,6 +316,9 @@ func (s *Store) AppendRecords(ctx context.Context, id string, trace int, recs []
 	if len(recs) == 0 {
 		return nil
 	}
+	if s.spent.Load() {
+		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, s.noteWrite(errSpent))
+	}
 	blob := encodeBatch(nil, recs)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var n int

@@ -40,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -62,6 +63,11 @@ type Store struct {
 	stale map[string]bool
 
 	reading ReadTracker // runs whose records are being read (Trim spares them)
+
+	// spent is set when a run's ending took the reserve's room (ending):
+	// until the reserve is made again, that room is for endings only, and
+	// records are refused as on a full disk.
+	spent atomic.Bool
 }
 
 // ErrNotFound is returned (wrapped) for an unknown run or sweep id.
