@@ -377,6 +377,9 @@ type Server struct {
 func New(o Options) (*Server, error) {
 	o = o.withDefaults()
 	up := newUploads(o.UploadDir, o.UploadQuota, o.ClientUploadQuota, o.UploadGrace)
+	if sh, ok := o.Session.Store.(sharedUploads); ok {
+		up.shared = sh // a PostgreSQL store counts the quotas for every server sharing it
+	}
 	if o.Session.UploadDir == "" {
 		o.Session.UploadDir = up.dir
 	}

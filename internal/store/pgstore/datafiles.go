@@ -37,16 +37,7 @@ func SHA256(b []byte) string {
 // when the quota would be exceeded the files no run names that a deleted
 // run named, or past their grace (DataFileGrace), are removed first.
 func (s *Store) PutDataFile(ctx context.Context, b []byte, quota int64) (string, error) {
-	return s.PutUpload(ctx, b, "", Quota{Total: quota, Grace: DataFileGrace})
-}
-
-// Quota bounds the data files kept in the store: Total the bytes of all
-// of them together, Client those charged to one client (0: no bound);
-// Grace is how long a file no run has named since it was last kept stays
-// when room is needed.
-type Quota struct {
-	Total, Client int64
-	Grace         time.Duration
+	return s.PutUpload(ctx, b, "", quota, 0, DataFileGrace)
 }
 
 // QuotaError is a data file refused over a quota (it wraps ErrDataQuota):
@@ -73,13 +64,15 @@ func (e *QuotaError) UploadQuota() (client bool, quota, left int64) {
 }
 
 // PutUpload is PutDataFile for a file that client sends (an upload to a
-// server): a new content is charged to client, within q (a *QuotaError
-// otherwise), counted here in the database inside the transaction that
+// server): a new content is charged to client, within the quotas (total:
+// the bytes of every file together, clientQuota: those charged to one
+// client; 0: no bound; a *QuotaError otherwise), when room is needed after
+// removing the files no run has named within grace, all counted here in the database inside the transaction that
 // keeps the file, so that the servers sharing the database share the
 // quotas. A content kept before is charged to the client that sent it
 // first and costs nothing; it counts as not named by a run (its grace
 // starts again) until a run names it.
-func (s *Store) PutUpload(ctx context.Context, b []byte, client string, q Quota) (string, error) {
+func (s *Store) PutUpload(ctx context.Context, b []byte, client string, total, clientQuota int64, grace time.Duration) (string, error) {
 	sum := SHA256(b)
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		// one writer at a time checks the quotas
@@ -93,7 +86,7 @@ func (s *Store) PutUpload(ctx context.Context, b []byte, client string, q Quota)
 		if err != nil || tag.RowsAffected() > 0 {
 			return err
 		}
-		if err := checkQuota(ctx, tx, int64(len(b)), client, q); err != nil {
+		if err := checkQuota(ctx, tx, int64(len(b)), client, total, clientQuota, grace); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO data_files (sha256, bytes, data, created_us, client) VALUES ($1, $2, $3, $4, $5)`,
@@ -106,20 +99,21 @@ func (s *Store) PutUpload(ctx context.Context, b []byte, client string, q Quota)
 	return sum, nil
 }
 
-// checkQuota refuses n more bytes of client's data files beyond q, after
+// checkQuota refuses n more bytes of client's data files beyond the
+// quotas, after
 // removing the files no run names that a deleted run named or that are
 // past their grace.
-func checkQuota(ctx context.Context, tx pgx.Tx, n int64, client string, q Quota) error {
+func checkQuota(ctx context.Context, tx pgx.Tx, n int64, client string, total, clientQuota int64, grace time.Duration) error {
 	over := func() (*QuotaError, error) {
 		var used, mine int64
 		err := tx.QueryRow(ctx, `SELECT COALESCE(sum(bytes), 0), COALESCE(sum(bytes) FILTER (WHERE client = $1), 0) FROM data_files`, client).Scan(&used, &mine)
 		switch {
 		case err != nil:
 			return nil, err
-		case q.Total > 0 && used+n > q.Total:
-			return &QuotaError{Quota: q.Total, Left: max(0, q.Total-used), Need: n}, nil
-		case client != "" && q.Client > 0 && mine+n > q.Client:
-			return &QuotaError{Client: client, Quota: q.Client, Left: max(0, q.Client-mine), Need: n}, nil
+		case total > 0 && used+n > total:
+			return &QuotaError{Quota: total, Left: max(0, total-used), Need: n}, nil
+		case client != "" && clientQuota > 0 && mine+n > clientQuota:
+			return &QuotaError{Client: client, Quota: clientQuota, Left: max(0, clientQuota-mine), Need: n}, nil
 		}
 		return nil, nil
 	}
@@ -127,7 +121,7 @@ func checkQuota(ctx context.Context, tx pgx.Tx, n int64, client string, q Quota)
 	if err != nil || qe == nil {
 		return err
 	}
-	if _, _, err := reclaimIn(ctx, tx, q.Grace); err != nil {
+	if _, _, err := reclaimIn(ctx, tx, grace); err != nil {
 		return err
 	}
 	if qe, err = over(); err != nil || qe == nil {
@@ -140,7 +134,7 @@ func checkQuota(ctx context.Context, tx pgx.Tx, n int64, client string, q Quota)
 // last kept (PutDataFile, PutUpload) stays for `dashboard store reclaim`
 // and for a file that a submission keeps: a run submitted names its files
 // after they are kept, within seconds; a day leaves a wide margin. A
-// server's uploads use the server's own grace (PutUpload's Quota.Grace).
+// server's uploads use the server's own grace (PutUpload's grace).
 // A file a run named goes with the last run naming it, whatever its age.
 const DataFileGrace = 24 * time.Hour
 

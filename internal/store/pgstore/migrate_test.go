@@ -69,7 +69,7 @@ var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing
 				t.Errorf("a v11 file no run named yet: %v", err)
 			}
 			// a client's quota counts only its own files
-			if _, err := s.PutUpload(ctx, []byte("abcdef"), "10.0.0.1", Quota{Client: 6, Grace: time.Hour}); err != nil {
+			if _, err := s.PutUpload(ctx, []byte("abcdef"), "10.0.0.1", 0, 6, time.Hour); err != nil {
 				t.Errorf("a client's first file beside the old ones: %v", err)
 			}
 		}
