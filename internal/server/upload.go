@@ -84,6 +84,7 @@ type uploads struct {
 type sharedUploads interface {
 	PutUpload(ctx context.Context, b []byte, client string, total, clientQuota int64, grace time.Duration) (string, error)
 	KeptDataFiles(ctx context.Context, sums []string) (map[string]bool, error)
+	DataFile(ctx context.Context, sum string) ([]byte, error)
 }
 
 // uploadQuotaError is the error of a sharedUploads over a quota: the
@@ -627,5 +628,48 @@ func (u *uploads) dropUnkept(ctx context.Context) {
 				delete(u.files, sum)
 			}
 		}
+	}
+}
+
+// copyShared makes this server's copy of an upload that another server
+// sharing the store took (value names it as upload:SHA256), so that a run
+// submitted here may name it; it does nothing for any other value, a file
+// copied before, or a store that does not keep it (the run's resolution
+// then says the upload is unknown).
+func (u *uploads) copyShared(ctx context.Context, value string) {
+	sum, ok := datapath.UploadHash(strings.TrimSpace(value))
+	if u.shared == nil || !ok || sum == "" {
+		return
+	}
+	u.mu.Lock()
+	_, have := u.files[sum]
+	u.mu.Unlock()
+	if have {
+		return
+	}
+	b, err := u.shared.DataFile(ctx, sum)
+	if err != nil {
+		return
+	}
+	dir, err := u.ensureDir()
+	if err != nil {
+		return
+	}
+	f, err := os.CreateTemp(dir, ".copy-")
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(b)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		_ = os.Remove(f.Name())
+		return
+	}
+	if !u.keep(sum, "", int64(len(b))) {
+		_ = os.Remove(f.Name()) // copied meanwhile
+		return
+	}
+	if err := os.Rename(f.Name(), filepath.Join(dir, sum)); err != nil {
+		_ = os.Remove(f.Name())
+		u.forget(sum)
 	}
 }

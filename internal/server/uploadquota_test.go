@@ -213,6 +213,7 @@ func TestUploadQuotaPerClientTwoServers(t *testing.T) {
 	}
 	const each = 5 // csvOf gives ten different files
 	codes := make([]int, 2*each)
+	paths := make([]string, 2*each)
 	var wg sync.WaitGroup
 	for i := range codes {
 		wg.Add(1)
@@ -223,16 +224,39 @@ func TestUploadQuotaPerClientTwoServers(t *testing.T) {
 				t.Errorf("upload %d refused over another quota than the client's: %v", i, out)
 			}
 			codes[i] = code
+			paths[i], _ = out["path"].(string)
 		}()
 	}
 	wg.Wait()
-	took := 0
-	for _, c := range codes {
+	took, n := -1, 0 // the first file taken, how many
+	for i, c := range codes {
 		if c == 201 {
-			took++
+			n++
+			if took < 0 {
+				took = i
+			}
 		}
 	}
-	if took != quota/1200 {
-		t.Errorf("the two servers took %d of the client's %d files (codes %v); its quota holds %d", took, len(codes), codes, quota/1200)
+	if n != quota/1200 {
+		t.Fatalf("the two servers took %d of the client's %d files (codes %v); its quota holds %d", n, len(codes), codes, quota/1200)
+	}
+	// a run submitted to the other server names the file, and deleting
+	// it there gives the client its bytes back on both
+	other := urls[(took+1)%2]
+	sp := fakeRun(5, "fw")
+	sp.Params["data"] = paths[took]
+	code, body := do(t, "POST", other+"/api/runs", mustJSON(t, sp))
+	if code != 201 {
+		t.Fatalf("a run on the other server naming the upload: %d %s", code, body)
+	}
+	var run struct{ ID string }
+	if err := json.Unmarshal(body, &run); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := do(t, "POST", other+"/api/runs/delete", mustJSON(t, map[string]any{"ids": []string{run.ID}})); code != 200 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	if code, out := uploadFrom(t, urls[took%2], "127.0.0.1", []byte(strings.Repeat("4,5,6\n", 200))); code != 201 {
+		t.Errorf("the client after the run naming its file was deleted on the other server: %d %v", code, out)
 	}
 }
