@@ -30,10 +30,11 @@ PATH or as NEW (PostgreSQL checks its own pages; serve the salvaged file, or
 import its runs' bundles into PostgreSQL).
 
 data and reclaim take a PostgreSQL store (postgres://…), which keeps the data
-files that travel with runs to workers. Deleting runs removes the files no
-run names any more once a day has passed since they were last kept (a run
-being submitted names its files just after they are kept); reclaim removes
-such files left by runs that were never stored.
+files that travel with runs to workers. Deleting runs removes at once the
+files they named that no run names any more, and the files no run has named
+once a day has passed since they were last kept (a run being submitted names
+its files just after they are kept); reclaim removes such files left by runs
+that were never stored.
 `
 
 // runStore dispatches `dashboard store check|salvage`.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/session"
@@ -37,6 +38,10 @@ type DataFiles func(p scenarios.Param, value string) (local, rel string, err err
 
 // dataFile is the server's DataFiles.
 func (s *Server) dataFile(p scenarios.Param, value string) (string, string, error) {
+	// an upload another server sharing the store took
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	s.uploads.copyShared(ctx, value)
+	cancel()
 	local, err := s.mgr.ResolveDataFile(p, value)
 	if err != nil {
 		return "", "", err

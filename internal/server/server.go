@@ -98,10 +98,13 @@
 // as for a live run.
 //
 // Uploaded files are stored in a directory of this server's own below
-// Options.UploadDir and stay there, usable by any run, until Close removes
-// that directory; nothing else is ever deleted. A run spec names an upload by
-// the absolute path the upload answered; runs read data files only from the
-// data directory and the uploads (see session).
+// Options.UploadDir, each by its SHA-256, charged to its client (upload.go),
+// until the last run naming it is deleted, or its grace passes when no run
+// names it, or Close removes that directory. On a PostgreSQL store the store
+// keeps the uploads and counts their quotas for every server sharing it,
+// and the directory holds this server's copies. A run spec names an upload
+// as upload:SHA256; runs read data files only from the data directory and
+// the uploads (see session).
 //
 // A wrong method on a known path is a JSON 405. The websocket route has
 // neither the Compress nor the Timeout middleware; downloads have no overall
@@ -229,7 +232,8 @@ type Options struct {
 	// DefaultClientUploadQuota, at most UploadQuota); UploadGrace is how
 	// long an upload no run has named is kept (default
 	// DefaultUploadGrace). An upload goes when the last run naming it is
-	// deleted.
+	// deleted. On a PostgreSQL store the store counts both quotas, for
+	// every server sharing it.
 	ClientUploadQuota int64
 	UploadGrace       time.Duration
 	MaxParses         int
@@ -381,6 +385,9 @@ type Server struct {
 func New(o Options) (*Server, error) {
 	o = o.withDefaults()
 	up := newUploads(o.UploadDir, o.UploadQuota, o.ClientUploadQuota, o.UploadGrace)
+	if sh, ok := o.Session.Store.(sharedUploads); ok {
+		up.shared = sh // a PostgreSQL store counts the quotas for every server sharing it
+	}
 	if o.Session.UploadDir == "" {
 		o.Session.UploadDir = up.dir
 	}

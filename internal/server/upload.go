@@ -62,12 +62,36 @@ type uploads struct {
 	quota       int64 // bytes of every upload stored together
 	clientQuota int64 // bytes of one client's uploads
 	grace       time.Duration
+	// shared, when not nil, is the run store that keeps the uploads for
+	// every server sharing its database (pgstore) and counts the quotas
+	// there; the files here are then this server's copies of those the
+	// store keeps, each going when the store no longer keeps it.
+	shared sharedUploads
 
 	mu       sync.Mutex
 	made     bool
 	used     int64            // bytes stored or being received
 	byClient map[string]int64 // the same, by client
 	files    map[string]*upFile
+}
+
+// sharedUploads is a run store that keeps uploads itself (pgstore.Store):
+// PutUpload keeps a file charged to client within the quotas, counted in
+// its database across the servers sharing it, failing over a quota with an
+// error that has an UploadQuota method (uploadQuotaError); KeptDataFiles
+// says which files it still keeps (a file goes with the last run naming it,
+// or after the grace when no run named it).
+type sharedUploads interface {
+	PutUpload(ctx context.Context, b []byte, client string, total, clientQuota int64, grace time.Duration) (string, error)
+	KeptDataFiles(ctx context.Context, sums []string) (map[string]bool, error)
+	DataFile(ctx context.Context, sum string) ([]byte, error)
+}
+
+// uploadQuotaError is the error of a sharedUploads over a quota: the
+// client's own (client) or the total; left is what it had left.
+type uploadQuotaError interface {
+	error
+	UploadQuota() (client bool, quota, left int64)
 }
 
 // upFile is a stored upload.
@@ -91,6 +115,9 @@ func (e *quotaError) Error() string { return "upload quota used up" }
 // reserve counts n more bytes of client's against the quotas, failing
 // with a *quotaError (and counting nothing) when they do not fit.
 func (u *uploads) reserve(client string, n int64) error {
+	if u.shared != nil {
+		return nil // counted by the store as the file is kept
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.byClient == nil {
@@ -109,11 +136,19 @@ func (u *uploads) reserve(client string, n int64) error {
 
 func (u *uploads) release(client string, n int64) {
 	u.mu.Lock()
+	u.give(client, n)
+	u.mu.Unlock()
+}
+
+// give gives n bytes of client's back (u.mu held).
+func (u *uploads) give(client string, n int64) {
+	if u.shared != nil {
+		return
+	}
 	u.used -= n
 	if u.byClient[client] -= n; u.byClient[client] <= 0 {
 		delete(u.byClient, client)
 	}
-	u.mu.Unlock()
 }
 
 // quotaWriter writes to w while the quotas have room, counting what it
@@ -150,10 +185,7 @@ func (u *uploads) keep(sum, client string, size int64) bool {
 			return false
 		}
 		// gone from the disk (removed by hand): stored anew
-		u.used -= f.size
-		if u.byClient[f.client] -= f.size; u.byClient[f.client] <= 0 {
-			delete(u.byClient, f.client)
-		}
+		u.give(f.client, f.size)
 	}
 	u.files[sum] = &upFile{client: client, size: size, at: time.Now()}
 	return true
@@ -180,10 +212,7 @@ func (u *uploads) expire(named func(sum string) bool) {
 		case f.named || time.Since(f.at) >= u.grace:
 			if err := os.Remove(filepath.Join(u.dir, sum)); err == nil || errors.Is(err, os.ErrNotExist) {
 				delete(u.files, sum)
-				u.used -= f.size
-				if u.byClient[f.client] -= f.size; u.byClient[f.client] <= 0 {
-					delete(u.byClient, f.client)
-				}
+				u.give(f.client, f.size)
 			}
 		}
 		u.mu.Unlock()
@@ -368,13 +397,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 			tmp, size, code, err = s.receive(part, limit, client)
 			var qe *quotaError
 			if errors.As(err, &qe) {
-				if qe.client {
-					writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("this client's uploads would exceed its quota of %d bytes (%d MiB)%s: %d bytes left; deleting the runs that name its files gives their bytes back",
-						qe.quota, qe.quota>>20, s.opts.flag("ClientUploadQuota"), qe.left))
-				} else {
-					writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("the server's uploads would exceed their disk quota of %d bytes (%d MiB)%s: %d bytes left",
-						qe.quota, qe.quota>>20, s.opts.flag("UploadQuota"), qe.left))
-				}
+				s.overQuota(w, qe)
 				return
 			}
 			if code == http.StatusRequestEntityTooLarge {
@@ -422,6 +445,23 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "", "storing the upload: "+err.Error())
 		return
 	}
+	if sh := s.uploads.shared; sh != nil {
+		// kept in the store, charged to the client there
+		b, err := os.ReadFile(tmp)
+		if err == nil {
+			_, err = sh.PutUpload(r.Context(), b, client, s.opts.UploadQuota, s.opts.ClientUploadQuota, s.opts.UploadGrace)
+		}
+		var qe uploadQuotaError
+		if errors.As(err, &qe) {
+			isClient, quota, left := qe.UploadQuota()
+			s.overQuota(w, &quotaError{client: isClient, quota: quota, left: left})
+			return
+		}
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "", "storing the upload: "+err.Error())
+			return
+		}
+	}
 	final := filepath.Join(filepath.Dir(tmp), sum)
 	if !s.uploads.keep(sum, client, size) {
 		// already here: the new copy goes, its bytes are not counted twice
@@ -433,6 +473,18 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		tmp = ""
 	}
 	writeJSON(w, http.StatusCreated, uploadResult{Path: datapath.UploadName(sum), Name: shown, Bytes: size, Format: format, Rows: rows, Cols: cols})
+}
+
+// overQuota answers 413 for an upload over a quota, naming whose quota
+// (the client's or the server's), its flag and how many bytes it has left.
+func (s *Server) overQuota(w http.ResponseWriter, qe *quotaError) {
+	if qe.client {
+		writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("this client's uploads would exceed its quota of %d bytes (%d MiB)%s: %d bytes left; deleting the runs that name its files gives their bytes back",
+			qe.quota, qe.quota>>20, s.opts.flag("ClientUploadQuota"), qe.left))
+		return
+	}
+	writeError(w, http.StatusRequestEntityTooLarge, "file", fmt.Sprintf("the server's uploads would exceed their disk quota of %d bytes (%d MiB)%s: %d bytes left",
+		qe.quota, qe.quota>>20, s.opts.flag("UploadQuota"), qe.left))
 }
 
 // hashFile is the SHA-256 of a file's content, in hexadecimal.
@@ -530,6 +582,10 @@ func (s *Server) releaseUploads(ctx context.Context, wasNamed map[string]bool) {
 	if n == 0 {
 		return
 	}
+	if s.uploads.shared != nil {
+		s.uploads.dropUnkept(ctx)
+		return
+	}
 	named := map[string]bool{}
 	for off := 0; ; off += store.MaxLimit {
 		runs, total, err := s.st.List(ctx, store.Filter{Offset: off, Limit: store.MaxLimit})
@@ -548,4 +604,72 @@ func (s *Server) releaseUploads(ctx context.Context, wasNamed map[string]bool) {
 		}
 	}
 	s.uploads.expire(func(sum string) bool { return named[sum] })
+}
+
+// dropUnkept removes this server's copies of the uploads its shared store
+// no longer keeps (their last run was deleted, by any server, or no run
+// named them within the grace).
+func (u *uploads) dropUnkept(ctx context.Context) {
+	u.mu.Lock()
+	var sums []string
+	for sum := range u.files {
+		sums = append(sums, sum)
+	}
+	u.mu.Unlock()
+	kept, err := u.shared.KeptDataFiles(ctx, sums)
+	if err != nil {
+		return // nothing is removed on a doubt
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, sum := range sums {
+		if f := u.files[sum]; f != nil && !kept[sum] {
+			if err := os.Remove(filepath.Join(u.dir, sum)); err == nil || errors.Is(err, os.ErrNotExist) {
+				delete(u.files, sum)
+			}
+		}
+	}
+}
+
+// copyShared makes this server's copy of an upload that another server
+// sharing the store took (value names it as upload:SHA256), so that a run
+// submitted here may name it; it does nothing for any other value, a file
+// copied before, or a store that does not keep it (the run's resolution
+// then says the upload is unknown).
+func (u *uploads) copyShared(ctx context.Context, value string) {
+	sum, ok := datapath.UploadHash(strings.TrimSpace(value))
+	if u.shared == nil || !ok || sum == "" {
+		return
+	}
+	u.mu.Lock()
+	_, have := u.files[sum]
+	u.mu.Unlock()
+	if have {
+		return
+	}
+	b, err := u.shared.DataFile(ctx, sum)
+	if err != nil {
+		return
+	}
+	dir, err := u.ensureDir()
+	if err != nil {
+		return
+	}
+	f, err := os.CreateTemp(dir, ".copy-")
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(b)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		_ = os.Remove(f.Name())
+		return
+	}
+	if !u.keep(sum, "", int64(len(b))) {
+		_ = os.Remove(f.Name()) // copied meanwhile
+		return
+	}
+	if err := os.Rename(f.Name(), filepath.Join(dir, sum)); err != nil {
+		_ = os.Remove(f.Name())
+		u.forget(sum)
+	}
 }

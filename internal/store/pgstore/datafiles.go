@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fwlab/fwlab/internal/spec"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // Data files that travel with a run: a file a run reads is kept in the
@@ -33,26 +34,63 @@ func SHA256(b []byte) string {
 // content kept before is not stored again and costs nothing. quota (0:
 // none) bounds the bytes of every data file kept together; a file kept
 // before is kept anew (its grace starts again, as a run will name it), and
-// when the quota would be exceeded the files past their grace that no run
-// names are removed first.
+// when the quota would be exceeded the files no run names that a deleted
+// run named, or past their grace (DataFileGrace), are removed first.
 func (s *Store) PutDataFile(ctx context.Context, b []byte, quota int64) (string, error) {
+	return s.PutUpload(ctx, b, "", quota, 0, DataFileGrace)
+}
+
+// QuotaError is a data file refused over a quota (it wraps ErrDataQuota):
+// the client's own (Client, when not "") or the total; Left is what the
+// quota had left, Need the file's bytes.
+type QuotaError struct {
+	Client            string
+	Quota, Left, Need int64
+}
+
+func (e *QuotaError) Error() string {
+	if e.Client != "" {
+		return fmt.Sprintf("%v: the client's files would exceed its quota of %d bytes: %d bytes left, %d more", ErrDataQuota, e.Quota, e.Left, e.Need)
+	}
+	return fmt.Sprintf("%v: %d bytes kept, %d more, quota %d", ErrDataQuota, e.Quota-e.Left, e.Need, e.Quota)
+}
+
+func (e *QuotaError) Unwrap() error { return ErrDataQuota }
+
+// UploadQuota says whose quota refused the file (the client's or the
+// total), its bytes and what it had left.
+func (e *QuotaError) UploadQuota() (client bool, quota, left int64) {
+	return e.Client != "", e.Quota, e.Left
+}
+
+// PutUpload is PutDataFile for a file that client sends (an upload to a
+// server): a new content is charged to client, within the quotas (total:
+// the bytes of every file together, clientQuota: those charged to one
+// client; 0: no bound; a *QuotaError otherwise), when room is needed after
+// removing the files no run has named within grace, all counted here in the database inside the transaction that
+// keeps the file, so that the servers sharing the database share the
+// quotas. A content kept before is charged to the client that sent it
+// first and costs nothing; it counts as not named by a run (its grace
+// starts again) until a run names it.
+func (s *Store) PutUpload(ctx context.Context, b []byte, client string, total, clientQuota int64, grace time.Duration) (string, error) {
 	sum := SHA256(b)
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		// one writer at a time checks the quota
+		// one writer at a time checks the quotas
 		if _, err := tx.Exec(ctx, `LOCK TABLE data_files IN SHARE ROW EXCLUSIVE MODE`); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `UPDATE data_files SET created_us = $2 WHERE sha256 = $1`, sum, micros(now()))
+		// kept again: not named until a run names it (SetDataRefs), so
+		// that deleting an older run naming it leaves it to the run
+		// being submitted
+		tag, err := tx.Exec(ctx, `UPDATE data_files SET created_us = $2, named = false WHERE sha256 = $1`, sum, micros(now()))
 		if err != nil || tag.RowsAffected() > 0 {
 			return err
 		}
-		if quota > 0 {
-			if err := checkQuota(ctx, tx, int64(len(b)), quota); err != nil {
-				return err
-			}
+		if err := checkQuota(ctx, tx, int64(len(b)), client, total, clientQuota, grace); err != nil {
+			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO data_files (sha256, bytes, data, created_us) VALUES ($1, $2, $3, $4)`,
-			sum, len(b), b, micros(now()))
+		_, err = tx.Exec(ctx, `INSERT INTO data_files (sha256, bytes, data, created_us, client) VALUES ($1, $2, $3, $4, $5)`,
+			sum, len(b), b, micros(now()), client)
 		return err
 	})
 	if err != nil {
@@ -61,31 +99,43 @@ func (s *Store) PutDataFile(ctx context.Context, b []byte, quota int64) (string,
 	return sum, nil
 }
 
-// checkQuota refuses n more bytes of data files beyond quota, after
-// removing the files past their grace that no run names.
-func checkQuota(ctx context.Context, tx pgx.Tx, n, quota int64) error {
-	used, err := usedBytes(ctx, tx)
-	if err != nil || used+n <= quota {
+// checkQuota refuses n more bytes of client's data files beyond the
+// quotas, after
+// removing the files no run names that a deleted run named or that are
+// past their grace.
+func checkQuota(ctx context.Context, tx pgx.Tx, n int64, client string, total, clientQuota int64, grace time.Duration) error {
+	over := func() (*QuotaError, error) {
+		var used, mine int64
+		err := tx.QueryRow(ctx, `SELECT COALESCE(sum(bytes), 0), COALESCE(sum(bytes) FILTER (WHERE client = $1), 0) FROM data_files`, client).Scan(&used, &mine)
+		switch {
+		case err != nil:
+			return nil, err
+		case total > 0 && used+n > total:
+			return &QuotaError{Quota: total, Left: max(0, total-used), Need: n}, nil
+		case client != "" && clientQuota > 0 && mine+n > clientQuota:
+			return &QuotaError{Client: client, Quota: clientQuota, Left: max(0, clientQuota-mine), Need: n}, nil
+		}
+		return nil, nil
+	}
+	qe, err := over()
+	if err != nil || qe == nil {
 		return err
 	}
-	if _, _, err := reclaimIn(ctx, tx); err != nil {
+	if _, _, err := reclaimIn(ctx, tx, grace); err != nil {
 		return err
 	}
-	if used, err = usedBytes(ctx, tx); err != nil || used+n <= quota {
+	if qe, err = over(); err != nil || qe == nil {
 		return err
 	}
-	return fmt.Errorf("%w: %d bytes kept, %d more, quota %d", ErrDataQuota, used, n, quota)
+	return qe
 }
 
-func usedBytes(ctx context.Context, tx pgx.Tx) (int64, error) {
-	var used int64
-	err := tx.QueryRow(ctx, `SELECT COALESCE(sum(bytes), 0) FROM data_files`).Scan(&used)
-	return used, err
-}
-
-// DataFileGrace is how long a data file that no run names is kept after it
-// was last kept (PutDataFile): a run submitted names its files after they
-// are kept, within seconds; a day leaves a wide margin.
+// DataFileGrace is how long a data file that no run has named since it was
+// last kept (PutDataFile, PutUpload) stays for `dashboard store reclaim`
+// and for a file that a submission keeps: a run submitted names its files
+// after they are kept, within seconds; a day leaves a wide margin. A
+// server's uploads use the server's own grace (PutUpload's grace).
+// A file a run named goes with the last run naming it, whatever its age.
 const DataFileGrace = 24 * time.Hour
 
 // namedSQL selects the SHA-256 of every data file some run names.
@@ -93,23 +143,24 @@ const namedSQL = `SELECT DISTINCT e->>'sha256' AS sha256 FROM runs,
 	jsonb_array_elements(CASE WHEN jsonb_typeof(data_refs::jsonb) = 'array' THEN data_refs::jsonb ELSE '[]'::jsonb END) e
 	WHERE data_refs IS NOT NULL`
 
-// reclaimIn removes the data files that no run names and that were last
-// kept before DataFileGrace ago (by the store's clock); it returns how many
-// and their bytes.
-func reclaimIn(ctx context.Context, tx pgx.Tx) (files, bytes int64, err error) {
+// reclaimIn removes the data files that no run names and that a run named
+// since they were last kept (its runs are deleted) or were last kept
+// before grace ago (by the store's clock); it returns how many and their
+// bytes.
+func reclaimIn(ctx context.Context, tx pgx.Tx, grace time.Duration) (files, bytes int64, err error) {
 	err = tx.QueryRow(ctx, `WITH named AS (`+namedSQL+`),
-		gone AS (DELETE FROM data_files d WHERE d.created_us < $1
+		gone AS (DELETE FROM data_files d WHERE (d.named OR d.created_us < $1)
 			AND NOT EXISTS (SELECT 1 FROM named WHERE named.sha256 = d.sha256) RETURNING bytes)
-		SELECT count(*), COALESCE(sum(bytes), 0) FROM gone`, micros(now().Add(-DataFileGrace))).Scan(&files, &bytes)
+		SELECT count(*), COALESCE(sum(bytes), 0) FROM gone`, micros(now().Add(-grace))).Scan(&files, &bytes)
 	return files, bytes, err
 }
 
-// ReclaimDataFiles removes the data files that no run names and that are
-// past their grace (DataFileGrace), as deleting runs does; it returns how
-// many and their bytes.
+// ReclaimDataFiles removes the data files that no run names and that a
+// deleted run named or that are past their grace (DataFileGrace), as
+// deleting runs does; it returns how many and their bytes.
 func (s *Store) ReclaimDataFiles(ctx context.Context) (files, bytes int64, err error) {
 	err = s.tx(ctx, func(tx pgx.Tx) error {
-		files, bytes, err = reclaimIn(ctx, tx)
+		files, bytes, err = reclaimIn(ctx, tx, DataFileGrace)
 		return err
 	})
 	if err != nil {
@@ -119,8 +170,8 @@ func (s *Store) ReclaimDataFiles(ctx context.Context) (files, bytes int64, err e
 }
 
 // DataFileStats counts the data files kept in the store and their bytes:
-// all of them, those no run names, and of these those past their grace
-// (what ReclaimDataFiles would remove).
+// all of them, those no run names, and of these those a deleted run named
+// or past their grace (what ReclaimDataFiles would remove).
 type DataFileStats struct {
 	Files, Bytes              int64
 	Unnamed, UnnamedBytes     int64
@@ -131,7 +182,7 @@ type DataFileStats struct {
 func (s *Store) DataFiles(ctx context.Context) (DataFileStats, error) {
 	var st DataFileStats
 	err := s.pool.QueryRow(ctx, `WITH named AS (`+namedSQL+`),
-		f AS (SELECT d.bytes, d.created_us < $1 AS old, NOT EXISTS (SELECT 1 FROM named WHERE named.sha256 = d.sha256) AS unnamed FROM data_files d)
+		f AS (SELECT d.bytes, (d.named OR d.created_us < $1) AS old, NOT EXISTS (SELECT 1 FROM named WHERE named.sha256 = d.sha256) AS unnamed FROM data_files d)
 		SELECT count(*), COALESCE(sum(bytes), 0),
 			count(*) FILTER (WHERE unnamed), COALESCE(sum(bytes) FILTER (WHERE unnamed), 0),
 			count(*) FILTER (WHERE unnamed AND old), COALESCE(sum(bytes) FILTER (WHERE unnamed AND old), 0)
@@ -165,7 +216,44 @@ func (s *Store) SetDataRefs(ctx context.Context, id string, refs []byte) error {
 	if err := json.Unmarshal(refs, &arr); err != nil || arr == nil {
 		return spec.Errorf("data_refs", "must be a JSON array of data file references, got %.40q", refs)
 	}
-	return s.exec(ctx, "run "+id, "setting the data files of", `UPDATE runs SET data_refs = $2 WHERE id = $1`, id, string(refs))
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE runs SET data_refs = $2 WHERE id = $1`, id, string(refs))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return notFound("run " + id)
+		}
+		// its files are named: they go with the last run naming them
+		_, err = tx.Exec(ctx, `UPDATE data_files SET named = true WHERE NOT named AND sha256 IN
+			(SELECT e->>'sha256' FROM jsonb_array_elements($1::jsonb) e WHERE jsonb_typeof(e) = 'object')`, string(refs))
+		return err
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("store: setting the data files of run %s: %w", id, err)
+	}
+	return err
+}
+
+// KeptDataFiles reports which of the SHA-256 sums are kept in the store.
+func (s *Store) KeptDataFiles(ctx context.Context, sums []string) (map[string]bool, error) {
+	kept := map[string]bool{}
+	rows, err := s.pool.Query(ctx, `SELECT sha256 FROM data_files WHERE sha256 = ANY($1)`, sums)
+	if err != nil {
+		return nil, fmt.Errorf("store: looking up data files: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sum string
+		if err := rows.Scan(&sum); err != nil {
+			return nil, fmt.Errorf("store: looking up data files: %w", err)
+		}
+		kept[sum] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: looking up data files: %w", err)
+	}
+	return kept, nil
 }
 
 // DataRefs returns a run's references to its data files (nil: none).

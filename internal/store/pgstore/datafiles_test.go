@@ -169,3 +169,81 @@ func TestDataFilesGoWithTheirLastRun(t *testing.T) {
 		t.Errorf("references that are no JSON array: %v", err)
 	}
 }
+
+// TestUploadsChargedToTheirClient: an upload is charged to the client that
+// sent it first, within the client's quota and the total (a QuotaError
+// naming whose quota and what is left); a file a run named goes when its
+// last run is deleted, at once; a file kept again while an older run names
+// it (a run being submitted names it next) is not taken by deleting the
+// older run before the new one names it, and a file no run named stays for
+// the grace only.
+func TestUploadsChargedToTheirClient(t *testing.T) {
+	ctx := context.Background()
+	s := openShared(t)
+	clock := time.Now()
+	defer SetClock(func() time.Time { return clock })()
+	const total, mine, grace = 100, 30, time.Hour
+	put := func(b []byte, client string) (string, error) {
+		return s.PutUpload(ctx, b, client, total, mine, grace)
+	}
+	kept := func(what, sum string, want bool) {
+		t.Helper()
+		k, err := s.KeptDataFiles(ctx, []string{sum})
+		if err != nil || k[sum] != want {
+			t.Errorf("%s: kept %v (%v), want %v", what, k[sum], err, want)
+		}
+	}
+	a1, err := put(bytes.Repeat([]byte("a"), 20), "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = put(bytes.Repeat([]byte("b"), 20), "A")
+	var qe *QuotaError
+	if !errors.As(err, &qe) || qe.Client != "A" || qe.Quota != mine || qe.Left != 10 || !errors.Is(err, ErrDataQuota) {
+		t.Fatalf("A over its quota: %v (%+v)", err, qe)
+	}
+	if _, err := put(bytes.Repeat([]byte("a"), 20), "B"); err != nil {
+		t.Errorf("B sends A's content again (free): %v", err)
+	}
+	b1, err := put(bytes.Repeat([]byte("c"), 25), "B")
+	if err != nil {
+		t.Fatalf("B beside A: %v", err)
+	}
+	if _, err := put(bytes.Repeat([]byte("d"), 60), "C"); !errors.As(err, &qe) || qe.Client != "" || qe.Quota != total || qe.Left != 55 {
+		t.Errorf("C over the total: %v (%+v)", err, qe)
+	}
+
+	// A's file goes with its last run, within its grace
+	r1 := dataRun(t, s, store.StatusDone, a1)
+	r2 := dataRun(t, s, store.StatusDone, a1)
+	if _, err := s.Delete(ctx, r1); err != nil {
+		t.Fatal(err)
+	}
+	kept("a file a remaining run names", a1, true)
+	// kept again for a run being submitted: deleting r2 leaves it
+	if _, err := s.PutDataFile(ctx, bytes.Repeat([]byte("a"), 20), total); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, r2); err != nil {
+		t.Fatal(err)
+	}
+	kept("a file kept again before its new run names it", a1, true)
+	r3 := dataRun(t, s, store.StatusDone, a1)
+	if _, err := s.Delete(ctx, r3); err != nil {
+		t.Fatal(err)
+	}
+	kept("a file after its last run was deleted", a1, false)
+	if _, err := put(bytes.Repeat([]byte("b"), 30), "A"); err != nil {
+		t.Errorf("A after its file went: %v", err)
+	}
+	// B's file, never named, stays for the grace only
+	if _, err := put(bytes.Repeat([]byte("e"), 10), "B"); !errors.As(err, &qe) || qe.Client != "B" {
+		t.Errorf("B at its quota within the grace: %v", err)
+	}
+	kept("a file no run named, within its grace", b1, true)
+	clock = clock.Add(grace + time.Second)
+	if _, err := put(bytes.Repeat([]byte("e"), 10), "B"); err != nil {
+		t.Errorf("B after its unnamed file's grace: %v", err)
+	}
+	kept("a file no run named, past its grace", b1, false)
+}

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -46,6 +47,33 @@ func oldSweep(v int, id string) func(t *testing.T, pool *pgxpool.Pool) func(t *t
 }
 
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	11: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// data files kept before they were charged to clients: one a run
+		// names, one no run names yet (both kept just now)
+		at := time.Now().UnixMicro()
+		exec(t, pool, `INSERT INTO data_files (sha256, bytes, data, created_us) VALUES
+			('`+SHA256([]byte("named"))+`', 5, 'named', $1), ('`+SHA256([]byte("fresh"))+`', 5, 'fresh', $1)`, at)
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, entered_us, data_refs) VALUES
+			('jjjjjjjjjjjj', 1767225600000000, 1767225601000000, 'done', 'lasso', $1, 'v0.11', 1767225600000000, $2)`,
+			oldSpec, `[{"param":"x","name":"upload:x","sha256":"`+SHA256([]byte("named"))+`","bytes":5,"stored":true}]`)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			// the file its run named goes with it at once; the fresh one stays
+			if _, err := s.Delete(ctx, "jjjjjjjjjjjj"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.DataFile(ctx, SHA256([]byte("named"))); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("a v11 file after its run was deleted: %v", err)
+			}
+			if _, err := s.DataFile(ctx, SHA256([]byte("fresh"))); err != nil {
+				t.Errorf("a v11 file no run named yet: %v", err)
+			}
+			// a client's quota counts only its own files
+			if _, err := s.PutUpload(ctx, []byte("abcdef"), "10.0.0.1", 0, 6, time.Hour); err != nil {
+				t.Errorf("a client's first file beside the old ones: %v", err)
+			}
+		}
+	},
 	10: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		// runs filed before History's indexes: a named run of a variant, a
 		// noted run of another algorithm

@@ -368,8 +368,8 @@ func (s *Store) batches(ctx context.Context, id string, trace, next, to int) ([]
 }
 
 // Delete deletes runs with their traces and records, and in the same
-// transaction the data files no run names any more (past their grace,
-// datafiles.go); unknown ids are skipped. It returns the number deleted.
+// transaction the data files no run names any more that a run named (or
+// past their grace, datafiles.go); unknown ids are skipped. It returns the number deleted.
 func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -384,7 +384,7 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 		if n == 0 {
 			return nil
 		}
-		_, _, err = reclaimIn(ctx, tx)
+		_, _, err = reclaimIn(ctx, tx, DataFileGrace)
 		return err
 	})
 	if err != nil {

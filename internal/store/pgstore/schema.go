@@ -213,6 +213,17 @@ var migrations = [][]string{
 			END IF;
 		END $$`,
 	},
+	// 12: each upload kept in the store is charged to the client that sent
+	// it first (client, '' for a file of `dashboard submit`), and named
+	// says a run has named it since it was last kept: such a file goes
+	// with the last run naming it, one never named after its grace
+	// (datafiles.go).
+	{
+		`ALTER TABLE data_files ADD COLUMN client TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE data_files ADD COLUMN named BOOLEAN NOT NULL DEFAULT false`,
+		`UPDATE data_files d SET named = true WHERE EXISTS (SELECT 1 FROM (` + namedSQL + `) n WHERE n.sha256 = d.sha256)`,
+		`CREATE INDEX data_files_client ON data_files (client)`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.
