@@ -188,3 +188,57 @@ func TestStopFromTheServerReachesAWorker(t *testing.T) {
 		t.Errorf("after the stop: %v, %d records (%d at the cancel), %v", r.Status, r.Traces[0].Records, kept, err)
 	}
 }
+
+// TestHistoryProgressOfARunOnAWorker: History (GET /api/runs) gives a run
+// running on a worker process its progress towards its limits, as it does
+// a run of the server's own: from the records the worker stored.
+func TestHistoryProgressOfARunOnAWorker(t *testing.T) {
+	sessiontest.Register()
+	db := pgtest.Start(t).NewDB(t)
+	srv := startChild(t, "-db", db, "-slots", "0")
+	w := startWorkerProc(t, db, "w1", "-slots", "1")
+	const n = 60000 // about a minute at 1 ms a record
+	id := post(t, srv.url+"/api/runs", fmt.Sprintf(`{"problem":"test-fake","params":{"n":"%d","delay_us":"1000"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":%d}`, n, n))
+	defer http.DefaultClient.Do(mustRequest(t, http.MethodDelete, srv.url+"/api/runs/"+id))
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var list struct {
+			Runs []struct {
+				ID, Status, Worker string
+				Progress           *struct {
+					Fraction float64  `json:"fraction"`
+					ETA      *float64 `json:"eta_s"`
+				}
+			}
+		}
+		if err := json.Unmarshal(get(t, srv.url+"/api/runs"), &list); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Runs) != 1 || list.Runs[0].ID != id {
+			t.Fatalf("History lists %+v, want run %s", list.Runs, id)
+		}
+		row := list.Runs[0]
+		if row.Status == "running" && row.Progress != nil && row.Progress.Fraction > 0 && row.Progress.Fraction < 1 && row.Progress.ETA != nil && *row.Progress.ETA > 0 {
+			if row.Worker != "w1" {
+				t.Errorf("the run ran on %q, want w1", row.Worker)
+			}
+			return
+		}
+		if row.Status != "queued" && row.Status != "running" {
+			t.Fatalf("the run ended %s before History showed its progress", row.Status)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("History's row of a run on a worker: %s, progress %+v\n%s", row.Status, row.Progress, w.output())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func mustRequest(t *testing.T, method, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}

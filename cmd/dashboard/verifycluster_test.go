@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +65,69 @@ func TestVerifyRunsMadeOnTheCluster(t *testing.T) {
 	out, stderr, code := runVerifyArgs("-db", db, id)
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("run %s: reproduced: %d records identical", id, n)) {
 		t.Fatalf("verify of a run made on the cluster: %d %s %s", code, out, stderr)
+	}
+}
+
+// TestVerifyButtonQueuesForTheWorkers: a front end with -slots 0 runs
+// nothing itself, re-runs of verification included: POST
+// /api/runs/{id}/verify queues the re-run for the workers as POST
+// /api/runs queues a run, a worker runs it, and the verification is
+// recorded reproduced.
+func TestVerifyButtonQueuesForTheWorkers(t *testing.T) {
+	db, _ := pgStore(t)
+	srv := startChild(t, "-db", db, "-slots", "0")
+	w := startWorkerProc(t, db, "w1", "-slots", "1")
+	ended := func(id string) (status, worker string) {
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			var st struct{ Status, Worker string }
+			if err := json.Unmarshal(get(t, srv.url+"/api/runs/"+id), &st); err != nil {
+				t.Fatal(err)
+			}
+			if !store.Live(st.Status) {
+				return st.Status, st.Worker
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s still %s\n%s", id, st.Status, w.output())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	id := post(t, srv.url+"/api/runs", `{"problem":"test-fake","params":{"n":"200"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":200}`)
+	if status, worker := ended(id); status != "done" || worker != "w1" {
+		t.Fatalf("run %s ended %s on %q, want done on w1", id, status, worker)
+	}
+	resp, err := http.Post(srv.url+"/api/runs/"+id+"/verify", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ ID string }
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST verify: %s %v", resp.Status, err)
+	}
+	rerun := out.ID
+	if status, worker := ended(rerun); status != "done" || worker != "w1" {
+		t.Fatalf("the re-run %s ended %s on %q, want done on the worker w1", rerun, status, worker)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var vs struct {
+			Verifications []struct{ Outcome, RerunID string }
+		}
+		if err := json.Unmarshal(get(t, srv.url+"/api/runs/"+id+"/verifications"), &vs); err != nil {
+			t.Fatal(err)
+		}
+		if len(vs.Verifications) > 0 {
+			if v := vs.Verifications[0]; v.Outcome != "reproduced" {
+				t.Fatalf("verification %+v, want reproduced", v)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no verification of run %s recorded", id)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -74,11 +74,10 @@ func (w *Worker) execute(ctx context.Context, id, claim, client string) (outcome
 	}
 	run, err := w.sess.Execute(runCtx, session.Claimed{ID: id, Spec: sp, Client: client,
 		Records: claimedWriter{st, claim, w.m.addRecords}, FlushEvery: w.cfg.FlushEvery,
-		RecordsFailed: func(err error) {
-			if errors.Is(err, pgstore.ErrClaimLost) {
-				cancel(errClaimLost)
-			} else {
-				cancel(fmt.Errorf("%w: %w", errStore, err))
+		RecordsFailed: func(err error) { cancel(recordsCause(err)) },
+		TraceEnded: func(trace int, res store.TraceResult) {
+			if err := st.EndTrace(runCtx, id, claim, trace, res); err != nil && runCtx.Err() == nil {
+				w.cfg.Logger.Warn("writing the end of a trace", "run", id, "trace", trace, "err", err)
 			}
 		}})
 	switch {
@@ -128,11 +127,7 @@ func (w *Worker) execute(ctx context.Context, id, claim, client string) (outcome
 	recErr := run.CloseRecords()
 	cause := context.Cause(runCtx)
 	if recErr != nil && errors.Is(cause, context.Canceled) {
-		if errors.Is(recErr, pgstore.ErrClaimLost) {
-			cause = errClaimLost
-		} else {
-			cause = fmt.Errorf("%w: %w", errStore, recErr)
-		}
+		cause = recordsCause(recErr)
 	}
 	var expired errPauseTimeout
 	switch {
@@ -160,6 +155,19 @@ func (w *Worker) execute(ctx context.Context, id, claim, client string) (outcome
 		return lost, nil
 	}
 	return finished, err
+}
+
+// recordsCause is why a run ends when the store refused its records: its
+// claim was lost, it was cancelled through the store (it keeps the
+// records the store held then), or the store failed.
+func recordsCause(err error) error {
+	switch {
+	case errors.Is(err, pgstore.ErrClaimLost):
+		return errClaimLost
+	case errors.Is(err, pgstore.ErrNotLive):
+		return errUserCancel
+	}
+	return fmt.Errorf("%w: %w", errStore, err)
 }
 
 // release gives a claimed run back to the queue.

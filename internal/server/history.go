@@ -140,6 +140,30 @@ func liveProgress(sp spec.Run, live *session.Run) *RowProgress {
 	return &p
 }
 
+// storedProgress is runProgress of a live run that this server does not
+// run (one on a worker process): from the traces' statuses and last
+// records in the store, as the worker wrote them. nil when the store
+// cannot be read (the row goes without).
+func (s *Server) storedProgress(ctx context.Context, r *store.Run) *RowProgress {
+	var ts []traceProgress
+	for i, t := range r.Traces {
+		tp := traceProgress{ended: t.Status != "running" && t.Status != "paused" && t.Status != "queued" && t.Status != ""}
+		if t.Records > 0 {
+			recs, err := s.st.Records(ctx, r.ID, i, t.Records-1, t.Records)
+			if err != nil {
+				s.log.Warn("reading a run's progress", "id", r.ID, "trace", i, "err", err)
+				return nil
+			}
+			if len(recs) == 1 {
+				tp.last = &recs[0]
+			}
+		}
+		ts = append(ts, tp)
+	}
+	p := runProgress(r.Spec, ts)
+	return &p
+}
+
 // RowInstance is a run's instance summary.
 type RowInstance struct {
 	Dim     int      `json:"dim"`
@@ -258,6 +282,9 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	rows := make([]RunRow, 0, len(runs))
 	for _, run := range runs {
 		row := s.runRow(run)
+		if row.Progress == nil && (row.Status == "running" || row.Status == "paused" || row.Status == "queued") {
+			row.Progress = s.storedProgress(r.Context(), run) // a run on a worker
+		}
 		if v, ok := last[run.ID]; ok {
 			vr := verificationRow(v)
 			row.Verified = &vr

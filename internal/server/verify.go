@@ -229,14 +229,40 @@ func (s *Server) watch(fn func(ctx context.Context)) bool {
 	return true
 }
 
-// startRerun creates the re-run of a stored run, named after it.
-func (s *Server) startRerun(ctx context.Context, orig *store.Run, client string) (*session.Run, error) {
+// rerunning is a verification's re-run: a run of this server's sessions,
+// or, on a server that queues its runs for workers (Options.Submit), a run
+// queued as POST /api/runs queues one.
+type rerunning struct {
+	ID     string
+	done   <-chan struct{}
+	cancel func()
+}
+
+// Done is closed when the re-run has ended.
+func (r *rerunning) Done() <-chan struct{} { return r.done }
+
+// Cancel cancels the re-run.
+func (r *rerunning) Cancel() { r.cancel() }
+
+// startRerun creates the re-run of a stored run, named after it: queued
+// for the workers when the server's runs go to them, as any run does.
+func (s *Server) startRerun(ctx context.Context, orig *store.Run, client string) (*rerunning, error) {
 	sp := orig.Spec
 	sp.Algorithms = append([]spec.Algo(nil), orig.Spec.Algorithms...)
 	sp.StartPaused = false
-	rerun, err := s.mgr.CreateFor(ctx, sp, client)
-	if err != nil {
-		return nil, err
+	var rerun *rerunning
+	if s.opts.Submit != nil {
+		id, err := s.submitRerun(ctx, sp, client)
+		if err != nil {
+			return nil, err
+		}
+		rerun = s.queuedRerun(id)
+	} else {
+		run, err := s.mgr.CreateFor(ctx, sp, client)
+		if err != nil {
+			return nil, err
+		}
+		rerun = &rerunning{ID: run.ID, done: run.Done(), cancel: run.Cancel}
 	}
 	name := "verification of run " + orig.ID
 	if err := s.st.Update(ctx, rerun.ID, store.Edit{Name: &name}); err != nil {
@@ -245,10 +271,55 @@ func (s *Server) startRerun(ctx context.Context, orig *store.Run, client string)
 	return rerun, nil
 }
 
+// submitRerun queues a re-run with the server's Submitter under the
+// client's -max-client-runs, as createQueued does a run; a client at its
+// limit is told so with session.ErrBusy, as by the sessions.
+func (s *Server) submitRerun(ctx context.Context, sp spec.Run, client string) (string, error) {
+	max := s.opts.Session.MaxClientRuns
+	if max <= 0 {
+		max = session.DefaultMaxClientRuns
+	}
+	id, err := s.opts.Submit(ctx, sp, client, max, s.dataFile)
+	if errors.Is(err, ErrClientLimit) {
+		return "", fmt.Errorf("%w: a client may have at most %d runs queued, running or paused%s; cancel one or wait until one finishes",
+			session.ErrBusy, max, s.opts.flag("MaxClientRuns"))
+	}
+	return id, err
+}
+
+// queuedRerun follows a re-run queued for the workers: done once the store
+// says it has ended (or it was deleted, or the server closes); cancelled
+// through the store, as DELETE /api/runs/{id} cancels it.
+func (s *Server) queuedRerun(id string) *rerunning {
+	done := make(chan struct{})
+	ctx := s.sweeps.ctx
+	go func() {
+		defer close(done)
+		t := time.NewTicker(sweepRetry)
+		defer t.Stop()
+		for {
+			r, err := s.st.Get(ctx, id)
+			if errors.Is(err, store.ErrNotFound) || (err == nil && !store.Live(r.Status)) {
+				return
+			}
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return &rerunning{ID: id, done: done, cancel: func() {
+		if _, err := s.cancelRemote(ctx, id); err != nil {
+			s.log.Warn("cancelling a verification run", "id", id, "err", err)
+		}
+	}}
+}
+
 // finishVerify waits for the re-run to end, compares it with the original
 // and records the outcome. Nothing is recorded when the server closes
 // first (the re-run is interrupted: it proves nothing).
-func (s *Server) finishVerify(ctx context.Context, id string, rerun *session.Run) {
+func (s *Server) finishVerify(ctx context.Context, id string, rerun *rerunning) {
 	select {
 	case <-rerun.Done():
 	case <-ctx.Done():

@@ -34,6 +34,11 @@ type Claimed struct {
 	// RecordsFailed is called once when a write of records fails; the run
 	// is then cancelled.
 	RecordsFailed func(error)
+	// TraceEnded, when set, is called when a trace ends while others go
+	// on, once its records are written (Records), with its result, so
+	// that the shared store says it ended as a run of a server's own does.
+	// The last trace's end is the caller's (Results, once Done is closed).
+	TraceEnded func(trace int, res runstore.TraceResult)
 }
 
 // ErrBuild is wrapped by Execute's error when the run's instance or its
@@ -73,6 +78,7 @@ func (m *Manager) Execute(ctx context.Context, c Claimed) (*Run, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBuild, err)
 	}
 	r.ID = c.ID
+	r.traceEnded = c.TraceEnded
 	r.app = runstore.NewAppenderFor(c.Records, c.ID, c.FlushEvery)
 	r.app.OnError(func(err error) {
 		if c.RecordsFailed != nil {
@@ -92,6 +98,18 @@ func (m *Manager) Execute(ctx context.Context, c Claimed) (*Run, error) {
 	m.mu.Unlock()
 	r.changed()
 	return r, nil
+}
+
+// endTrace tells the caller of Execute that trace t has ended while the
+// run goes on, once the records it made are written.
+func (r *Run) endTrace(t *Trace) {
+	if r.traceEnded == nil || r.app == nil {
+		return
+	}
+	if r.app.Flush(context.Background()) != nil {
+		return // the run is cancelled (Claimed.RecordsFailed)
+	}
+	r.traceEnded(t.Index, t.Result())
 }
 
 // CloseRecords writes the records a run taken from a shared queue has left

@@ -66,10 +66,12 @@ type Run struct {
 
 	// With a store: the appender of the run's records, and the status last
 	// written (guarded by persistMu; final once the run's end is written).
-	app       *runstore.Appender
-	persistMu sync.Mutex
-	persisted string
-	final     bool
+	app *runstore.Appender
+	// traceEnded is Claimed.TraceEnded of a run taken from a shared queue
+	traceEnded func(trace int, res runstore.TraceResult)
+	persistMu  sync.Mutex
+	persisted  string
+	final      bool
 	// A run read from the store (Manager.Get of a run not in memory): its
 	// status and user fields as stored.
 	disk *diskRun
@@ -923,6 +925,9 @@ func (t *Trace) finish(sum solver.Summary) {
 		}
 	}
 	m.mu.Unlock()
+	if !last {
+		r.endTrace(t)
+	}
 	if last && m.st != nil {
 		// The run's end goes to disk before it reports finished, and it
 		// leaves memory before too (when the writes failed, it stays), so

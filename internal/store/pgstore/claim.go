@@ -84,15 +84,20 @@ func lockClaim(ctx context.Context, tx pgx.Tx, id, claim string) (status string,
 }
 
 // AppendClaimed is AppendRecords under a claim: nothing is written once the
-// claim is lost.
+// claim is lost, nor once the run has ended (a run cancelled through the
+// store keeps the records it held when it was cancelled: ErrNotLive).
 func (s *Store) AppendClaimed(ctx context.Context, id, claim string, trace int, recs []solver.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	blob := store.EncodeBatch(nil, recs)
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
+		status, err := lockClaim(ctx, tx, id, claim)
+		if err != nil {
 			return err
+		}
+		if !store.Live(status) {
+			return fmt.Errorf("%w (%s)", ErrNotLive, status)
 		}
 		return appendIn(ctx, tx, id, trace, len(recs), blob)
 	})
