@@ -131,3 +131,58 @@ func TestVerifyButtonQueuesForTheWorkers(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestVerifyCancelReachesTheWorker: a verification's re-run running on a
+// worker is cancelled from the run page's Cancel (DELETE
+// /api/runs/{id}/verify) as any run on a worker is: through the store, at
+// once, and the worker stops it.
+func TestVerifyCancelReachesTheWorker(t *testing.T) {
+	db, _ := pgStore(t)
+	srv := startChild(t, "-db", db, "-slots", "0")
+	w := startWorkerProc(t, db, "w1", "-slots", "1")
+	status := func(id string) (string, string) {
+		var st struct{ Status, Worker string }
+		if err := json.Unmarshal(get(t, srv.url+"/api/runs/"+id), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Status, st.Worker
+	}
+	waitFor := func(what string, limit time.Duration, ok func() bool) {
+		deadline := time.Now().Add(limit)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s\n%s", what, w.output())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// long enough that the re-run is still running when it is cancelled
+	id := post(t, srv.url+"/api/runs", `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"50000"},"algorithms":[{"algo":"fista"}],"iters":150000}`)
+	waitFor("the run's end", 5*time.Minute, func() bool { s, _ := status(id); return !store.Live(s) })
+	resp, err := http.Post(srv.url+"/api/runs/"+id+"/verify", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ ID string }
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST verify: %s %v", resp.Status, err)
+	}
+	rerun := out.ID
+	waitFor("the re-run running on w1", time.Minute, func() bool { s, wk := status(rerun); return s == "running" && wk == "w1" })
+	req, _ := http.NewRequest(http.MethodDelete, srv.url+"/api/runs/"+id+"/verify", nil)
+	start := time.Now()
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("DELETE verify: %s", resp.Status)
+	}
+	waitFor("the re-run cancelled", 10*time.Second, func() bool { s, _ := status(rerun); return s == "cancelled" })
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the re-run read cancelled %v after the cancel, want within 5 s", d)
+	}
+}

@@ -93,8 +93,9 @@ func (s *Server) handleVerifyCancel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("run %s is not being verified", id))
 		return
 	}
-	if live, ok := s.mgr.Live(rerun); ok {
-		live.Cancel()
+	if err := s.cancelRerun(r.Context(), rerun); err != nil {
+		s.storeError(w, err)
+		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": rerun, "status": "cancelled"})
 }
@@ -118,10 +119,25 @@ func (s *Server) handleSweepVerifyCancel(w http.ResponseWriter, r *http.Request)
 		writeError(w, http.StatusNotFound, "id", fmt.Sprintf("sweep %s is not being verified", id))
 		return
 	}
-	if live, ok := s.mgr.Live(rerun); ok && rerun != "" {
-		live.Cancel()
+	if rerun != "" {
+		if err := s.cancelRerun(r.Context(), rerun); err != nil {
+			s.storeError(w, err)
+			return
+		}
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "cancelled"})
+}
+
+// cancelRerun cancels a verification's re-run wherever it runs: in this
+// server's sessions, or queued for or running on a worker (through the
+// store, as a run's cancel).
+func (s *Server) cancelRerun(ctx context.Context, id string) error {
+	if live, ok := s.mgr.Live(id); ok {
+		live.Cancel()
+		return nil
+	}
+	_, err := s.cancelRemote(ctx, id)
+	return err
 }
 
 // handleVerifications: 200 {"verifications": [VerificationRow]}, newest
