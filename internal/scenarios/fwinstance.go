@@ -17,6 +17,10 @@ type FWInstance struct {
 	// Solution, when set, turns a solution x into the rows a user exports
 	// (for the penalised models: β, without the epigraph variable).
 	Solution func(x []float64) [][]float64
+	// Coefficients marks a problem whose solution is a coefficient vector
+	// (the models' β, the least squares' x, the SVM dual's α): its finished
+	// traces carry it as the panel "coefficients" (ResultPanels).
+	Coefficients bool
 	// Slack is the problem's slack parameter ("collapse" or "keep"; "" for
 	// problems without one), the default of spec.Algo.Slack.
 	Slack string
@@ -56,6 +60,20 @@ func (f *FWInstance) SolutionRows(x []float64) [][]float64 {
 		return f.Solution(x)
 	}
 	return column(x)
+}
+
+// ResultPanels returns {"coefficients": the solution's values, as
+// SolutionRows gives them, in one vector} for a problem with a coefficient
+// vector (Coefficients), what `solve -save-x` writes; nil for the others.
+func (f *FWInstance) ResultPanels(x []float64) (map[string]any, error) {
+	if !f.Coefficients {
+		return nil, nil
+	}
+	var coef []float64
+	for _, row := range f.SolutionRows(x) {
+		coef = append(coef, row...)
+	}
+	return map[string]any{"coefficients": coef}, nil
 }
 
 func column(x []float64) [][]float64 {

@@ -388,7 +388,7 @@ export function initRun() {
       if (!ts.length) continue;
       const p = tracePanels.get(ts[0].trace);
       if (p === undefined) fetchTracePanels(ts[0].trace);
-      else if (p) out.push({ label: g.label, color: g.color, trace: ts[0].trace, replication: ts[0].replication, panels: p });
+      else if (p) out.push({ label: g.label, color: g.color, trace: ts[0].trace, replication: ts[0].replication, panels: p, csv: `/api/runs/${encodeURIComponent(S.runId)}/traces/${ts[0].trace}/coefficients.csv` });
     }
     const sig = out.map((r) => r.trace).join(',');
     if (sig === resultSig) return;
