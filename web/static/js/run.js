@@ -149,6 +149,10 @@ export function initRun() {
       get lastK() {
         return t.n ? t.cols.k[t.n - 1] : -1;
       },
+      // the last x on the charts' axis
+      get lastX() {
+        return t.n && t.cols[S.xaxis] ? t.cols[S.xaxis][t.n - 1] : null;
+      },
       get status() {
         const st = S.status && S.status.traces && S.status.traces[t.meta.trace];
         return st ? st.status : '';
