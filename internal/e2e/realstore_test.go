@@ -274,6 +274,11 @@ func TestRunPageStoreControls(t *testing.T) {
 	errs := watchConsole(t, ctx)
 	step(t, ctx, "open the run", 20*time.Second, chromedp.Navigate(base+"/runs/"+id))
 	waitFor(t, ctx, "the finished run", `fwlab.done === true && !document.querySelector('.run-meta').hidden`, `[fwlab.status, document.querySelector('.run-meta').hidden]`, 20*time.Second)
+	// a new run is named by its problem and algorithms; the user renames it
+	if got := eval[string](t, ctx, `document.querySelector('#run-name').value`); !strings.HasPrefix(got, "toy-polygon: ") {
+		t.Errorf("the run's name field holds %q, want its default name from its problem and algorithms", got)
+	}
+	eval[string](t, ctx, `document.querySelector('#run-name').value = ''`)
 	step(t, ctx, "name and note", 5*time.Second,
 		chromedp.SendKeys(chromedp.ID("run-name"), "baseline"),
 		chromedp.SendKeys(chromedp.ID("run-note"), "afw against fista"),

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/session"
@@ -13,7 +14,8 @@ import (
 // The History names a run's algorithms as its traces table does: a variant
 // that departs from the paper with what it changes ("bc-ssfw-as + slack
 // collapse"), a plain one by its name; filtering by the algorithm still
-// finds the variant.
+// finds the variant. A new run is named by its problem and algorithms, and
+// the name stays editable.
 func TestHistoryNamesTracesAsTheTracesTable(t *testing.T) {
 	st, err := store.Open(filepath.Join(t.TempDir(), "fwlab.db"))
 	if err != nil {
@@ -46,9 +48,19 @@ func TestHistoryNamesTracesAsTheTracesTable(t *testing.T) {
 		if err := json.Unmarshal(body, &list); err != nil || len(list.Runs) != 1 {
 			t.Fatalf("GET /api/runs%s: %v %s", q, err, body)
 		}
+		if name := "gflasso: bc-ssfw-as + slack collapse, bcfw"; list.Runs[0].Name != name {
+			t.Errorf("the run is named %q, want the default %q from its problem and algorithms", list.Runs[0].Name, name)
+		}
 		got := list.Runs[0].Algorithms
 		if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 			t.Errorf("GET /api/runs%s names the algorithms %q, want %q as the traces table", q, got, want)
 		}
+	}
+	// the name the user gives replaces the default
+	if code, body := do(t, "PATCH", ts.URL+"/api/runs/"+id, []byte(`{"name":"mine"}`)); code != 200 || !strings.Contains(string(body), `"name":"mine"`) {
+		t.Errorf("renaming the run: %d %s", code, body)
+	}
+	if st := status(t, ts, id); st.Name != "mine" {
+		t.Errorf("the renamed run's status names it %q", st.Name)
 	}
 }
