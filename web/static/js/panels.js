@@ -271,16 +271,17 @@ function coefTable(r, name, v) {
 function resultFigures() {
   const out = [];
   const decoded = [];
+  const coefs = []; // after the heat maps, which stay beside the true B
   for (const r of results) {
     for (const [name, v] of Object.entries(r.panels || {})) {
-      if (name === 'coefficients' && Array.isArray(v) && v.length && v.every(isNum)) out.push(coefTable(r, name, v));
-      if (name === 'B' && isMatrix(v)) out.push(coefTable(r, name, v));
+      if (name === 'coefficients' && Array.isArray(v) && v.length && v.every(isNum)) coefs.push(coefTable(r, name, v));
+      if (name === 'B' && isMatrix(v)) coefs.push(coefTable(r, name, v));
       if (isMatrix(v)) out.push(estimate(r, name, v));
       else if (name === 'decoded' && Array.isArray(v)) decoded.push(r);
     }
   }
   if (decoded.length) out.push(decodedTable(decoded));
-  return out;
+  return out.concat(coefs);
 }
 
 export function setResults(list) {
