@@ -78,6 +78,9 @@ func (o *ownNamesWriter) Write(b []byte) (int, error) {
 	return o.ResponseWriter.Write(b)
 }
 
+// Unwrap gives http.ResponseController the connection's writer.
+func (o *ownNamesWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
+
 // ownNamesMiddleware makes the errors of the requests that read uploaded
 // files (a run's start, a preview, a sweep's cells) name each file as the
 // user called it, never by the server's path or its hash.
