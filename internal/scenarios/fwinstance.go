@@ -73,8 +73,16 @@ func (f *FWInstance) ResultPanels(x []float64) (map[string]any, error) {
 	for _, row := range f.SolutionRows(x) {
 		coef = append(coef, row...)
 	}
+	if len(coef) > MaxCoefficients {
+		return map[string]any{"coefficients_omitted": fmt.Sprintf("%d coefficients, over the %d a run keeps with its traces (a trace's panels are at most 4 MiB); dashboard solve -save-x FILE writes them all", len(coef), MaxCoefficients)}, nil
+	}
 	return map[string]any{"coefficients": coef}, nil
 }
+
+// MaxCoefficients bounds the coefficient vector a finished trace keeps as
+// its panel: at most 24 bytes of JSON each, within the 4 MiB a trace's
+// panels may take (bundle.MaxPanelBytes).
+const MaxCoefficients = 150_000
 
 func column(x []float64) [][]float64 {
 	rows := make([][]float64, len(x))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
@@ -137,6 +138,19 @@ func TestCoefficientsOfEveryModel(t *testing.T) {
 			}
 		})
 	}
+	t.Run("over the cap", func(t *testing.T) {
+		p := scenarios.MaxCoefficients + 1
+		id := create(t, ts, spec.Run{Problem: "lasso", Params: spec.Params{"n": "3", "p": strconv.Itoa(p), "k": "1"}, Algorithms: []spec.Algo{{Algo: "fw"}}, Seed: 2, Iters: 2})
+		waitFinished(t, srv, id)
+		code, body := do(t, "GET", ts.URL+"/api/runs/"+id+"/traces/0/coefficients.csv", nil)
+		if code != 404 || !strings.Contains(string(body), strconv.Itoa(p)+" coefficients, over the") || !strings.Contains(string(body), "-save-x") {
+			t.Errorf("GET coefficients.csv of %d coefficients: %d %s, want 404 saying how many and where to get them", p, code, body)
+		}
+		code, body = do(t, "GET", ts.URL+"/api/runs/"+id+"/traces/0/panels", nil)
+		if code != 200 || len(body) > 4096 {
+			t.Errorf("the trace's panels: %d, %d bytes; want a note, not the vector", code, len(body))
+		}
+	})
 	t.Run("toy-polygon", func(t *testing.T) {
 		id := create(t, ts, spec.Run{Problem: "toy-polygon", Algorithms: []spec.Algo{{Algo: "fw"}}, Seed: 2, Iters: 20})
 		waitFinished(t, srv, id)

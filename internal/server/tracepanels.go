@@ -80,6 +80,7 @@ func (s *Server) handleCoefficients(w http.ResponseWriter, r *http.Request) {
 	}
 	var p struct {
 		Coefficients []float64   `json:"coefficients"`
+		Omitted      string      `json:"coefficients_omitted"`
 		B            [][]float64 `json:"B"`
 	}
 	if len(b) > 0 {
@@ -97,6 +98,9 @@ func (s *Server) handleCoefficients(w http.ResponseWriter, r *http.Request) {
 		}
 	case p.B != nil:
 		rows = p.B
+	case p.Omitted != "":
+		writeError(w, http.StatusNotFound, "trace", fmt.Sprintf("trace %s of run %s kept no coefficients: %s", chi.URLParam(r, "trace"), run.ID, p.Omitted))
+		return
 	default:
 		writeError(w, http.StatusNotFound, "trace", fmt.Sprintf("trace %s of run %s has no coefficients: its problem (%s) has no coefficient vector, or the trace has not finished", chi.URLParam(r, "trace"), run.ID, run.Spec().Problem))
 		return

@@ -276,6 +276,8 @@ function resultFigures() {
     for (const [name, v] of Object.entries(r.panels || {})) {
       if (name === 'coefficients' && Array.isArray(v) && v.length && v.every(isNum)) coefs.push(coefTable(r, name, v));
       if (name === 'B' && isMatrix(v)) coefs.push(coefTable(r, name, v));
+      if (name === 'coefficients_omitted' && typeof v === 'string')
+        coefs.push(figure(`coefficients@${r.trace}`, el('p', { class: 'muted', 'data-coefficients-omitted': r.trace, text: v }), `Final coefficients of ${r.label}`));
       if (isMatrix(v)) out.push(estimate(r, name, v));
       else if (name === 'decoded' && Array.isArray(v)) decoded.push(r);
     }
