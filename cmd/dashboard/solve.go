@@ -19,6 +19,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/internal/dataio"
 	"github.com/fwlab/fwlab/internal/figures"
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/solver"
@@ -729,7 +730,6 @@ func saveSolution(path string, inst scenarios.Instance, x []float64) error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(f)
 	rows := [][]float64{}
 	if m, ok := inst.(interface{ SolutionRows(x []float64) [][]float64 }); ok {
 		rows = m.SolutionRows(x)
@@ -738,16 +738,7 @@ func saveSolution(path string, inst scenarios.Instance, x []float64) error {
 			rows = append(rows, []float64{v})
 		}
 	}
-	for _, row := range rows {
-		for j, v := range row {
-			if j > 0 {
-				w.WriteByte(',')
-			}
-			w.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-		}
-		w.WriteByte('\n')
-	}
-	if err := w.Flush(); err != nil {
+	if err := dataio.WriteRows(f, rows); err != nil {
 		f.Close()
 		return err
 	}

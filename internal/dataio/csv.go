@@ -208,3 +208,25 @@ func quote(s string) string {
 	}
 	return strconv.Quote(string([]rune(s)[:max])) + "…"
 }
+
+// WriteRows writes rows of numbers as plain CSV (no header), each number
+// in the shortest form that reads back exactly: the format ParseCSV reads,
+// what `solve -save-x` and the run page's coefficient download write.
+func WriteRows(w io.Writer, rows [][]float64) error {
+	bw := bufio.NewWriter(w)
+	var buf []byte
+	for _, row := range rows {
+		buf = buf[:0]
+		for j, v := range row {
+			if j > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+		}
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}

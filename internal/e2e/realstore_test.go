@@ -139,6 +139,7 @@ func testCompareOverlaysTwoRuns(t *testing.T, be *backend) {
 	step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(base+"/compare?runs="+a+","+b))
 	waitFor(t, ctx, "the overlay", `fwlab.compare && fwlab.compare.loaded && fwlab.charts.objective && fwlab.charts.objective.drawn > 0`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 20*time.Second)
 	type group struct {
+		Key string `json:"key"`
 		Run string `json:"run"`
 		N   int    `json:"n"`
 	}
@@ -156,17 +157,25 @@ func testCompareOverlaysTwoRuns(t *testing.T, be *backend) {
 		}
 	}
 	got := map[string]int{}
+	byKey := map[string]group{}
 	for _, g := range gs {
 		got[g.Run] += g.N
+		byKey[g.Key] = g
 	}
-	if len(gs) != 4 || got[a] != want[a] || got[b] != want[b] {
-		t.Errorf("groups %+v hold %v records, want 4 groups holding %v", gs, got, want)
+	// an algorithm both runs ran alike (afw stops at the same iterate
+	// under either limit) is drawn once, for both
+	twins := eval[[][]string](t, ctx, `fwlab.compare.identical || []`)
+	for _, p := range twins {
+		got[strings.SplitN(p[1], ":", 2)[0]] += byKey[p[0]].N
+	}
+	if len(gs)+len(twins) != 4 || got[a] != want[a] || got[b] != want[b] {
+		t.Errorf("groups %+v (and %d drawn once for two runs) hold %v records, want 4 groups holding %v", gs, len(twins), got, want)
 	}
 	if d := eval[string](t, ctx, `fwlab.compare.differ.join(',')`); d != "iters" {
 		t.Errorf("differing parameters %q, want iters", d)
 	}
-	if n := eval[int](t, ctx, `fwlab.charts.objective.series.length`); n < 4 {
-		t.Errorf("the objective chart has %d series, want 4", n)
+	if n := eval[int](t, ctx, `fwlab.charts.objective.series.length`); n < len(gs) {
+		t.Errorf("the objective chart has %d series, want %d", n, len(gs))
 	}
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
@@ -274,6 +283,11 @@ func TestRunPageStoreControls(t *testing.T) {
 	errs := watchConsole(t, ctx)
 	step(t, ctx, "open the run", 20*time.Second, chromedp.Navigate(base+"/runs/"+id))
 	waitFor(t, ctx, "the finished run", `fwlab.done === true && !document.querySelector('.run-meta').hidden`, `[fwlab.status, document.querySelector('.run-meta').hidden]`, 20*time.Second)
+	// a new run is named by its problem and algorithms; the user renames it
+	if got := eval[string](t, ctx, `document.querySelector('#run-name').value`); !strings.HasPrefix(got, "toy-polygon: ") {
+		t.Errorf("the run's name field holds %q, want its default name from its problem and algorithms", got)
+	}
+	eval[string](t, ctx, `document.querySelector('#run-name').value = ''`)
 	step(t, ctx, "name and note", 5*time.Second,
 		chromedp.SendKeys(chromedp.ID("run-name"), "baseline"),
 		chromedp.SendKeys(chromedp.ID("run-note"), "afw against fista"),

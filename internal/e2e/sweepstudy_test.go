@@ -200,7 +200,7 @@ func TestImportedSweepDirectory(t *testing.T) {
 	}
 }
 
-// The start page sweeps string axes too: the step rule by name, L over
+// The start page sweeps string axes too: the stepsize by name, L over
 // auto and a number; the sweep runs and its page draws the names.
 func TestStartPageSweepsAStringAxis(t *testing.T) {
 	url, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
@@ -224,7 +224,7 @@ func TestStartPageSweepsAStringAxis(t *testing.T) {
 		t.Logf("posted axes %s", got)
 	}
 	head := eval[string](t, ctx, `document.querySelector('#heatmap').textContent`)
-	for _, want := range []string{"curvature", "backtrack", "auto", "500", "step rule of", "L of"} {
+	for _, want := range []string{"curvature", "backtrack", "auto", "500", "stepsize of", "L of"} {
 		if !strings.Contains(head, want) {
 			t.Errorf("the heat map lacks %q: %q", want, head)
 		}

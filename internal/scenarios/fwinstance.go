@@ -17,6 +17,10 @@ type FWInstance struct {
 	// Solution, when set, turns a solution x into the rows a user exports
 	// (for the penalised models: β, without the epigraph variable).
 	Solution func(x []float64) [][]float64
+	// Coefficients marks a problem whose solution is a coefficient vector
+	// (the models' β, the least squares' x, the SVM dual's α): its finished
+	// traces carry it as the panel "coefficients" (ResultPanels).
+	Coefficients bool
 	// Slack is the problem's slack parameter ("collapse" or "keep"; "" for
 	// problems without one), the default of spec.Algo.Slack.
 	Slack string
@@ -57,6 +61,28 @@ func (f *FWInstance) SolutionRows(x []float64) [][]float64 {
 	}
 	return column(x)
 }
+
+// ResultPanels returns {"coefficients": the solution's values, as
+// SolutionRows gives them, in one vector} for a problem with a coefficient
+// vector (Coefficients), what `solve -save-x` writes; nil for the others.
+func (f *FWInstance) ResultPanels(x []float64) (map[string]any, error) {
+	if !f.Coefficients {
+		return nil, nil
+	}
+	var coef []float64
+	for _, row := range f.SolutionRows(x) {
+		coef = append(coef, row...)
+	}
+	if len(coef) > MaxCoefficients {
+		return map[string]any{"coefficients_omitted": fmt.Sprintf("%d coefficients, over the %d a run keeps with its traces (a trace's panels are at most 4 MiB); dashboard solve -save-x FILE writes them all", len(coef), MaxCoefficients)}, nil
+	}
+	return map[string]any{"coefficients": coef}, nil
+}
+
+// MaxCoefficients bounds the coefficient vector a finished trace keeps as
+// its panel: at most 24 bytes of JSON each, within the 4 MiB a trace's
+// panels may take (bundle.MaxPanelBytes).
+const MaxCoefficients = 150_000
 
 func column(x []float64) [][]float64 {
 	rows := make([][]float64, len(x))

@@ -241,11 +241,12 @@ func buildGLM(name string, loss glm.Loss) func(context.Context, Values, int64) (
 		panels["T_safe"] = pr.SafeT()
 		p := pr.P()
 		return &FWInstance{
-			Problem:  pr,
-			Prox:     pr,
-			Meta:     Info{Dim: pr.Dim(), Samples: pr.Samples(), Blocks: 1, Panels: panels},
-			Solution: func(x []float64) [][]float64 { return column(x[:p]) },
-			Slack:    v.Str("slack"),
+			Problem:      pr,
+			Prox:         pr,
+			Meta:         Info{Dim: pr.Dim(), Samples: pr.Samples(), Blocks: 1, Panels: panels},
+			Solution:     func(x []float64) [][]float64 { return column(x[:p]) },
+			Coefficients: true,
+			Slack:        v.Str("slack"),
 		}, nil
 	}
 }
@@ -305,6 +306,8 @@ func buildSVMDual(ctx context.Context, v Values, seed int64) (Instance, error) {
 		Problem: pr,
 		Prox:    pr,
 		Meta:    Info{Dim: pr.Dim(), Samples: pr.Samples(), Blocks: 1, Panels: panels},
+		// the dual's α, one per example
+		Coefficients: true,
 	}, nil
 }
 

@@ -37,4 +37,5 @@ func (s *SSVMInstance) ResultPanels(x []float64) (map[string]any, error) {
 var (
 	_ ResultPanels = (*GFLASSOInstance)(nil)
 	_ ResultPanels = (*SSVMInstance)(nil)
+	_ ResultPanels = (*FWInstance)(nil)
 )

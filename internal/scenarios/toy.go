@@ -148,7 +148,7 @@ func init() {
 			if err != nil {
 				return nil, toyParamErr("simplex", err)
 			}
-			return &FWInstance{Problem: s, Prox: s, Meta: lsqInfo(s.Dim(), s.Samples(), s.KnownOptimum(), s.FStar())}, nil
+			return &FWInstance{Problem: s, Prox: s, Coefficients: true, Meta: lsqInfo(s.Dim(), s.Samples(), s.KnownOptimum(), s.FStar())}, nil
 		},
 	})
 	Register(&Scenario{
@@ -175,7 +175,7 @@ func init() {
 			if err != nil {
 				return nil, toyParamErr("l1ball", err)
 			}
-			return &FWInstance{Problem: b, Prox: b, Meta: lsqInfo(b.Dim(), b.Samples(), b.KnownOptimum(), b.FStar())}, nil
+			return &FWInstance{Problem: b, Prox: b, Coefficients: true, Meta: lsqInfo(b.Dim(), b.Samples(), b.KnownOptimum(), b.FStar())}, nil
 		},
 	})
 	Register(&Scenario{
@@ -203,7 +203,7 @@ func init() {
 			if err != nil {
 				return nil, toyParamErr("box", err)
 			}
-			return &FWInstance{Problem: b, Prox: b, Meta: lsqInfo(b.Dim(), b.Samples(), b.KnownOptimum(), b.FStar())}, nil
+			return &FWInstance{Problem: b, Prox: b, Coefficients: true, Meta: lsqInfo(b.Dim(), b.Samples(), b.KnownOptimum(), b.FStar())}, nil
 		},
 	})
 	RegisterPreset(&Preset{

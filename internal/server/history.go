@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -205,9 +206,7 @@ func (s *Server) runRow(r *store.Run) RunRow {
 	for k, v := range r.Spec.Params {
 		row.Params[k] = v
 	}
-	for _, a := range r.Spec.Algorithms {
-		row.Algorithms = append(row.Algorithms, a.Algo)
-	}
+	row.Algorithms = algorithmNames(r.Spec, r.Traces)
 	live, _ := s.mgr.Live(r.ID)
 	if live != nil {
 		row.Status = live.RunStatus()
@@ -448,4 +447,20 @@ func (s *Server) statusWithUser(ctx context.Context, run *session.Run) session.S
 		}
 	}
 	return s.withWorker(ctx, st)
+}
+
+// algorithmNames names each algorithm of a run as the traces table does:
+// its first trace's name ("bc-ssfw-as + slack collapse" for a variant that
+// departs from the paper, scenarios.TraceLabel), else the algorithm's.
+func algorithmNames(sp spec.Run, traces []store.Trace) []string {
+	reps := max(sp.Replications, 1)
+	out := make([]string, 0, len(sp.Algorithms))
+	for i, a := range sp.Algorithms {
+		name := a.Algo
+		if j := i * reps; j < len(traces) && (traces[j].Algo == a.Algo || strings.HasPrefix(traces[j].Algo, a.Algo+store.VariantSep)) {
+			name = traces[j].Algo
+		}
+		out = append(out, name)
+	}
+	return out
 }

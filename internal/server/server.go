@@ -80,6 +80,9 @@
 //	GET    /api/runs/{id}/traces/{t}/panels  trace t's panels, its final estimate's views (an
 //	                                 object; {} while it has none); 404 unknown run or trace,
 //	                                 413 over MaxTracePanels (4 MiB, the import's cap)
+//	GET    /api/runs/{id}/traces/{t}/coefficients.csv  trace t's final coefficients as CSV
+//	                                 (the vector, or GFLASSO's B by rows), as solve -save-x;
+//	                                 404 when its problem has none or it has not finished
 //	GET    /ws/runs/{id}             websocket: hello, records, status, done (see handleWS);
 //	                                 429 over MaxStreamsPerClient
 //	GET    /, /runs/{id}, /static/*  the web package's pages
@@ -450,8 +453,8 @@ func New(o Options) (*Server, error) {
 			r.Use(requestTimeout(o.Timeout))
 			r.Get("/scenarios", s.handleScenarios)
 			r.Get("/presets", s.handlePresets)
-			r.Post("/preview", s.handlePreview)
-			r.Post("/runs", s.handleCreate)
+			r.With(s.ownNamesMiddleware).Post("/preview", s.handlePreview)
+			r.With(s.ownNamesMiddleware).Post("/runs", s.handleCreate)
 			r.Get("/runs", s.handleList)
 			r.Get("/runs/{id}", s.handleStatus)
 			r.Delete("/runs/{id}", s.handleCancel)
@@ -460,6 +463,7 @@ func New(o Options) (*Server, error) {
 			r.Post("/runs/{id}/step", s.remoteControl("step", s.handleControl((*session.Run).Step)))
 			r.Get("/runs/{id}/panels", s.handlePanels)
 			r.Get("/runs/{id}/traces/{trace}/panels", s.handleTracePanels)
+			r.Get("/runs/{id}/traces/{trace}/coefficients.csv", s.handleCoefficients)
 			r.Get("/imports/{id}", s.handleImportStatus)
 			r.Patch("/runs/{id}", s.handleEdit)
 			r.Post("/runs/delete", s.handleDeleteMany)

@@ -34,7 +34,7 @@ import (
 const DefaultMaxSweeps = 4
 
 func (s *Server) sweepRoutes(r chi.Router) {
-	r.Post("/sweeps", s.handleSweepCreate)
+	r.With(s.ownNamesMiddleware).Post("/sweeps", s.handleSweepCreate)
 	r.Get("/sweeps", s.handleSweepList)
 	r.Post("/sweeps/delete", s.handleSweepDelete)
 	r.Get("/sweeps/{id}", s.handleSweepGet)

@@ -100,6 +100,7 @@ type upFile struct {
 	size   int64
 	at     time.Time // when it was stored
 	named  bool      // a run has named it
+	name   string    // the file's name as last uploaded, what messages call it
 }
 
 // quotaError is an upload over a quota: the client's own (client) or the
@@ -472,6 +473,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	} else {
 		tmp = ""
 	}
+	s.uploads.remember(sum, shown)
 	writeJSON(w, http.StatusCreated, uploadResult{Path: datapath.UploadName(sum), Name: shown, Bytes: size, Format: format, Rows: rows, Cols: cols})
 }
 

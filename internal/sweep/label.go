@@ -14,7 +14,7 @@ import (
 // with them ("ρ of ssfw-as", "problem's n") rather than with their paths.
 var words = map[string]string{
 	// algorithm fields
-	"algo": "algorithm", "stepsize": "step rule", "L": "L", "schedule": "schedule",
+	"algo": "algorithm", "stepsize": "stepsize", "L": "L", "schedule": "schedule",
 	"rho": "ρ", "alpha": "α", "m0": "m₀", "growth": "batch growth", "r": "blocks per iteration",
 	"workers": "workers", "caratheodory": "Carathéodory bound", "mu": "μ", "eps": "ε",
 	"no_average": "plain iterate",

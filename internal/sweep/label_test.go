@@ -14,7 +14,7 @@ func TestLabelsInWords(t *testing.T) {
 	for _, tc := range []struct{ path, want string }{
 		{"algorithms[0].rho", "ρ of ssfw-as"},
 		{"algorithms[0].L", "L of ssfw-as"},
-		{"algorithms[0].stepsize", "step rule of ssfw-as"},
+		{"algorithms[0].stepsize", "stepsize of ssfw-as"},
 		{"algorithms[1].alpha", "α of fw #2"},
 		{"algorithms[2].caratheodory", "Carathéodory bound of fw #3"},
 		{"algorithms[7].rho", "ρ of algorithm 8"},

@@ -145,25 +145,29 @@ export function createCharts(S) {
     legendMarks();
   }
 
-  // runExtent is the x range of every shown group's records: the window
+  // runExtent is the x range of every shown trace's records: the window
   // each chart shows while it follows the run, so that every chart spans
-  // the whole run, whichever of its values are missing.
+  // the whole run, whichever of its values are missing. A group of
+  // replications counts each of its traces, not its median: the furthest
+  // trace stays in view however far the others lag.
   function runExtent() {
     let lo = Infinity, hi = -Infinity;
+    const ok = (v) => v === v && (!S.logx || v > 0);
     for (const g of shown()) {
-      const xcol = g.band ? g.med[S.xaxis] : g.traces[0].cols[S.xaxis];
-      if (!xcol) continue;
-      const ok = (v) => v === v && (!S.logx || v > 0);
-      for (let i = 0; i < g.n; i++)
-        if (ok(xcol[i])) {
-          lo = Math.min(lo, xcol[i]);
-          break;
-        }
-      for (let i = g.n - 1; i >= 0; i--)
-        if (ok(xcol[i])) {
-          hi = Math.max(hi, xcol[i]);
-          break;
-        }
+      for (const t of g.traces) {
+        const xcol = t && t.cols[S.xaxis];
+        if (!xcol) continue;
+        for (let i = 0; i < t.n; i++)
+          if (ok(xcol[i])) {
+            lo = Math.min(lo, xcol[i]);
+            break;
+          }
+        for (let i = t.n - 1; i >= 0; i--)
+          if (ok(xcol[i])) {
+            hi = Math.max(hi, xcol[i]);
+            break;
+          }
+      }
     }
     return lo <= hi ? [lo, hi] : null;
   }

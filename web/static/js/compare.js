@@ -10,7 +10,7 @@ import { Trace, Group, specRow } from './traces.js';
 import { createCharts, resizeWithWindow, bindViewControls } from './charts.js';
 import { specDiff, differentInstances } from './lab.js';
 import { bindPNGButtons } from './export.js';
-import { effectiveSpec, runLabel } from './effective.js';
+import { effectiveSpec, runLabel, ownName } from './effective.js';
 
 const LIVE = new Set(['queued', 'running', 'paused']);
 
@@ -78,7 +78,7 @@ export function initCompare() {
   async function cellValues(runs) {
     if (cells) return cells;
     cells = {};
-    const want = new Set(runs.filter((r) => !r.status.name).map((r) => r.id));
+    const want = new Set(runs.filter((r) => !ownName(r.status)).map((r) => r.id));
     for (const r of runs) {
       const sw = r.status.sweep;
       if (sw && sw.values && typeof sw.values === 'object') {
@@ -120,7 +120,7 @@ export function initCompare() {
     const [cat, values] = await Promise.all([loadCatalogue().catch(() => ({})), cellValues(runs).catch(() => ({}))]);
     for (const r of runs) {
       r.label = runLabel({ ...r.status, id: r.id }, values[r.id]);
-      r.byAlgo = !r.status.name && !values[r.id];
+      r.byAlgo = !ownName(r.status) && !values[r.id];
     }
     // A reload starts the traces afresh (the charts' state goes with them).
     const again = S.groups.length > 0;
@@ -142,6 +142,8 @@ export function initCompare() {
           // A run named by its algorithms: each group by its algorithm and the run's id.
           g = new Group(key, run.byAlgo ? `${algo} · ${run.id}` : `${label} · ${algo}`, COLORS[S.groups.length % COLORS.length]);
           g.run = run.id;
+          g.algo = algo;
+          g.runLabel = run.byAlgo ? run.id : label;
           S.groups.push(g);
         }
         const t = new Trace({ ...tm, trace: S.traces.length }, false);
@@ -162,6 +164,7 @@ export function initCompare() {
         if (t) t.push(rec);
       }
     }
+    markIdentical();
     // F − F* only when every run knows the same F*.
     const fs = runs.map((r) => (r.status.info && r.status.info.fstar != null ? r.status.info.fstar : null));
     const one = fs.length && fs.every((f) => f != null && Math.abs(f - fs[0]) <= 1e-12 * Math.max(1, Math.abs(fs[0])));
@@ -186,6 +189,39 @@ export function initCompare() {
     fwlab.compare.loads = (fwlab.compare.loads || 0) + 1;
     // Runs still live: load them again in a few seconds.
     if (runs.some((r) => LIVE.has(r.status.status))) setTimeout(() => load().catch((e) => showError(`loading the runs failed: ${e.message}`)), 3000);
+  }
+
+  // markIdentical draws once an algorithm whose traces are the same in
+  // two or more runs (a baseline both runs ran alike: same records, the
+  // time aside), labelled with every run it stands for.
+  function markIdentical() {
+    const COLS = ['k', 'objective', 'gap', 'passes'];
+    const same = (a, b) =>
+      a.traces.length === b.traces.length &&
+      a.traces.every((ta, i) => {
+        const tb = b.traces[i];
+        if (ta.n !== tb.n || ta.n === 0) return false;
+        return COLS.every((c) => {
+          const x = ta.cols[c], y = tb.cols[c];
+          if (!x || !y) return x === y;
+          for (let j = 0; j < ta.n; j++) if (x[j] !== y[j] && !(x[j] !== x[j] && y[j] !== y[j])) return false;
+          return true;
+        });
+      });
+    const kept = [];
+    const identical = [];
+    for (const g of S.groups) {
+      const twin = kept.find((k) => k.algo === g.algo && k.run !== g.run && same(k, g));
+      if (!twin) {
+        kept.push(g);
+        continue;
+      }
+      twin.twins = (twin.twins || [twin.runLabel]).concat(g.runLabel);
+      twin.label = `${twin.algo} · identical in ${twin.twins.join(' and ')}`;
+      identical.push([twin.key, g.key]);
+    }
+    S.groups.splice(0, S.groups.length, ...kept);
+    fwlab.compare.identical = identical;
   }
 
   function legend(runs) {

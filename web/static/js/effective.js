@@ -85,8 +85,17 @@ export function paramName(path, spec) {
 
 // runLabel names a run: its name, else its swept values (values: {path:
 // value} of its sweep cell), else its algorithms and id.
+// defaultName is the name the server gives a new run (its problem and its
+// algorithms as its traces are named); ownName is a name the user gave.
+export function defaultName(run) {
+  const spec = (run && run.spec) || {};
+  const algos = [...new Set((run.traces || []).filter((t) => !t.replication).map((t) => t.algo))];
+  return `${spec.problem || ''}: ${algos.join(', ')}`;
+}
+export const ownName = (run) => !!(run && run.name) && run.name !== defaultName(run);
+
 export function runLabel(run, values) {
-  if (run && run.name) return run.name;
+  if (ownName(run)) return run.name;
   const spec = (run && run.spec) || {};
   if (values && Object.keys(values).length)
     return Object.entries(values)

@@ -558,6 +558,22 @@ export function initStart() {
   // File pickers of path parameters: the chosen file is uploaded
   // (POST /api/uploads), checked by the server, and its stored path fills
   // the text field; a rejected file shows the server's error under it.
+  // serverError is the server's refusal of the last Start, about the data
+  // as they were then: a new file makes it stale, so a good upload clears
+  // it from the Start bar and under its field (Start asks again).
+  let serverError = null;
+  function clearServerError() {
+    if (!serverError) return;
+    const { field, msg } = serverError;
+    serverError = null;
+    const target = $$('[data-error-for]').find((e) => e.dataset.errorFor === field);
+    if (target && target.textContent === msg) target.textContent = '';
+    const input = fieldInput(field);
+    if (input) input.classList.remove('invalid');
+    if (msg && $('#form-error').textContent.endsWith(msg)) $('#form-error').textContent = '';
+    showSummary([]);
+  }
+
   async function uploadFile(input) {
     const field = input.dataset.uploadField;
     const text = document.getElementById(input.dataset.uploadFor);
@@ -580,6 +596,7 @@ export function initStart() {
       text.dispatchEvent(new Event('input', { bubbles: true }));
       if (status) status.textContent = `uploaded ${d.name}: ${d.rows} × ${d.cols} (${d.bytes} bytes)`;
       input.dataset.state = 'done';
+      clearServerError();
       return;
     }
     if (status) status.textContent = '';
@@ -649,6 +666,7 @@ export function initStart() {
       const d = res.data || {};
       setError(d.field || '', d.error || `the server answered ${res.status}`);
       showSummary([[d.field || 'run', d.error || `the server answered ${res.status}`]]);
+      serverError = { field: d.field || '', msg: d.error || '' };
       if (d.field) goTo(d.field);
     } catch (e) {
       setError('', `could not reach the server: ${e.message}`);

@@ -358,7 +358,11 @@ export function fromLive(list, f, limit) {
       starred: !!st.starred,
       status: st.status,
       problem: spec.problem || st.problem || '',
-      algorithms: (spec.algorithms || []).map((a) => a.algo),
+      // named as the traces table names them (a variant's "+ slack collapse")
+      algorithms: (spec.algorithms || []).map((a, i) => {
+        const t = (st.traces || [])[i * Math.max(spec.replications || 1, 1)];
+        return t && (t.algo === a.algo || String(t.algo).startsWith(a.algo + ' + ')) ? t.algo : a.algo;
+      }),
       created: st.created,
       spec,
       params: { ...(spec.params || {}), replications: spec.replications, iters: spec.iters, seed: spec.seed },
@@ -367,7 +371,7 @@ export function fromLive(list, f, limit) {
   });
   const q = (f.q || '').toLowerCase();
   const kept = rows
-    .filter((r) => (!f.problem || r.problem === f.problem) && (!f.algo || r.algorithms.includes(f.algo)) && (!f.status || r.status === f.status) && (!q || `${r.name} ${r.note}`.toLowerCase().includes(q)))
+    .filter((r) => (!f.problem || r.problem === f.problem) && (!f.algo || r.algorithms.some((a) => a === f.algo || a.startsWith(f.algo + ' + '))) && (!f.status || r.status === f.status) && (!q || `${r.name} ${r.note}`.toLowerCase().includes(q)))
     .sort((a, b) => String(b.created).localeCompare(String(a.created)));
   return { runs: kept.slice(f.offset, f.offset + limit), total: kept.length, offset: f.offset, limit, disk_bytes: null, live: true };
 }

@@ -244,17 +244,46 @@ function decodedTable(list) {
   return figure('decoded', t, `Decoded test words (distinct words; wrong letters marked). ${summary}`);
 }
 
+// COEF_SHOWN is how many of the largest coefficients the table lists.
+const COEF_SHOWN = 10;
+
+// coefTable lists a final estimate's largest coefficients by magnitude
+// (a vector's entries by index, B's by feature and task), with a link to
+// the whole of it as CSV.
+function coefTable(r, name, v) {
+  const entries = [];
+  if (name === 'B') v.forEach((row, j) => row.forEach((x, k) => entries.push({ at: `B[${j + 1}, ${k + 1}]`, x })));
+  else v.forEach((x, i) => entries.push({ at: `${i + 1}`, x }));
+  const nonzero = entries.filter((e) => e.x !== 0).length;
+  const top = entries.slice().sort((a, b) => Math.abs(b.x) - Math.abs(a.x)).slice(0, COEF_SHOWN);
+  const tb = el('tbody');
+  for (const e of top) tb.append(el('tr', {}, el('td', { class: 'mono', text: e.at }), el('td', { class: 'mono num', text: fmtCell(e.x, 6) })));
+  const head = el('tr', {}, el('th', { text: name === 'B' ? 'entry (feature, task)' : 'index' }), el('th', { text: 'value' }));
+  const t = el('table', { class: 'coefficients', 'data-coefficients': r.trace }, el('thead', {}, head), tb);
+  const link = el('a', { href: r.csv, download: '', class: 'coef-csv', 'data-coef-csv': r.trace, text: `download all ${entries.length} as CSV` });
+  const f = figure(`coefficients@${r.trace}`, el('div', {}, t, link),
+    `Final coefficients of ${r.label}${r.replication ? `, replication ${r.replication}` : ''}: the ${top.length} largest by magnitude of ${entries.length} (${nonzero} nonzero)`);
+  f.classList.add('estimate');
+  f.style.borderTop = `3px solid ${r.color}`;
+  return f;
+}
+
 function resultFigures() {
   const out = [];
   const decoded = [];
+  const coefs = []; // after the heat maps, which stay beside the true B
   for (const r of results) {
     for (const [name, v] of Object.entries(r.panels || {})) {
+      if (name === 'coefficients' && Array.isArray(v) && v.length && v.every(isNum)) coefs.push(coefTable(r, name, v));
+      if (name === 'B' && isMatrix(v)) coefs.push(coefTable(r, name, v));
+      if (name === 'coefficients_omitted' && typeof v === 'string')
+        coefs.push(figure(`coefficients@${r.trace}`, el('p', { class: 'muted', 'data-coefficients-omitted': r.trace, text: v }), `Final coefficients of ${r.label}`));
       if (isMatrix(v)) out.push(estimate(r, name, v));
       else if (name === 'decoded' && Array.isArray(v)) decoded.push(r);
     }
   }
   if (decoded.length) out.push(decodedTable(decoded));
-  return out;
+  return out.concat(coefs);
 }
 
 export function setResults(list) {

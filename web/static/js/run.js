@@ -149,6 +149,10 @@ export function initRun() {
       get lastK() {
         return t.n ? t.cols.k[t.n - 1] : -1;
       },
+      // the last x on the charts' axis
+      get lastX() {
+        return t.n && t.cols[S.xaxis] ? t.cols[S.xaxis][t.n - 1] : null;
+      },
       get status() {
         const st = S.status && S.status.traces && S.status.traces[t.meta.trace];
         return st ? st.status : '';
@@ -389,7 +393,7 @@ export function initRun() {
       if (!ts.length) continue;
       const p = tracePanels.get(ts[0].trace);
       if (p === undefined) fetchTracePanels(ts[0].trace);
-      else if (p) out.push({ label: g.label, color: g.color, trace: ts[0].trace, replication: ts[0].replication, panels: p });
+      else if (p) out.push({ label: g.label, color: g.color, trace: ts[0].trace, replication: ts[0].replication, panels: p, csv: `/api/runs/${encodeURIComponent(S.runId)}/traces/${ts[0].trace}/coefficients.csv` });
     }
     const sig = out.map((r) => r.trace).join(',');
     if (sig === resultSig) return;
