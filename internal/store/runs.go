@@ -643,6 +643,31 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
+// Page says how a backend reads the page f asks for from a list of total
+// runs ordered by keys (the time key, then the id): n rows at offset, in
+// order (an ORDER BY clause), and whether the rows read must be reversed;
+// ok is false past the last run. A page past the middle is read from the
+// other end, so the last page costs what the first does.
+func (f Filter) Page(total int, keys [2]string) (n, offset int, order string, reverse, ok bool) {
+	if f.Offset >= total {
+		return 0, 0, "", false, false
+	}
+	n, offset = f.Limit, f.Offset
+	if f.Offset > total/2 {
+		n = min(f.Limit, total-f.Offset)
+		offset, reverse = total-f.Offset-n, true
+	}
+	desc := !f.OldestFirst
+	if reverse {
+		desc = !desc
+	}
+	order = ` ORDER BY ` + keys[0] + `, ` + keys[1]
+	if desc {
+		order = ` ORDER BY ` + keys[0] + ` DESC, ` + keys[1] + ` DESC`
+	}
+	return n, offset, order, reverse, true
+}
+
 // List returns a page of runs, newest first (or oldest first), and the
 // number of runs the filter selects. The runs come without panels.
 func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
@@ -719,23 +744,9 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	if err := s.db.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
 	}
-	// A page past the middle is read from the other end: the last page
-	// costs what the first does.
-	n, offset, reverse := f.Limit, f.Offset, false
-	if f.Offset >= total {
+	n, offset, order, reverse, ok := f.Page(total, keys)
+	if !ok {
 		return nil, total, nil
-	}
-	if f.Offset > total/2 {
-		n = min(f.Limit, total-f.Offset)
-		offset, reverse = total-f.Offset-n, true
-	}
-	desc := !f.OldestFirst
-	if reverse {
-		desc = !desc
-	}
-	order := ` ORDER BY ` + keys[0] + `, ` + keys[1]
-	if desc {
-		order = ` ORDER BY ` + keys[0] + ` DESC, ` + keys[1] + ` DESC`
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+runColsOf("runs.")+from+cond+order+` LIMIT ? OFFSET ?`,
 		append(args, n, offset)...)

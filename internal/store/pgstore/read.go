@@ -226,23 +226,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 	if err := s.pool.QueryRow(ctx, count, args[:countArgs]...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
 	}
-	// A page past the middle is read from the other end: the last page
-	// costs what the first does.
-	if f.Offset >= total {
+	n, offset, order, reverse, ok := f.Page(total, keys)
+	if !ok {
 		return nil, total, nil
-	}
-	n, offset, reverse := f.Limit, f.Offset, false
-	if f.Offset > total/2 {
-		n = min(f.Limit, total-f.Offset)
-		offset, reverse = total-f.Offset-n, true
-	}
-	desc := !f.OldestFirst
-	if reverse {
-		desc = !desc
-	}
-	order := ` ORDER BY ` + keys[0] + `, ` + keys[1]
-	if desc {
-		order = ` ORDER BY ` + keys[0] + ` DESC, ` + keys[1] + ` DESC`
 	}
 	q := `SELECT ` + runColsOf("runs.") + from + cond + order + ` LIMIT ` + arg(n) + ` OFFSET ` + arg(offset)
 	rows, err := s.pool.Query(ctx, q, args...)
