@@ -381,7 +381,12 @@ func TestRunPageKeys(t *testing.T) {
 	if txt := eval[string](t, ctx, `document.querySelector('#shortcuts').hidden ? '' : document.querySelector('#shortcuts').textContent`); !strings.Contains(txt, "pause or resume") || !strings.Contains(txt, "reset") {
 		t.Errorf("the shortcut list %q", txt)
 	}
-	step(t, ctx, "type into the name", 5*time.Second, chromedp.Click(chromedp.ID("run-name")), chromedp.KeyEvent("a b."))
+	// the field holds the run's default name: the keys replace it
+	if v := eval[string](t, ctx, `document.querySelector('#run-name').value`); !strings.HasPrefix(v, "toy-polygon: ") {
+		t.Errorf("the name field holds %q, want the run's default name", v)
+	}
+	step(t, ctx, "type into the name", 5*time.Second, chromedp.Click(chromedp.ID("run-name")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#run-name').select()`), chromedp.KeyEvent("a b."))
 	if v := eval[string](t, ctx, `document.querySelector('#run-name').value`); v != "a b." {
 		t.Errorf("the name field holds %q", v)
 	}
