@@ -446,7 +446,7 @@ func (s *Server) statusWithUser(ctx context.Context, run *session.Run) session.S
 			st.Name, st.Note, st.Starred = name, note, starred
 		}
 	}
-	return s.withWorker(ctx, st)
+	return s.served(ctx, st)
 }
 
 // algorithmNames names each algorithm of a run as the traces table does:
