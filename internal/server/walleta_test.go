@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"net/http/httptest"
 	"runtime"
 	"testing"
 	"time"
@@ -35,11 +36,30 @@ func TestHistoryTimeLeftIsWallClock(t *testing.T) {
 		}()
 	}
 	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 2}})
+	// a run too short to check (a fast machine) is made again twice as long
+	for iters := 15000; ; iters *= 2 {
+		checked, took := historyTimeLeft(t, srv, ts, iters)
+		if checked >= 5 {
+			t.Logf("%d samples checked over %.1f s", checked, took.Seconds())
+			return
+		}
+		if iters >= 8*15000 {
+			t.Fatalf("%d samples past a fifth of the run with more than 3 s left: the run was too short (%.1f s)", checked, took.Seconds())
+		}
+	}
+}
+
+// historyTimeLeft runs six replications of fw on lasso for iters
+// iterations, watches History's time left and checks it against the time
+// the run in fact still took; it returns how many samples it checked and
+// how long it watched.
+func historyTimeLeft(t *testing.T, srv *Server, ts *httptest.Server, iters int) (int, time.Duration) {
+	t.Helper()
 	// six replications of fw at a constant cost per iteration, to the
 	// iteration limit: more traces than the server runs at once, so some
 	// wait for a slot
 	id := create(t, ts, spec.Run{Problem: "lasso", Params: spec.Params{"n": "4000", "p": "60"},
-		Algorithms: []spec.Algo{{Algo: "fw"}}, Replications: 6, Iters: 15000, Gap: 1e-300})
+		Algorithms: []spec.Algo{{Algo: "fw"}}, Replications: 6, Iters: iters, Gap: 1e-300})
 	type sample struct {
 		at       time.Time
 		fraction float64
@@ -102,8 +122,5 @@ func TestHistoryTimeLeftIsWallClock(t *testing.T) {
 			}
 		}
 	}
-	if checked < 5 {
-		t.Fatalf("%d samples past a fifth of the run with more than 3 s left: the run was too short (%.1f s)", checked, end.Sub(samples[0].at).Seconds())
-	}
-	t.Logf("%d samples checked over %.1f s", checked, end.Sub(samples[0].at).Seconds())
+	return checked, end.Sub(samples[0].at)
 }
