@@ -59,9 +59,9 @@ type RunRow struct {
 
 // RowProgress is how far a live run is: the mean over its traces of the
 // fraction of the first limit each will reach (iterations or effective
-// passes), and the seconds left at the traces' own rates (null while no
-// trace has one). web/static/js/progress.js computes the same on the run
-// page.
+// passes), and the seconds left from the run's progress over wall time
+// (walleta.go; null while measuring). web/static/js/progress.js computes
+// the same on the run page.
 type RowProgress struct {
 	Fraction float64  `json:"fraction"`
 	ETA      *float64 `json:"eta_s"`
@@ -74,21 +74,18 @@ type traceProgress struct {
 	ended bool
 }
 
-// runProgress estimates a run's progress from its limits and its traces'
+// runProgress is a run's progress fraction from its limits and its traces'
 // last records: a trace's fraction is k / iters, or passes / passes limit
-// when that is nearer; its time left time_s × (1 − f) / f. The run's time
-// left is the longest of its traces', plus the mean duration of the
-// started traces for each trace not started yet.
-func runProgress(sp spec.Run, traces []traceProgress) RowProgress {
+// when that is nearer, 1 when it has ended; the run's is their mean.
+func runProgress(sp spec.Run, traces []traceProgress) float64 {
 	if len(traces) == 0 {
-		return RowProgress{}
+		return 0
 	}
 	iters := sp.Iters
 	if iters <= 0 {
 		iters = spec.DefaultIters
 	}
-	var sum, longest, total float64
-	rated, waiting := 0, 0
+	var sum float64
 	for _, t := range traces {
 		f := 0.0
 		switch {
@@ -102,31 +99,18 @@ func runProgress(sp spec.Run, traces []traceProgress) RowProgress {
 			f = math.Min(1, math.Max(0, f))
 		}
 		sum += f
-		if f >= 1 {
-			continue
-		}
-		if f > 0 && t.last != nil && t.last.Time > 0 {
-			longest = math.Max(longest, t.last.Time*(1-f)/f)
-			total += t.last.Time / f
-			rated++
-		} else {
-			waiting++
-		}
 	}
-	p := RowProgress{Fraction: sum / float64(len(traces))}
-	if p.Fraction >= 1 {
-		zero := 0.0
-		return RowProgress{Fraction: 1, ETA: &zero}
-	}
-	if rated > 0 {
-		eta := longest + float64(waiting)*total/float64(rated)
-		p.ETA = &eta
-	}
-	return p
+	return sum / float64(len(traces))
 }
 
-// liveProgress is runProgress of a run live in this server.
-func liveProgress(sp spec.Run, live *session.Run) *RowProgress {
+// progress is the History progress of run id at fraction f now, its time
+// left measured on the wall clock.
+func (s *Server) progress(id string, f float64) *RowProgress {
+	return &RowProgress{Fraction: f, ETA: s.wall.timeLeft(id, time.Now(), f)}
+}
+
+// liveProgress is the progress of a run live in this server.
+func (s *Server) liveProgress(sp spec.Run, live *session.Run) *RowProgress {
 	var ts []traceProgress
 	for _, t := range live.Traces() {
 		tp := traceProgress{ended: t.Status() != "running" && t.Status() != "paused" && t.Status() != "queued" && t.Status() != ""}
@@ -137,11 +121,10 @@ func liveProgress(sp spec.Run, live *session.Run) *RowProgress {
 		}
 		ts = append(ts, tp)
 	}
-	p := runProgress(sp, ts)
-	return &p
+	return s.progress(live.ID, runProgress(sp, ts))
 }
 
-// storedProgress is runProgress of a live run that this server does not
+// storedProgress is the progress of a live run that this server does not
 // run (one on a worker process): from the traces' statuses and last
 // records in the store, as the worker wrote them. nil when the store
 // cannot be read (the row goes without).
@@ -161,8 +144,7 @@ func (s *Server) storedProgress(ctx context.Context, r *store.Run) *RowProgress 
 		}
 		ts = append(ts, tp)
 	}
-	p := runProgress(r.Spec, ts)
-	return &p
+	return s.progress(r.ID, runProgress(r.Spec, ts))
 }
 
 // RowInstance is a run's instance summary.
@@ -211,7 +193,7 @@ func (s *Server) runRow(r *store.Run) RunRow {
 	if live != nil {
 		row.Status = live.RunStatus()
 		if row.Status == "running" || row.Status == "paused" || row.Status == "queued" {
-			row.Progress = liveProgress(r.Spec, live)
+			row.Progress = s.liveProgress(r.Spec, live)
 		}
 	}
 	for i, t := range r.Traces {
@@ -446,7 +428,7 @@ func (s *Server) statusWithUser(ctx context.Context, run *session.Run) session.S
 			st.Name, st.Note, st.Starred = name, note, starred
 		}
 	}
-	return s.withWorker(ctx, st)
+	return s.served(ctx, st)
 }
 
 // algorithmNames names each algorithm of a run as the traces table does:

@@ -2,13 +2,16 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/fwlab/fwlab/internal/datapath"
+	"github.com/fwlab/fwlab/internal/session"
 )
 
 // remember records the name a stored upload was sent with (the last one,
@@ -25,8 +28,9 @@ func (u *uploads) remember(sum, name string) {
 // ownNames rewrites a message about uploaded files to name each by the
 // name it was uploaded with: the file's path on this server (as stored and
 // with its links resolved), the spec's upload:SHA256 (whole or quoted as
-// errors quote it) and the bare hash or its first 12 digits all become the
-// user's file name.
+// errors quote it), a path with the hash as a folder (a worker's copy,
+// <cache>/SHA256/<file>) and the bare hash or its first 12 digits all
+// become the user's file name.
 func (u *uploads) ownNames(msg string) string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -42,6 +46,7 @@ func (u *uploads) ownNames(msg string) string {
 			continue
 		}
 		up := datapath.UploadName(sum)
+		msg = regexp.MustCompile(`[^\s"'`+"`"+`]*/`+sum+`/[A-Za-z0-9._-]+`).ReplaceAllLiteralString(msg, f.name)
 		msg = strings.NewReplacer(
 			datapath.Quote(up), strconv.Quote(f.name),
 			filepath.Join(real, sum), f.name,
@@ -53,6 +58,15 @@ func (u *uploads) ownNames(msg string) string {
 		).Replace(msg)
 	}
 	return msg
+}
+
+// served is a run's status as the server serves it (the run's API status
+// and its page's stream): its worker, and its message naming uploaded
+// files by the user's names (a worker that could not make the run names
+// its own copies).
+func (s *Server) served(ctx context.Context, st session.Status) session.Status {
+	st.Message = s.uploads.ownNames(st.Message)
+	return s.withWorker(ctx, st)
 }
 
 // ownNamesWriter holds an error answer back to rewrite it with

@@ -365,6 +365,7 @@ type Server struct {
 	router  chi.Router
 	handler http.Handler // router behind guard
 	uploads *uploads
+	wall    wallClock // History's time left (walleta.go)
 	imp     *importer // POST /api/runs/import (imports.go)
 	// previews caches the recent answers of POST /api/preview.
 	previews *previews

@@ -319,7 +319,7 @@ func instanceKey(in scenarios.Info) instanceSig {
 // worker of a run a worker process took (a PostgreSQL store's).
 func (st *stream) sendStatus(typ string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), st.s.opts.WriteTimeout)
-	status := st.s.withWorker(ctx, st.run.Status().WithoutPanels())
+	status := st.s.served(ctx, st.run.Status().WithoutPanels())
 	cancel()
 	msg, err := json.Marshal(struct {
 		Type string         `json:"type"`
