@@ -9,6 +9,8 @@
 #   sweep    a 2×2 sweep's page (ρ of ssfw-as × its step rule), once done
 #   teaching the run page of the "away steps vs zig-zag" preset, with the
 #            teaching view beside (1400) or below (1024) the traces
+#   present  that run's teaching view in presentation mode (its Present
+#            button, pressed by scripts/present through Chromium's DevTools)
 # The dashboard is built and served from a run store in memory on a free
 # loopback port; the runs and the sweep are made through its JSON API and
 # waited for until done; headless Chromium takes each picture once the page's
@@ -22,17 +24,27 @@ dir=${1:-docs/img}
 chromium=${FWLAB_CHROMIUM:-$(command -v chromium || command -v chromium-browser || command -v google-chrome)}
 tmp=$(mktemp -d)
 pid=
+# cleanup stops the server (SIGTERM, then SIGKILL after 10 s) and removes tmp
 cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
+		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
 	rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 go build -o "$tmp/dashboard" ./cmd/dashboard
+go build -o "$tmp/present" ./scripts/present
+# the log exists before the server starts, so that reading it never races the
+# background job's redirection
+: >"$tmp/serve.log"
 "$tmp/dashboard" serve -addr localhost:0 -db :memory: >"$tmp/serve.log" 2>&1 &
 pid=$!
 # the server prints "fwlab dashboard at http://localhost:PORT/ …" once it listens
 url=
-for _ in $(seq 100); do
+for _ in $(seq 300); do
 	url=$(sed -n 's/^fwlab dashboard at \([^ ]*\) .*/\1/p' "$tmp/serve.log")
 	[ -n "$url" ] && break
 	kill -0 "$pid" 2>/dev/null || { cat "$tmp/serve.log"; exit 1; }
@@ -102,4 +114,6 @@ for size in 1400x1000 1024x768; do
 	shot "compare-$size.png" "compare?runs=$run,$other" "$w" "$h"
 	shot "sweep-$size.png" "sweeps/$sweep" "$w" "$h"
 	shot "teaching-$size.png" "runs/$teach" "$w" "$h" 15000
+	"$tmp/present" -chromium "$chromium" -url "${url}runs/$teach" -size "$size" -out "$dir/present-$size.png"
+	echo "$dir/present-$size.png: $(wc -c <"$dir/present-$size.png") bytes of /runs/$teach presenting at $w×$h"
 done
