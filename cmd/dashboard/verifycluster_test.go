@@ -97,17 +97,7 @@ func TestVerifyButtonQueuesForTheWorkers(t *testing.T) {
 	if status, worker := ended(id); status != "done" || worker != "w1" {
 		t.Fatalf("run %s ended %s on %q, want done on w1", id, status, worker)
 	}
-	resp, err := http.Post(srv.url+"/api/runs/"+id+"/verify", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out struct{ ID string }
-	err = json.NewDecoder(resp.Body).Decode(&out)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("POST verify: %s %v", resp.Status, err)
-	}
-	rerun := out.ID
+	rerun := postVerify(t, srv.url, id)
 	if status, worker := ended(rerun); status != "done" || worker != "w1" {
 		t.Fatalf("the re-run %s ended %s on %q, want done on the worker w1", rerun, status, worker)
 	}
@@ -159,21 +149,11 @@ func TestVerifyCancelReachesTheWorker(t *testing.T) {
 	// long enough that the re-run is still running when it is cancelled
 	id := post(t, srv.url+"/api/runs", `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"50000"},"algorithms":[{"algo":"fista"}],"iters":150000}`)
 	waitFor("the run's end", 5*time.Minute, func() bool { s, _ := status(id); return !store.Live(s) })
-	resp, err := http.Post(srv.url+"/api/runs/"+id+"/verify", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out struct{ ID string }
-	err = json.NewDecoder(resp.Body).Decode(&out)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("POST verify: %s %v", resp.Status, err)
-	}
-	rerun := out.ID
+	rerun := postVerify(t, srv.url, id)
 	waitFor("the re-run running on w1", time.Minute, func() bool { s, wk := status(rerun); return s == "running" && wk == "w1" })
 	req, _ := http.NewRequest(http.MethodDelete, srv.url+"/api/runs/"+id+"/verify", nil)
 	start := time.Now()
-	resp, err = http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +165,21 @@ func TestVerifyCancelReachesTheWorker(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the re-run read cancelled %v after the cancel, want within 5 s", d)
 	}
+}
+
+// postVerify asks the server at base to verify run id (the run page's
+// Verify) and returns the re-run's id.
+func postVerify(t *testing.T, base, id string) string {
+	t.Helper()
+	resp, err := http.Post(base+"/api/runs/"+id+"/verify", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ ID string }
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST verify: %s %v", resp.Status, err)
+	}
+	return out.ID
 }
