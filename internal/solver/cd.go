@@ -148,6 +148,11 @@ type cdState struct {
 	set    []int  // working set, increasing
 	work   float64
 	unit   float64 // work of one length-N vector operation, in passes
+	// covariance updates (squared loss; see cdcov.go)
+	cov   bool      // this working set's sweeps use covariance updates
+	q     []float64 // m_jᵀz of the working set's coordinates, kept by covariance updates
+	gram  cdGram    // inner products m_jᵀm_k of the coordinates that entered a working set
+	stale bool      // y moved by covariance updates since z was computed
 }
 
 func (s *cdState) col(j int) []float64 { return s.c.Cols[j*s.c.N : (j+1)*s.c.N] }
@@ -163,6 +168,7 @@ func (s *cdState) isFree(j int) bool {
 // refresh recomputes z and the loss derivatives from y.
 func (s *cdState) refresh() {
 	c := s.c
+	s.stale = false
 	if c.Target != nil {
 		for i := range s.z {
 			s.z[i] = -c.Target[i]
@@ -187,6 +193,7 @@ func (s *cdState) partial(j int) float64 {
 	var g float64
 	if s.c.Loss == nil {
 		g = floats.Dot(s.col(j), s.z)
+		s.q[j] = g
 	} else {
 		g = floats.Dot(s.col(j), s.d1)
 	}
@@ -220,26 +227,14 @@ func (s *cdState) step(j int) float64 {
 	c, m := s.c, s.col(j)
 	g := s.partial(j)
 	if c.Loss == nil {
-		h := s.h[j]
-		var nv float64
-		switch {
-		case h > 0:
-			nv = s.target(j, g, h)
-		case c.L1 > 0 || g == 0:
-			return 0 // a zero column: S does not depend on y_j
-		case g > 0:
-			nv = c.Lo
-		default:
-			nv = c.Hi
-		}
-		d := nv - s.y[j]
+		nv, d := s.squaredMove(j, g)
 		if d == 0 {
 			return 0
 		}
 		floats.AddScaled(s.z, d, m)
 		s.work += s.unit
 		s.y[j] = nv
-		return h * d * d
+		return s.h[j] * d * d
 	}
 	// proximal Newton on the coordinate with f'' at the current point, then
 	// backtracking on the coordinate's own objective (Tseng and Yun)
@@ -298,6 +293,9 @@ func (s *cdState) step(j int) float64 {
 // solution). It returns the number of violators.
 func (s *cdState) fullPass() int {
 	c := s.c
+	if s.stale {
+		s.refresh()
+	}
 	s.set = s.set[:0]
 	for j := range s.y {
 		if s.out[j] {
@@ -342,6 +340,7 @@ func (s *cdState) fullPass() int {
 		s.set = append(s.set, v.j)
 	}
 	slices.Sort(s.set)
+	s.chooseUpdates()
 	return nv
 }
 
@@ -433,7 +432,7 @@ func (m *cdMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 		return Result{}, fmt.Errorf("solver: the problem's start has length %d, want %d", len(y), c.P)
 	}
 	s := &cdState{c: c, y: y, z: make([]float64, c.N), h: make([]float64, c.P), grad: make([]float64, c.P),
-		out: make([]bool, c.P), set: make([]int, 0, c.P),
+		out: make([]bool, c.P), set: make([]int, 0, c.P), q: make([]float64, c.P),
 		unit: 1 / (2 * float64(c.P))}
 	if c.Loss != nil {
 		s.d1, s.d2 = make([]float64, c.N), make([]float64, c.N)
@@ -498,10 +497,7 @@ func (m *cdMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
 			s.fullPass()
 			full, fresh, inner = false, true, 0
 		} else {
-			most := 0.0
-			for _, j := range s.set {
-				most = math.Max(most, s.step(j))
-			}
+			most := s.sweep()
 			inner++
 			s.prune()
 			if most <= cdInnerTol*scale {

@@ -78,7 +78,7 @@ func timeTo(tb testing.TB, pr *glm.Problem, algo string, fstar, rel float64) (fl
 // (X row-major and y as little-endian float64, λ and F* as text) for
 // bench/sklearn_lasso.py, which times scikit-learn on the same data.
 func BenchmarkCDLasso(b *testing.B) {
-	for _, sz := range []struct{ n, p int }{{2000, 5000}, {1000, 2000}} {
+	for _, sz := range []struct{ n, p int }{{2000, 5000}, {1000, 2000}, {20000, 200}} {
 		b.Run(fmt.Sprintf("%dx%d", sz.n, sz.p), func(b *testing.B) {
 			pr, syn := lassoBench(b, sz.n, sz.p)
 			// one core, and the records' times read in CPU time: the figures

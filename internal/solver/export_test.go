@@ -9,3 +9,12 @@ func SetClock(f func() time.Duration) (restore func()) {
 	clock = f
 	return func() { clock = old }
 }
+
+// SetCDCovariance lets coordinate descent choose covariance updates (on)
+// or keeps it to residual updates, until the returned function restores
+// the default.
+func SetCDCovariance(on bool) (restore func()) {
+	old := cdCovOn
+	cdCovOn = on
+	return func() { cdCovOn = old }
+}
