@@ -51,3 +51,14 @@ func NameNew(r *Run) {
 		r.Name = defaultNameOf(r)
 	}
 }
+
+// GivenName is r's name unless it is r's DefaultName, then "": what a
+// bundle of r carries, so that a run named by default exports as it was
+// made or imported (a store gives the default back on import) and only a
+// name someone chose travels.
+func GivenName(r *Run) string {
+	if r.Name == defaultNameOf(r) {
+		return ""
+	}
+	return r.Name
+}

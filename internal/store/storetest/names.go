@@ -51,8 +51,19 @@ func checkDefaultNames(t *testing.T, s store.Backend) {
 
 	given := TestRun("lasso", "afw")
 	given.Name = "my lasso"
-	if id := put(t, s, given); name(id) != "my lasso" {
-		t.Errorf("a name given is stored as %q", name(id))
+	givenID := put(t, s, given)
+	if name(givenID) != "my lasso" {
+		t.Errorf("a name given is stored as %q", name(givenID))
+	}
+	// what a bundle carries: a chosen name, never the default (given back on import)
+	for _, c := range []struct{ id, want string }{{id, ""}, {givenID, "my lasso"}} {
+		got, err := s.Get(ctx, c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := store.GivenName(got); g != c.want {
+			t.Errorf("the run named %q has the given name %q, want %q", got.Name, g, c.want)
+		}
 	}
 
 	bare := TestRun("lasso", "afw", "fista")

@@ -49,6 +49,7 @@ var Checks = []Check{
 	{"EditsAndUser", checkEdits},
 	{"DefaultNames", checkDefaultNames},
 	{"ImportNames", checkImportNames},
+	{"UploadNames", checkUploadNames},
 	{"ListFiltersSearchAndPages", checkList},
 	{"Delete", checkDelete},
 	{"Verifications", checkVerifications},
