@@ -227,7 +227,7 @@ func fromRun(r *store.Run) *Bundle {
 		Status:  r.Status,
 		Created: r.Created,
 		Ended:   r.Ended,
-		Name:    r.Name,
+		Name:    store.GivenName(r), // a default name comes back on import
 		Note:    r.Note,
 		Spec:    r.Spec,
 		Info:    Info{Dim: r.Instance.Dim, Samples: r.Instance.Samples, Blocks: r.Instance.Blocks, FStar: r.Instance.FStar, Panels: r.Instance.Panels},

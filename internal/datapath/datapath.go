@@ -122,16 +122,16 @@ func (f Folders) Resolve(field, value, dirFile string) (string, error) {
 			return "", errorf(field, "must be %s followed by the 64 hexadecimal digits of an upload's SHA-256, got %s", UploadPrefix, Quote(v))
 		}
 		if f.Uploads == "" {
-			return "", errorf(field, "names the upload %s…, but there are no uploads here", h[:12])
+			return "", errorf(field, "names the upload %s…, but there are no uploads here", h[:ShortHash])
 		}
 		root, err := realDir(f.Uploads)
 		if err != nil {
-			return "", errorf(field, "names the upload %s…, which is not here (it was uploaded to another server, or the server restarted since)", h[:12])
+			return "", errorf(field, "names the upload %s…, which is not here (it was uploaded to another server, or the server restarted since)", h[:ShortHash])
 		}
 		full := filepath.Join(root, h)
 		if err := f.check(field, full, v); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return "", errorf(field, "names the upload %s…, which is not here (it was uploaded to another server, or the server restarted since)", h[:12])
+				return "", errorf(field, "names the upload %s…, which is not here (it was uploaded to another server, or the server restarted since)", h[:ShortHash])
 			}
 			return "", err
 		}

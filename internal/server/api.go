@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,7 +18,6 @@ import (
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
-	"github.com/fwlab/fwlab/internal/store"
 )
 
 // apiError is the body of every API error.
@@ -154,44 +152,8 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	var labels []string
-	for _, t := range run.Status().Traces {
-		if t.Replication == 0 {
-			labels = append(labels, t.Algo)
-		}
-	}
-	s.nameRun(r.Context(), run.ID, sp.Problem, labels)
 	w.Header().Set("Location", "/api/runs/"+run.ID)
 	writeJSON(w, http.StatusCreated, map[string]string{"id": run.ID})
-}
-
-// defaultRunName is the readable name a new run gets from its problem and
-// its algorithms, named as its traces are ("gflasso: bc-ssfw-as + slack
-// collapse, bcfw"); the user may rename it (PATCH /api/runs/{id}).
-func defaultRunName(problem string, algos []string) string {
-	var seen []string
-	for _, a := range algos {
-		if !slices.Contains(seen, a) {
-			seen = append(seen, a)
-		}
-	}
-	name := problem + ": " + strings.Join(seen, ", ")
-	if r := []rune(name); len(r) > store.MaxName {
-		name = string(r[:store.MaxName-1]) + "…"
-	}
-	return name
-}
-
-// nameRun gives a new stored run its default name; a store that cannot
-// only leaves it unnamed (logged).
-func (s *Server) nameRun(ctx context.Context, id, problem string, algos []string) {
-	if s.st == nil {
-		return
-	}
-	name := defaultRunName(problem, algos)
-	if err := s.st.Update(context.WithoutCancel(ctx), id, store.Edit{Name: &name}); err != nil {
-		s.log.Warn("naming the run", "run", id, "err", err)
-	}
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {

@@ -75,9 +75,6 @@ func (s *Server) createQueued(w http.ResponseWriter, r *http.Request, sp spec.Ru
 		writeError(w, http.StatusServiceUnavailable, "", "queueing the run: "+err.Error())
 		return
 	}
-	if t, err := s.st.Get(r.Context(), id); err == nil {
-		s.nameRun(r.Context(), id, sp.Problem, algorithmNames(t.Spec, t.Traces))
-	}
 	w.Header().Set("Location", "/api/runs/"+id)
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }

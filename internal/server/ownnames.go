@@ -5,59 +5,28 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/fwlab/fwlab/internal/datapath"
 	"github.com/fwlab/fwlab/internal/session"
 )
 
-// remember records the name a stored upload was sent with (the last one,
-// when the same content came under several), so that messages about it
-// name the user's file.
-func (u *uploads) remember(sum, name string) {
-	u.mu.Lock()
-	if f := u.files[sum]; f != nil {
-		f.name = name
-	}
-	u.mu.Unlock()
-}
-
 // ownNames rewrites a message about uploaded files to name each by the
-// name it was uploaded with: the file's path on this server (as stored and
-// with its links resolved), the spec's upload:SHA256 (whole or quoted as
-// errors quote it), a path with the hash as a folder (a worker's copy,
-// <cache>/SHA256/<file>) and the bare hash or its first 12 digits all
-// become the user's file name.
-func (u *uploads) ownNames(msg string) string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.files) == 0 {
+// name it was uploaded with, as the store keeps it for every server
+// sharing it (datapath.OwnNames): this server's path of the file, another
+// server's or a worker's copy, the spec's upload:SHA256 and the hash, whole
+// or cut, all become the user's file name. A message that quotes no hash
+// costs no look-up; one the store cannot answer is left as it is.
+func (s *Server) ownNames(ctx context.Context, msg string) string {
+	keys := datapath.UploadKeys(msg)
+	if len(keys) == 0 {
 		return msg
 	}
-	real, err := filepath.EvalSymlinks(u.dir)
+	names, err := s.st.UploadNames(ctx, keys)
 	if err != nil {
-		real = u.dir
+		s.log.Warn("reading the names of uploads", "err", err)
+		return msg
 	}
-	for sum, f := range u.files {
-		if f.name == "" || !strings.Contains(msg, sum[:12]) {
-			continue
-		}
-		up := datapath.UploadName(sum)
-		msg = regexp.MustCompile(`[^\s"'`+"`"+`]*/`+sum+`/[A-Za-z0-9._-]+`).ReplaceAllLiteralString(msg, f.name)
-		msg = strings.NewReplacer(
-			datapath.Quote(up), strconv.Quote(f.name),
-			filepath.Join(real, sum), f.name,
-			filepath.Join(u.dir, sum), f.name,
-			up, f.name,
-			sum, f.name,
-			sum[:12]+"…", f.name,
-			sum[:12], f.name,
-		).Replace(msg)
-	}
-	return msg
+	return datapath.OwnNames(msg, names, s.uploads.dir)
 }
 
 // served is a run's status as the server serves it (the run's API status
@@ -65,12 +34,12 @@ func (u *uploads) ownNames(msg string) string {
 // files by the user's names (a worker that could not make the run names
 // its own copies).
 func (s *Server) served(ctx context.Context, st session.Status) session.Status {
-	st.Message = s.uploads.ownNames(st.Message)
+	st.Message = s.ownNames(ctx, st.Message)
 	return s.withWorker(ctx, st)
 }
 
 // ownNamesWriter holds an error answer back to rewrite it with
-// uploads.ownNames; other answers go through untouched.
+// Server.ownNames; other answers go through untouched.
 type ownNamesWriter struct {
 	http.ResponseWriter
 	code int
@@ -108,7 +77,7 @@ func (s *Server) ownNamesMiddleware(next http.Handler) http.Handler {
 		body := ow.buf.Bytes()
 		var e apiError
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			if msg := s.uploads.ownNames(e.Error); msg != e.Error {
+			if msg := s.ownNames(r.Context(), e.Error); msg != e.Error {
 				e.Error = msg
 				if b, err := json.Marshal(e); err == nil {
 					body = append(b, '\n')

@@ -21,6 +21,7 @@ import (
 	"github.com/fwlab/fwlab/internal/dataio"
 	"github.com/fwlab/fwlab/internal/datapath"
 	"github.com/fwlab/fwlab/internal/scenarios"
+	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/ssvm"
 	"github.com/fwlab/fwlab/internal/store"
 )
@@ -100,7 +101,6 @@ type upFile struct {
 	size   int64
 	at     time.Time // when it was stored
 	named  bool      // a run has named it
-	name   string    // the file's name as last uploaded, what messages call it
 }
 
 // quotaError is an upload over a quota: the client's own (client) or the
@@ -194,8 +194,9 @@ func (u *uploads) keep(sum, client string, size int64) bool {
 
 // expire removes the files no run names any more (named by one before, or
 // never named and older than the grace), giving their bytes back to their
-// clients; named reports whether a stored run names an upload.
-func (u *uploads) expire(named func(sum string) bool) {
+// clients, and returns them; named reports whether a stored run names an
+// upload.
+func (u *uploads) expire(named func(sum string) bool) (gone []string) {
 	u.mu.Lock()
 	var check []string
 	for sum := range u.files {
@@ -214,10 +215,12 @@ func (u *uploads) expire(named func(sum string) bool) {
 			if err := os.Remove(filepath.Join(u.dir, sum)); err == nil || errors.Is(err, os.ErrNotExist) {
 				delete(u.files, sum)
 				u.give(f.client, f.size)
+				gone = append(gone, sum)
 			}
 		}
 		u.mu.Unlock()
 	}
+	return gone
 }
 
 func newUploads(root string, quota, clientQuota int64, grace time.Duration) *uploads {
@@ -394,6 +397,12 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 			if name == "" {
 				name = "data"
 			}
+			// the name messages will call the file, kept in the store
+			var fe *spec.FieldError
+			if err := store.CheckUploadName(filepath.Base(name)); errors.As(err, &fe) {
+				writeError(w, http.StatusBadRequest, "file", "the file's name "+fe.Msg)
+				return
+			}
 			var code int
 			tmp, size, code, err = s.receive(part, limit, client)
 			var qe *quotaError
@@ -473,7 +482,12 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	} else {
 		tmp = ""
 	}
-	s.uploads.remember(sum, shown)
+	// messages about the file name it as sent, on every server sharing
+	// the store
+	if err := s.st.SetUploadName(r.Context(), sum, shown); err != nil {
+		writeError(w, http.StatusInternalServerError, "", "storing the upload's name: "+err.Error())
+		return
+	}
 	writeJSON(w, http.StatusCreated, uploadResult{Path: datapath.UploadName(sum), Name: shown, Bytes: size, Format: format, Rows: rows, Cols: cols})
 }
 
@@ -605,7 +619,12 @@ func (s *Server) releaseUploads(ctx context.Context, wasNamed map[string]bool) {
 			break
 		}
 	}
-	s.uploads.expire(func(sum string) bool { return named[sum] })
+	// their names go with them (a shared store removes those itself)
+	if gone := s.uploads.expire(func(sum string) bool { return named[sum] }); len(gone) > 0 {
+		if err := s.st.ForgetUploadNames(ctx, gone); err != nil {
+			s.log.Warn("forgetting the names of removed uploads", "err", err)
+		}
+	}
 }
 
 // dropUnkept removes this server's copies of the uploads its shared store

@@ -51,6 +51,11 @@ type Backend interface {
 	Verifications(ctx context.Context, runID string) ([]Verification, error)
 	LastVerifications(ctx context.Context, runIDs []string) (map[string]Verification, error)
 
+	// the names uploads were sent with (uploadnames.go)
+	SetUploadName(ctx context.Context, sum, name string) error
+	UploadNames(ctx context.Context, keys []string) (map[string]string, error)
+	ForgetUploadNames(ctx context.Context, sums []string) error
+
 	// the store itself
 	Path() string  // where the store is, for messages (no password)
 	Health() error // nil, or why the store cannot write now

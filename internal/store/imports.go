@@ -133,6 +133,11 @@ func (im *Import) Commit(ctx context.Context, r *Run, digest string) (id string,
 		ended = micros(r.Ended)
 	}
 	err = im.s.tx(ctx, func(tx *sql.Tx) error {
+		if r.Name == "" {
+			if err := im.nameFromTraces(ctx, tx, r); err != nil {
+				return err
+			}
+		}
 		if digest != "" {
 			switch err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE digest = ? AND entered_us IS NOT NULL ORDER BY entered_us LIMIT 1`, digest).Scan(&id); {
 			case err == nil:
@@ -163,6 +168,31 @@ func (im *Import) Commit(ctx context.Context, r *Run, digest string) (id string,
 		im.s.vacuum(ctx)
 	}
 	return id, existing, nil
+}
+
+// nameFromTraces gives r, which has no name, its DefaultName from the
+// traces imported so far (NameNew).
+func (im *Import) nameFromTraces(ctx context.Context, tx *sql.Tx, r *Run) error {
+	rows, err := tx.QueryContext(ctx, `SELECT algo FROM traces WHERE run_id = ? AND replication = 0 ORDER BY idx`, im.id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	named := *r
+	named.Traces = nil
+	for rows.Next() {
+		var t Trace
+		if err := rows.Scan(&t.Algo); err != nil {
+			return err
+		}
+		named.Traces = append(named.Traces, t)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	NameNew(&named)
+	r.Name = named.Name
+	return nil
 }
 
 // Abort removes what the import stored (nothing after Commit).

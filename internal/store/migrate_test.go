@@ -42,6 +42,30 @@ func oldSweep(v int, id string) func(t *testing.T, db *sql.DB) func(t *testing.T
 }
 
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	8: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		// a run whose message names an upload, before uploads had names
+		sum := strings.Repeat("ab", 32)
+		if _, err := db.Exec(`INSERT INTO runs (id, created_us, status, problem, spec, version, message, entered_us) VALUES
+			('nnnnnnnnnnnn', 1767225600000000, 'failed', 'lasso', '{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}', 'v0.8',
+			'params.y: names the upload ` + sum[:12] + `…, which is not here', 1767225600000000)`); err != nil {
+			t.Fatal(err)
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			if got, err := s.UploadNames(ctx, []string{sum[:12]}); err != nil || len(got) != 0 {
+				t.Errorf("a v8 store's upload names: %v, %v; want none", got, err)
+			}
+			if err := s.SetUploadName(ctx, sum, "y.csv"); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.UploadNames(ctx, []string{sum[:12]}); err != nil || got[sum] != "y.csv" {
+				t.Errorf("a v8 store's upload names after naming one: %v, %v", got, err)
+			}
+			if r, err := s.Get(ctx, "nnnnnnnnnnnn"); err != nil || !strings.Contains(r.Message, sum[:12]) {
+				t.Errorf("the v8 run: %+v, %v", r, err)
+			}
+		}
+	},
 	7: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
 		// listed runs of two problems and three statuses, and a run still
 		// being imported (not listed, not counted)

@@ -182,11 +182,13 @@ func nullJSON(m json.RawMessage) any {
 // PutRun stores a new run with its traces (their Records, Summary and
 // Panels are ignored: records come with AppendRecords, results with
 // SetTrace). An empty r.ID gets a NewID; the id used is returned. An id the
-// store already holds is refused. Created defaults to now, Status to queued.
+// store already holds is refused. Created defaults to now, Status to queued,
+// Name to the run's DefaultName (NameNew).
 func (s *Store) PutRun(ctx context.Context, r *Run) (string, error) {
 	if r.Status == "" {
 		r.Status = StatusQueued
 	}
+	NameNew(r)
 	if !knownStatus(r.Status) {
 		return "", spec.Errorf("status", "must be one of %s, got %q", strings.Join(Statuses, ", "), r.Status)
 	}

@@ -215,6 +215,17 @@ var migrations = [][]string{
 				ON CONFLICT (problem, status) DO UPDATE SET n = n + 1;
 		END`,
 	},
+	// 9: the name each upload was sent with, by its content's SHA-256
+	// (uploadnames.go): what a message about the file calls it, on every
+	// server sharing the store and after a restart.
+	{
+		`CREATE TABLE upload_names (
+			sha256 TEXT PRIMARY KEY,
+			name   TEXT NOT NULL,
+			at_us  BIGINT NOT NULL
+		) WITHOUT ROWID`,
+		`CREATE INDEX upload_names_short ON upload_names (substr(sha256, 1, 12))`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

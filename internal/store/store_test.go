@@ -320,7 +320,7 @@ func TestListFiltersAndPages(t *testing.T) {
 		{Filter{Problem: "lasso"}, []int{4, 1, 0}},
 		{Filter{Algorithm: "ssfw-as"}, []int{4, 0}},
 		{Filter{Status: StatusDone}, []int{2, 0}},
-		{Filter{Text: "lasso"}, []int{4, 0}}, // name, case-insensitive
+		{Filter{Text: "lasso"}, []int{4, 1, 0}}, // name, case-insensitive; 1 by its default name
 		{Filter{Text: "L=1"}, []int{1}},      // note
 		{Filter{Text: "%"}, []int{4, 2}},     // a literal percent sign, not a wildcard
 		{Filter{Text: "_"}, []int{2}},        // a literal underscore

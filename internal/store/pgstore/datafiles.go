@@ -145,12 +145,13 @@ const namedSQL = `SELECT DISTINCT e->>'sha256' AS sha256 FROM runs,
 
 // reclaimIn removes the data files that no run names and that a run named
 // since they were last kept (its runs are deleted) or were last kept
-// before grace ago (by the store's clock); it returns how many and their
-// bytes.
+// before grace ago (by the store's clock), and their upload names; it
+// returns how many and their bytes.
 func reclaimIn(ctx context.Context, tx pgx.Tx, grace time.Duration) (files, bytes int64, err error) {
 	err = tx.QueryRow(ctx, `WITH named AS (`+namedSQL+`),
 		gone AS (DELETE FROM data_files d WHERE (d.named OR d.created_us < $1)
-			AND NOT EXISTS (SELECT 1 FROM named WHERE named.sha256 = d.sha256) RETURNING bytes)
+			AND NOT EXISTS (SELECT 1 FROM named WHERE named.sha256 = d.sha256) RETURNING sha256, bytes),
+		names AS (DELETE FROM upload_names n USING gone WHERE n.sha256 = gone.sha256)
 		SELECT count(*), COALESCE(sum(bytes), 0) FROM gone`, micros(now().Add(-grace))).Scan(&files, &bytes)
 	return files, bytes, err
 }

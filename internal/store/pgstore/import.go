@@ -224,6 +224,11 @@ func (im *importTx) finish(ctx context.Context, r *store.Run, digest string) err
 		e := micros(r.Ended)
 		ended = &e
 	}
+	if r.Name == "" {
+		if err := im.nameFromTraces(ctx, r); err != nil {
+			return err
+		}
+	}
 	if _, err := im.tx.Exec(ctx, `UPDATE runs SET created_us = $1, ended_us = $2, status = $3, problem = $4, spec = $5, version = $6, name = $7, note = $8,
 		dim = $9, samples = $10, blocks = $11, fstar = $12, info_panels = $13, message = $14, digest = $15, entered_us = $16 WHERE id = $17`,
 		micros(created), ended, r.Status, r.Spec.Problem, string(sp), r.Version, r.Name, r.Note,
@@ -259,5 +264,22 @@ func (im *importTx) Abort(ctx context.Context) error {
 	if err := im.tx.Rollback(ctx); err != nil {
 		return fmt.Errorf("store: removing the partial import %s: %w", im.id, err)
 	}
+	return nil
+}
+
+// nameFromTraces gives r, which has no name, its DefaultName from the
+// traces imported so far (store.NameNew).
+func (im *importTx) nameFromTraces(ctx context.Context, r *store.Run) error {
+	algos, err := firstAlgos(ctx, im.tx, im.id)
+	if err != nil {
+		return err
+	}
+	named := *r
+	named.Traces = nil
+	for _, a := range algos {
+		named.Traces = append(named.Traces, store.Trace{Algo: a})
+	}
+	store.NameNew(&named)
+	r.Name = named.Name
 	return nil
 }

@@ -47,6 +47,32 @@ func oldSweep(v int, id string) func(t *testing.T, pool *pgxpool.Pool) func(t *t
 }
 
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	12: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// uploads kept before they had names: one a run names, one no run
+		// named, past any grace
+		named, old := SHA256([]byte("named")), SHA256([]byte("old"))
+		exec(t, pool, `INSERT INTO data_files (sha256, bytes, data, created_us, client, named) VALUES
+			($1, 5, 'named', $3, '10.0.0.1', true), ($2, 3, 'old', 1767225600000000, '10.0.0.1', false)`, named, old, time.Now().UnixMicro())
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, entered_us, data_refs) VALUES
+			('kkkkkkkkkkkk', 1767225600000000, 1767225601000000, 'failed', 'lasso', $1, 'v0.12', 1767225600000000, $2)`,
+			oldSpec, `[{"param":"x","name":"upload:x","sha256":"`+named+`","bytes":5,"stored":true}]`)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			for sum, name := range map[string]string{named: "x.csv", old: "old.csv"} {
+				if err := s.SetUploadName(ctx, sum, name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// the name of a file the store removes goes with it
+			if files, _, err := s.ReclaimDataFiles(ctx); err != nil || files != 1 {
+				t.Fatalf("reclaiming a v12 store's data files: %d, %v; want the old one", files, err)
+			}
+			got, err := s.UploadNames(ctx, []string{named, old})
+			if err != nil || len(got) != 1 || got[named] != "x.csv" {
+				t.Errorf("a v12 store's upload names after the old file went: %v, %v; want only x.csv", got, err)
+			}
+		}
+	},
 	11: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		// data files kept before they were charged to clients: one a run
 		// names, one no run names yet (both kept just now)

@@ -164,6 +164,7 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) (string, error) {
 	if r.Status == "" {
 		r.Status = store.StatusQueued
 	}
+	store.NameNew(r)
 	if !store.KnownStatus(r.Status) {
 		return "", spec.Errorf("status", "must be one of %s, got %q", strings.Join(store.Statuses, ", "), r.Status)
 	}

@@ -224,6 +224,18 @@ var migrations = [][]string{
 		`UPDATE data_files d SET named = true WHERE EXISTS (SELECT 1 FROM (` + namedSQL + `) n WHERE n.sha256 = d.sha256)`,
 		`CREATE INDEX data_files_client ON data_files (client)`,
 	},
+	// 13: the name each upload was sent with, by its content's SHA-256
+	// (uploadnames.go, as the SQLite schema's 9): what a message about the
+	// file calls it on every server sharing the database; a name goes
+	// with its data file (reclaimIn).
+	{
+		`CREATE TABLE upload_names (
+			sha256 TEXT PRIMARY KEY,
+			name   TEXT NOT NULL,
+			at_us  BIGINT NOT NULL
+		)`,
+		`CREATE INDEX upload_names_short ON upload_names (left(sha256, 12))`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

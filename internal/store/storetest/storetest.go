@@ -47,6 +47,9 @@ var Checks = []Check{
 	{"StatusReachesLiveTracesOnly", checkStatus},
 	{"MessageAndInstance", checkMessageAndInstance},
 	{"EditsAndUser", checkEdits},
+	{"DefaultNames", checkDefaultNames},
+	{"ImportNames", checkImportNames},
+	{"UploadNames", checkUploadNames},
 	{"ListFiltersSearchAndPages", checkList},
 	{"Delete", checkDelete},
 	{"Verifications", checkVerifications},
@@ -529,7 +532,7 @@ func checkList(t *testing.T, s store.Backend) {
 		{store.Filter{Algorithm: "ssfw"}, nil},
 		{store.Filter{Algorithm: "ssfw-as +"}, nil},
 		{store.Filter{Status: store.StatusDone}, []int{2, 0}},
-		{store.Filter{Text: "lasso"}, []int{4, 0}},
+		{store.Filter{Text: "lasso"}, []int{4, 1, 0}}, // 1 by its default name, "lasso: fista"
 		{store.Filter{Text: "LaSsO bAs"}, []int{0}},
 		{store.Filter{Text: "L=1"}, []int{1}},
 		{store.Filter{Text: "%"}, []int{4, 2}},

@@ -108,7 +108,7 @@ func checkUnreadableValues(t *testing.T, s store.Backend) {
 		t.Errorf("the sweeps listed do not encode as JSON: %v", err)
 	}
 	r, err := s.Get(ctx, id)
-	if err != nil || r.Name != "" || r.Message != "" || r.Instance.FStar == nil || *r.Instance.FStar != 0 {
+	if err != nil || r.Name != "lasso: afw" || r.Message != "" || r.Instance.FStar == nil || *r.Instance.FStar != 0 {
 		t.Errorf("the run after the refused edits: %+v, %v", r, err)
 	}
 }
