@@ -250,7 +250,9 @@ func TestDecodeErrorsNameLineAndByte(t *testing.T) {
 		msg      func(i int, bad string) string
 	}{
 		{"negative batch, third trace", `"batch":`, `"batch":-`, 9, "traces[2].records[1].batch",
-			func(i int, _ string) string { return fmt.Sprintf("must be non-negative, got -%s (line %d)", regexp.MustCompile(`\d+`).FindString(doc[i+8:]), lineOf(i)) }},
+			func(i int, _ string) string {
+				return fmt.Sprintf("must be non-negative, got -%s (line %d)", regexp.MustCompile(`\d+`).FindString(doc[i+8:]), lineOf(i))
+			}},
 		{"k not increasing, last trace", `{"k":3,`, `{"k":1,`, 3, "traces[3].records[3].k",
 			func(i int, _ string) string {
 				return fmt.Sprintf("must be greater than the previous record's k (2), got 1 (line %d)", lineOf(i))
