@@ -128,6 +128,7 @@ type scanner struct {
 	others []string // fields not known
 	extras []extraKV
 	keys   map[string]string // the extra keys met so far, each one string
+	floats []float64         // where the records' optional numbers are kept
 }
 
 // fill reads more into the buffer, keeping buf[keep:]; false when nothing
@@ -551,8 +552,11 @@ func (s *scanner) fields(r *solver.Record) error {
 		v := s.buf[sp.lo:sp.hi]
 		var err error
 		nonNeg := func(dst *int) {
-			var n int64
-			if n, err = parseInt("", v); err == nil {
+			n, ok := smallInt(v)
+			if !ok {
+				n, err = parseInt("", v)
+			}
+			if err == nil {
 				if n < 0 {
 					err = errorf("", "must be non-negative, got %d", n)
 				}
@@ -565,7 +569,12 @@ func (s *scanner) fields(r *solver.Record) error {
 			}
 			var x float64
 			if x, err = parseFloat("", v); err == nil {
-				*dst = &x
+				// one allocation for many records' numbers
+				if len(s.floats) == cap(s.floats) {
+					s.floats = make([]float64, 0, 3*chunkRecords)
+				}
+				s.floats = append(s.floats, x)
+				*dst = &s.floats[len(s.floats)-1]
 			}
 		}
 		switch f {
@@ -744,4 +753,30 @@ func (s *scanner) ended(path string) error {
 		be.Msg += fmt.Sprintf(" (line %d)", s.lineAt(len(s.buf)))
 	}
 	return e
+}
+
+// smallInt reads a JSON integer of up to 18 digits (one parseInt reads
+// the same), or reports false.
+func smallInt(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	neg := v[0] == '-'
+	if neg {
+		v = v[1:]
+		if len(v) == 0 {
+			return 0, false
+		}
+	}
+	var n int64
+	for _, c := range v {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = 10*n + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, int64(int(n)) == n
 }

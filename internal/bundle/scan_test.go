@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/store"
 )
 
 // scanOne reads one record line with the scanner, as the decoder does
@@ -275,6 +277,54 @@ func TestDecodeErrorsNameLineAndByte(t *testing.T) {
 		}
 		if want := c.msg(i, bad); be.Path != c.path || be.Msg != want {
 			t.Errorf("%s: %q: %q; want %q: %q", c.name, be.Path, be.Msg, c.path, want)
+		}
+	}
+}
+
+// The content digest of an import is the one of its records as Encode
+// writes them, however they were written.
+func TestContentDigestOfRecordsAsRead(t *testing.T) {
+	st, err := store.Open(store.Memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	doc := string(encodeT(t, testBundle(rand.New(rand.NewPCG(41, 42)), 300)))
+	run := string(encodeT(t, runBundle(2, 300)))
+	for name, d := range map[string]string{
+		"as written":         doc,
+		"a run as written":   run,
+		"numbers spelt long": strings.NewReplacer(`"passes":1,`, `"passes":1.0e0,`, `"active":0,`, `"active":-0,`).Replace(doc),
+		"floats spelt long":  regexp.MustCompile(`("gamma":0\.\d+)`).ReplaceAllString(run, "${1}0"),
+		"a step escaped":     strings.ReplaceAll(run, `"step":"fw"`, `"step":"\u0066w"`),
+		"white space":        strings.ReplaceAll(run, `,"active":`, `, "active":`),
+		"extra reordered":    regexp.MustCompile(`"extra":\{("nnz":[^,]*),("t_slack":[^}]*)\}`).ReplaceAllString(run, `"extra":{$2,$1}`),
+		"grad_err null":      regexp.MustCompile(`(,"objective":[^,]*),"gap":`).ReplaceAllString(run, `$1,"grad_err":null,"gap":`),
+	} {
+		if name != "as written" && name != "a run as written" && (d == doc || d == run) {
+			t.Fatalf("%s: the document is unchanged", name)
+		}
+		b, err := Decode(strings.NewReader(d))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := newContentDigest()
+		for i := range b.Traces {
+			for j := range b.Traces[i].Records {
+				c.record(i, &b.Traces[i].Records[j])
+			}
+			c.endTrace(i)
+		}
+		want, err := c.sum(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Import(context.Background(), st, strings.NewReader(d))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Digest != want {
+			t.Errorf("%s: digest %s, the records encoded %s", name, res.Digest, want)
 		}
 	}
 }

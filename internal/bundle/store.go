@@ -83,7 +83,6 @@ func Import(ctx context.Context, st store.Importer, r io.Reader) (*Imported, err
 	ss := newStoreSink(ctx, im)
 	d := newDecoder(r, ss)
 	d.skipAggregates = true
-	d.dig = newContentDigest()
 	fail := func(err error) (*Imported, error) {
 		ss.finish()
 		if aerr := im.Abort(context.WithoutCancel(ctx)); aerr != nil {
@@ -102,7 +101,7 @@ func Import(ctx context.Context, st store.Importer, r io.Reader) (*Imported, err
 		return fail(err)
 	}
 	b.Traces = ss.traces
-	digest, err := d.dig.sum(b)
+	digest, err := ss.dig.sum(b)
 	if err != nil {
 		return fail(err)
 	}
@@ -154,16 +153,22 @@ func finalStatus(s string) string {
 }
 
 // storeSink writes a bundle's traces into an import as they are read,
-// keeping only their descriptions. As a live run's Appender does, it
-// writes from a goroutine of its own, a batch of records at a time, while
-// the records that follow are read: the import's calls are made by that
-// goroutine alone, in the order the decoder made them, with at most
-// sinkChunks chunks of records waiting. The first failure stops the
-// writing, and the decoder at its next call.
+// keeping only their descriptions, and computes the bundle's content
+// digest. As a live run's Appender does, it writes from a goroutine of its
+// own, a batch of records at a time, while the records that follow are
+// read: the import's calls (and the digest's) are made by that goroutine
+// alone, in the order the decoder made them, with at most sinkChunks
+// chunks of records waiting. The first failure stops the writing, and the
+// decoder at its next call.
+//
+// The digest encodes each record as Encode writes it. Hashing the bytes
+// read instead would do only for records written so, and telling that
+// takes writing each number in its shortest form: the cost of encoding.
 type storeSink struct {
 	ctx    context.Context
 	im     store.RunImport
-	traces []Trace // without records
+	dig    *contentDigest // read by the caller after finish
+	traces []Trace        // without records
 
 	ops      chan sinkOp
 	free     chan []solver.Record // chunks to copy records into
@@ -185,7 +190,7 @@ type sinkOp struct {
 const sinkChunks = 3
 
 func newStoreSink(ctx context.Context, im store.RunImport) *storeSink {
-	s := &storeSink{ctx: ctx, im: im, ops: make(chan sinkOp, 2*sinkChunks), free: make(chan []solver.Record, sinkChunks),
+	s := &storeSink{ctx: ctx, im: im, dig: newContentDigest(), ops: make(chan sinkOp, 2*sinkChunks), free: make(chan []solver.Record, sinkChunks),
 		done: make(chan struct{})}
 	for range sinkChunks {
 		s.free <- nil
@@ -263,7 +268,12 @@ func (s *storeSink) records(i int, recs []solver.Record) error {
 		return s.ctx.Err()
 	}
 	chunk = append(chunk, recs...)
-	return s.submit(sinkOp{call: func() error { return s.im.AppendRecords(s.ctx, i, chunk) }, chunk: chunk})
+	return s.submit(sinkOp{call: func() error {
+		for j := range chunk {
+			s.dig.record(i, &chunk[j])
+		}
+		return s.im.AppendRecords(s.ctx, i, chunk)
+	}, chunk: chunk})
 }
 
 func (s *storeSink) endTrace(i int, t *Trace) error {
@@ -273,7 +283,10 @@ func (s *storeSink) endTrace(i int, t *Trace) error {
 		res.Status = traceStatus(t, "")
 	}
 	tr := store.Trace{Index: i, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed}
-	return s.submit(sinkOp{call: func() error { return s.im.EndTrace(s.ctx, tr, res) }})
+	return s.submit(sinkOp{call: func() error {
+		s.dig.endTrace(i)
+		return s.im.EndTrace(s.ctx, tr, res)
+	}})
 }
 
 // traceStatus is a trace's status: its own, its summary's, or the run's;

@@ -124,8 +124,6 @@ type decoder struct {
 
 	// skipAggregates reads "aggregates" without keeping it (Import).
 	skipAggregates bool
-	// dig, when set, hashes the content as it is read (Import).
-	dig *contentDigest
 }
 
 func newDecoder(r io.Reader, s sink) *decoder {
@@ -471,9 +469,6 @@ func (d *decoder) traces() error {
 		}
 		m := &d.metas[i]
 		m.algo, m.replication = tr.Algo, tr.Replication
-		if d.dig != nil {
-			d.dig.endTrace(i)
-		}
 		if err := d.sink.endTrace(i, &tr); err != nil {
 			return err
 		}
@@ -608,9 +603,6 @@ func (d *decoder) records(path string, i int) error {
 				be.Msg += fmt.Sprintf(" (line %d)", line)
 			}
 			return err
-		}
-		if d.dig != nil {
-			d.dig.record(i, r)
 		}
 		if len(chunk) == chunkRecords {
 			if err := d.sink.records(i, chunk); err != nil {
