@@ -48,6 +48,7 @@ FUZZ_TARGETS := \
 	./internal/server:FuzzUpload \
 	./internal/store:FuzzDecodeBatch \
 	./internal/bundle:FuzzDecode \
+	./internal/bundle:FuzzDecodeRecord \
 	./internal/bundle:FuzzDigestRecordField \
 	./internal/sweep:FuzzSweepDecode
 

@@ -36,9 +36,10 @@
 //
 // Fields may come in any order (a bundle rewritten with sorted keys still
 // reads). Decode is strict: an unknown field, a missing required one, a value of
-// the wrong type, records whose k does not increase, or a document that
-// ends early are refused with an error naming the path of the field where
-// reading stopped (for example traces[0].records[12].gap).
+// the wrong type, a record's field given twice, records whose k does not
+// increase, or a document that ends early are refused with an error naming
+// the path of the field where reading stopped (for example
+// traces[0].records[12].gap) and, in the records, its line.
 package bundle
 
 import (

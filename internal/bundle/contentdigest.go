@@ -23,21 +23,30 @@ import (
 // without records: a function of the head, so it changes nothing.)
 type contentDigest struct {
 	recs hash.Hash // every record, trace by trace, as Encode writes it
-	enc  encoder
+	enc  encoder   // its buf: what recs is yet to hash
 }
 
 func newContentDigest() *contentDigest { return &contentDigest{recs: sha256.New()} }
 
+// record hashes r, encoded.
 func (c *contentDigest) record(_ int, r *solver.Record) {
-	c.enc.buf = c.enc.buf[:0]
 	c.enc.record(r)
 	c.enc.buf = append(c.enc.buf, '\n')
-	c.recs.Write(c.enc.buf)
+	c.flush(32 << 10)
+}
+
+// flush hashes what is pending once it is at least n bytes.
+func (c *contentDigest) flush(n int) {
+	if len(c.enc.buf) >= n {
+		c.recs.Write(c.enc.buf)
+		c.enc.buf = c.enc.buf[:0]
+	}
 }
 
 func (c *contentDigest) endTrace(i int) {
-	c.recs.Write(strconv.AppendInt([]byte("end of trace "), int64(i), 10))
-	c.recs.Write([]byte{'\n'})
+	c.enc.buf = strconv.AppendInt(append(c.enc.buf, "end of trace "...), int64(i), 10)
+	c.enc.buf = append(c.enc.buf, '\n')
+	c.flush(0)
 }
 
 // sum is the digest of b (its Traces without records, as they were read)
@@ -49,6 +58,7 @@ func (c *contentDigest) sum(b *Bundle) (string, error) {
 	if err := encode(h, &head, func(int, func(*solver.Record) error) error { return nil }); err != nil {
 		return "", err
 	}
+	c.flush(0)
 	h.Write(c.recs.Sum(nil))
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

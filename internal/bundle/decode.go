@@ -90,11 +90,23 @@ func ioError(path string, err error) error {
 	return &Error{Path: path, Msg: err.Error(), Err: err}
 }
 
+// ioError is ioError for a failure of the JSON decoder, whose offsets
+// start at d.base.
+func (d *decoder) ioError(path string, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		moved := *se
+		moved.Offset += d.base
+		err = &moved
+	}
+	return ioError(path, err)
+}
+
 func (d *decoder) token(path string) (json.Token, error) {
 	d.src.arm(MaxValueBytes)
 	t, err := d.dec.Token()
 	if err != nil {
-		return nil, ioError(path, err)
+		return nil, d.ioError(path, err)
 	}
 	return t, nil
 }
@@ -183,7 +195,7 @@ func (d *decoder) rawMax(path string, max int64) (json.RawMessage, error) {
 	d.src.arm(max)
 	var m json.RawMessage
 	if err := d.dec.Decode(&m); err != nil {
-		return nil, ioError(path, err)
+		return nil, d.ioError(path, err)
 	}
 	if max >= 0 && int64(len(m)) > max {
 		return nil, errorf(path, "must be at most %s, got %d bytes", sizeName(max), len(m))
@@ -346,132 +358,6 @@ func summary(path string, m json.RawMessage) (*solver.Summary, error) {
 		}
 	}
 	return s, nil
-}
-
-// recordFields are a record's fields in the order they are checked (and
-// written).
-var recordFields = []string{"k", "passes", "time_s", "step", "gamma", "batch", "active", "fw_steps", "away_steps", "drops", "cleanups", "objective", "gap", "grad_err", "extra"}
-
-func record(path string, raw map[string]json.RawMessage) (solver.Record, error) {
-	var r solver.Record
-	for _, req := range recordFields[:7] {
-		if _, ok := raw[req]; !ok {
-			return r, errorf(join(path, req), "is required")
-		}
-	}
-	if len(raw) > len(recordFields) || !allKnown(raw, recordFields) {
-		keys := make([]string, 0, len(raw))
-		for k := range raw {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if !slices.Contains(recordFields, k) {
-				return r, errorf(join(path, k), "unknown field")
-			}
-		}
-	}
-	for _, k := range recordFields {
-		v, ok := raw[k]
-		if !ok {
-			continue
-		}
-		fp := join(path, k)
-		var err error
-		nonNeg := func(dst *int) {
-			var n int64
-			if n, err = parseInt(fp, v); err == nil {
-				if n < 0 {
-					err = errorf(fp, "must be non-negative, got %d", n)
-				}
-				*dst = int(n)
-			}
-		}
-		opt := func(dst **float64) {
-			if string(v) == "null" {
-				return
-			}
-			var f float64
-			if f, err = parseFloat(fp, v); err == nil {
-				*dst = &f
-			}
-		}
-		switch k {
-		case "k":
-			nonNeg(&r.K)
-		case "passes":
-			r.Passes, err = parseFloat(fp, v)
-		case "time_s":
-			r.Time, err = parseFloat(fp, v)
-		case "gamma":
-			r.Gamma, err = parseFloat(fp, v)
-		case "step":
-			if err = json.Unmarshal(v, &r.Step); err != nil {
-				err = errorf(fp, "must be a string, got %s", rawShort(v))
-			} else if r.Step == "" || utf8.RuneCountInString(r.Step) > 64 {
-				err = errorf(fp, "must be a step kind (fw, away, drop, …) of 1 to 64 characters")
-			}
-		case "batch":
-			nonNeg(&r.Batch)
-		case "active":
-			nonNeg(&r.Active)
-		case "fw_steps":
-			nonNeg(&r.FWSteps)
-		case "away_steps":
-			nonNeg(&r.AwaySteps)
-		case "drops":
-			nonNeg(&r.Drops)
-		case "cleanups":
-			nonNeg(&r.Cleanups)
-		case "objective":
-			opt(&r.Objective)
-		case "gap":
-			opt(&r.Gap)
-		case "grad_err":
-			opt(&r.GradErr)
-		case "extra":
-			r.Extra, err = extra(fp, v)
-		}
-		if err != nil {
-			return r, err
-		}
-	}
-	return r, nil
-}
-
-func allKnown(raw map[string]json.RawMessage, known []string) bool {
-	for k := range raw {
-		if !slices.Contains(known, k) {
-			return false
-		}
-	}
-	return true
-}
-
-func extra(path string, v json.RawMessage) (map[string]float64, error) {
-	if string(v) == "null" {
-		return nil, nil
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(v, &raw); err != nil {
-		return nil, errorf(path, "must be an object of numbers")
-	}
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]float64, len(raw))
-	for _, k := range slices.Sorted(maps.Keys(raw)) {
-		x := raw[k]
-		if k == "" || utf8.RuneCountInString(k) > 256 {
-			return nil, errorf(path, "keys must be 1 to 256 characters")
-		}
-		f, err := parseFloat(path+"."+k, x)
-		if err != nil {
-			return nil, err
-		}
-		out[k] = f
-	}
-	return out, nil
 }
 
 // appendCompact appends m without insignificant white space.

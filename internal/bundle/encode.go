@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -164,8 +165,15 @@ func (e *encoder) flush() {
 }
 
 func (e *encoder) str(s string) {
-	b, _ := json.Marshal(s) // a string always encodes
-	e.buf = append(e.buf, b...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always encodes
+			e.buf = append(e.buf, b...)
+			return
+		}
+	}
+	// as encoding/json writes it
+	e.buf = append(append(append(e.buf, '"'), s...), '"')
 }
 
 func (e *encoder) json(field string, v any) {

@@ -58,5 +58,5 @@ func Example() {
 	// Output:
 	// {"k":0,"passes":0,"time_s":0,"step":"none","gamma":0,"batch":0,"active":1,"objective":1,"gap":2},
 	// done converged 2 +Inf
-	// bundle: traces[0].records[1]: the document ends early (truncated?)
+	// bundle: traces[0].records[1]: the document ends early (truncated?) (line 1)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
@@ -304,4 +306,74 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("error %v is not a bundle.Error", ierr)
 		}
 	})
+}
+
+// cancelAfter reads r, cancelling after n bytes.
+type cancelAfter struct {
+	r      io.Reader
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	if c.n -= k; c.n <= 0 {
+		c.cancel()
+	}
+	return k, err
+}
+
+// An import that fails part-way, with records already written by its
+// writing goroutine, returns the failure, keeps nothing and leaves no
+// goroutine behind: a malformed record late in the bundle, a cancelled
+// context.
+func TestImportFailingPartWayEndsItsWriter(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "fwlab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	doc := encodeT(t, runBundle(4, 20_000))
+	late := bytes.LastIndex(doc, []byte(`{"k":19000,`))
+	bad := append(append(bytes.Clone(doc[:late]), `{"k":19000,"kk":1,`...), doc[late+len(`{"k":19000,`):]...)
+	before := runtime.NumGoroutine()
+	for _, c := range []struct {
+		name string
+		read func(ctx context.Context, cancel context.CancelFunc) io.Reader
+		want func(error) bool
+	}{
+		{"malformed late", func(context.Context, context.CancelFunc) io.Reader { return bytes.NewReader(bad) },
+			func(err error) bool {
+				var be *Error
+				return errors.As(err, &be) && be.Path == "traces[3].records[19000].kk"
+			}},
+		{"cancelled", func(ctx context.Context, cancel context.CancelFunc) io.Reader {
+			return &cancelAfter{r: bytes.NewReader(doc), n: len(doc) * 3 / 4, cancel: cancel}
+		}, func(err error) bool { return errors.Is(err, context.Canceled) }},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		res, err := Import(ctx, st, c.read(ctx, cancel))
+		cancel()
+		if err == nil || !c.want(err) {
+			t.Errorf("%s: %+v, %v", c.name, res, err)
+		}
+		if _, total, err := st.List(context.Background(), store.Filter{}); err != nil || total != 0 {
+			t.Errorf("%s: %d runs stored (%v)", c.name, total, err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines, %d before the imports:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+	// nothing of the failed imports is left in the file
+	if res := importT(t, st, doc); res.Existing {
+		t.Fatalf("the bundle was stored before: %+v", res)
+	}
+	if _, total, _ := st.List(context.Background(), store.Filter{}); total != 1 {
+		t.Fatalf("%d runs, want 1", total)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -79,11 +80,11 @@ func Import(ctx context.Context, st store.Importer, r io.Reader) (*Imported, err
 	if err != nil {
 		return nil, err
 	}
-	ss := &storeSink{ctx: ctx, im: im}
+	ss := newStoreSink(ctx, im)
 	d := newDecoder(r, ss)
 	d.skipAggregates = true
-	d.dig = newContentDigest()
 	fail := func(err error) (*Imported, error) {
+		ss.finish()
 		if aerr := im.Abort(context.WithoutCancel(ctx)); aerr != nil {
 			return nil, fmt.Errorf("%w (and %v)", err, aerr)
 		}
@@ -93,11 +94,14 @@ func Import(ctx context.Context, st store.Importer, r io.Reader) (*Imported, err
 	if err != nil {
 		return fail(err)
 	}
+	if err := ss.finish(); err != nil {
+		return fail(err)
+	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
 	b.Traces = ss.traces
-	digest, err := d.dig.sum(b)
+	digest, err := ss.dig.sum(b)
 	if err != nil {
 		return fail(err)
 	}
@@ -149,11 +153,100 @@ func finalStatus(s string) string {
 }
 
 // storeSink writes a bundle's traces into an import as they are read,
-// keeping only their descriptions.
+// keeping only their descriptions, and computes the bundle's content
+// digest. As a live run's Appender does, it writes from a goroutine of its
+// own, a batch of records at a time, while the records that follow are
+// read: the import's calls (and the digest's) are made by that goroutine
+// alone, in the order the decoder made them, with at most sinkChunks
+// chunks of records waiting. The first failure stops the writing, and the
+// decoder at its next call.
+//
+// The digest encodes each record as Encode writes it. Hashing the bytes
+// read instead would do only for records written so, and telling that
+// takes writing each number in its shortest form: the cost of encoding.
 type storeSink struct {
 	ctx    context.Context
 	im     store.RunImport
-	traces []Trace // without records
+	dig    *contentDigest // read by the caller after finish
+	traces []Trace        // without records
+
+	ops      chan sinkOp
+	free     chan []solver.Record // chunks to copy records into
+	done     chan struct{}        // closed when the writer has ended
+	finished bool
+
+	mu  sync.Mutex
+	err error // the writer's first failure
+}
+
+// sinkOp is one call of the import; chunk (if any) goes back to free
+// once it has run (or been skipped after a failure).
+type sinkOp struct {
+	call  func() error
+	chunk []solver.Record
+}
+
+// sinkChunks is how many chunks of records may wait for the writer.
+const sinkChunks = 3
+
+func newStoreSink(ctx context.Context, im store.RunImport) *storeSink {
+	s := &storeSink{ctx: ctx, im: im, dig: newContentDigest(), ops: make(chan sinkOp, 2*sinkChunks), free: make(chan []solver.Record, sinkChunks),
+		done: make(chan struct{})}
+	for range sinkChunks {
+		s.free <- nil
+	}
+	go s.write()
+	return s
+}
+
+func (s *storeSink) write() {
+	defer close(s.done)
+	for op := range s.ops {
+		if s.failure() == nil {
+			if err := op.call(); err != nil {
+				s.mu.Lock()
+				s.err = err
+				s.mu.Unlock()
+			}
+		}
+		if op.chunk != nil {
+			clear(op.chunk)
+			s.free <- op.chunk[:0]
+		}
+	}
+}
+
+func (s *storeSink) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// submit hands a call to the writer.
+func (s *storeSink) submit(op sinkOp) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	select {
+	case s.ops <- op:
+		return nil
+	case <-s.ctx.Done():
+		if op.chunk != nil {
+			s.free <- op.chunk
+		}
+		return s.ctx.Err()
+	}
+}
+
+// finish waits for the writer to end and returns its first failure. The
+// import is the caller's again.
+func (s *storeSink) finish() error {
+	if !s.finished {
+		s.finished = true
+		close(s.ops)
+		<-s.done
+	}
+	return s.failure()
 }
 
 func (s *storeSink) beginTrace(i int) error {
@@ -161,11 +254,26 @@ func (s *storeSink) beginTrace(i int) error {
 		return err
 	}
 	s.traces = append(s.traces, Trace{})
-	return s.im.AddTrace(s.ctx, store.Trace{Index: i})
+	return s.submit(sinkOp{call: func() error { return s.im.AddTrace(s.ctx, store.Trace{Index: i}) }})
 }
 
 func (s *storeSink) records(i int, recs []solver.Record) error {
-	return s.im.AppendRecords(s.ctx, i, recs)
+	if err := s.failure(); err != nil {
+		return err
+	}
+	var chunk []solver.Record
+	select {
+	case chunk = <-s.free:
+	case <-s.ctx.Done():
+		return s.ctx.Err()
+	}
+	chunk = append(chunk, recs...)
+	return s.submit(sinkOp{call: func() error {
+		for j := range chunk {
+			s.dig.record(i, &chunk[j])
+		}
+		return s.im.AppendRecords(s.ctx, i, chunk)
+	}, chunk: chunk})
 }
 
 func (s *storeSink) endTrace(i int, t *Trace) error {
@@ -174,7 +282,11 @@ func (s *storeSink) endTrace(i int, t *Trace) error {
 	if t.Status != "" || t.Summary != nil && t.Summary.Status != "" {
 		res.Status = traceStatus(t, "")
 	}
-	return s.im.EndTrace(s.ctx, store.Trace{Index: i, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed}, res)
+	tr := store.Trace{Index: i, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed}
+	return s.submit(sinkOp{call: func() error {
+		s.dig.endTrace(i)
+		return s.im.EndTrace(s.ctx, tr, res)
+	}})
 }
 
 // traceStatus is a trace's status: its own, its summary's, or the run's;

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,6 +58,7 @@ func (e *tooLarge) Error() string { return fmt.Sprintf("a value larger than %s",
 type boundedReader struct {
 	r        io.Reader
 	n        int64 // bytes read
+	lines    int64 // newlines read
 	limit    int64 // refuse reads past this (< 0: none)
 	armedFor int64
 }
@@ -80,6 +82,7 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	}
 	n, err := b.r.Read(p)
 	b.n += int64(n)
+	b.lines += int64(bytes.Count(p[:n], []byte{'\n'}))
 	return n, err
 }
 
@@ -107,6 +110,9 @@ type traceMeta struct {
 type decoder struct {
 	dec  *json.Decoder
 	src  *boundedReader
+	in   *replay // what dec reads: src, after what the scanner left
+	base int64   // the document's offset of dec's input
+	scan scanner // reads the records
 	sink sink
 	b    *Bundle // the fields read so far (its Traces stay empty)
 
@@ -118,13 +124,12 @@ type decoder struct {
 
 	// skipAggregates reads "aggregates" without keeping it (Import).
 	skipAggregates bool
-	// dig, when set, hashes the content as it is read (Import).
-	dig *contentDigest
 }
 
 func newDecoder(r io.Reader, s sink) *decoder {
 	src := &boundedReader{r: r, limit: -1}
-	return &decoder{dec: json.NewDecoder(src), src: src, sink: s, b: &Bundle{}}
+	in := &replay{r: src}
+	return &decoder{dec: json.NewDecoder(in), src: src, in: in, sink: s, b: &Bundle{}}
 }
 
 func (d *decoder) bundle() (*Bundle, error) {
@@ -464,9 +469,6 @@ func (d *decoder) traces() error {
 		}
 		m := &d.metas[i]
 		m.algo, m.replication = tr.Algo, tr.Replication
-		if d.dig != nil {
-			d.dig.endTrace(i)
-		}
 		if err := d.sink.endTrace(i, &tr); err != nil {
 			return err
 		}
@@ -556,50 +558,52 @@ func (d *decoder) trace(path string, i int) (Trace, error) {
 	return t, nil
 }
 
-// records reads a trace's records, checks each (k increasing, at most the
-// spec's iters when the spec came first, at most MaxExtraMetrics extra
-// keys in the trace) and hands them to the sink a chunk at a time.
+// records reads a trace's records with the scanner (see scan.go), checks
+// each (k increasing, at most the spec's iters when the spec came first,
+// at most MaxExtraMetrics extra keys in the trace) and hands them to the
+// sink a chunk at a time.
 func (d *decoder) records(path string, i int) error {
 	if err := d.delim(path, '['); err != nil {
 		return err
 	}
 	m := &d.metas[i]
 	m.checkedK = d.sp != nil
+	s := d.takeOver()
 	chunk := d.chunk[:0]
-	var raw map[string]json.RawMessage
 	for j := 0; ; j++ {
-		if !d.dec.More() {
-			rp := fmt.Sprintf("%s[%d]", path, j)
-			if _, err := d.token(rp); err != nil { // the closing bracket
-				return err
-			}
+		rp := func() string { return fmt.Sprintf("%s[%d]", path, j) }
+		c, ok := s.skipSpace()
+		if !ok {
+			return s.ended(rp())
+		}
+		if c == ']' && j == 0 {
 			break
 		}
-		clear(raw)
-		d.src.arm(MaxValueBytes)
-		if err := d.dec.Decode(&raw); err != nil {
-			rp := fmt.Sprintf("%s[%d]", path, j)
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				return errorf(rp, "must be an object, got %s", te.Value)
+		if j > 0 {
+			if c == ']' {
+				break
 			}
-			return ioError(rp, err)
+			if c != ',' {
+				return s.errorAt(rp(), s.fail(s.pos, "", s.syntax(s.pos, "after array element")))
+			}
+			s.pos++
+			if _, ok := s.skipSpace(); !ok {
+				return s.ended(rp())
+			}
 		}
-		rp := fmt.Sprintf("%s[%d]", path, j)
-		if raw == nil {
-			return errorf(rp, "must be an object, got null")
+		line := s.line
+		chunk = append(chunk, solver.Record{})
+		r := &chunk[len(chunk)-1]
+		if err := s.record(r); err != nil {
+			return s.errorAt(rp(), err)
 		}
-		r, err := record(rp, raw)
-		if err != nil {
+		if err := d.checkRecord(rp, m, r); err != nil {
+			var be *Error
+			if errors.As(err, &be) {
+				be.Msg += fmt.Sprintf(" (line %d)", line)
+			}
 			return err
 		}
-		if err := d.checkRecord(rp, m, &r); err != nil {
-			return err
-		}
-		if d.dig != nil {
-			d.dig.record(i, &r)
-		}
-		chunk = append(chunk, r)
 		if len(chunk) == chunkRecords {
 			if err := d.sink.records(i, chunk); err != nil {
 				return err
@@ -615,22 +619,76 @@ func (d *decoder) records(path string, i int) error {
 		}
 		clear(chunk)
 	}
-	return nil
+	d.resume()
+	// the closing bracket
+	_, err := d.token(fmt.Sprintf("%s[%d]", path, m.n))
+	return err
 }
 
-func (d *decoder) checkRecord(rp string, m *traceMeta, r *solver.Record) error {
+// takeOver hands the input from the JSON decoder (just after a records
+// array's opening bracket) to the scanner.
+func (d *decoder) takeOver() *scanner {
+	s := &d.scan
+	buffered, _ := io.ReadAll(d.dec.Buffered())
+	s.buf = append(append(s.buf[:0], buffered...), d.in.b...)
+	d.in.b = nil
+	s.pos = 0
+	s.off = d.src.n - int64(len(s.buf))
+	s.line = 1 + int(d.src.lines) - bytes.Count(s.buf, []byte{'\n'})
+	s.r, s.rerr = d.src, nil
+	d.src.arm(-1)
+	return s
+}
+
+// resumePrefix is what a new JSON decoder reads first to be where the
+// scanner stops: in a trace's records array (a json.Decoder cannot be
+// moved to a position in its input, and checks a document's structure as
+// a whole).
+const resumePrefix = `{"":[{"":[`
+
+// resume hands the input back to a new JSON decoder, at the scanner's
+// position (a records array's closing bracket).
+func (d *decoder) resume() {
+	s := &d.scan
+	d.in.b = append([]byte(resumePrefix), s.buf[s.pos:]...)
+	d.base = s.off + int64(s.pos) - int64(len(resumePrefix))
+	s.buf = s.buf[:0]
+	d.dec = json.NewDecoder(d.in)
+	for range 6 {
+		if _, err := d.dec.Token(); err != nil {
+			panic("bundle: resuming after the records: " + err.Error())
+		}
+	}
+}
+
+// replay reads b, then r.
+type replay struct {
+	b []byte
+	r io.Reader
+}
+
+func (p *replay) Read(q []byte) (int, error) {
+	if len(p.b) > 0 {
+		n := copy(q, p.b)
+		p.b = p.b[n:]
+		return n, nil
+	}
+	return p.r.Read(q)
+}
+
+func (d *decoder) checkRecord(rp func() string, m *traceMeta, r *solver.Record) error {
 	if m.n > 0 && r.K <= m.lastK {
-		return errorf(rp+".k", "must be greater than the previous record's k (%d), got %d", m.lastK, r.K)
+		return errorf(rp()+".k", "must be greater than the previous record's k (%d), got %d", m.lastK, r.K)
 	}
 	if d.sp != nil && r.K > d.sp.Iters {
-		return errorf(rp+".k", "must be at most the spec's iters (%d), got %d", d.sp.Iters, r.K)
+		return errorf(rp()+".k", "must be at most the spec's iters (%d), got %d", d.sp.Iters, r.K)
 	}
 	for k := range r.Extra {
 		if _, ok := m.extras[k]; ok {
 			continue
 		}
 		if len(m.extras) >= MaxExtraMetrics {
-			return errorf(rp+".extra."+k, "a trace may have at most %d extra metrics (each is a chart); this is one more", MaxExtraMetrics)
+			return errorf(rp()+".extra."+k, "a trace may have at most %d extra metrics (each is a chart); this is one more", MaxExtraMetrics)
 		}
 		if m.extras == nil {
 			m.extras = map[string]struct{}{}

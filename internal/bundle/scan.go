@@ -1,0 +1,782 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fwlab/fwlab/internal/solver"
+)
+
+// The records are nearly all of a bundle, so the decoder reads a trace's
+// records array with a scanner of its own rather than with encoding/json
+// (which decodes each record into a map of raw values first): it reads the
+// bytes of one record at a time from a buffer, checks them as JSON and
+// takes the fields it knows in place. Its rules are those of the rest of
+// the decoder (parseInt, parseFloat, the record's fields and limits), and
+// it refuses all that encoding/json refuses, with an error that names the
+// field and the line. What it adds: a field that appears twice in a record
+// (or a key twice in its extra) is refused rather than the last one kept.
+
+// recordFields are a record's fields in the order they are checked (and
+// written); the first seven are required.
+var recordFields = [...]string{"k", "passes", "time_s", "step", "gamma", "batch", "active", "fw_steps", "away_steps", "drops", "cleanups", "objective", "gap", "grad_err", "extra"}
+
+const (
+	fieldK = iota
+	fieldPasses
+	fieldTime
+	fieldStep
+	fieldGamma
+	fieldBatch
+	fieldActive
+	fieldFWSteps
+	fieldAwaySteps
+	fieldDrops
+	fieldCleanups
+	fieldObjective
+	fieldGap
+	fieldGradErr
+	fieldExtra
+	numRecordFields
+	requiredFields = fieldActive + 1
+)
+
+// recordField is the index of a record's field in recordFields, or -1.
+func recordField(name []byte) int {
+	switch string(name) {
+	case "k":
+		return fieldK
+	case "passes":
+		return fieldPasses
+	case "time_s":
+		return fieldTime
+	case "step":
+		return fieldStep
+	case "gamma":
+		return fieldGamma
+	case "batch":
+		return fieldBatch
+	case "active":
+		return fieldActive
+	case "fw_steps":
+		return fieldFWSteps
+	case "away_steps":
+		return fieldAwaySteps
+	case "drops":
+		return fieldDrops
+	case "cleanups":
+		return fieldCleanups
+	case "objective":
+		return fieldObjective
+	case "gap":
+		return fieldGap
+	case "grad_err":
+		return fieldGradErr
+	case "extra":
+		return fieldExtra
+	}
+	return -1
+}
+
+// maxDepth bounds the nesting of a value inside a record (encoding/json's
+// own bound).
+const maxDepth = 10_000
+
+// scanBufSize is what the scanner reads at a time.
+const scanBufSize = 64 << 10
+
+// errShort says that the buffer ends inside the value being scanned: more
+// must be read (or the document ends early).
+var errShort = errors.New("short")
+
+// syntaxError is invalid JSON at buf[at].
+type syntaxError struct {
+	at  int
+	msg string
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+// span is a value's bytes in the scanner's buffer.
+type span struct{ lo, hi int }
+
+type extraKV struct {
+	key string
+	v   span
+}
+
+// scanner reads a records array from a buffer it fills from r.
+type scanner struct {
+	r    io.Reader
+	buf  []byte
+	pos  int   // buf[pos:] is not read yet
+	off  int64 // the document's offset of buf[0]
+	line int   // the line of buf[pos] (the document's first is 1)
+	rerr error // the reader's failure or io.EOF, once met
+
+	// the record being read
+	spans  [numRecordFields]span
+	have   uint16   // the fields seen
+	twice  int      // a field seen twice (−1: none)
+	others []string // fields not known
+	extras []extraKV
+	keys   map[string]string // the extra keys met so far, each one string
+	floats []float64         // where the records' optional numbers are kept
+}
+
+// fill reads more into the buffer, keeping buf[keep:]; false when nothing
+// more can be read (s.rerr says why). The buffer grows to hold a value of
+// up to MaxValueBytes.
+func (s *scanner) fill(keep int) bool {
+	if s.rerr != nil {
+		return false
+	}
+	if keep > 0 {
+		n := copy(s.buf, s.buf[keep:])
+		s.buf = s.buf[:n]
+		s.off += int64(keep)
+		s.pos -= keep
+	}
+	if cap(s.buf)-len(s.buf) < scanBufSize/2 {
+		s.buf = slices.Grow(s.buf, max(scanBufSize, len(s.buf)))
+	}
+	for {
+		n, err := s.r.Read(s.buf[len(s.buf):cap(s.buf)])
+		s.buf = s.buf[:len(s.buf)+n]
+		if err != nil {
+			s.rerr = err
+		}
+		if n > 0 || err != nil {
+			return n > 0
+		}
+	}
+}
+
+// skipSpace moves past white space, filling as needed; it returns the next
+// byte, or false at the end of what can be read.
+func (s *scanner) skipSpace() (byte, bool) {
+	for {
+		for s.pos < len(s.buf) {
+			switch c := s.buf[s.pos]; c {
+			case '\n':
+				s.line++
+				s.pos++
+			case ' ', '\t', '\r':
+				s.pos++
+			default:
+				return c, true
+			}
+		}
+		if !s.fill(s.pos) {
+			return 0, false
+		}
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// ws is the index of the first byte at or after i that is not white space.
+func (s *scanner) ws(i int) int {
+	for i < len(s.buf) && isSpace(s.buf[i]) {
+		i++
+	}
+	return i
+}
+
+func (s *scanner) syntax(i int, context string) error {
+	if i >= len(s.buf) {
+		return errShort
+	}
+	return &syntaxError{at: i, msg: "invalid character " + quoteChar(s.buf[i]) + " " + context}
+}
+
+// quoteChar quotes a byte as encoding/json's errors do.
+func quoteChar(c byte) string {
+	if c == '\'' {
+		return `'\''`
+	}
+	if c == '"' {
+		return `'"'`
+	}
+	q := strconv.Quote(string(rune(c)))
+	return "'" + q[1:len(q)-1] + "'"
+}
+
+// str checks the string starting at buf[i] (a quote) and returns the
+// index after it and whether it is plain: ASCII without escapes, its bytes
+// its value.
+func (s *scanner) str(i int) (int, bool, error) {
+	b := s.buf
+	plain := true
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, plain, nil
+		case c == '\\':
+			plain = false
+			if i+1 >= len(b) {
+				return 0, false, errShort
+			}
+			i++
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				for j := 1; j <= 4; j++ {
+					if i+j >= len(b) {
+						return 0, false, errShort
+					}
+					if !isHex(b[i+j]) {
+						return 0, false, s.syntax(i+j, "in \\u hexadecimal character escape")
+					}
+				}
+				i += 4
+			default:
+				return 0, false, s.syntax(i, "in string escape code")
+			}
+		case c < 0x20:
+			return 0, false, s.syntax(i, "in string literal")
+		case c >= utf8.RuneSelf:
+			plain = false
+		}
+	}
+	return 0, false, errShort
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// number checks the number starting at buf[i] and returns the index after
+// it.
+func (s *scanner) number(i int) (int, error) {
+	b := s.buf
+	if b[i] == '-' {
+		i++
+		if i >= len(b) {
+			return 0, errShort
+		}
+		if !isDigit(b[i]) {
+			return 0, s.syntax(i, "in numeric literal")
+		}
+	}
+	if b[i] == '0' {
+		i++
+	} else {
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) {
+			return 0, errShort
+		}
+		if !isDigit(b[i]) {
+			return 0, s.syntax(i, "after decimal point in numeric literal")
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) {
+			return 0, errShort
+		}
+		if !isDigit(b[i]) {
+			return 0, s.syntax(i, "in exponent of numeric literal")
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i >= len(b) {
+		return 0, errShort // the number may go on
+	}
+	return i, nil
+}
+
+// value checks the value starting at buf[i] (not white space) and returns
+// the index after it.
+func (s *scanner) value(i, depth int) (int, error) {
+	b := s.buf
+	if i >= len(b) {
+		return 0, errShort
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, _, err := s.str(i)
+		return end, err
+	case c == '-' || isDigit(c):
+		return s.number(i)
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return 0, &syntaxError{at: i, msg: "exceeded max depth"}
+		}
+		if c == '{' {
+			return s.object(i, depth+1, nil)
+		}
+		return s.array(i, depth+1)
+	case c == 't':
+		return s.literal(i, "true")
+	case c == 'f':
+		return s.literal(i, "false")
+	case c == 'n':
+		return s.literal(i, "null")
+	}
+	return 0, s.syntax(i, "looking for beginning of value")
+}
+
+func (s *scanner) literal(i int, lit string) (int, error) {
+	for j := 1; j < len(lit); j++ {
+		if i+j >= len(s.buf) {
+			return 0, errShort
+		}
+		if s.buf[i+j] != lit[j] {
+			return 0, s.syntax(i+j, "in literal "+lit+" (expecting "+quoteChar(lit[j])+")")
+		}
+	}
+	return i + len(lit), nil
+}
+
+func (s *scanner) array(i, depth int) (int, error) {
+	i = s.ws(i + 1)
+	if i < len(s.buf) && s.buf[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		end, err := s.value(i, depth)
+		if err != nil {
+			return 0, err
+		}
+		i = s.ws(end)
+		if i >= len(s.buf) {
+			return 0, errShort
+		}
+		switch s.buf[i] {
+		case ']':
+			return i + 1, nil
+		case ',':
+			i = s.ws(i + 1)
+		default:
+			return 0, s.syntax(i, "after array element")
+		}
+	}
+}
+
+// object checks the object starting at buf[i] and returns the index after
+// it, calling member (when not nil) with each key (its bytes with the
+// quotes, and whether it is plain) and value.
+func (s *scanner) object(i, depth int, member func(key []byte, plain bool, v span)) (int, error) {
+	i = s.ws(i + 1)
+	if i < len(s.buf) && s.buf[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(s.buf) {
+			return 0, errShort
+		}
+		if s.buf[i] != '"' {
+			return 0, s.syntax(i, "looking for beginning of object key string")
+		}
+		kend, plain, err := s.str(i)
+		if err != nil {
+			return 0, err
+		}
+		key := s.buf[i:kend]
+		i = s.ws(kend)
+		if i >= len(s.buf) {
+			return 0, errShort
+		}
+		if s.buf[i] != ':' {
+			return 0, s.syntax(i, "after object key")
+		}
+		i = s.ws(i + 1)
+		end, err := s.value(i, depth)
+		if err != nil {
+			return 0, err
+		}
+		if member != nil {
+			member(key, plain, span{i, end})
+		}
+		i = s.ws(end)
+		if i >= len(s.buf) {
+			return 0, errShort
+		}
+		switch s.buf[i] {
+		case '}':
+			return i + 1, nil
+		case ',':
+			i = s.ws(i + 1)
+		default:
+			return 0, s.syntax(i, "after object key:value pair")
+		}
+	}
+}
+
+// unquote is the value of a checked string (key: its bytes with the
+// quotes): a plain one directly, another as encoding/json reads it.
+func unquote(key []byte, plain bool) string {
+	if plain {
+		return string(key[1 : len(key)-1])
+	}
+	var s string
+	if err := json.Unmarshal(key, &s); err != nil {
+		panic("bundle: a checked string does not decode: " + err.Error())
+	}
+	return s
+}
+
+// recordError is a failure reading a record: at (an index of the buffer)
+// gives its line; field is the field's path below the record (".gap",
+// ".extra.nnz"; "" for the record itself).
+type recordError struct {
+	at    int
+	field string
+	err   error // a *Error (its Path ignored), a *syntaxError or errShort
+}
+
+func (e *recordError) Error() string { return e.err.Error() }
+
+func (s *scanner) fail(at int, field string, err error) error {
+	return &recordError{at: at, field: field, err: err}
+}
+
+// record reads the next record into r: its value starts at buf[s.pos]
+// (not white space). It reads more as needed, and refuses a record over
+// MaxValueBytes.
+func (s *scanner) record(r *solver.Record) error {
+	for {
+		end, err := s.scanRecord()
+		if err == errShort {
+			if len(s.buf)-s.pos > MaxValueBytes {
+				return s.fail(s.pos, "", errorf("", "must be at most %s", sizeName(MaxValueBytes)))
+			}
+			if s.fill(s.pos) {
+				continue
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.fields(r); err != nil {
+			return err
+		}
+		s.line += bytes.Count(s.buf[s.pos:end], []byte{'\n'})
+		s.pos = end
+		return nil
+	}
+}
+
+// scanRecord checks the record at buf[s.pos] as JSON and notes where its
+// fields are.
+func (s *scanner) scanRecord() (int, error) {
+	s.have, s.twice, s.others = 0, -1, s.others[:0]
+	i := s.pos
+	if s.buf[i] != '{' {
+		if _, err := s.value(i, 0); err != nil {
+			if err == errShort {
+				return 0, err
+			}
+			return 0, s.fail(i, "", err)
+		}
+		got := "null"
+		switch c := s.buf[i]; {
+		case c == '[':
+			got = "array"
+		case c == '"':
+			got = "string"
+		case c == 't' || c == 'f':
+			got = "bool"
+		case c != 'n':
+			got = "number"
+		}
+		return 0, s.fail(i, "", errorf("", "must be an object, got %s", got))
+	}
+	end, err := s.object(i, 1, func(key []byte, plain bool, v span) {
+		f := -1
+		if plain {
+			f = recordField(key[1 : len(key)-1])
+		} else if name := unquote(key, false); len(name) < 16 {
+			f = recordField([]byte(name))
+		}
+		if f < 0 {
+			s.others = append(s.others, unquote(key, plain))
+			return
+		}
+		if s.have&(1<<f) != 0 && s.twice < 0 {
+			s.twice = f
+		}
+		s.have |= 1 << f
+		s.spans[f] = v
+	})
+	if err != nil {
+		if err == errShort {
+			return 0, err
+		}
+		return 0, s.fail(i, "", err)
+	}
+	return end, nil
+}
+
+// fields checks the fields noted by scanRecord and sets r from them, with
+// the rules (and in the order) of a record's fields.
+func (s *scanner) fields(r *solver.Record) error {
+	*r = solver.Record{}
+	if s.twice >= 0 {
+		return s.fail(s.spans[s.twice].lo, "."+recordFields[s.twice], errorf("", "appears twice"))
+	}
+	for f := 0; f < requiredFields; f++ {
+		if s.have&(1<<f) == 0 {
+			return s.fail(s.pos, "."+recordFields[f], errorf("", "is required"))
+		}
+	}
+	if len(s.others) > 0 {
+		return s.fail(s.pos, "."+slices.Min(s.others), errorf("", "unknown field"))
+	}
+	for f := 0; f < numRecordFields; f++ {
+		if s.have&(1<<f) == 0 {
+			continue
+		}
+		sp := s.spans[f]
+		v := s.buf[sp.lo:sp.hi]
+		var err error
+		nonNeg := func(dst *int) {
+			n, ok := smallInt(v)
+			if !ok {
+				n, err = parseInt("", v)
+			}
+			if err == nil {
+				if n < 0 {
+					err = errorf("", "must be non-negative, got %d", n)
+				}
+				*dst = int(n)
+			}
+		}
+		opt := func(dst **float64) {
+			if string(v) == "null" {
+				return
+			}
+			var x float64
+			if x, err = parseFloat("", v); err == nil {
+				// one allocation for many records' numbers
+				if len(s.floats) == cap(s.floats) {
+					s.floats = make([]float64, 0, 3*chunkRecords)
+				}
+				s.floats = append(s.floats, x)
+				*dst = &s.floats[len(s.floats)-1]
+			}
+		}
+		switch f {
+		case fieldK:
+			nonNeg(&r.K)
+		case fieldPasses:
+			r.Passes, err = parseFloat("", v)
+		case fieldTime:
+			r.Time, err = parseFloat("", v)
+		case fieldGamma:
+			r.Gamma, err = parseFloat("", v)
+		case fieldStep:
+			r.Step, err = step(v)
+		case fieldBatch:
+			nonNeg(&r.Batch)
+		case fieldActive:
+			nonNeg(&r.Active)
+		case fieldFWSteps:
+			nonNeg(&r.FWSteps)
+		case fieldAwaySteps:
+			nonNeg(&r.AwaySteps)
+		case fieldDrops:
+			nonNeg(&r.Drops)
+		case fieldCleanups:
+			nonNeg(&r.Cleanups)
+		case fieldObjective:
+			opt(&r.Objective)
+		case fieldGap:
+			opt(&r.Gap)
+		case fieldGradErr:
+			opt(&r.GradErr)
+		case fieldExtra:
+			r.Extra, err = s.extra(sp)
+		}
+		if err != nil {
+			var fe *recordError
+			if errors.As(err, &fe) {
+				return err
+			}
+			return s.fail(sp.lo, "."+recordFields[f], err)
+		}
+	}
+	return nil
+}
+
+// step reads a record's step: a string of 1 to 64 characters.
+func step(v []byte) (string, error) {
+	var st string
+	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v[1:len(v)-1], '\\') < 0 && isASCII(v[1:len(v)-1]) {
+		switch in := v[1 : len(v)-1]; string(in) {
+		// the steps of the methods, without a string each
+		case "fw":
+			st = "fw"
+		case "away":
+			st = "away"
+		case "drop":
+			st = "drop"
+		case "none":
+			st = "none"
+		case "pairwise":
+			st = "pairwise"
+		default:
+			st = string(in)
+		}
+	} else if err := json.Unmarshal(v, &st); err != nil {
+		return "", errorf("", "must be a string, got %s", rawShort(v))
+	}
+	if st == "" || utf8.RuneCountInString(st) > 64 {
+		return "", errorf("", "must be a step kind (fw, away, drop, …) of 1 to 64 characters")
+	}
+	return st, nil
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// extra reads a record's extra metrics: an object of numbers whose keys
+// have 1 to 256 characters (nil when null or empty).
+func (s *scanner) extra(sp span) (map[string]float64, error) {
+	v := s.buf[sp.lo:sp.hi]
+	if string(v) == "null" {
+		return nil, nil
+	}
+	if v[0] != '{' {
+		return nil, errorf("", "must be an object of numbers")
+	}
+	s.extras = s.extras[:0]
+	if _, err := s.object(sp.lo, 1, func(key []byte, plain bool, v span) {
+		var k string
+		if plain {
+			var ok bool
+			if k, ok = s.keys[string(key[1:len(key)-1])]; !ok {
+				k = string(key[1 : len(key)-1])
+				if len(s.keys) < 4*MaxExtraMetrics {
+					if s.keys == nil {
+						s.keys = map[string]string{}
+					}
+					s.keys[k] = k
+				}
+			}
+		} else {
+			k = unquote(key, false)
+		}
+		s.extras = append(s.extras, extraKV{k, v})
+	}); err != nil {
+		panic("bundle: a checked object does not scan: " + err.Error())
+	}
+	if len(s.extras) == 0 {
+		return nil, nil
+	}
+	slices.SortStableFunc(s.extras, func(a, b extraKV) int { return strings.Compare(a.key, b.key) })
+	out := make(map[string]float64, len(s.extras))
+	for i, kv := range s.extras {
+		if kv.key == "" || utf8.RuneCountInString(kv.key) > 256 {
+			return nil, s.fail(kv.v.lo, ".extra", errorf("", "keys must be 1 to 256 characters"))
+		}
+		if i > 0 && s.extras[i-1].key == kv.key {
+			return nil, s.fail(kv.v.lo, ".extra."+kv.key, errorf("", "appears twice"))
+		}
+		f, err := parseFloat("", s.buf[kv.v.lo:kv.v.hi])
+		if err != nil {
+			return nil, s.fail(kv.v.lo, ".extra."+kv.key, err)
+		}
+		out[kv.key] = f
+	}
+	return out, nil
+}
+
+// lineAt is the line of buf[at] (at ≥ s.pos).
+func (s *scanner) lineAt(at int) int {
+	at = min(at, len(s.buf))
+	return s.line + bytes.Count(s.buf[s.pos:at], []byte{'\n'})
+}
+
+// errorAt turns a failure of the scanner reading the record at path into
+// the decoder's Error, naming the field and the line.
+func (s *scanner) errorAt(path string, err error) error {
+	if err == errShort {
+		return s.ended(path)
+	}
+	var re *recordError
+	if !errors.As(err, &re) {
+		return err
+	}
+	fp := path + re.field
+	line := s.lineAt(re.at)
+	var se *syntaxError
+	var fe *Error
+	switch {
+	case re.err == errShort:
+		return s.ended(path)
+	case errors.As(re.err, &se):
+		return errorf(fp, "invalid JSON at byte %d: %s (line %d)", s.off+int64(se.at), se.msg, s.lineAt(se.at))
+	case errors.As(re.err, &fe):
+		return &Error{Path: fp, Msg: fmt.Sprintf("%s (line %d)", fe.Msg, line), Err: fe.Err}
+	}
+	return errorf(fp, "%v (line %d)", re.err, line)
+}
+
+// ended is the error for a document that ends, or whose reader fails,
+// inside the value at path.
+func (s *scanner) ended(path string) error {
+	err := s.rerr
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	e := ioError(path, err)
+	var be *Error
+	if errors.As(e, &be) {
+		be.Msg += fmt.Sprintf(" (line %d)", s.lineAt(len(s.buf)))
+	}
+	return e
+}
+
+// smallInt reads a JSON integer of up to 18 digits (one parseInt reads
+// the same), or reports false.
+func smallInt(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	neg := v[0] == '-'
+	if neg {
+		v = v[1:]
+		if len(v) == 0 {
+			return 0, false
+		}
+	}
+	var n int64
+	for _, c := range v {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = 10*n + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, int64(int(n)) == n
+}

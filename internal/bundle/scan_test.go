@@ -1,0 +1,330 @@
+package bundle
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/store"
+)
+
+// scanOne reads one record line with the scanner, as the decoder does
+// inside a records array.
+func scanOne(line []byte) (solver.Record, error) {
+	s := &scanner{r: bytes.NewReader(append(bytes.Clone(line), "\n]"...)), line: 1}
+	var r solver.Record
+	if _, ok := s.skipSpace(); !ok {
+		return r, s.ended("r")
+	}
+	if err := s.record(&r); err != nil {
+		return r, s.errorAt("r", err)
+	}
+	if c, _ := s.skipSpace(); c != ']' {
+		return r, s.errorAt("r", s.fail(s.pos, "", s.syntax(s.pos, "after array element")))
+	}
+	return r, nil
+}
+
+// jsonOne reads one record line as the decoder did with encoding/json.
+func jsonOne(line []byte) (solver.Record, error) {
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if err := dec.Decode(&raw); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return solver.Record{}, errorf("r", "must be an object, got %s", te.Value)
+		}
+		return solver.Record{}, ioError("r", err)
+	}
+	if raw == nil {
+		return solver.Record{}, errorf("r", "must be an object, got null")
+	}
+	r, err := jsonRecord("r", raw)
+	if err == nil && len(bytes.TrimLeft(line[dec.InputOffset():], " \t\r\n")) > 0 {
+		return r, errorf("r", "invalid JSON: data after the record")
+	}
+	return r, err
+}
+
+var lineSuffix = regexp.MustCompile(` \(line (\d+)\)$`)
+
+// compareReadings checks the scanner against encoding/json on one line:
+// the same record when encoding/json reads it (but a field twice, which
+// the scanner refuses), an error when it does not, naming the same field
+// with the same message (and the line) unless the line is not JSON.
+func compareReadings(t *testing.T, line []byte) {
+	t.Helper()
+	want, werr := jsonOne(line)
+	got, gerr := scanOne(line)
+	var ge *Error
+	if gerr != nil && !errors.As(gerr, &ge) {
+		t.Fatalf("%s: scanner error %v is not a bundle.Error", line, gerr)
+	}
+	twice := false
+	if gerr != nil {
+		m := lineSuffix.FindStringSubmatch(ge.Msg)
+		if m == nil {
+			t.Fatalf("%s: scanner error %q does not name the line", line, ge.Msg)
+		}
+		// the line of the field, or the next (after the record: "]")
+		if n, _ := strconv.Atoi(m[1]); m == nil || n < 1 || n > 2+bytes.Count(line, []byte{'\n'}) {
+			t.Fatalf("%s: scanner error %q does not name a line of the record", line, ge.Msg)
+		}
+		twice = strings.HasSuffix(lineSuffix.ReplaceAllString(ge.Msg, ""), "appears twice")
+	}
+	switch {
+	case werr == nil && gerr == nil:
+		one := func(r solver.Record) *Bundle { return &Bundle{Traces: []Trace{{Records: []solver.Record{r}}}} }
+		if d := bundleDiff(one(want), one(got)); d != "" {
+			t.Fatalf("%s: %s", line, d)
+		}
+	case werr == nil:
+		if !twice {
+			t.Fatalf("%s: encoding/json reads %+v, the scanner refuses it: %v", line, want, gerr)
+		}
+	case gerr == nil:
+		t.Fatalf("%s: encoding/json refuses it (%v), the scanner reads %+v", line, werr, got)
+	default:
+		var we *Error
+		errors.As(werr, &we)
+		if strings.HasPrefix(we.Msg, "invalid JSON") || strings.Contains(we.Msg, "ends early") {
+			if !strings.HasPrefix(ge.Msg, "invalid JSON") && !strings.Contains(ge.Msg, "ends early") && !twice {
+				t.Fatalf("%s: encoding/json: %v; scanner: %v", line, werr, gerr)
+			}
+			return
+		}
+		if ge.Path != we.Path || lineSuffix.ReplaceAllString(ge.Msg, "") != we.Msg {
+			if twice {
+				return // refused for a field twice before the rest was checked
+			}
+			t.Fatalf("%s: encoding/json: %v; scanner: %v", line, werr, gerr)
+		}
+	}
+}
+
+// recordLine is a random record as Encode writes it, then changed at
+// random: fields reordered, white space, escapes, numbers spelt otherwise,
+// values of other types, fields unknown, missing or twice, bytes cut.
+func recordLine(rng *rand.Rand) []byte {
+	r := solver.Record{K: rng.IntN(1 << 20), Passes: randFloat(rng), Time: randFloat(rng), Step: []string{"fw", "away", "drop", "none", "pairwise", "ρ-step", "x\"y", "a\\u00e9"}[rng.IntN(8)],
+		Gamma: randFloat(rng), Batch: rng.IntN(300), Active: rng.IntN(50)}
+	if rng.IntN(2) == 0 {
+		r.FWSteps, r.AwaySteps, r.Drops, r.Cleanups = rng.IntN(3), rng.IntN(3), rng.IntN(2), rng.IntN(2)
+	}
+	if rng.IntN(2) == 0 {
+		r.Objective, r.Gap = solver.F(randFloat(rng)), solver.F(randFloat(rng))
+		if rng.IntN(2) == 0 {
+			r.GradErr = solver.F(randFloat(rng))
+		}
+	}
+	if rng.IntN(3) == 0 {
+		r.Extra = map[string]float64{"nnz": float64(rng.IntN(50)), "t_slack": randFloat(rng), "w:v\"2": 1, "é": randFloat(rng)}
+	}
+	var e encoder
+	e.record(&r)
+	line := e.buf
+	if rng.IntN(4) == 0 {
+		return line // as written
+	}
+	// as a JSON object, changed
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		panic(err)
+	}
+	values := []string{`null`, `true`, `"x"`, `""`, `[]`, `[1,{"a":[null]}]`, `{}`, `{"a":1}`, `{"a":"NaN"}`, `{"":1}`, `{"a":null}`,
+		`-0`, `0`, `1E5`, `1e-400`, `1e400`, `-1`, `1.5`, `12345678901234567890`, `2147483648`, `"NaN"`, `"Inf"`, `"-Inf"`, `"nan"`,
+		`"5"`, `0.1e1`, `-0.0`, `"` + strings.Repeat("s", 65) + `"`, `"\u0066w"`, `"\ud800"`, `{"a":1,"a":2}`, `{"b":1,"a":"x"}`}
+	for n := 1 + rng.IntN(3); n > 0; n-- {
+		switch k := recordFields[rng.IntN(len(recordFields))]; rng.IntN(6) {
+		case 0:
+			delete(m, k)
+		case 1:
+			m["unknown"+fmt.Sprint(rng.IntN(3))] = json.RawMessage(values[rng.IntN(len(values))])
+		default:
+			m[k] = json.RawMessage(values[rng.IntN(len(values))])
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	space := func() string { return []string{"", "", " ", "\n", "\t ", "\r\n"}[rng.IntN(6)] }
+	var b strings.Builder
+	b.WriteString("{" + space())
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString("," + space())
+		}
+		key, _ := json.Marshal(k)
+		if k == "k" && rng.IntN(3) == 0 {
+			key = []byte(`"\u006b"`)
+		}
+		b.WriteString(string(key) + space() + ":" + space() + string(m[k]) + space())
+		if rng.IntN(20) == 0 {
+			b.WriteString("," + string(key) + ":" + string(m[k])) // twice
+		}
+	}
+	b.WriteString("}")
+	out := []byte(b.String())
+	if rng.IntN(10) == 0 {
+		out = out[:rng.IntN(len(out))]
+	}
+	if rng.IntN(20) == 0 && len(out) > 0 {
+		chars := "{}[]\",:\\ 0-e.nx"
+		out[rng.IntN(len(out))] = chars[rng.IntN(len(chars))]
+	}
+	return out
+}
+
+// The scanner reads records as encoding/json did, field for field and bit
+// for bit, and refuses what it refused, with the same message.
+func TestScannerReadsAsEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for i := 0; i < 10_000; i++ {
+		compareReadings(t, recordLine(rng))
+	}
+	for _, line := range []string{
+		`null`, `[]`, `"x"`, `5`, `true`, `{}`, `{"k":1}`, `{"k":0,"passes":0,"time_s":0,"step":"fw","gamma":0,"batch":0,"active":0,"k":1}`,
+		`{"k":0,"passes":0,"time_s":0,"step":"fw","gamma":0,"batch":0,"active":0,"extra":{"a":1,"a":2}}`,
+		`{"k":0,"passes":0,"time_s":0,"step":"fw","gamma":0,"batch":0,"active":0,"objective":1e999}`,
+		`{"k":0,"passes":0,"time_s":0,"step":"fw","gamma":0,"batch":0,"active":0,"extra":{"` + strings.Repeat("é", 257) + `":1}}`,
+		`{"k":0,"passes":0,"time_s":0,"step":"fw","gamma":0,"batch":0,"active":0,"x":` + strings.Repeat("[", 10_001) + `}`,
+	} {
+		compareReadings(t, []byte(line))
+	}
+}
+
+// FuzzDecodeRecord compares the scanner with encoding/json on any line.
+func FuzzDecodeRecord(f *testing.F) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	for range 20 {
+		f.Add(recordLine(rng))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { compareReadings(t, line) })
+}
+
+// tokenOffset is where a json.Decoder reading doc token by token (as the
+// decoder reads what is not records) finds it invalid.
+func tokenOffset(t *testing.T, doc string) int64 {
+	dec := json.NewDecoder(strings.NewReader(doc))
+	for {
+		if _, err := dec.Token(); err != nil {
+			var se *json.SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("not a syntax error: %v", err)
+			}
+			return se.Offset
+		}
+	}
+}
+
+// An error in a record names its line, and an error anywhere its byte,
+// in the records of any trace and in what follows them.
+func TestDecodeErrorsNameLineAndByte(t *testing.T) {
+	doc := validDoc(t)
+	// at the n-th occurrence of old
+	at := func(old string, n int) int {
+		i := -1
+		for ; n >= 0; n-- {
+			j := strings.Index(doc[i+1:], old)
+			if j < 0 {
+				t.Fatalf("%q not in the document", old)
+			}
+			i += 1 + j
+		}
+		return i
+	}
+	lineOf := func(i int) int { return 1 + strings.Count(doc[:i], "\n") }
+	for _, c := range []struct {
+		name     string
+		old, new string
+		n        int
+		path     string
+		msg      func(i int, bad string) string
+	}{
+		{"negative batch, third trace", `"batch":`, `"batch":-`, 9, "traces[2].records[1].batch",
+			func(i int, _ string) string {
+				return fmt.Sprintf("must be non-negative, got -%s (line %d)", regexp.MustCompile(`\d+`).FindString(doc[i+8:]), lineOf(i))
+			}},
+		{"k not increasing, last trace", `{"k":3,`, `{"k":1,`, 3, "traces[3].records[3].k",
+			func(i int, _ string) string {
+				return fmt.Sprintf("must be greater than the previous record's k (2), got 1 (line %d)", lineOf(i))
+			}},
+		{"invalid record, second trace", `{"k":2,`, `{"k":2,,`, 1, "traces[1].records[2]",
+			func(i int, bad string) string {
+				return fmt.Sprintf("invalid JSON at byte %d: invalid character ',' looking for beginning of object key string (line %d)", i+7, lineOf(i))
+			}},
+		{"invalid header after records", `,"seed":6`, `,x"seed":6`, 0, "traces[1]",
+			func(i int, bad string) string {
+				return fmt.Sprintf("invalid JSON at byte %d: invalid character 'x' looking for beginning of object key string", tokenOffset(t, bad))
+			}},
+	} {
+		i := at(c.old, c.n)
+		bad := doc[:i] + c.new + doc[i+len(c.old):]
+		_, err := Decode(strings.NewReader(bad))
+		var be *Error
+		if !errors.As(err, &be) {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if want := c.msg(i, bad); be.Path != c.path || be.Msg != want {
+			t.Errorf("%s: %q: %q; want %q: %q", c.name, be.Path, be.Msg, c.path, want)
+		}
+	}
+}
+
+// The content digest of an import is the one of its records as Encode
+// writes them, however they were written.
+func TestContentDigestOfRecordsAsRead(t *testing.T) {
+	st, err := store.Open(store.Memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	doc := string(encodeT(t, testBundle(rand.New(rand.NewPCG(41, 42)), 300)))
+	run := string(encodeT(t, runBundle(2, 300)))
+	for name, d := range map[string]string{
+		"as written":         doc,
+		"a run as written":   run,
+		"numbers spelt long": strings.NewReplacer(`"passes":1,`, `"passes":1.0e0,`, `"active":0,`, `"active":-0,`).Replace(doc),
+		"floats spelt long":  regexp.MustCompile(`("gamma":0\.\d+)`).ReplaceAllString(run, "${1}0"),
+		"a step escaped":     strings.ReplaceAll(run, `"step":"fw"`, `"step":"\u0066w"`),
+		"white space":        strings.ReplaceAll(run, `,"active":`, `, "active":`),
+		"extra reordered":    regexp.MustCompile(`"extra":\{("nnz":[^,]*),("t_slack":[^}]*)\}`).ReplaceAllString(run, `"extra":{$2,$1}`),
+		"grad_err null":      regexp.MustCompile(`(,"objective":[^,]*),"gap":`).ReplaceAllString(run, `$1,"grad_err":null,"gap":`),
+	} {
+		if name != "as written" && name != "a run as written" && (d == doc || d == run) {
+			t.Fatalf("%s: the document is unchanged", name)
+		}
+		b, err := Decode(strings.NewReader(d))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := newContentDigest()
+		for i := range b.Traces {
+			for j := range b.Traces[i].Records {
+				c.record(i, &b.Traces[i].Records[j])
+			}
+			c.endTrace(i)
+		}
+		want, err := c.sum(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Import(context.Background(), st, strings.NewReader(d))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Digest != want {
+			t.Errorf("%s: digest %s, the records encoded %s", name, res.Digest, want)
+		}
+	}
+}
