@@ -68,9 +68,82 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	if hasSweepFlag(args) {
 		return runSweep(args, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("dashboard solve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o solveOpts
+	c := &solveCmd{fs: flag.NewFlagSet("dashboard solve", flag.ContinueOnError), params: map[string]*string{}}
+	c.fs.SetOutput(stderr)
+	c.o.define(c.fs)
+	if err := c.parse(args); err != nil {
+		return exitWith(stderr, "dashboard solve", err)
+	}
+	if c.preset != nil && special(c.preset.Name) != nil {
+		fa, err := c.figureArgs()
+		if err != nil {
+			return exitWith(stderr, "dashboard solve", err)
+		}
+		return runFigure(c.preset.Name, fa, stdout, stderr)
+	}
+	run, err := c.runSpec()
+	if err != nil {
+		return exitWith(stderr, "dashboard solve", err)
+	}
+	s, vals, err := scenarios.Resolve(&run)
+	if err != nil {
+		return exitWith(stderr, "dashboard solve", usageError("%s", flagError(err)))
+	}
+	if c.o.printSpec {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		if err := e.Encode(run); err != nil {
+			return exitWith(stderr, "dashboard solve", failure("writing the spec: %v", err))
+		}
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return exitWith(stderr, "dashboard solve", c.solve(ctx, &run, s, vals, stdout, stderr))
+}
+
+// exitError is a command's exit status with what it says on standard
+// error (nothing when msg is empty).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// usageError is a mistake in the command line: exit status 2.
+func usageError(format string, a ...any) error {
+	return &exitError{code: 2, msg: fmt.Sprintf(format, a...)}
+}
+
+// failure is a failure to do what the command line asked: exit status 1.
+func failure(format string, a ...any) error {
+	return &exitError{code: 1, msg: fmt.Sprintf(format, a...)}
+}
+
+// quietExit ends a command with a status and nothing more to say (-h, or
+// what was said already).
+func quietExit(code int) error { return &exitError{code: code} }
+
+// exitWith writes err's message after the command's name and returns its
+// exit status: 0 for no error, 1 for an error that is no exitError.
+func exitWith(stderr io.Writer, cmd string, err error) int {
+	if err == nil {
+		return 0
+	}
+	code, msg := 1, err.Error()
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if msg != "" {
+		fmt.Fprintf(stderr, "%s: %s\n", cmd, msg)
+	}
+	return code
+}
+
+// define declares solve's own flags on fs.
+func (o *solveOpts) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.problem, "problem", "", "problem to solve (see the list below)")
 	fs.StringVar(&o.scenario, "scenario", "", "a preset run: "+strings.Join(presetNames(), ", "))
 	fs.StringVar(&o.algos, "algo", "", "algorithm, or several separated by commas: "+strings.Join(spec.AlgoNames, ", "))
@@ -98,86 +171,105 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.saveX, "save-x", "", "write the final solution to FILE as CSV")
 	fs.StringVar(&o.figsize, "figsize", figures.DefaultSize, "size of a figure drawn by -out FILE.svg|.png|.pdf: column (3.5 in wide, 8 pt text), page (7 in, 9 pt) or slide (13.3 in, 16 pt)")
 	fs.BoolVar(&o.printSpec, "print-spec", false, "print the run spec as JSON (the body POST /api/runs takes) and exit without running")
+}
 
+// solveCmd is one solve command line: its flags, the preset and problem
+// it names, the problem's own flags and which flags were given.
+type solveCmd struct {
+	fs     *flag.FlagSet
+	o      solveOpts
+	preset *scenarios.Preset
+	sc     *scenarios.Scenario
+	params map[string]*string // the problem's parameters, by flag
+	set    map[string]bool    // the flags given
+}
+
+// parse finds the preset and the problem, declares the problem's own
+// flags and parses the command line.
+func (c *solveCmd) parse(args []string) error {
+	fs := c.fs
 	problem, scenario := findProblem(args)
-	var preset *scenarios.Preset
 	if scenario != "" {
 		p, ok := scenarios.LookupPreset(scenario)
 		if !ok {
-			fmt.Fprintf(stderr, "dashboard solve: -scenario: unknown preset %q (one of %s)\n", scenario, strings.Join(presetNames(), ", "))
-			return 2
+			return usageError("-scenario: unknown preset %q (one of %s)", scenario, strings.Join(presetNames(), ", "))
 		}
-		preset = p
+		c.preset = p
 		if problem == "" {
 			problem = p.Spec.Problem
 		}
 	}
-	var sc *scenarios.Scenario
-	params := map[string]*string{}
 	if problem != "" {
 		s, ok := scenarios.Lookup(problem)
 		if !ok {
-			fmt.Fprintf(stderr, "dashboard solve: -problem: unknown problem %q (one of %s)\n", problem, strings.Join(scenarios.Names(), ", "))
-			return 2
+			return usageError("-problem: unknown problem %q (one of %s)", problem, strings.Join(scenarios.Names(), ", "))
 		}
-		sc = s
-		for _, p := range s.Params {
-			if fs.Lookup(p.Name) != nil {
-				continue // the problem's parameter shares a name with a solve flag
-			}
-			v := new(string)
-			params[p.Name] = v
-			help := p.Help
-			if rule := strings.TrimPrefix(p.Rule(), "must be "); rule != "" {
-				help += " (" + rule + ")"
-			}
-			fs.StringVar(v, p.Name, p.Default, help)
-		}
+		c.sc = s
+		c.defineParams()
 	}
-	fs.Usage = func() { solveUsage(fs, sc) }
+	fs.Usage = func() { solveUsage(fs, c.sc) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return quietExit(0)
 		}
-		return 2
+		return quietExit(2)
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "dashboard solve: unexpected argument %q (flags only)\n", fs.Arg(0))
-		return 2
+		return usageError("unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if _, err := figures.SizeNamed(o.figsize); err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: -figsize: %v\n", err)
-		return 2
+	c.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	if _, err := figures.SizeNamed(c.o.figsize); err != nil {
+		return usageError("-figsize: %v", err)
 	}
+	return nil
+}
 
-	if preset != nil && special(preset.Name) != nil {
-		if o.printSpec {
-			fmt.Fprintf(stderr, "dashboard solve: -print-spec: the %s preset draws a figure from several runs; it has no single run spec\n", preset.Name)
-			return 2
+// defineParams declares the problem's parameters as flags, each with its
+// rule in its help.
+func (c *solveCmd) defineParams() {
+	for _, p := range c.sc.Params {
+		if c.fs.Lookup(p.Name) != nil {
+			continue // the problem's parameter shares a name with a solve flag
 		}
-		if err := special(preset.Name).checkFlags(preset.Name, set, func(f string) bool { return params[f] != nil }); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: %v\n", err)
-			return 2
+		v := new(string)
+		c.params[p.Name] = v
+		help := p.Help
+		if rule := strings.TrimPrefix(p.Rule(), "must be "); rule != "" {
+			help += " (" + rule + ")"
 		}
-		fa := figureArgs{o: o, set: set, params: map[string]string{}}
-		for name, v := range params {
-			if set[name] {
-				if p := paramOf(sc, name); p != nil {
-					if err := p.Check(*v); err != nil {
-						fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
-						return 2
-					}
+		c.fs.StringVar(v, p.Name, p.Default, help)
+	}
+}
+
+// figureArgs checks the flags of a preset that draws a figure from several
+// runs and gathers them.
+func (c *solveCmd) figureArgs() (figureArgs, error) {
+	name, set, params := c.preset.Name, c.set, c.params
+	if c.o.printSpec {
+		return figureArgs{}, usageError("-print-spec: the %s preset draws a figure from several runs; it has no single run spec", name)
+	}
+	if err := special(name).checkFlags(name, set, func(f string) bool { return params[f] != nil }); err != nil {
+		return figureArgs{}, usageError("%v", err)
+	}
+	fa := figureArgs{o: c.o, set: set, params: map[string]string{}}
+	for name, v := range params {
+		if set[name] {
+			if p := paramOf(c.sc, name); p != nil {
+				if err := p.Check(*v); err != nil {
+					return figureArgs{}, usageError("%s", flagError(err))
 				}
-				fa.params[name] = *v
 			}
+			fa.params[name] = *v
 		}
-		return runFigure(preset.Name, fa, stdout, stderr)
 	}
+	return fa, nil
+}
 
-	// Build the run spec: the preset's, overridden by explicit flags.
+// runSpec builds the run spec: the preset's, overridden by explicit flags.
+func (c *solveCmd) runSpec() (spec.Run, error) {
 	var run spec.Run
+	preset, set := c.preset, c.set
 	if preset != nil {
 		run = preset.Spec
 		run.Params = spec.Params{}
@@ -186,57 +278,75 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 		run.Algorithms = append([]spec.Algo(nil), preset.Spec.Algorithms...)
 	}
-	if sc == nil {
-		fmt.Fprintln(stderr, "dashboard solve: -problem: is required (or -scenario); one of "+strings.Join(scenarios.Names(), ", "))
-		return 2
+	if c.sc == nil {
+		return run, usageError("-problem: is required (or -scenario); one of %s", strings.Join(scenarios.Names(), ", "))
 	}
-	run.Problem = sc.Name
+	run.Problem = c.sc.Name
 	if run.Params == nil {
 		run.Params = spec.Params{}
 	}
-	for name, v := range params {
+	for name, v := range c.params {
 		if set[name] {
 			run.Params[name] = *v
 		}
 	}
-	if o.algos != "" || preset == nil {
-		if o.algos == "" {
-			fmt.Fprintln(stderr, "dashboard solve: -algo: is required (one of "+strings.Join(sc.Algorithms, ", ")+")")
-			return 2
+	if c.o.algos != "" || preset == nil {
+		if c.o.algos == "" {
+			return run, usageError("-algo: is required (one of %s)", strings.Join(c.sc.Algorithms, ", "))
 		}
-		run.Algorithms = nil
-		for _, a := range strings.Split(o.algos, ",") {
-			al := o.algo
-			al.Algo = strings.TrimSpace(a)
-			if !set["rho"] {
-				al.Rho = 0
-			}
-			if !set["alpha"] {
-				al.Alpha = 0
-			}
-			if !set["m0"] {
-				al.M0 = 0
-			}
-			if !set["growth"] {
-				al.Growth = 0
-			}
-			run.Algorithms = append(run.Algorithms, al)
-		}
+		run.Algorithms = c.algorithms()
 	}
+	if err := c.limits(&run); err != nil {
+		return run, err
+	}
+	switch c.o.format {
+	case "jsonl", "csv", "json":
+	default:
+		return run, usageError("-format: must be jsonl, csv or json, got %q", c.o.format)
+	}
+	return run, nil
+}
+
+// algorithms is -algo's list, each with the algorithm flags; a schedule's
+// parameter not given is left to the spec's default (0).
+func (c *solveCmd) algorithms() []spec.Algo {
+	var out []spec.Algo
+	for _, a := range strings.Split(c.o.algos, ",") {
+		al := c.o.algo
+		al.Algo = strings.TrimSpace(a)
+		if !c.set["rho"] {
+			al.Rho = 0
+		}
+		if !c.set["alpha"] {
+			al.Alpha = 0
+		}
+		if !c.set["m0"] {
+			al.M0 = 0
+		}
+		if !c.set["growth"] {
+			al.Growth = 0
+		}
+		out = append(out, al)
+	}
+	return out
+}
+
+// limits sets the run's limits, cadence, replications and seed from the
+// flags given (all of them without a preset).
+func (c *solveCmd) limits(run *spec.Run) error {
+	o, set, preset := &c.o, c.set, c.preset
 	// In the spec 0 means "the default"; on the command line an explicit 0
 	// is a mistake and is said so.
-	for _, c := range []struct {
+	for _, f := range []struct {
 		name string
 		v    int
 	}{{"replications", o.reps}} {
-		if set[c.name] && c.v < 1 {
-			fmt.Fprintf(stderr, "dashboard solve: -%s: must be at least 1, got %d\n", c.name, c.v)
-			return 2
+		if set[f.name] && f.v < 1 {
+			return usageError("-%s: must be at least 1, got %d", f.name, f.v)
 		}
 	}
 	if set["iters"] && (o.iters < 0 || o.iters > spec.MaxIters) {
-		fmt.Fprintf(stderr, "dashboard solve: -iters: must be between 0 (no limit) and %d, got %d\n", spec.MaxIters, o.iters)
-		return 2
+		return usageError("-iters: must be between 0 (no limit) and %d, got %d", spec.MaxIters, o.iters)
 	}
 	// -iters 0 means no iteration limit, and so does -passes given alone:
 	// the passes then govern. The spec bounds every run, so "no limit" is
@@ -266,48 +376,29 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	if set["seed"] || preset == nil {
 		run.Seed = o.seed
 	}
-	switch o.format {
-	case "jsonl", "csv", "json":
-	default:
-		fmt.Fprintf(stderr, "dashboard solve: -format: must be jsonl, csv or json, got %q\n", o.format)
-		return 2
-	}
-	s, vals, err := scenarios.Resolve(&run)
-	if err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
-		return 2
-	}
-	if o.printSpec {
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		if err := e.Encode(run); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: writing the spec: %v\n", err)
-			return 1
-		}
-		return 0
-	}
+	return nil
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+// solve builds the run's instance and jobs, runs them and writes the
+// output, the figure and the solution the flags ask for.
+func (c *solveCmd) solve(ctx context.Context, run *spec.Run, s *scenarios.Scenario, vals scenarios.Values, stdout, stderr io.Writer) error {
+	o := &c.o
 	inst, err := s.Build(ctx, vals, run.Seed)
 	if err != nil {
 		msg := flagError(err)
 		if !strings.HasPrefix(msg, s.Name+":") {
 			msg = s.Name + ": " + msg
 		}
-		fmt.Fprintf(stderr, "dashboard solve: %s\n", msg)
 		var fe *spec.FieldError
 		if errors.As(err, &fe) {
-			return 2
+			return usageError("%s", msg)
 		}
-		return 1
+		return failure("%s", msg)
 	}
-	jobs, err := scenarios.Jobs(inst, &run)
+	jobs, err := scenarios.Jobs(inst, run)
 	if err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
-		return 2
+		return usageError("%s", flagError(err))
 	}
-
 	w := stdout
 	var outFile *os.File
 	// -out FILE.svg (.png, .pdf) draws the run's figure into FILE; the
@@ -316,25 +407,52 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	if o.out != "" && drawAs == "" {
 		f, err := os.Create(o.out)
 		if err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
-			return 1
+			return failure("-out: %v", err)
 		}
 		outFile = f
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	tagged := len(jobs) > 1
-	enc := newRecordWriter(bw, o.format, tagged)
+	enc := newRecordWriter(bw, o.format, len(jobs) > 1)
+	keep := o.format == "json" || run.Replications > 1 || drawAs != ""
+	traces, failed := runTraces(ctx, jobs, enc, keep, stderr)
+	if err := c.writeOutput(ctx, bw, enc, run, inst, traces); err != nil {
+		return err
+	}
+	if outFile != nil {
+		if err := outFile.Close(); err != nil {
+			return failure("-out: %v", err)
+		}
+	}
+	if drawAs != "" {
+		if err := drawRun(o.out, drawAs, o.figsize, run, inst, traces); err != nil {
+			return failure("-out: %v", err)
+		}
+	}
+	if o.saveX != "" && len(traces) > 0 {
+		if err := saveSolution(o.saveX, inst, traces[len(traces)-1].X); err != nil {
+			return failure("-save-x: %v", err)
+		}
+	}
+	if failed {
+		return quietExit(1)
+	}
+	return nil
+}
+
+// runTraces runs the jobs one after the other until ctx ends, writing
+// each record (enc.format jsonl or csv) and the progress on stderr, and
+// keeping the records in the traces when keep says so. failed says
+// whether a trace failed.
+func runTraces(ctx context.Context, jobs []scenarios.Job, enc *recordWriter, keep bool, stderr io.Writer) (traces []traceOut, failed bool) {
 	progress := newProgress(stderr)
-	var traces []traceOut
-	failed := false
 	for _, j := range jobs {
 		tr := traceOut{Algo: j.Label, Replication: j.Replication, Seed: j.Seed}
 		rec := solver.RecorderFunc(func(r solver.Record) {
-			if o.format == "json" || run.Replications > 1 || drawAs != "" {
+			if keep {
 				tr.Records = append(tr.Records, r)
 			}
-			if o.format != "json" {
+			if enc.format != "json" {
 				enc.write(j.Label, j.Replication, r)
 			}
 			progress.show(j.Label, j.Replication, r)
@@ -346,7 +464,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 		tr.Summary = res.Summary
 		tr.X = res.X
-		if o.format != "json" {
+		if enc.format != "json" {
 			enc.summary(j.Label, j.Replication, j.Seed, res.Summary, stderr)
 		}
 		traces = append(traces, tr)
@@ -354,10 +472,16 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 			break
 		}
 	}
+	return traces, failed
+}
+
+// writeOutput writes what follows the records: the aggregates over the
+// replications (jsonl), or the whole run as a bundle (json); then flushes.
+func (c *solveCmd) writeOutput(ctx context.Context, bw *bufio.Writer, enc *recordWriter, run *spec.Run, inst scenarios.Instance, traces []traceOut) error {
 	var aggs []aggregateOut
 	if run.Replications > 1 {
 		aggs = aggregateTraces(traces)
-		if o.format == "jsonl" {
+		if c.o.format == "jsonl" {
 			for _, a := range aggs {
 				for i, st := range a.Objective {
 					row := map[string]any{"algo": a.Algo, "k": int(st.X), "objective": st}
@@ -369,42 +493,18 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if o.format == "json" {
-		if err := writeBundle(bw, run, inst, traces, aggs, ctx.Err() != nil); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
-			return 1
+	if c.o.format == "json" {
+		if err := writeBundle(bw, *run, inst, traces, aggs, ctx.Err() != nil); err != nil {
+			return failure("writing the output: %v", err)
 		}
 	}
 	if err := enc.flush(); err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
-		return 1
+		return failure("writing the output: %v", err)
 	}
 	if err := bw.Flush(); err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
-		return 1
+		return failure("writing the output: %v", err)
 	}
-	if outFile != nil {
-		if err := outFile.Close(); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
-			return 1
-		}
-	}
-	if drawAs != "" {
-		if err := drawRun(o.out, drawAs, o.figsize, &run, inst, traces); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
-			return 1
-		}
-	}
-	if o.saveX != "" && len(traces) > 0 {
-		if err := saveSolution(o.saveX, inst, traces[len(traces)-1].X); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: -save-x: %v\n", err)
-			return 1
-		}
-	}
-	if failed {
-		return 1
-	}
-	return 0
+	return nil
 }
 
 // buildJobs resolves run (in place), builds its instance and configures
