@@ -45,7 +45,6 @@ var oversized = map[string]int{
 	"internal/problems/gflasso/problem.go:NewContext":      159,
 	"internal/queue/execute.go:Worker.execute":             106,
 	"internal/queue/lend.go:lendOnce":                      158,
-	"internal/scenarios/gflasso.go:Figure1":                200,
 	"internal/scenarios/ssvm.go:init":                      102,
 	"internal/scenarios/toy.go:init":                       127,
 	"internal/server/stream.go:stream.serve":               159,
