@@ -49,7 +49,6 @@ var oversized = map[string]int{
 	"internal/scenarios/toy.go:init":                       127,
 	"internal/server/stream.go:stream.serve":               159,
 	"internal/server/upload.go:Server.handleUpload":        142,
-	"internal/session/session.go:Manager.CreateFor":        131,
 	"internal/solver/cd.go:cdMethod.Run":                   131,
 	"internal/solver/cd.go:cdState.step":                   72,
 	"internal/solver/fw.go:New":                            83,

@@ -299,29 +299,71 @@ func (m *Manager) Create(ctx context.Context, sp spec.Run) (*Run, error) {
 // a shared budget is used up, ErrTooLarge (wrapped) when the run alone
 // exceeds the memory budget.
 func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*Run, error) {
-	sc, vals, err := scenarios.Resolve(&sp)
+	sc, vals, budget, recBytes, err := m.checkSpec(&sp)
 	if err != nil {
-		return nil, asFieldError(err, "problem")
+		return nil, err
+	}
+	// Reserve the records before the (possibly slow) build.
+	release, err := m.reserve(client, budget, recBytes)
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.build(ctx, sc, vals, sp, client, budget)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	// With a store, the run is put there first: its id comes from it.
+	var id string
+	if m.st != nil {
+		if id, err = m.putRun(ctx, r); err != nil {
+			release()
+			r.cancel()
+			return nil, err
+		}
+	}
+	if err := m.start(ctx, r, sc, id, client, budget, recBytes); err != nil {
+		r.cancel()
+		if id != "" {
+			_, _ = m.st.Delete(context.Background(), id)
+		}
+		return nil, err
+	}
+	r.changed()
+	return r, nil
+}
+
+// checkSpec resolves and validates sp and checks what it asks of the
+// server before anything is built: its records (budget, of about recBytes)
+// within MaxRecords and the memory budget, its data paths and workers.
+func (m *Manager) checkSpec(sp *spec.Run) (sc *scenarios.Scenario, vals scenarios.Values, budget int, recBytes int64, err error) {
+	sc, vals, err = scenarios.Resolve(sp)
+	if err != nil {
+		return nil, nil, 0, 0, asFieldError(err, "problem")
 	}
 	ntr := len(sp.Algorithms) * sp.Replications
 	if int64(sp.Iters+1)*int64(ntr) > int64(m.opts.MaxRecords) {
-		return nil, spec.Errorf("iters", "(iters + 1) × algorithms × replications must be at most %d (the server keeps every record, the start included), got %d × %d × %d",
+		return nil, nil, 0, 0, spec.Errorf("iters", "(iters + 1) × algorithms × replications must be at most %d (the server keeps every record, the start included), got %d × %d × %d",
 			m.opts.MaxRecords, sp.Iters+1, len(sp.Algorithms), sp.Replications)
 	}
 	if err := m.resolvePaths(sc, sp.Params, vals); err != nil {
-		return nil, err
+		return nil, nil, 0, 0, err
 	}
-	if err := m.checkWorkers(sp); err != nil {
-		return nil, err
+	if err := m.checkWorkers(*sp); err != nil {
+		return nil, nil, 0, 0, err
 	}
-	budget := (sp.Iters + 1) * ntr
-	recBytes := int64(budget) * RecordBytes
+	budget = (sp.Iters + 1) * ntr
+	recBytes = int64(budget) * RecordBytes
 	if recBytes > m.opts.MaxMemory {
-		return nil, fmt.Errorf("%w: its %d records need about %s, over the server's memory budget of %s%s",
+		return nil, nil, 0, 0, fmt.Errorf("%w: its %d records need about %s, over the server's memory budget of %s%s",
 			ErrTooLarge, budget, mib(recBytes), mib(m.opts.MaxMemory), m.opts.flag("MaxMemory"))
 	}
+	return sc, vals, budget, recBytes, nil
+}
 
-	// Reserve the records before the (possibly slow) build.
+// reserve admits a run of client's with budget records (about recBytes)
+// and holds them for it while it is built; release gives them back.
+func (m *Manager) reserve(client string, budget int, recBytes int64) (release func(), err error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -335,85 +377,63 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	m.reserved += budget
 	m.reservedB += recBytes
 	m.mu.Unlock()
-	release := func() {
+	return func() {
 		m.mu.Lock()
-		m.pending--
-		m.reserved -= budget
-		m.reservedB -= recBytes
+		m.unreserveLocked(budget, recBytes)
 		m.mu.Unlock()
-	}
+	}, nil
+}
 
-	// At most MaxActive builds at once; the others wait (or give up with
-	// the request).
+// unreserveLocked gives back what reserve held for a run being built.
+func (m *Manager) unreserveLocked(budget int, recBytes int64) {
+	m.pending--
+	m.reserved -= budget
+	m.reservedB -= recBytes
+}
+
+// build builds sp's instance and the run with its methods; at most
+// MaxActive builds at once, the others wait (or give up with the request).
+func (m *Manager) build(ctx context.Context, sc *scenarios.Scenario, vals scenarios.Values, sp spec.Run, client string, budget int) (*Run, error) {
 	select {
 	case m.builds <- struct{}{}:
 	case <-ctx.Done():
-		release()
 		return nil, fmt.Errorf("waiting to build %s: %w", sc.Name, ctx.Err())
 	}
 	inst, err := m.buildWithin(ctx, sc, vals, sp.Seed)
 	if err != nil {
-		release()
 		if ctx.Err() != nil {
 			// The request ended (timeout or client gone): not the spec's fault.
 			return nil, fmt.Errorf("building %s: %w", sc.Name, ctx.Err())
 		}
 		return nil, asFieldError(fmt.Errorf("building %s: %w", sc.Name, err), "problem")
 	}
-	r, err := m.newRun(sp, inst, client, budget)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	cancel := r.cancel
+	return m.newRun(sp, inst, client, budget)
+}
 
-	// With a store, the run is put there first: its id comes from it.
-	var id string
-	if m.st != nil {
-		if id, err = m.putRun(ctx, r); err != nil {
-			release()
-			cancel()
-			return nil, err
-		}
-	}
-	unput := func() {
-		if id != "" {
-			_, _ = m.st.Delete(context.Background(), id)
-		}
-	}
-
+// start turns the reservation into the built run r (stored as id, or "" for
+// none) and starts or queues it, unless the manager closed, the request
+// ended or the run with its instance no longer fits; then the caller
+// cancels r and deletes what was stored.
+func (m *Manager) start(ctx context.Context, r *Run, sc *scenarios.Scenario, id, client string, budget int, recBytes int64) error {
 	m.mu.Lock()
-	m.pending--
-	m.reserved -= budget
-	m.reservedB -= recBytes
+	defer m.mu.Unlock()
+	m.unreserveLocked(budget, recBytes)
 	if m.closed {
-		m.mu.Unlock()
-		cancel()
-		unput()
-		return nil, errors.New("session: the manager is closed")
+		return errors.New("session: the manager is closed")
 	}
 	// A request abandoned (or timed out) while its run was being built
 	// creates nothing, even when the build itself did not watch ctx.
 	if err := ctx.Err(); err != nil {
-		m.mu.Unlock()
-		cancel()
-		unput()
-		return nil, fmt.Errorf("building %s: the request ended before its run was made: %w", sc.Name, err)
+		return fmt.Errorf("building %s: the request ended before its run was made: %w", sc.Name, err)
 	}
 	instBytes := r.instBytes
 	if need := instBytes + recBytes; need > m.opts.MaxMemory {
-		m.mu.Unlock()
-		cancel()
-		unput()
-		return nil, fmt.Errorf("%w: its instance (about %s) and records (about %s) exceed the server's memory budget of %s%s",
+		return fmt.Errorf("%w: its instance (about %s) and records (about %s) exceed the server's memory budget of %s%s",
 			ErrTooLarge, mib(instBytes), mib(recBytes), mib(m.opts.MaxMemory), m.opts.flag("MaxMemory"))
 	}
 	// Checked again with the instance's size (and the runs created meanwhile).
 	if err := m.admitLocked(client, budget, instBytes+recBytes); err != nil {
-		m.mu.Unlock()
-		cancel()
-		unput()
-		return nil, err
+		return err
 	}
 	if m.st != nil {
 		r.ID = id
@@ -425,9 +445,7 @@ func (m *Manager) CreateFor(ctx context.Context, sp spec.Run, client string) (*R
 	}
 	m.startLocked(r)
 	m.dispatchLocked()
-	m.mu.Unlock()
-	r.changed()
-	return r, nil
+	return nil
 }
 
 // newRun makes a run of sp on its built instance: one trace per
