@@ -483,3 +483,36 @@ func (m *Method) rebuildMarginals(it *blockIter) {
 		}
 	}
 }
+
+// sampleFeatures draws m of the d coordinates without replacement (a partial
+// Fisher-Yates shuffle of a persistent permutation) and writes I_J w to wJ.
+func (m *Method) sampleFeatures(mk int) {
+	D := m.p.D
+	for j := 0; j < mk; j++ {
+		r := j + m.rng.IntN(D-j)
+		m.perm[j], m.perm[r] = m.perm[r], m.perm[j]
+	}
+	zero(m.wJ)
+	zero(m.wJt)
+	zero(m.tJT)
+	K, F := m.p.K, m.p.F
+	offTrans := m.p.offTrans
+	for _, j := range m.perm[:mk] {
+		if j < K*F {
+			v := m.wt[j%F*K+j/F] // w_j, from the copy the steps keep current
+			m.wJ[j] = v
+			m.wJt[j%F*K+j/F] = v
+			continue
+		}
+		m.wJ[j] = m.w[j]
+		if j >= offTrans {
+			q := j - offTrans
+			m.tJT[q%K*K+q/K] = m.w[j]
+		}
+	}
+	// A row of I_J w's transitions holds w's values or zeros.
+	for r, v := range m.ub {
+		m.ubJ[r] = max(v, 0)
+		m.lbJ[r] = min(m.lb[r], 0)
+	}
+}
