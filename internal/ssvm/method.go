@@ -280,29 +280,22 @@ func (m *Method) iterate() stepInfo {
 	return info
 }
 
+// runState is what Run keeps across its iterations: how the run ends (""
+// while it goes on) and the last evaluation.
+type runState struct {
+	lim         solver.Limits
+	status, msg string
+	lastEval    *Eval
+}
+
 // Run runs the method until a limit is reached or ctx is cancelled.
 func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, error) {
-	lim := m.o.Limits
+	st := &runState{lim: m.o.Limits}
+	lim := st.lim
 	n := m.p.N()
 	// work is the time spent iterating; evaluations (full decoding passes)
 	// are not counted, as in every other method.
 	var work time.Duration
-	status, msg := "", ""
-	var lastEval *Eval
-	evalInto := func(r *solver.Record) {
-		ev := m.evaluate()
-		lastEval = &ev
-		r.Objective = solver.F(ev.Primal)
-		if ev.HasDual {
-			r.Gap = solver.F(ev.Gap)
-		}
-		r.Extra = m.extra(ev)
-		if math.IsNaN(ev.Primal) || math.IsInf(ev.Primal, 0) {
-			status, msg = solver.StatusFailed, fmt.Sprintf("iteration %d: the primal objective is not finite (λ = %g may be too small)", r.K, m.p.Lambda)
-		} else if ev.HasDual && lim.GapTol > 0 && ev.Gap <= lim.GapTol {
-			status, msg = solver.StatusConverged, fmt.Sprintf("duality gap %.3g ≤ %g", ev.Gap, lim.GapTol)
-		}
-	}
 	// With EvalEvery = 0 the evaluations (each a few passes' worth of
 	// decoding) follow the default cadence of the solver package, decided by
 	// counted work: an evaluation is due once the passes since the last one
@@ -310,17 +303,16 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	// (evalCost). The iterates do not depend on which iterations are
 	// evaluated.
 	cad := solver.NewCadence(lim.EvalEvery, m.evalCost())
-	evalAt := func(r *solver.Record) { evalInto(r) }
 	// k = 0: the starting point (every block at its true labelling, w = 0).
 	// Three clock readings per iteration: when its work starts (which also
 	// ends the previous record's span in the Recorder), when it ends, and
 	// when the record is handed to the Recorder.
 	r0 := solver.Record{K: 0, Step: solver.StepNone, Active: m.activeSize()}
-	evalAt(&r0)
+	m.evalInto(st, &r0)
 	rec.Record(r0)
-	for status == "" {
+	for st.status == "" {
 		if err := ctx.Err(); err != nil {
-			status, msg = solver.StatusCancelled, err.Error()
+			st.status, st.msg = solver.StatusCancelled, err.Error()
 			break
 		}
 		t0 := solver.Now()
@@ -328,38 +320,70 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		k := m.k
 		passes := float64(k) / float64(n)
 		last := k >= lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses)
-		r := solver.Record{K: k, Passes: passes, Step: info.kind, Gamma: info.gamma,
-			Batch: info.batch, Active: m.activeSize(), Drops: info.drops, Cleanups: info.cleanups}
-		switch info.kind {
-		case solver.StepFW, solver.StepCollapse:
-			r.FWSteps = 1
-		case solver.StepAway, solver.StepDrop:
-			r.AwaySteps = 1
-		}
+		r := stepRecord(k, passes, info, m.activeSize())
 		// the record's own figures are part of the iteration's work
 		work += solver.Now() - t0
 		if cad.Due(k, last || solver.EvalRequested(rec), passes) {
-			evalAt(&r)
+			m.evalInto(st, &r)
 		}
 		r.Time = work.Seconds()
 		rec.Record(r)
-		if status != "" {
+		if st.status != "" {
 			break
 		}
 		if k >= lim.MaxIters {
-			status = solver.StatusMaxIters
+			st.status = solver.StatusMaxIters
 			break
 		}
 		if lim.MaxPasses > 0 && passes >= lim.MaxPasses {
-			status = solver.StatusMaxPasses
+			st.status = solver.StatusMaxPasses
 			break
 		}
 	}
-	sum := solver.Summary{Iters: m.k, Passes: float64(m.k) / float64(n), Time: work.Seconds(), Status: status, Message: msg}
+	return m.result(st, work), nil
+}
+
+// evalInto evaluates the current iterate into r (the primal objective, the
+// duality gap when there is a dual iterate, the problem's own figures) and
+// ends the run failed on a non-finite objective, converged at the gap
+// target.
+func (m *Method) evalInto(st *runState, r *solver.Record) {
+	ev := m.evaluate()
+	st.lastEval = &ev
+	r.Objective = solver.F(ev.Primal)
+	if ev.HasDual {
+		r.Gap = solver.F(ev.Gap)
+	}
+	r.Extra = m.extra(ev)
+	if math.IsNaN(ev.Primal) || math.IsInf(ev.Primal, 0) {
+		st.status, st.msg = solver.StatusFailed, fmt.Sprintf("iteration %d: the primal objective is not finite (λ = %g may be too small)", r.K, m.p.Lambda)
+	} else if ev.HasDual && st.lim.GapTol > 0 && ev.Gap <= st.lim.GapTol {
+		st.status, st.msg = solver.StatusConverged, fmt.Sprintf("duality gap %.3g ≤ %g", ev.Gap, st.lim.GapTol)
+	}
+}
+
+// stepRecord is the record of iteration k, unevaluated.
+func stepRecord(k int, passes float64, info stepInfo, active int) solver.Record {
+	r := solver.Record{K: k, Passes: passes, Step: info.kind, Gamma: info.gamma,
+		Batch: info.batch, Active: active, Drops: info.drops, Cleanups: info.cleanups}
+	switch info.kind {
+	case solver.StepFW, solver.StepCollapse:
+		r.FWSteps = 1
+	case solver.StepAway, solver.StepDrop:
+		r.AwaySteps = 1
+	}
+	return r
+}
+
+// result is the run's summary, from its last evaluation, and its weights
+// (averaged when the method averages).
+func (m *Method) result(st *runState, work time.Duration) solver.Result {
+	n := m.p.N()
+	sum := solver.Summary{Iters: m.k, Passes: float64(m.k) / float64(n), Time: work.Seconds(), Status: st.status, Message: st.msg}
 	// Without an evaluation (or, for ssg, without a dual iterate) the figures
 	// are unknown: NaN, written as null in JSON.
 	sum.Objective, sum.Gap = math.NaN(), math.NaN()
-	if lastEval != nil {
+	if lastEval := st.lastEval; lastEval != nil {
 		sum.Objective = lastEval.Primal
 		if lastEval.HasDual {
 			sum.Gap = lastEval.Gap
@@ -371,7 +395,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	if m.o.Average {
 		x = m.avgWeights()
 	}
-	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}, nil
+	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}
 }
 
 // evalCost is one evaluation's cost in passes, for the default cadence:
