@@ -3,7 +3,7 @@ GO      ?= go
 ADDR    ?= localhost:8080
 PKGS    := ./...
 
-.PHONY: run build build-openblas test test-race fuzz loadtest check-format check-generated check-clean bench generate vendor clean
+.PHONY: run build build-openblas test test-race fuzz loadtest check-format check-generated check-size check-clean bench generate vendor clean
 
 ## run: start the dashboard on its built-in scenarios at http://$(ADDR)
 run:
@@ -19,7 +19,7 @@ build-openblas:
 	CGO_ENABLED=1 $(GO) build -tags openblas -o bin/dashboard-openblas ./cmd/dashboard
 
 ## test: formatting, vet, generated files, every test (browser tests included), race detector on the concurrent packages, a short run of every fuzz target of the inputs
-test: check-format check-generated
+test: check-format check-generated check-size
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	@if [ -z "$$CI" ] && { [ "$$FWLAB_CHROMIUM" = none ] || { [ -z "$$FWLAB_CHROMIUM" ] && [ ! -x /usr/bin/chromium ] && [ ! -x /usr/bin/chromium-browser ] && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; }; }; then \
@@ -78,6 +78,13 @@ check-clean:
 check-format:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './web/node_modules/*')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+## check-size: no function past 100 lines (60 in internal/solver and internal/ssvm), tests,
+## generated code and the shrinking list in internal/archtest/sizes_test.go aside; prints the
+## files past 600 lines, the ones to split by concern
+check-size:
+	@$(GO) test -count=1 -run '^(TestFunctionSizes|TestSizeCheckCatchesPlantedFunctions)$$' ./internal/archtest/
+	@$(GO) test -count=1 -v -run '^TestFileSizes$$' ./internal/archtest/ | sed -n 's/^ *sizes_test.go:[0-9]*: /check-size: /p'
 
 ## check-generated: the committed *_templ.go files match their .templ sources
 check-generated:

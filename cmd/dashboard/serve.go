@@ -33,44 +33,137 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	return serve(ctx, args, stdout, stderr)
 }
 
+// serveOpts are serve's flags.
+type serveOpts struct {
+	addr, data, watch, db                                         *string
+	allow                                                         hostList
+	mem, quota, clientQuota, maxUpload, maxFile, maxImport        *int64
+	maxActive, slots, maxQueued, maxClient, maxStreams, maxSweeps *int
+	keep, maxImports                                              *int
+	drain, rescue, pauseTimeout                                   *time.Duration
+	readHeader, readTimeout, writeTimeout, idleTimeout            *time.Duration
+	defDBErr                                                      error // why there is no default -db
+}
+
+// define declares serve's flags on fs.
+func (o *serveOpts) define(fs *flag.FlagSet) {
+	o.addr = fs.String("addr", "localhost:8080", "address to listen on (host:port; port 0 picks a free one)")
+	o.data = fs.String("data", defaultDataDir(), "directory of data sets: runs read data files only from it and from the uploads (\"\" for none; the default is ../shared/data when it exists)")
+	fs.Var(&o.allow, "allow-host", "a host name the server answers to besides localhost and the -addr host (repeat or separate with commas)")
+	o.mem = sizeFlag(fs, "mem", session.DefaultMaxMemory, "memory budget of the runs: instances of unfinished runs plus every stored record (e.g. 2GiB, 512MiB)")
+	o.quota = sizeFlag(fs, "upload-quota", server.DefaultUploadQuota, "disk quota of all uploaded files together")
+	o.clientQuota = sizeFlag(fs, "client-upload-quota", server.DefaultClientUploadQuota, "disk quota of one client's uploaded files (at most -upload-quota); a file's bytes come back when the last run naming it is deleted, or an hour after its upload when no run named it")
+	o.maxUpload = sizeFlag(fs, "max-upload", server.DefaultMaxUpload, "largest uploaded file")
+	o.maxFile = sizeFlag(fs, "max-file", session.DefaultMaxFile, "largest data file a run may read")
+	o.maxActive = fs.Int("max-active", session.DefaultMaxActive, "runs running at once (run slots); more wait in the queue")
+	o.slots = fs.Int("slots", -1, "runs this server runs at once: N ≥ 1 is -max-active N; -1: -max-active. With -db postgres://… the runs and sweeps started through the server are queued for workers, and a server with slots is one of them (named HOST-PID, as \"dashboard worker\" by default), taking queued jobs, its own and others'; 0 (PostgreSQL only): none, a pure front end")
+	o.drain = fs.Duration("drain", 30*time.Second, "with -db postgres://… and slots: on SIGTERM or SIGINT, time the runs the server's worker is running get to finish before they are given back to the queue")
+	o.rescue = fs.Duration("rescue-after", queue.DefaultRescueAfter, "with -db postgres://… and slots: a run whose worker's heartbeat (every 2s) is older than this is queued again, as \"dashboard worker -rescue-after\" (the same on every worker; at least 4s)")
+	o.maxQueued = fs.Int("max-queued", session.DefaultMaxQueued, "runs waiting in the queue")
+	o.maxClient = fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused (with -db postgres://…: the runs it queued through any server on the database, counted there; a sweep's cells count toward -max-sweeps instead)")
+	o.maxStreams = fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
+	o.maxSweeps = fs.Int("max-sweeps", server.DefaultMaxSweeps, "sweeps one client address may have queued or running (with -db postgres://…: counted in the database, as -max-client-runs)")
+	o.watch = fs.String("watch", "", "a folder where job arrays write sweeps (`solve -sweep DOC -cell I -out DIR`, DIR being the folder or one of its subfolders): each is imported as one sweep once all its cells' bundles are there, looking every 5s")
+	o.pauseTimeout = fs.Duration("pause-timeout", session.DefaultPauseTimeout, "a run paused for longer is cancelled")
+	o.readHeader = fs.Duration("read-header-timeout", 10*time.Second, "time to read a request's headers")
+	o.readTimeout = fs.Duration("read-timeout", 30*time.Second, "time to read a whole request (uploads: 5 minutes)")
+	o.writeTimeout = fs.Duration("write-timeout", 90*time.Second, "time to answer a request (downloads and websockets set their own per-write deadlines)")
+	o.idleTimeout = fs.Duration("idle-timeout", 2*time.Minute, "time a kept-alive connection may stay idle")
+	defDB, defDBErr := store.DefaultPath()
+	o.defDBErr = defDBErr
+	o.db = fs.String("db", defDB, "the run store: a file, created on first start (\":memory:\" keeps nothing), or a PostgreSQL database postgres://USER@HOST/DB?… (shared with dashboard worker processes)")
+	o.keep = fs.Int("keep", 0, "keep at most this many unstarred runs, deleting those that entered the store first as runs end; starred and live runs, runs that ended or entered in the last minute and runs being downloaded are spared (0: keep all)")
+	o.maxImport = sizeFlag(fs, "max-import", server.DefaultMaxImport, "largest run bundle POST /api/runs/import takes")
+	o.maxImports = fs.Int("max-imports", server.DefaultMaxImports, "bundle imports running at once (each streams into the store and is counted in -mem)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: dashboard [serve] [-addr localhost:8080] [-data DIR] [flags]")
+		fs.PrintDefaults()
+	}
+}
+
+// check refuses flag values serve cannot work with, and points the OCR
+// scenario at -data's ocr folder (unless the environment names another).
+func (o *serveOpts) check() error {
+	if *o.maxImports < 1 {
+		return usageError("-max-imports: must be at least 1, got %d", *o.maxImports)
+	}
+	if *o.keep < 0 {
+		return usageError("-keep: must be 0 (keep all) or a positive number of runs, got %d", *o.keep)
+	}
+	if *o.db == "" {
+		return usageError("-db: is required (%v)", o.defDBErr)
+	}
+	if *o.data != "" {
+		st, err := os.Stat(*o.data)
+		if err != nil || !st.IsDir() {
+			return usageError("-data %q must be a readable directory", *o.data)
+		}
+		// The OCR scenario finds its data set under the data directory
+		// unless the environment names another place.
+		if os.Getenv(ssvm.EnvOCR) == "" {
+			if st, err := os.Stat(filepath.Join(*o.data, "ocr")); err == nil && st.IsDir() {
+				_ = os.Setenv(ssvm.EnvOCR, filepath.Join(*o.data, "ocr"))
+			}
+		}
+	}
+	if *o.watch != "" {
+		if fi, err := os.Stat(*o.watch); err != nil || !fi.IsDir() {
+			return usageError("-watch %q must be a readable directory", *o.watch)
+		}
+	}
+	switch {
+	case *o.slots < -1:
+		return usageError("-slots: must be 0 or more, got %d", *o.slots)
+	case *o.slots == 0 && !pgstore.IsURL(*o.db):
+		return usageError("-slots 0 (a pure front end) needs -db postgres://…: the runs are queued in PostgreSQL for `dashboard worker` processes")
+	case *o.rescue < 2*queue.DefaultBeatEvery:
+		return usageError("-rescue-after: must be at least two heartbeats (%v), got %v", 2*queue.DefaultBeatEvery, *o.rescue)
+	case *o.drain < 0:
+		return usageError("-drain: must not be negative, got %v", *o.drain)
+	case *o.slots > 0:
+		*o.maxActive = *o.slots
+	}
+	return nil
+}
+
+// serverOptions is the server's configuration from the flags.
+func (o *serveOpts) serverOptions(st store.Backend, submit server.Submitter, submitSweep server.SweepSubmitter) server.Options {
+	return server.Options{
+		DataDir:             *o.data,
+		ListenAddr:          *o.addr,
+		AllowHosts:          o.allow,
+		UploadQuota:         *o.quota,
+		ClientUploadQuota:   min(*o.clientQuota, *o.quota),
+		MaxUpload:           *o.maxUpload,
+		MaxStreamsPerClient: *o.maxStreams,
+		MaxImport:           *o.maxImport,
+		MaxSweeps:           *o.maxSweeps,
+		MaxImports:          *o.maxImports,
+		Submit:              submit,
+		SubmitSweep:         submitSweep,
+		RescueAfter:         *o.rescue,
+		Session: session.Options{
+			MaxActive: *o.maxActive, MaxQueued: *o.maxQueued, MaxClientRuns: *o.maxClient,
+			MaxMemory: *o.mem, PauseTimeout: *o.pauseTimeout, MaxFile: *o.maxFile,
+			Store: st, Keep: *o.keep,
+		},
+		Flags: map[string]string{
+			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "ClientUploadQuota": "-client-upload-quota", "MaxUpload": "-max-upload",
+			"MaxActive": "-max-active", "MaxQueued": "-max-queued", "MaxClientRuns": "-max-client-runs",
+			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file",
+			"MaxImport": "-max-import", "MaxImports": "-max-imports", "MaxSweeps": "-max-sweeps",
+		},
+	}
+}
+
 // serve runs the dashboard until ctx ends, then shuts down gracefully: the
 // runs are cancelled, the websockets closed (code 1001) and the requests in
 // flight given a few seconds to finish.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dashboard serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "localhost:8080", "address to listen on (host:port; port 0 picks a free one)")
-	data := fs.String("data", defaultDataDir(), "directory of data sets: runs read data files only from it and from the uploads (\"\" for none; the default is ../shared/data when it exists)")
-	var allow hostList
-	fs.Var(&allow, "allow-host", "a host name the server answers to besides localhost and the -addr host (repeat or separate with commas)")
-	mem := sizeFlag(fs, "mem", session.DefaultMaxMemory, "memory budget of the runs: instances of unfinished runs plus every stored record (e.g. 2GiB, 512MiB)")
-	quota := sizeFlag(fs, "upload-quota", server.DefaultUploadQuota, "disk quota of all uploaded files together")
-	clientQuota := sizeFlag(fs, "client-upload-quota", server.DefaultClientUploadQuota, "disk quota of one client's uploaded files (at most -upload-quota); a file's bytes come back when the last run naming it is deleted, or an hour after its upload when no run named it")
-	maxUpload := sizeFlag(fs, "max-upload", server.DefaultMaxUpload, "largest uploaded file")
-	maxFile := sizeFlag(fs, "max-file", session.DefaultMaxFile, "largest data file a run may read")
-	maxActive := fs.Int("max-active", session.DefaultMaxActive, "runs running at once (run slots); more wait in the queue")
-	slots := fs.Int("slots", -1, "runs this server runs at once: N ≥ 1 is -max-active N; -1: -max-active. With -db postgres://… the runs and sweeps started through the server are queued for workers, and a server with slots is one of them (named HOST-PID, as \"dashboard worker\" by default), taking queued jobs, its own and others'; 0 (PostgreSQL only): none, a pure front end")
-	drain := fs.Duration("drain", 30*time.Second, "with -db postgres://… and slots: on SIGTERM or SIGINT, time the runs the server's worker is running get to finish before they are given back to the queue")
-	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "with -db postgres://… and slots: a run whose worker's heartbeat (every 2s) is older than this is queued again, as \"dashboard worker -rescue-after\" (the same on every worker; at least 4s)")
-	maxQueued := fs.Int("max-queued", session.DefaultMaxQueued, "runs waiting in the queue")
-	maxClient := fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused (with -db postgres://…: the runs it queued through any server on the database, counted there; a sweep's cells count toward -max-sweeps instead)")
-	maxStreams := fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
-	maxSweeps := fs.Int("max-sweeps", server.DefaultMaxSweeps, "sweeps one client address may have queued or running (with -db postgres://…: counted in the database, as -max-client-runs)")
-	watch := fs.String("watch", "", "a folder where job arrays write sweeps (`solve -sweep DOC -cell I -out DIR`, DIR being the folder or one of its subfolders): each is imported as one sweep once all its cells' bundles are there, looking every 5s")
-	pauseTimeout := fs.Duration("pause-timeout", session.DefaultPauseTimeout, "a run paused for longer is cancelled")
-	readHeader := fs.Duration("read-header-timeout", 10*time.Second, "time to read a request's headers")
-	readTimeout := fs.Duration("read-timeout", 30*time.Second, "time to read a whole request (uploads: 5 minutes)")
-	writeTimeout := fs.Duration("write-timeout", 90*time.Second, "time to answer a request (downloads and websockets set their own per-write deadlines)")
-	idleTimeout := fs.Duration("idle-timeout", 2*time.Minute, "time a kept-alive connection may stay idle")
-	defDB, defDBErr := store.DefaultPath()
-	db := fs.String("db", defDB, "the run store: a file, created on first start (\":memory:\" keeps nothing), or a PostgreSQL database postgres://USER@HOST/DB?… (shared with dashboard worker processes)")
-	keep := fs.Int("keep", 0, "keep at most this many unstarred runs, deleting those that entered the store first as runs end; starred and live runs, runs that ended or entered in the last minute and runs being downloaded are spared (0: keep all)")
-	maxImport := sizeFlag(fs, "max-import", server.DefaultMaxImport, "largest run bundle POST /api/runs/import takes")
-	maxImports := fs.Int("max-imports", server.DefaultMaxImports, "bundle imports running at once (each streams into the store and is counted in -mem)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dashboard [serve] [-addr localhost:8080] [-data DIR] [flags]")
-		fs.PrintDefaults()
-	}
+	var o serveOpts
+	o.define(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -82,161 +175,75 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if *maxImports < 1 {
-		fmt.Fprintf(stderr, "dashboard serve: -max-imports: must be at least 1, got %d\n", *maxImports)
-		return 2
+	if err := o.check(); err != nil {
+		return exitWith(stderr, "dashboard serve", err)
 	}
-	if *keep < 0 {
-		fmt.Fprintf(stderr, "dashboard serve: -keep: must be 0 (keep all) or a positive number of runs, got %d\n", *keep)
-		return 2
-	}
-	if *db == "" {
-		fmt.Fprintf(stderr, "dashboard serve: -db: is required (%v)\n", defDBErr)
-		return 2
-	}
-	if *data != "" {
-		st, err := os.Stat(*data)
-		if err != nil || !st.IsDir() {
-			fmt.Fprintf(stderr, "dashboard serve: -data %q must be a readable directory\n", *data)
-			return 2
-		}
-		// The OCR scenario finds its data set under the data directory
-		// unless the environment names another place.
-		if os.Getenv(ssvm.EnvOCR) == "" {
-			if st, err := os.Stat(filepath.Join(*data, "ocr")); err == nil && st.IsDir() {
-				_ = os.Setenv(ssvm.EnvOCR, filepath.Join(*data, "ocr"))
-			}
-		}
-	}
-
-	if *watch != "" {
-		if fi, err := os.Stat(*watch); err != nil || !fi.IsDir() {
-			fmt.Fprintf(stderr, "dashboard serve: -watch %q must be a readable directory\n", *watch)
-			return 2
-		}
-	}
-	switch {
-	case *slots < -1:
-		fmt.Fprintf(stderr, "dashboard serve: -slots: must be 0 or more, got %d\n", *slots)
-		return 2
-	case *slots == 0 && !pgstore.IsURL(*db):
-		fmt.Fprintf(stderr, "dashboard serve: -slots 0 (a pure front end) needs -db postgres://…: the runs are queued in PostgreSQL for `dashboard worker` processes\n")
-		return 2
-	case *rescue < 2*queue.DefaultBeatEvery:
-		fmt.Fprintf(stderr, "dashboard serve: -rescue-after: must be at least two heartbeats (%v), got %v\n", 2*queue.DefaultBeatEvery, *rescue)
-		return 2
-	case *drain < 0:
-		fmt.Fprintf(stderr, "dashboard serve: -drain: must not be negative, got %v\n", *drain)
-		return 2
-	case *slots > 0:
-		*maxActive = *slots
-	}
-	defer limitMemory(*mem)()
-	st, err := openRunStore(*db)
+	defer limitMemory(*o.mem)()
+	st, err := openRunStore(*o.db)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -db: %v\n", err)
 		return 1
 	}
 	defer st.Close()
-	submit, submitSweep, err := frontEnd(st, *quota, *pauseTimeout)
+	submit, submitSweep, err := frontEnd(st, *o.quota, *o.pauseTimeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: -db: the queue: %v\n", err)
 		return 1
 	}
-	if !pgstore.IsURL(*db) && !st.Owner() {
-		fmt.Fprintf(stderr, "dashboard serve: -db %s: another fwlab process holds this run store (a server, or an import in progress); two servers cannot share one file: use another -db, or retry once the import is done\n", *db)
+	if !pgstore.IsURL(*o.db) && !st.Owner() {
+		fmt.Fprintf(stderr, "dashboard serve: -db %s: another fwlab process holds this run store (a server, or an import in progress); two servers cannot share one file: use another -db, or retry once the import is done\n", *o.db)
 		return 1
 	}
-	srv, err := server.New(server.Options{
-		DataDir:             *data,
-		ListenAddr:          *addr,
-		AllowHosts:          allow,
-		UploadQuota:         *quota,
-		ClientUploadQuota:   min(*clientQuota, *quota),
-		MaxUpload:           *maxUpload,
-		MaxStreamsPerClient: *maxStreams,
-		MaxImport:           *maxImport,
-		MaxSweeps:           *maxSweeps,
-		MaxImports:          *maxImports,
-		Submit:              submit,
-		SubmitSweep:         submitSweep,
-		RescueAfter:         *rescue,
-		Session: session.Options{
-			MaxActive: *maxActive, MaxQueued: *maxQueued, MaxClientRuns: *maxClient,
-			MaxMemory: *mem, PauseTimeout: *pauseTimeout, MaxFile: *maxFile,
-			Store: st, Keep: *keep,
-		},
-		Flags: map[string]string{
-			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "ClientUploadQuota": "-client-upload-quota", "MaxUpload": "-max-upload",
-			"MaxActive": "-max-active", "MaxQueued": "-max-queued", "MaxClientRuns": "-max-client-runs",
-			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file",
-			"MaxImport": "-max-import", "MaxImports": "-max-imports", "MaxSweeps": "-max-sweeps",
-		},
-	})
+	srv, err := server.New(o.serverOptions(st, submit, submitSweep))
 	if err != nil {
 		fmt.Fprintf(stderr, "dashboard serve: %v\n", err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", *o.addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "dashboard serve: -addr %s: %v\n", *addr, err)
+		fmt.Fprintf(stderr, "dashboard serve: -addr %s: %v\n", *o.addr, err)
 		_ = srv.Close()
 		return 1
 	}
+	return o.run(ctx, st, srv, ln, stdout, stderr)
+}
+
+// run serves on ln until ctx ends or the server fails, with the folder
+// watcher, the server's worker and the first trim of the store the flags
+// ask for, then shuts down.
+func (o *serveOpts) run(ctx context.Context, st store.Backend, srv *server.Server, ln net.Listener, stdout, stderr io.Writer) int {
 	hs := &http.Server{
 		Handler:           srv,
-		ReadHeaderTimeout: *readHeader,
-		ReadTimeout:       *readTimeout,
-		WriteTimeout:      *writeTimeout,
-		IdleTimeout:       *idleTimeout,
+		ReadHeaderTimeout: *o.readHeader,
+		ReadTimeout:       *o.readTimeout,
+		WriteTimeout:      *o.writeTimeout,
+		IdleTimeout:       *o.idleTimeout,
 		MaxHeaderBytes:    64 << 10,
 	}
 	fmt.Fprintf(stdout, "fwlab dashboard at %s (%d problems, %d presets; Ctrl-C stops)\n",
-		dashboardURL(*addr, ln.Addr()), len(scenarios.All()), len(scenarios.Presets()))
+		dashboardURL(*o.addr, ln.Addr()), len(scenarios.All()), len(scenarios.Presets()))
 	if n := st.Recovered(); n > 0 {
-		fmt.Fprintf(stdout, "run store %s: %d runs live when fwlab last stopped are marked interrupted\n", *db, n)
+		fmt.Fprintf(stdout, "run store %s: %d runs live when fwlab last stopped are marked interrupted\n", *o.db, n)
 	}
-
-	if *watch != "" {
-		// the watcher ends before the store closes
-		wctx, cancel := context.WithCancel(ctx)
-		watched := make(chan struct{})
-		go func() {
-			defer close(watched)
-			w := newWatcher(st, *watch, stdout, stderr)
-			// bundles bounded as POST /api/runs/import's, counted in -mem
-			w.opt.maxBundle, w.opt.reserve = *maxImport, srv.Manager().Reserve
-			w.run(wctx)
-		}()
-		defer func() { cancel(); <-watched }()
+	if *o.watch != "" {
+		defer o.startWatcher(ctx, st, srv, stdout, stderr)()
 	}
 	var wk *queue.Worker
-	if pg, ok := st.(*pgstore.Store); ok && *slots != 0 {
+	if pg, ok := st.(*pgstore.Store); ok && *o.slots != 0 {
 		name := defaultWorkerName()
-		if wk, err = serveWorker(ctx, pg, name, *maxActive, *rescue, *data, stderr); err != nil {
+		var err error
+		if wk, err = serveWorker(ctx, pg, name, *o.maxActive, *o.rescue, *o.data, stderr); err != nil {
 			fmt.Fprintf(stderr, "dashboard serve: the worker: %v\n", err)
 			_ = srv.Close()
 			_ = ln.Close()
 			return 1
 		}
-		fmt.Fprintf(stdout, "fwlab worker %s: %d slots taking queued runs on %s\n", name, *maxActive, pgstore.Redact(*db))
+		fmt.Fprintf(stdout, "fwlab worker %s: %d slots taking queued runs on %s\n", name, *o.maxActive, pgstore.Redact(*o.db))
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	if *keep > 0 {
-		// the first trim of a large store takes seconds: the pages answer
-		// meanwhile (every run's end trims again)
-		tctx, cancel := context.WithCancel(ctx)
-		trimmed := make(chan struct{})
-		go func() {
-			defer close(trimmed)
-			if n, err := st.Trim(tctx, *keep); err != nil && tctx.Err() == nil {
-				fmt.Fprintf(stderr, "dashboard serve: -keep: %v\n", err)
-			} else if n > 0 {
-				fmt.Fprintf(stdout, "run store: -keep %d: %d older runs deleted\n", *keep, n)
-			}
-		}()
-		defer func() { cancel(); <-trimmed }()
+	if *o.keep > 0 {
+		defer o.startTrim(ctx, st, stdout, stderr)()
 	}
 	select {
 	case err := <-errc:
@@ -246,12 +253,51 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	case <-ctx.Done():
 	}
+	return o.shutdown(hs, srv, wk, errc, stdout, stderr)
+}
+
+// startWatcher imports the sweeps that appear in -watch until ctx ends or
+// the returned function is called (which waits for it: the watcher ends
+// before the store closes).
+func (o *serveOpts) startWatcher(ctx context.Context, st store.Backend, srv *server.Server, stdout, stderr io.Writer) (stop func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		w := newWatcher(st, *o.watch, stdout, stderr)
+		// bundles bounded as POST /api/runs/import's, counted in -mem
+		w.opt.maxBundle, w.opt.reserve = *o.maxImport, srv.Manager().Reserve
+		w.run(wctx)
+	}()
+	return func() { cancel(); <-watched }
+}
+
+// startTrim trims the store to -keep runs in the background: the first trim
+// of a large store takes seconds, and the pages answer meanwhile (every
+// run's end trims again). The returned function stops it and waits.
+func (o *serveOpts) startTrim(ctx context.Context, st store.Backend, stdout, stderr io.Writer) (stop func()) {
+	tctx, cancel := context.WithCancel(ctx)
+	trimmed := make(chan struct{})
+	go func() {
+		defer close(trimmed)
+		if n, err := st.Trim(tctx, *o.keep); err != nil && tctx.Err() == nil {
+			fmt.Fprintf(stderr, "dashboard serve: -keep: %v\n", err)
+		} else if n > 0 {
+			fmt.Fprintf(stdout, "run store: -keep %d: %d older runs deleted\n", *o.keep, n)
+		}
+	}()
+	return func() { cancel(); <-trimmed }
+}
+
+// shutdown stops the server's worker, the runs, the websockets and the
+// requests in flight, and returns serve's exit status.
+func (o *serveOpts) shutdown(hs *http.Server, srv *server.Server, wk *queue.Worker, errc chan error, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "shutting down")
 	code := 0
 	// the worker first, while the pages still follow its runs: it takes
 	// no new job, its runs get -drain to finish, the rest go back to the
 	// queue
-	if !stopServeWorker(wk, *drain, stdout, stderr) {
+	if !stopServeWorker(wk, *o.drain, stdout, stderr) {
 		code = 1
 	}
 	// Everything stops within about five seconds: the runs are cancelled

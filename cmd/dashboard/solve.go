@@ -8,16 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/fwlab/fwlab/internal/dataio"
 	"github.com/fwlab/fwlab/internal/figures"
@@ -68,9 +62,42 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	if hasSweepFlag(args) {
 		return runSweep(args, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("dashboard solve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o solveOpts
+	c := &solveCmd{fs: flag.NewFlagSet("dashboard solve", flag.ContinueOnError), params: map[string]*string{}}
+	c.fs.SetOutput(stderr)
+	c.o.define(c.fs)
+	if err := c.parse(args); err != nil {
+		return exitWith(stderr, "dashboard solve", err)
+	}
+	if c.preset != nil && special(c.preset.Name) != nil {
+		fa, err := c.figureArgs()
+		if err != nil {
+			return exitWith(stderr, "dashboard solve", err)
+		}
+		return runFigure(c.preset.Name, fa, stdout, stderr)
+	}
+	run, err := c.runSpec()
+	if err != nil {
+		return exitWith(stderr, "dashboard solve", err)
+	}
+	s, vals, err := scenarios.Resolve(&run)
+	if err != nil {
+		return exitWith(stderr, "dashboard solve", usageError("%s", flagError(err)))
+	}
+	if c.o.printSpec {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		if err := e.Encode(run); err != nil {
+			return exitWith(stderr, "dashboard solve", failure("writing the spec: %v", err))
+		}
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return exitWith(stderr, "dashboard solve", c.solve(ctx, &run, s, vals, stdout, stderr))
+}
+
+// define declares solve's own flags on fs.
+func (o *solveOpts) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.problem, "problem", "", "problem to solve (see the list below)")
 	fs.StringVar(&o.scenario, "scenario", "", "a preset run: "+strings.Join(presetNames(), ", "))
 	fs.StringVar(&o.algos, "algo", "", "algorithm, or several separated by commas: "+strings.Join(spec.AlgoNames, ", "))
@@ -98,86 +125,105 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.saveX, "save-x", "", "write the final solution to FILE as CSV")
 	fs.StringVar(&o.figsize, "figsize", figures.DefaultSize, "size of a figure drawn by -out FILE.svg|.png|.pdf: column (3.5 in wide, 8 pt text), page (7 in, 9 pt) or slide (13.3 in, 16 pt)")
 	fs.BoolVar(&o.printSpec, "print-spec", false, "print the run spec as JSON (the body POST /api/runs takes) and exit without running")
+}
 
+// solveCmd is one solve command line: its flags, the preset and problem
+// it names, the problem's own flags and which flags were given.
+type solveCmd struct {
+	fs     *flag.FlagSet
+	o      solveOpts
+	preset *scenarios.Preset
+	sc     *scenarios.Scenario
+	params map[string]*string // the problem's parameters, by flag
+	set    map[string]bool    // the flags given
+}
+
+// parse finds the preset and the problem, declares the problem's own
+// flags and parses the command line.
+func (c *solveCmd) parse(args []string) error {
+	fs := c.fs
 	problem, scenario := findProblem(args)
-	var preset *scenarios.Preset
 	if scenario != "" {
 		p, ok := scenarios.LookupPreset(scenario)
 		if !ok {
-			fmt.Fprintf(stderr, "dashboard solve: -scenario: unknown preset %q (one of %s)\n", scenario, strings.Join(presetNames(), ", "))
-			return 2
+			return usageError("-scenario: unknown preset %q (one of %s)", scenario, strings.Join(presetNames(), ", "))
 		}
-		preset = p
+		c.preset = p
 		if problem == "" {
 			problem = p.Spec.Problem
 		}
 	}
-	var sc *scenarios.Scenario
-	params := map[string]*string{}
 	if problem != "" {
 		s, ok := scenarios.Lookup(problem)
 		if !ok {
-			fmt.Fprintf(stderr, "dashboard solve: -problem: unknown problem %q (one of %s)\n", problem, strings.Join(scenarios.Names(), ", "))
-			return 2
+			return usageError("-problem: unknown problem %q (one of %s)", problem, strings.Join(scenarios.Names(), ", "))
 		}
-		sc = s
-		for _, p := range s.Params {
-			if fs.Lookup(p.Name) != nil {
-				continue // the problem's parameter shares a name with a solve flag
-			}
-			v := new(string)
-			params[p.Name] = v
-			help := p.Help
-			if rule := strings.TrimPrefix(p.Rule(), "must be "); rule != "" {
-				help += " (" + rule + ")"
-			}
-			fs.StringVar(v, p.Name, p.Default, help)
-		}
+		c.sc = s
+		c.defineParams()
 	}
-	fs.Usage = func() { solveUsage(fs, sc) }
+	fs.Usage = func() { solveUsage(fs, c.sc) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return quietExit(0)
 		}
-		return 2
+		return quietExit(2)
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "dashboard solve: unexpected argument %q (flags only)\n", fs.Arg(0))
-		return 2
+		return usageError("unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if _, err := figures.SizeNamed(o.figsize); err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: -figsize: %v\n", err)
-		return 2
+	c.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	if _, err := figures.SizeNamed(c.o.figsize); err != nil {
+		return usageError("-figsize: %v", err)
 	}
+	return nil
+}
 
-	if preset != nil && special(preset.Name) != nil {
-		if o.printSpec {
-			fmt.Fprintf(stderr, "dashboard solve: -print-spec: the %s preset draws a figure from several runs; it has no single run spec\n", preset.Name)
-			return 2
+// defineParams declares the problem's parameters as flags, each with its
+// rule in its help.
+func (c *solveCmd) defineParams() {
+	for _, p := range c.sc.Params {
+		if c.fs.Lookup(p.Name) != nil {
+			continue // the problem's parameter shares a name with a solve flag
 		}
-		if err := special(preset.Name).checkFlags(preset.Name, set, func(f string) bool { return params[f] != nil }); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: %v\n", err)
-			return 2
+		v := new(string)
+		c.params[p.Name] = v
+		help := p.Help
+		if rule := strings.TrimPrefix(p.Rule(), "must be "); rule != "" {
+			help += " (" + rule + ")"
 		}
-		fa := figureArgs{o: o, set: set, params: map[string]string{}}
-		for name, v := range params {
-			if set[name] {
-				if p := paramOf(sc, name); p != nil {
-					if err := p.Check(*v); err != nil {
-						fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
-						return 2
-					}
+		c.fs.StringVar(v, p.Name, p.Default, help)
+	}
+}
+
+// figureArgs checks the flags of a preset that draws a figure from several
+// runs and gathers them.
+func (c *solveCmd) figureArgs() (figureArgs, error) {
+	name, set, params := c.preset.Name, c.set, c.params
+	if c.o.printSpec {
+		return figureArgs{}, usageError("-print-spec: the %s preset draws a figure from several runs; it has no single run spec", name)
+	}
+	if err := special(name).checkFlags(name, set, func(f string) bool { return params[f] != nil }); err != nil {
+		return figureArgs{}, usageError("%v", err)
+	}
+	fa := figureArgs{o: c.o, set: set, params: map[string]string{}}
+	for name, v := range params {
+		if set[name] {
+			if p := paramOf(c.sc, name); p != nil {
+				if err := p.Check(*v); err != nil {
+					return figureArgs{}, usageError("%s", flagError(err))
 				}
-				fa.params[name] = *v
 			}
+			fa.params[name] = *v
 		}
-		return runFigure(preset.Name, fa, stdout, stderr)
 	}
+	return fa, nil
+}
 
-	// Build the run spec: the preset's, overridden by explicit flags.
+// runSpec builds the run spec: the preset's, overridden by explicit flags.
+func (c *solveCmd) runSpec() (spec.Run, error) {
 	var run spec.Run
+	preset, set := c.preset, c.set
 	if preset != nil {
 		run = preset.Spec
 		run.Params = spec.Params{}
@@ -186,57 +232,75 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 		run.Algorithms = append([]spec.Algo(nil), preset.Spec.Algorithms...)
 	}
-	if sc == nil {
-		fmt.Fprintln(stderr, "dashboard solve: -problem: is required (or -scenario); one of "+strings.Join(scenarios.Names(), ", "))
-		return 2
+	if c.sc == nil {
+		return run, usageError("-problem: is required (or -scenario); one of %s", strings.Join(scenarios.Names(), ", "))
 	}
-	run.Problem = sc.Name
+	run.Problem = c.sc.Name
 	if run.Params == nil {
 		run.Params = spec.Params{}
 	}
-	for name, v := range params {
+	for name, v := range c.params {
 		if set[name] {
 			run.Params[name] = *v
 		}
 	}
-	if o.algos != "" || preset == nil {
-		if o.algos == "" {
-			fmt.Fprintln(stderr, "dashboard solve: -algo: is required (one of "+strings.Join(sc.Algorithms, ", ")+")")
-			return 2
+	if c.o.algos != "" || preset == nil {
+		if c.o.algos == "" {
+			return run, usageError("-algo: is required (one of %s)", strings.Join(c.sc.Algorithms, ", "))
 		}
-		run.Algorithms = nil
-		for _, a := range strings.Split(o.algos, ",") {
-			al := o.algo
-			al.Algo = strings.TrimSpace(a)
-			if !set["rho"] {
-				al.Rho = 0
-			}
-			if !set["alpha"] {
-				al.Alpha = 0
-			}
-			if !set["m0"] {
-				al.M0 = 0
-			}
-			if !set["growth"] {
-				al.Growth = 0
-			}
-			run.Algorithms = append(run.Algorithms, al)
-		}
+		run.Algorithms = c.algorithms()
 	}
+	if err := c.limits(&run); err != nil {
+		return run, err
+	}
+	switch c.o.format {
+	case "jsonl", "csv", "json":
+	default:
+		return run, usageError("-format: must be jsonl, csv or json, got %q", c.o.format)
+	}
+	return run, nil
+}
+
+// algorithms is -algo's list, each with the algorithm flags; a schedule's
+// parameter not given is left to the spec's default (0).
+func (c *solveCmd) algorithms() []spec.Algo {
+	var out []spec.Algo
+	for _, a := range strings.Split(c.o.algos, ",") {
+		al := c.o.algo
+		al.Algo = strings.TrimSpace(a)
+		if !c.set["rho"] {
+			al.Rho = 0
+		}
+		if !c.set["alpha"] {
+			al.Alpha = 0
+		}
+		if !c.set["m0"] {
+			al.M0 = 0
+		}
+		if !c.set["growth"] {
+			al.Growth = 0
+		}
+		out = append(out, al)
+	}
+	return out
+}
+
+// limits sets the run's limits, cadence, replications and seed from the
+// flags given (all of them without a preset).
+func (c *solveCmd) limits(run *spec.Run) error {
+	o, set, preset := &c.o, c.set, c.preset
 	// In the spec 0 means "the default"; on the command line an explicit 0
 	// is a mistake and is said so.
-	for _, c := range []struct {
+	for _, f := range []struct {
 		name string
 		v    int
 	}{{"replications", o.reps}} {
-		if set[c.name] && c.v < 1 {
-			fmt.Fprintf(stderr, "dashboard solve: -%s: must be at least 1, got %d\n", c.name, c.v)
-			return 2
+		if set[f.name] && f.v < 1 {
+			return usageError("-%s: must be at least 1, got %d", f.name, f.v)
 		}
 	}
 	if set["iters"] && (o.iters < 0 || o.iters > spec.MaxIters) {
-		fmt.Fprintf(stderr, "dashboard solve: -iters: must be between 0 (no limit) and %d, got %d\n", spec.MaxIters, o.iters)
-		return 2
+		return usageError("-iters: must be between 0 (no limit) and %d, got %d", spec.MaxIters, o.iters)
 	}
 	// -iters 0 means no iteration limit, and so does -passes given alone:
 	// the passes then govern. The spec bounds every run, so "no limit" is
@@ -266,48 +330,29 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	if set["seed"] || preset == nil {
 		run.Seed = o.seed
 	}
-	switch o.format {
-	case "jsonl", "csv", "json":
-	default:
-		fmt.Fprintf(stderr, "dashboard solve: -format: must be jsonl, csv or json, got %q\n", o.format)
-		return 2
-	}
-	s, vals, err := scenarios.Resolve(&run)
-	if err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
-		return 2
-	}
-	if o.printSpec {
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		if err := e.Encode(run); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: writing the spec: %v\n", err)
-			return 1
-		}
-		return 0
-	}
+	return nil
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+// solve builds the run's instance and jobs, runs them and writes the
+// output, the figure and the solution the flags ask for.
+func (c *solveCmd) solve(ctx context.Context, run *spec.Run, s *scenarios.Scenario, vals scenarios.Values, stdout, stderr io.Writer) error {
+	o := &c.o
 	inst, err := s.Build(ctx, vals, run.Seed)
 	if err != nil {
 		msg := flagError(err)
 		if !strings.HasPrefix(msg, s.Name+":") {
 			msg = s.Name + ": " + msg
 		}
-		fmt.Fprintf(stderr, "dashboard solve: %s\n", msg)
 		var fe *spec.FieldError
 		if errors.As(err, &fe) {
-			return 2
+			return usageError("%s", msg)
 		}
-		return 1
+		return failure("%s", msg)
 	}
-	jobs, err := scenarios.Jobs(inst, &run)
+	jobs, err := scenarios.Jobs(inst, run)
 	if err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: %s\n", flagError(err))
-		return 2
+		return usageError("%s", flagError(err))
 	}
-
 	w := stdout
 	var outFile *os.File
 	// -out FILE.svg (.png, .pdf) draws the run's figure into FILE; the
@@ -316,25 +361,52 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 	if o.out != "" && drawAs == "" {
 		f, err := os.Create(o.out)
 		if err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
-			return 1
+			return failure("-out: %v", err)
 		}
 		outFile = f
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	tagged := len(jobs) > 1
-	enc := newRecordWriter(bw, o.format, tagged)
+	enc := newRecordWriter(bw, o.format, len(jobs) > 1)
+	keep := o.format == "json" || run.Replications > 1 || drawAs != ""
+	traces, failed := runTraces(ctx, jobs, enc, keep, stderr)
+	if err := c.writeOutput(ctx, bw, enc, run, inst, traces); err != nil {
+		return err
+	}
+	if outFile != nil {
+		if err := outFile.Close(); err != nil {
+			return failure("-out: %v", err)
+		}
+	}
+	if drawAs != "" {
+		if err := drawRun(o.out, drawAs, o.figsize, run, inst, traces); err != nil {
+			return failure("-out: %v", err)
+		}
+	}
+	if o.saveX != "" && len(traces) > 0 {
+		if err := saveSolution(o.saveX, inst, traces[len(traces)-1].X); err != nil {
+			return failure("-save-x: %v", err)
+		}
+	}
+	if failed {
+		return quietExit(1)
+	}
+	return nil
+}
+
+// runTraces runs the jobs one after the other until ctx ends, writing
+// each record (enc.format jsonl or csv) and the progress on stderr, and
+// keeping the records in the traces when keep says so. failed says
+// whether a trace failed.
+func runTraces(ctx context.Context, jobs []scenarios.Job, enc *recordWriter, keep bool, stderr io.Writer) (traces []traceOut, failed bool) {
 	progress := newProgress(stderr)
-	var traces []traceOut
-	failed := false
 	for _, j := range jobs {
 		tr := traceOut{Algo: j.Label, Replication: j.Replication, Seed: j.Seed}
 		rec := solver.RecorderFunc(func(r solver.Record) {
-			if o.format == "json" || run.Replications > 1 || drawAs != "" {
+			if keep {
 				tr.Records = append(tr.Records, r)
 			}
-			if o.format != "json" {
+			if enc.format != "json" {
 				enc.write(j.Label, j.Replication, r)
 			}
 			progress.show(j.Label, j.Replication, r)
@@ -346,7 +418,7 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 		}
 		tr.Summary = res.Summary
 		tr.X = res.X
-		if o.format != "json" {
+		if enc.format != "json" {
 			enc.summary(j.Label, j.Replication, j.Seed, res.Summary, stderr)
 		}
 		traces = append(traces, tr)
@@ -354,10 +426,16 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 			break
 		}
 	}
+	return traces, failed
+}
+
+// writeOutput writes what follows the records: the aggregates over the
+// replications (jsonl), or the whole run as a bundle (json); then flushes.
+func (c *solveCmd) writeOutput(ctx context.Context, bw *bufio.Writer, enc *recordWriter, run *spec.Run, inst scenarios.Instance, traces []traceOut) error {
 	var aggs []aggregateOut
 	if run.Replications > 1 {
 		aggs = aggregateTraces(traces)
-		if o.format == "jsonl" {
+		if c.o.format == "jsonl" {
 			for _, a := range aggs {
 				for i, st := range a.Objective {
 					row := map[string]any{"algo": a.Algo, "k": int(st.X), "objective": st}
@@ -369,42 +447,18 @@ func runSolve(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if o.format == "json" {
-		if err := writeBundle(bw, run, inst, traces, aggs, ctx.Err() != nil); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
-			return 1
+	if c.o.format == "json" {
+		if err := writeBundle(bw, *run, inst, traces, aggs, ctx.Err() != nil); err != nil {
+			return failure("writing the output: %v", err)
 		}
 	}
 	if err := enc.flush(); err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
-		return 1
+		return failure("writing the output: %v", err)
 	}
 	if err := bw.Flush(); err != nil {
-		fmt.Fprintf(stderr, "dashboard solve: writing the output: %v\n", err)
-		return 1
+		return failure("writing the output: %v", err)
 	}
-	if outFile != nil {
-		if err := outFile.Close(); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
-			return 1
-		}
-	}
-	if drawAs != "" {
-		if err := drawRun(o.out, drawAs, o.figsize, &run, inst, traces); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
-			return 1
-		}
-	}
-	if o.saveX != "" && len(traces) > 0 {
-		if err := saveSolution(o.saveX, inst, traces[len(traces)-1].X); err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: -save-x: %v\n", err)
-			return 1
-		}
-	}
-	if failed {
-		return 1
-	}
-	return 0
+	return nil
 }
 
 // buildJobs resolves run (in place), builds its instance and configures
@@ -492,233 +546,6 @@ time_s, step, gamma, batch, active, objective, gap, grad_err), then a summary.
 		}
 	} else {
 		fmt.Fprintf(w, "\n%s runs: %s\n", sc.Name, strings.Join(sc.Algorithms, ", "))
-	}
-}
-
-// traceOut is one run's output for the json format and the aggregates.
-type traceOut struct {
-	Algo        string          `json:"algo"`
-	Replication int             `json:"replication"`
-	Seed        int64           `json:"seed"`
-	Summary     solver.Summary  `json:"summary"`
-	Records     []solver.Record `json:"records,omitempty"`
-	X           []float64       `json:"-"`
-}
-
-// recordWriter writes records as JSON Lines or CSV. A record is encoded by
-// hand into a reused buffer (solver.Record.AppendJSON, appendCSVRow), the
-// bytes encoding/json and encoding/csv would write, at a fraction of their
-// cost: an OCR pass of bcfw reports 6 251 records.
-type recordWriter struct {
-	w      *bufio.Writer
-	format string
-	tagged bool
-	header bool
-	enc    *json.Encoder
-	buf    []byte
-}
-
-func newRecordWriter(w *bufio.Writer, format string, tagged bool) *recordWriter {
-	return &recordWriter{w: w, format: format, tagged: tagged, enc: json.NewEncoder(w)}
-}
-
-// csvHeader is the CSV output's header row (after algo and replication when
-// tagged).
-var csvHeader = []string{"k", "passes", "time_s", "step", "gamma", "batch", "active", "fw_steps", "away_steps", "drops", "cleanups", "objective", "gap", "grad_err", "extra"}
-
-// appendExtraCell appends a record's problem-specific metrics as one JSON
-// object (keys sorted, non-finite values null): their keys are not known
-// before the run (a 2-D trace has one weight per vertex it visits), and rows
-// are written as the run goes. Nothing for no metrics.
-func appendExtraCell(b []byte, e map[string]float64) []byte {
-	if len(e) == 0 {
-		return b
-	}
-	var small [16]string
-	keys := small[:0]
-	for k := range e {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		q, _ := json.Marshal(k) // a string always marshals
-		b = append(b, q...)
-		b = append(b, ':')
-		if v := e[k]; math.IsNaN(v) || math.IsInf(v, 0) {
-			b = append(b, "null"...)
-		} else {
-			b = solver.AppendJSONFloat(b, v)
-		}
-	}
-	return append(b, '}')
-}
-
-// appendCSVField appends one field as encoding/csv writes it (comma
-// separated, LF line ends): quoted, with its quotes doubled, when it holds a
-// comma, a quote or a line break, starts with a space, or is \.
-func appendCSVField(b []byte, f string) []byte {
-	quote := f == `\.`
-	for i := 0; i < len(f) && !quote; i++ {
-		c := f[i]
-		quote = c == ',' || c == '"' || c == '\r' || c == '\n'
-	}
-	if !quote && f != "" {
-		r, _ := utf8.DecodeRuneInString(f)
-		quote = unicode.IsSpace(r)
-	}
-	if !quote {
-		return append(b, f...)
-	}
-	b = append(b, '"')
-	for i := 0; i < len(f); i++ {
-		if f[i] == '"' {
-			b = append(b, '"')
-		}
-		b = append(b, f[i])
-	}
-	return append(b, '"')
-}
-
-func appendOpt(b []byte, p *float64) []byte {
-	if p == nil {
-		return b
-	}
-	return strconv.AppendFloat(b, *p, 'g', -1, 64)
-}
-
-// appendCSVRow appends the record's CSV row, line end included.
-func appendCSVRow(b []byte, r *solver.Record) []byte {
-	b = strconv.AppendInt(b, int64(r.K), 10)
-	b = append(b, ',')
-	b = strconv.AppendFloat(b, r.Passes, 'g', -1, 64)
-	b = append(b, ',')
-	b = strconv.AppendFloat(b, r.Time, 'g', -1, 64)
-	b = append(b, ',')
-	b = appendCSVField(b, r.Step)
-	b = append(b, ',')
-	b = strconv.AppendFloat(b, r.Gamma, 'g', -1, 64)
-	for _, v := range [...]int{r.Batch, r.Active, r.FWSteps, r.AwaySteps, r.Drops, r.Cleanups} {
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(v), 10)
-	}
-	b = append(b, ',')
-	b = appendOpt(b, r.Objective)
-	b = append(b, ',')
-	b = appendOpt(b, r.Gap)
-	b = append(b, ',')
-	b = appendOpt(b, r.GradErr)
-	b = append(b, ',')
-	if len(r.Extra) > 0 {
-		// the cell is a JSON object: it holds quotes, so it is quoted
-		start := len(b)
-		b = appendExtraCell(b, r.Extra)
-		cell := string(b[start:])
-		b = appendCSVField(b[:start], cell)
-	}
-	return append(b, '\n')
-}
-
-func (rw *recordWriter) write(algo string, rep int, r solver.Record) {
-	b := rw.buf[:0]
-	switch rw.format {
-	case "jsonl":
-		if rw.tagged {
-			// splice the tags into the record's own JSON object
-			b = append(b, `{"algo":`...)
-			b = strconv.AppendQuote(b, algo)
-			b = append(b, `,"replication":`...)
-			b = strconv.AppendInt(b, int64(rep), 10)
-			b = append(b, ',')
-			start := len(b)
-			b = r.AppendJSON(b)
-			b = append(b[:start], b[start+1:]...)
-		} else {
-			b = r.AppendJSON(b)
-		}
-		b = append(b, '\n')
-	case "csv":
-		if !rw.header {
-			h := csvHeader
-			if rw.tagged {
-				h = append([]string{"algo", "replication"}, h...)
-			}
-			for i, f := range h {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendCSVField(b, f)
-			}
-			b = append(b, '\n')
-			rw.header = true
-		}
-		if rw.tagged {
-			b = appendCSVField(b, algo)
-			b = append(b, ',')
-			b = strconv.AppendInt(b, int64(rep), 10)
-			b = append(b, ',')
-		}
-		b = appendCSVRow(b, &r)
-	}
-	rw.w.Write(b)
-	rw.buf = b
-}
-
-func (rw *recordWriter) line(v any) { rw.enc.Encode(sanitize(v)) }
-
-func (rw *recordWriter) summary(algo string, rep int, seed int64, s solver.Summary, stderr io.Writer) {
-	body := map[string]any{"objective": s.Objective, "gap": s.Gap, "iters": s.Iters, "passes": s.Passes, "time_s": s.Time, "status": s.Status, "message": s.Message}
-	if rw.tagged {
-		body["algo"], body["replication"], body["seed"] = algo, rep, seed
-	}
-	if rw.format == "csv" {
-		b, _ := json.Marshal(sanitize(map[string]any{"summary": body}))
-		fmt.Fprintln(stderr, string(b))
-		return
-	}
-	rw.line(map[string]any{"summary": body})
-}
-
-func (rw *recordWriter) flush() error { return nil }
-
-// progress prints a status line on stderr when stderr is a terminal.
-type progress struct {
-	w    io.Writer
-	on   bool
-	last time.Time
-}
-
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
-	return p
-}
-
-func (p *progress) show(algo string, rep int, r solver.Record) {
-	if !p.on || time.Since(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	obj, gap := "-", "-"
-	if r.Objective != nil {
-		obj = strconv.FormatFloat(*r.Objective, 'g', 8, 64)
-	}
-	if r.Gap != nil {
-		gap = strconv.FormatFloat(*r.Gap, 'g', 3, 64)
-	}
-	fmt.Fprintf(p.w, "\r\033[K%s#%d k=%d passes=%.2f objective=%s gap=%s", algo, rep, r.K, r.Passes, obj, gap)
-}
-
-func (p *progress) done() {
-	if p.on {
-		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
 

@@ -325,6 +325,47 @@ func Figure1(ctx context.Context, o Figure1Options) (*Figure1Data, error) {
 	if !ok {
 		return nil, fmt.Errorf("paper-fig1: preset not registered")
 	}
+	run := figure1Spec(pr, o)
+	_, vals, err := Resolve(&run)
+	if err != nil {
+		return nil, err
+	}
+	inst, err := BuildGFLASSO(ctx, vals, run.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if inst.BTrue == nil {
+		return nil, spec.Errorf("params.x", "Figure 1 needs simulated data (the true B), not imported files")
+	}
+	lim := LimitsOf(&run)
+	lim.GapTol = 0
+	best, refRes, err := figure1FStar(ctx, inst, o, run.Seed)
+	if err != nil {
+		return nil, err
+	}
+	data := &Figure1Data{Preset: pr.Name, Params: vals, Seed: run.Seed, Replications: run.Replications,
+		Iters: run.Iters, EvalEvery: run.EvalEvery, FStar: best, FStarGap: refRes.Summary.Gap, FStarIters: refRes.Summary.Iters,
+		BTrue: rows(inst.BTrue), Corr: inst.P.Graph().Corr, Edges: inst.P.Graph().Edges, Components: inst.P.Graph().Components}
+	traces, results, err := figure1Replications(ctx, inst, &run, lim, max(o.Workers, 1))
+	if err != nil {
+		return nil, err
+	}
+	gp := o.GridPoints
+	if gp == 0 {
+		gp = 200
+	}
+	var all [][]solver.Record
+	for a := range traces {
+		all = append(all, traces[a]...)
+	}
+	figure1Algorithms(data, inst, &run, traces, results, all, gp)
+	figure1Crossings(data, inst, &run, traces, all)
+	return data, nil
+}
+
+// figure1Spec is the preset's run spec with the options' parameters, seed,
+// replications, iterations and cadence where given.
+func figure1Spec(pr *Preset, o Figure1Options) spec.Run {
 	run := pr.Spec
 	run.Params = spec.Params{}
 	for k, v := range pr.Spec.Params {
@@ -346,21 +387,12 @@ func Figure1(ctx context.Context, o Figure1Options) (*Figure1Data, error) {
 		run.EvalEvery = o.EvalEvery
 	}
 	run.Algorithms = append([]spec.Algo(nil), pr.Spec.Algorithms...)
-	_, vals, err := Resolve(&run)
-	if err != nil {
-		return nil, err
-	}
-	inst, err := BuildGFLASSO(ctx, vals, run.Seed)
-	if err != nil {
-		return nil, err
-	}
-	if inst.BTrue == nil {
-		return nil, spec.Errorf("params.x", "Figure 1 needs simulated data (the true B), not imported files")
-	}
-	lim := LimitsOf(&run)
-	lim.GapTol = 0
+	return run
+}
 
-	// F* from a long, accurate bc-ssfw-as run.
+// figure1FStar is F* from a long, accurate bc-ssfw-as run: the least
+// objective it reached, with its result.
+func figure1FStar(ctx context.Context, inst *GFLASSOInstance, o Figure1Options, seed int64) (float64, solver.Result, error) {
 	tol, maxIt := o.FStarTol, o.FStarIters
 	if tol == 0 {
 		tol = 1e-10
@@ -370,12 +402,12 @@ func Figure1(ctx context.Context, o Figure1Options) (*Figure1Data, error) {
 	}
 	ref := spec.Algo{Algo: "bc-ssfw-as"}
 	if err := ref.Normalize(""); err != nil {
-		return nil, err
+		return 0, solver.Result{}, err
 	}
 	f0 := inst.P.F(mat.NewDense(inst.P.J, inst.P.K, nil))
-	m, err := inst.Method(ref, solver.Limits{MaxIters: maxIt, EvalEvery: 50, GapTol: tol * f0}, run.Seed)
+	m, err := inst.Method(ref, solver.Limits{MaxIters: maxIt, EvalEvery: 50, GapTol: tol * f0}, seed)
 	if err != nil {
-		return nil, err
+		return 0, solver.Result{}, err
 	}
 	best := math.Inf(1)
 	refRes, err := m.Run(ctx, solver.RecorderFunc(func(r solver.Record) {
@@ -384,16 +416,18 @@ func Figure1(ctx context.Context, o Figure1Options) (*Figure1Data, error) {
 		}
 	}))
 	if err != nil {
-		return nil, err
+		return 0, solver.Result{}, err
 	}
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return 0, solver.Result{}, ctx.Err()
 	}
-	data := &Figure1Data{Preset: pr.Name, Params: vals, Seed: run.Seed, Replications: run.Replications,
-		Iters: run.Iters, EvalEvery: run.EvalEvery, FStar: best, FStarGap: refRes.Summary.Gap, FStarIters: refRes.Summary.Iters,
-		BTrue: rows(inst.BTrue), Corr: inst.P.Graph().Corr, Edges: inst.P.Graph().Edges, Components: inst.P.Graph().Components}
+	return best, refRes, nil
+}
 
-	// The replications.
+// figure1Replications runs every algorithm of run Replications times on
+// workers goroutines (replication r with seed run.Seed+r) and returns the
+// records and results by algorithm and replication.
+func figure1Replications(ctx context.Context, inst *GFLASSOInstance, run *spec.Run, lim solver.Limits, workers int) ([][][]solver.Record, [][]solver.Result, error) {
 	type job struct{ a, r int }
 	nA := len(run.Algorithms)
 	traces := make([][][]solver.Record, nA)
@@ -402,7 +436,6 @@ func Figure1(ctx context.Context, o Figure1Options) (*Figure1Data, error) {
 		traces[a] = make([][]solver.Record, run.Replications)
 		results[a] = make([]solver.Result, run.Replications)
 	}
-	workers := max(o.Workers, 1)
 	jobs := make(chan job)
 	errs := make(chan error, nA*run.Replications)
 	var wg sync.WaitGroup
@@ -436,19 +469,18 @@ func Figure1(ctx context.Context, o Figure1Options) (*Figure1Data, error) {
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
-	gp := o.GridPoints
-	if gp == 0 {
-		gp = 200
-	}
-	var all [][]solver.Record
-	for a := range traces {
-		all = append(all, traces[a]...)
-	}
+	return traces, results, nil
+}
+
+// figure1Algorithms adds each algorithm's series (on gp-point grids over
+// all the traces), final objectives and first iterations within 1e-6 of F*,
+// and the matrices (b) and (c) of the figure.
+func figure1Algorithms(data *Figure1Data, inst *GFLASSOInstance, run *spec.Run, traces [][][]solver.Record, results [][]solver.Result, all [][]solver.Record, gp int) {
 	passGrid := aggregate.LinearGrid(all, aggregate.Passes, gp)
 	secGrid := aggregate.LinearGrid(all, aggregate.Seconds, gp)
 	series := func(tr [][]solver.Record, f aggregate.Field) Figure1Series {
@@ -488,6 +520,12 @@ func Figure1(ctx context.Context, o Figure1Options) (*Figure1Data, error) {
 		}
 		data.Algorithms = append(data.Algorithms, fa)
 	}
+}
+
+// figure1Crossings sets the first iteration, pass count and second from
+// which on bc-ssfw-as's median objective stays below SPG's (−1: never, or
+// one of them not run).
+func figure1Crossings(data *Figure1Data, inst *GFLASSOInstance, run *spec.Run, traces [][][]solver.Record, all [][]solver.Record) {
 	data.CrossIteration, data.CrossPasses, data.CrossSeconds = -1, -1, -1
 	var bc, sp *Figure1Algo
 	for i := range data.Algorithms {
@@ -498,27 +536,27 @@ func Figure1(ctx context.Context, o Figure1Options) (*Figure1Data, error) {
 			sp = &data.Algorithms[i]
 		}
 	}
-	if bc != nil && sp != nil {
-		// Crossings on fine grids (about 20000 points), finer than the
-		// exported series.
-		var bcTr, spTr [][]solver.Record
-		for a, algo := range run.Algorithms {
-			switch inst.Label(algo) {
-			case "bc-ssfw-as":
-				bcTr = traces[a]
-			case "spg":
-				spTr = traces[a]
-			}
-		}
-		fine := func(ax aggregate.Axis) float64 {
-			g := aggregate.LinearGrid(all, ax, 20001)
-			return crossing(aggregate.OnGrid(bcTr, ax, g, aggregate.LogObjective, 0), aggregate.OnGrid(spTr, ax, g, aggregate.LogObjective, 0))
-		}
-		data.CrossIteration = crossing(bc.LogObjective.Iterations, sp.LogObjective.Iterations)
-		data.CrossPasses = fine(aggregate.Passes)
-		data.CrossSeconds = fine(aggregate.Seconds)
+	if bc == nil || sp == nil {
+		return
 	}
-	return data, nil
+	// Crossings on fine grids (about 20000 points), finer than the
+	// exported series.
+	var bcTr, spTr [][]solver.Record
+	for a, algo := range run.Algorithms {
+		switch inst.Label(algo) {
+		case "bc-ssfw-as":
+			bcTr = traces[a]
+		case "spg":
+			spTr = traces[a]
+		}
+	}
+	fine := func(ax aggregate.Axis) float64 {
+		g := aggregate.LinearGrid(all, ax, 20001)
+		return crossing(aggregate.OnGrid(bcTr, ax, g, aggregate.LogObjective, 0), aggregate.OnGrid(spTr, ax, g, aggregate.LogObjective, 0))
+	}
+	data.CrossIteration = crossing(bc.LogObjective.Iterations, sp.LogObjective.Iterations)
+	data.CrossPasses = fine(aggregate.Passes)
+	data.CrossSeconds = fine(aggregate.Seconds)
 }
 
 // crossing returns the first abscissa of a from which on a's median is

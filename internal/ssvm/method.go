@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"math/rand/v2"
-	"slices"
 	"time"
-	"unsafe"
 
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -206,967 +203,6 @@ func (m *Method) reset() {
 	}
 }
 
-// newLabels returns a copy of y, in a slice left by an atom that has
-// left an active set when there is one.
-func (m *Method) newLabels(y []int) []int {
-	if n := len(y); n < len(m.pool) {
-		if q := len(m.pool[n]); q > 0 {
-			out := m.pool[n][q-1]
-			m.pool[n] = m.pool[n][:q-1]
-			copy(out, y)
-			return out
-		}
-	}
-	if cap(m.arena)-len(m.arena) < len(y) {
-		m.arena = make([]int, 0, max(1<<16, len(y)))
-	}
-	a := len(m.arena)
-	m.arena = append(m.arena, y...)
-	return m.arena[a : a+len(y) : a+len(y)]
-}
-
-// moreAtoms moves an active set that is full to a room of twice its
-// capacity, taken from a shared arena of atoms (a new chunk when the
-// current one is full), so that active sets grow without an allocation
-// each time.
-func (m *Method) moreAtoms(as []atom) []atom {
-	c := 2 * max(cap(as), 2)
-	if cap(m.atoms)-len(m.atoms) < c {
-		m.atoms = make([]atom, 0, max(1<<14, c))
-	}
-	a := len(m.atoms)
-	m.atoms = m.atoms[:a+c]
-	out := m.atoms[a : a+len(as) : a+c]
-	copy(out, as)
-	clear(as)
-	return out
-}
-
-// freeLabels keeps the labelling of an atom that left its active set for
-// reuse.
-func (m *Method) freeLabels(y []int) {
-	if n := len(y); n < len(m.pool) {
-		m.pool[n] = append(m.pool[n], y)
-	}
-}
-
-// blockMarg returns block i's unary (L×K) marginals.
-func (m *Method) blockMarg(i int) []float64 {
-	K := m.p.K
-	wd := m.p.Train.Words[i]
-	return m.mu[wd.Start*K : (wd.Start+wd.Len)*K]
-}
-
-// transMarg returns a dense copy of block i's transition marginals (K×K).
-func (m *Method) transMarg(i int) []float64 {
-	KK := m.p.K * m.p.K
-	out := make([]float64, KK)
-	v := m.supportVals(i)
-	for q, j := range m.support(i) {
-		out[j] = v[q]
-	}
-	return out
-}
-
-// loadTrans expands block i's stored transition marginals into the dense
-// scratch mtd (zero elsewhere) and returns it.
-func (m *Method) loadTrans(i int) []float64 {
-	v := m.supportVals(i)
-	for q, j := range m.support(i) {
-		m.mtd[j] = v[q]
-	}
-	return m.mtd
-}
-
-// clearTrans zeroes the dense scratch mtd on idx, which covers its nonzeros.
-func (m *Method) clearTrans(idx []int) {
-	for _, j := range idx {
-		m.mtd[j] = 0
-	}
-}
-
-// addTrans adds c·(transition indicators of y) to the dense transition
-// marginals mtd of the block being stepped.
-func (m *Method) addTrans(y []int, c float64) {
-	K := m.p.K
-	for t := 0; t+1 < len(y); t++ {
-		m.mtd[y[t]+K*y[t+1]] += c
-	}
-}
-
-// setMarginals adds c·(indicators of y) to block i's unary marginals and
-// to the dense transition marginals mtd of the block being stepped.
-func (m *Method) setMarginals(i int, y []int, c float64) {
-	mu, mt := m.blockMarg(i), m.mtd
-	K := m.p.K
-	for t, k := range y {
-		mu[t*K+k] += c
-	}
-	for t := 0; t+1 < len(y); t++ {
-		mt[y[t]+K*y[t+1]] += c
-	}
-}
-
-// support returns block i's list of transition indices where its
-// marginals may be nonzero (they are zero elsewhere), increasing.
-func (m *Method) support(i int) []uint16 {
-	s := int(m.tStart[i])
-	return m.tsup[s : s+int(m.supN[i])]
-}
-
-// supportVals returns the values of block i's transition marginals at its
-// support.
-func (m *Method) supportVals(i int) []float64 {
-	s := int(m.tStart[i])
-	return m.tval[s : s+int(m.supN[i])]
-}
-
-// makeRoom gives block i room for need entries at the end of the arenas
-// (its old room is left unused), growing them when full.
-func (m *Method) makeRoom(i, need int) {
-	c := min(m.p.K*m.p.K, max(2*need, 16))
-	n := len(m.tsup)
-	if n+c > cap(m.tsup) {
-		sup := make([]uint16, n, 2*cap(m.tsup)+c)
-		val := make([]float64, n, 2*cap(m.tsup)+c)
-		copy(sup, m.tsup)
-		copy(val, m.tval)
-		m.tsup, m.tval = sup, val
-	}
-	m.tsup, m.tval = m.tsup[:n+c], m.tval[:n+c]
-	m.tStart[i], m.tCap[i] = int32(n), int32(c)
-}
-
-// storeTrans stores the dense transition marginals mtd as block i's: the
-// entries of idx (increasing, covering every nonzero) where they are
-// nonzero, with their values. It then clears mtd on idx.
-func (m *Method) storeTrans(i int, idx []int) {
-	if len(idx) > int(m.tCap[i]) {
-		m.makeRoom(i, len(idx))
-	}
-	mt := m.mtd
-	s, c := int(m.tStart[i]), int(m.tCap[i])
-	dst, val := m.tsup[s:s+c], m.tval[s:s+c]
-	n := 0
-	for _, j := range idx {
-		if v := mt[j]; v != 0 {
-			dst[n], val[n] = uint16(j), v
-			n++
-		}
-	}
-	m.supN[i] = int32(n)
-	m.clearTrans(idx)
-}
-
-// transitions writes the distinct transition indices y_t + K·y_{t+1} of y
-// to dst, increasing.
-func transitions(y []int, K int, dst []int) []int {
-	dst = dst[:0]
-	for t := 0; t+1 < len(y); t++ {
-		v := y[t] + K*y[t+1]
-		q := len(dst)
-		dst = append(dst, v)
-		for q > 0 && dst[q-1] > v {
-			dst[q] = dst[q-1]
-			q--
-		}
-		dst[q] = v
-	}
-	n := 0
-	for q, v := range dst {
-		if q == 0 || v != dst[n-1] {
-			dst[n] = v
-			n++
-		}
-	}
-	return dst[:n]
-}
-
-// union writes the increasing union of the increasing lists a and b to dst.
-func union(a []uint16, b []int, dst []int) []int {
-	dst = dst[:0]
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		x, y := int(a[i]), b[j]
-		switch {
-		case x < y:
-			dst = append(dst, x)
-			i++
-		case x > y:
-			dst = append(dst, y)
-			j++
-		default:
-			dst = append(dst, x)
-			i++
-			j++
-		}
-	}
-	for ; i < len(a); i++ {
-		dst = append(dst, int(a[i]))
-	}
-	return append(dst, b[j:]...)
-}
-
-func zero(x []float64) {
-	for i := range x {
-		x[i] = 0
-	}
-}
-
-// dotNZ returns Σ_{k ∈ nz} a[k]·b[k] in increasing k: the sequential dot
-// product of a and b when b is zero off nz and a is finite (a sum started
-// at +0 is left unchanged by the skipped exact zeros).
-func dotNZ(a, b []float64, nz []int32) float64 {
-	s := 0.0
-	for _, k := range nz {
-		s += a[k] * b[k]
-	}
-	return s
-}
-
-// lin returns Σ E⊙du + first·du_0 + last·du_{L−1} + trans·dt, i.e.
-// <w, φ(ΔM)> for a marginal-space direction (du, dt) of a word of length L
-// whose row t of du is zero off the labels nz[off[t]:off[t+1]] and
-// whose transition part dt is zero outside dsup. The sums are those of the
-// dense loops: only exact zero terms are skipped.
-func (m *Method) lin(E, first, last, trans, du, dt []float64, dsup []int, nz []int32, off []int, L int) float64 {
-	K := m.p.K
-	s := 0.0
-	for t := 0; t < L; t++ {
-		e, d := E[t*K:(t+1)*K], du[t*K:(t+1)*K]
-		for _, k := range nz[off[t]:off[t+1]] {
-			s += e[k] * d[k]
-		}
-	}
-	s += dotNZ(first, du[:K], nz[off[0]:off[1]]) + dotNZ(last, du[(L-1)*K:L*K], nz[off[L-1]:off[L]])
-	return s + dotOn(trans, dt, dsup)
-}
-
-// dotOn returns Σ_{j ∈ idx} a[j]·b[j] in the order of idx, which equals the
-// full sequential dot product when idx is increasing and holds every j
-// where b[j] ≠ 0 (the other terms are exact zeros, and a sum started at +0
-// never becomes −0).
-func dotOn(a, b []float64, idx []int) float64 {
-	s := 0.0
-	for _, j := range idx {
-		s += a[j] * b[j]
-	}
-	return s
-}
-
-// sqnorm returns ‖φ(ΔM)‖² using the word's Gram matrix, for a direction
-// whose rows of du are zero off their lists (nz, off). Each inner product
-// of two rows runs over the first row's list, in the order of dot, and the
-// products are added to the norm in the order of the plain double loop.
-func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, nz []int32, off []int, L int) float64 {
-	K := m.p.K
-	G := m.p.gram[m.p.gramOff[i]:m.p.gramOff[i+1]]
-	d := m.dots[:L]
-	s := 0.0
-	var d00, dLL float64
-	for t := 0; t < L; t++ {
-		ut := du[t*K : (t+1)*K]
-		nzt := nz[off[t]:off[t+1]]
-		for r := 0; r <= t; r++ {
-			d[r] = dotNZ(du[r*K:(r+1)*K], ut, nzt)
-		}
-		s += G[t*L+t] * d[t]
-		for r := 0; r < t; r++ {
-			s += 2 * G[t*L+r] * d[r]
-		}
-		if t == 0 {
-			d00 = d[0]
-		}
-		if t == L-1 {
-			dLL = d[t]
-		}
-	}
-	s += d00 + dLL
-	return s + dotOn(dt, dt, dsup)
-}
-
-// applyDelta performs w −= φ(ΔM)/(λn) for block i's marginal change, whose
-// row t of du is zero off the labels nz[off[t]:off[t+1]] and whose
-// transition part dt is zero outside dsup. Labels of one row update
-// disjoint coordinates of w, so only the order of the rows matters; the
-// skipped entries would add exact zeros.
-func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []float64, dsup []int) {
-	p := m.p
-	K, F := p.K, p.F
-	wd := p.Train.Words[i]
-	c := -1 / (p.Lambda * float64(p.N()))
-	sx := p.sx
-	// The emission weights change in their feature-major copy only (w's
-	// own emission blocks are brought up to date when read: weights).
-	wt, r := m.wt[:K*F], m.rrow[:K]
-	for t := 0; t < wd.Len; t++ {
-		nzt := nz[off[t]:off[t+1]]
-		if len(nzt) == 0 {
-			continue
-		}
-		row := du[t*K : (t+1)*K]
-		j := wd.Start + t
-		if len(nzt) < rowsFrom {
-			// Few labels: w_k += a·x_j label by label (as
-			// floats.AddScaled), on the feature-major copy.
-			for _, k32 := range nzt {
-				if a := c * row[k32]; a != 0 {
-					sx.addColumn(j, a, int(k32), K, wt)
-				}
-			}
-			continue
-		}
-		zero(r)
-		for _, k := range nzt {
-			r[k] = c * row[k]
-		}
-		// Many labels: w_k += r_k·x_j for every label at once, row by
-		// row of the feature-major copy (the same sums).
-		sx.addRows(j, r, K, wt, &m.r26)
-	}
-	m.wStale = true
-	first, last, trans := p.parts(m.w)
-	if lz := m.lz; lz != nil {
-		// The average takes the coordinates about to change as they were.
-		k := int64(m.k)
-		for _, q := range nz[off[0]:off[1]] {
-			lz.flushCoord(int(q), first[q], k)
-		}
-		for _, q := range nz[off[wd.Len-1]:off[wd.Len]] {
-			lz.flushCoord(K+int(q), last[q], k)
-		}
-		for _, j := range dsup {
-			lz.flushCoord(2*K+j, trans[j], k)
-		}
-	}
-	for _, k := range nz[off[0]:off[1]] {
-		first[k] += c * du[k]
-	}
-	for _, k := range nz[off[wd.Len-1]:off[wd.Len]] {
-		last[k] += c * du[(wd.Len-1)*K+int(k)]
-	}
-	for _, j := range dsup {
-		v := trans[j] + c*dt[j]
-		trans[j] = v
-		r := j % K // predecessor
-		m.tT[r*K+j/K] = v
-		if v > m.ub[r] {
-			m.ub[r] = v
-		}
-		if v < m.lb[r] {
-			m.lb[r] = v
-		}
-		if v-v != 0 {
-			m.transOK = false
-		}
-	}
-}
-
-// eye26 holds the unit vectors e(y) of OCR's 26 labels.
-var eye26 = func() (e [26][26]float64) {
-	for k := range e {
-		e[k][k] = 1
-	}
-	return e
-}()
-
-// rowsFrom is the number of labels of a letter from which the emission
-// weights are updated a feature's row of K at a time rather than label by
-// label (the results are the same): fewer with 256-bit vectors.
-var rowsFrom = map[bool]int{true: 5, false: 8}[useAVX2]
-
-// sampleFeatures draws m of the d coordinates without replacement (a partial
-// Fisher-Yates shuffle of a persistent permutation) and writes I_J w to wJ.
-func (m *Method) sampleFeatures(mk int) {
-	D := m.p.D
-	for j := 0; j < mk; j++ {
-		r := j + m.rng.IntN(D-j)
-		m.perm[j], m.perm[r] = m.perm[r], m.perm[j]
-	}
-	zero(m.wJ)
-	zero(m.wJt)
-	zero(m.tJT)
-	K, F := m.p.K, m.p.F
-	offTrans := m.p.offTrans
-	for _, j := range m.perm[:mk] {
-		if j < K*F {
-			v := m.wt[j%F*K+j/F] // w_j, from the copy the steps keep current
-			m.wJ[j] = v
-			m.wJt[j%F*K+j/F] = v
-			continue
-		}
-		m.wJ[j] = m.w[j]
-		if j >= offTrans {
-			q := j - offTrans
-			m.tJT[q%K*K+q/K] = m.w[j]
-		}
-	}
-	// A row of I_J w's transitions holds w's values or zeros.
-	for r, v := range m.ub {
-		m.ubJ[r] = max(v, 0)
-		m.lbJ[r] = min(m.lb[r], 0)
-	}
-}
-
-// stepInfo describes one block step.
-type stepInfo struct {
-	kind            string
-	gamma           float64
-	batch           int
-	drops, cleanups int
-}
-
-// blockStep performs iteration k (1-based) of bcfw or bcfw-as.
-func (m *Method) blockStep(k int) stepInfo {
-	p := m.p
-	K, D := p.K, p.D
-	ds := p.Train
-	n := p.N()
-	nf := float64(n)
-	i := m.next
-	if i < 0 {
-		i = m.rng.IntN(n)
-	}
-	m.next = -1
-	wd := ds.Words[i]
-	L := wd.Len
-	truth := ds.Y[wd.Start : wd.Start+L]
-	E := m.E[:L*K]
-	p.sx.emissions(wd, K, m.wt, E, m.acc)
-	first, last, trans := p.parts(m.w)
-	Eo, fo, lo, to := E, first, last, trans
-	tTo, ubo, lbo := m.tT, m.ub, m.lb
-	info := stepInfo{batch: D}
-	if m.o.Algo == AlgoBCFWAS {
-		mk := m.o.Schedule.Size(k, D)
-		info.batch = mk
-		if mk < D {
-			m.sampleFeatures(mk)
-			Eo = m.EJ[:L*K]
-			p.sx.emissions(wd, K, m.wJt, Eo, m.acc)
-			fo, lo, to = p.parts(m.wJ)
-			tTo, ubo, lbo = m.tJT, m.ubJ, m.lbJ
-		}
-	}
-	s := m.ys[:L]
-	m.dec.viterbi(Eo, fo, lo, to, tTo, ubo, lbo, m.transOK, truth, s)
-	lossS := Loss(truth, s)
-	mu := m.blockMarg(i)
-
-	// FW direction in marginal space: ΔM = e(s) − M_i. Its transition
-	// part lives on usup = supp(M_i) ∪ transitions(s) (kept sorted): entries
-	// of dt elsewhere are zero and never read, and every sum over dt skips
-	// them (adding an exact zero is a no-op, so the sums are those of the
-	// full K² loops).
-	sup := m.support(i)
-	mt := m.loadTrans(i)
-	usup := union(sup, transitions(s, K, m.tS), m.uFW)
-	du, dt := m.du[:L*K], m.dtr
-	// du = e(s) − μ, with each row's nonzero labels.
-	nzF, offF := m.nzF[:0], append(m.offF[:0], 0)
-	sparse := m.o.Algo == AlgoBCFWAS
-	if sparse {
-		// μ_t is nonzero only at the active labellings' labels: row t's
-		// candidates are those and s_t (nzU, increasing), and du, duA
-		// are written there only (they are zero elsewhere between steps:
-		// clearDirs).
-		m.activeLabels(i, s)
-		nzU, offU := m.nzU, m.offU
-		for t := 0; t < L; t++ {
-			row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
-			d = d[:len(row)]
-			st := s[t]
-			for _, k32 := range nzU[offU[t]:offU[t+1]] {
-				k := int(k32)
-				x := -row[k]
-				if k == st {
-					x++
-				}
-				d[k] = x
-				if x != 0 {
-					nzF = append(nzF, k32)
-				}
-			}
-			offF = append(offF, len(nzF))
-		}
-	} else {
-		for t := 0; t < L; t++ {
-			row, d := mu[t*K:(t+1)*K], du[t*K:(t+1)*K]
-			d = d[:len(row)]
-			st := s[t]
-			if K == 26 {
-				// e(s_t) − μ_t and its nonzero labels by vector code (the
-				// same values; a zero may be +0 for −0, and zeros are
-				// never read).
-				if mask, ok := residual26((*[26]float64)(d), &eye26[st], (*[26]float64)(row)); ok {
-					for ; mask != 0; mask &= mask - 1 {
-						nzF = append(nzF, int32(bits.TrailingZeros32(mask)))
-					}
-					offF = append(offF, len(nzF))
-					continue
-				}
-			}
-			for k, v := range row {
-				x := -v
-				if k == st {
-					x++
-				}
-				d[k] = x
-				if x != 0 {
-					nzF = append(nzF, int32(k))
-				}
-			}
-			offF = append(offF, len(nzF))
-		}
-	}
-	m.nzF, m.offF = nzF, offF
-	for _, j := range usup {
-		dt[j] = -mt[j]
-	}
-	for t := 0; t+1 < L; t++ {
-		dt[s[t]+K*s[t+1]]++
-	}
-	dsup := usup
-	dnz, doff := m.nzF, m.offF
-	e := lossS/nf - m.elli[i]
-	gmax := 1.0
-	away := false
-	var u int
-	// <w, φ(ΔM)> of the chosen direction at the full w, when already known
-	// (the directions were compared at I_J w = w).
-	linW, haveLin := 0.0, false
-	if m.o.Algo == AlgoBCFWAS && len(m.act[i]) > 1 {
-		// Away vertex: the active labelling minimising H_i(v; I_J w), i.e.
-		// maximising <I_J w, ψ_i(v)> − L_i(v) (first in the list on ties).
-		best := math.Inf(1)
-		for a, at := range m.act[i] {
-			if h := Score(Eo, fo, lo, to, K, at.y) + at.loss; h < best {
-				best, u = h, a
-			}
-		}
-		at := m.act[i][u]
-		duA, dtA := m.duA[:L*K], m.dtA
-		asup := union(sup, transitions(at.y, K, m.tA), m.uA)
-		// duA = μ − e(y_u), with each row's nonzero labels (on the
-		// candidate labels nzU, which hold y_u's).
-		nzA, offA := m.nzA[:0], append(m.offA[:0], 0)
-		nzU, offU := m.nzU, m.offU
-		for t := 0; t < L; t++ {
-			row, d := mu[t*K:(t+1)*K], duA[t*K:(t+1)*K]
-			d = d[:len(row)]
-			yt := at.y[t]
-			for _, k32 := range nzU[offU[t]:offU[t+1]] {
-				k := int(k32)
-				x := row[k]
-				if k == yt {
-					x--
-				}
-				d[k] = x
-				if x != 0 {
-					nzA = append(nzA, k32)
-				}
-			}
-			offA = append(offA, len(nzA))
-		}
-		m.nzA, m.offA = nzA, offA
-		for _, j := range asup {
-			dtA[j] = mt[j]
-		}
-		for t := 0; t+1 < L; t++ {
-			dtA[at.y[t]+K*at.y[t+1]]--
-		}
-		eA := m.elli[i] - at.loss/nf
-		// Directional derivatives of the dual λ/2‖w‖² − ℓ along each
-		// direction, with the sampled weights: λ<I_J w, d_w> − e where
-		// d_w = −φ(ΔM)/(λn).
-		lFW := m.lin(Eo, fo, lo, to, du, dt, usup, m.nzF, m.offF, L)
-		lA := m.lin(Eo, fo, lo, to, duA, dtA, asup, m.nzA, m.offA, L)
-		gFW := -lFW/nf - e
-		gA := -lA/nf - eA
-		linW, haveLin = lFW, info.batch == D
-		if gA < gFW {
-			away = true
-			du, dt, dsup, e = duA, dtA, asup, eA
-			dnz, doff = m.nzA, m.offA
-			gmax = at.weight / (1 - at.weight)
-			linW = lA
-		}
-	}
-	// Exact line search on the dual with the full w, clipped to [0, γ̄].
-	ln := p.Lambda * nf
-	if !haveLin {
-		linW = m.lin(E, first, last, trans, du, dt, dsup, dnz, doff, L)
-	}
-	wd_ := -linW / ln
-	dd := m.sqnorm(i, du, dt, dsup, dnz, doff, L) / (ln * ln)
-	gamma := 0.0
-	if dd > 0 {
-		gamma = (e - p.Lambda*wd_) / (p.Lambda * dd)
-	}
-	if !(gamma > 0) { // also catches NaN
-		gamma = 0
-	}
-	drop := false
-	if away && gamma >= gmax*(1-m.o.DropTol) {
-		gamma, drop = gmax, true
-	} else if gamma > gmax {
-		gamma = gmax
-	}
-	info.gamma = gamma
-	switch {
-	case gamma == 0:
-		info.kind = solver.StepNone
-		m.clearTrans(usup)
-		if sparse {
-			m.clearDirs(L)
-		}
-		return info
-	case drop:
-		info.kind = solver.StepDrop
-		info.drops = 1
-	case away:
-		info.kind = solver.StepAway
-	case gamma == 1:
-		info.kind = solver.StepCollapse
-	default:
-		info.kind = solver.StepFW
-	}
-
-	// New marginals of block i. The transition marginals change only on
-	// usup, which holds the old support and every new active labelling's
-	// transitions (new labellings are old ones or s). mtOld is zero outside
-	// the entries set here and is cleared again after use.
-	muOld, mtOld := m.muOld[:L*K], m.mtOld
-	for _, j := range sup {
-		mtOld[j] = mt[j]
-	}
-	// The unary marginals change only on the labels where μ is nonzero or
-	// s is (zero entries stay +0): for bcfw-as the candidate labels nzU,
-	// for bcfw row t's are the FW direction's nonzero labels, plus s_t
-	// when μ_t(s_t) = 1 (where the direction is zero). muOld holds the
-	// change of μ on these lists only.
-	if sparse {
-		m.clearDirs(L)
-	} else {
-		fdu := m.du[:L*K]
-		nzU, offU := m.nzU[:0], append(m.offU[:0], 0)
-		for t := 0; t < L; t++ {
-			nzU = append(nzU, m.nzF[m.offF[t]:m.offF[t+1]]...)
-			if st := s[t]; fdu[t*K+st] == 0 {
-				nzU = append(nzU, int32(st))
-			}
-			offU = append(offU, len(nzU))
-		}
-		m.nzU, m.offU = nzU, offU
-	}
-	nzU, offU := m.nzU, m.offU
-	if m.lz != nil {
-		// The average takes the block's marginals as they were up to now
-		// (nonzero only on the lists nzU).
-		m.lz.flushBlock(i, mu, wd.Start*K, K, nzU, offU, int64(k))
-	}
-	ellOld := m.elli[i]
-	if m.o.Algo == AlgoBCFW {
-		// μ ← (1−γ)μ + γ e(s) (with γ = 1: zero, then + 1 at s), and in
-		// muOld the change of μ, in one sweep.
-		keep := 1 - gamma
-		for t := 0; t < L; t++ {
-			row, chg := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
-			chg = chg[:len(row)]
-			st := s[t]
-			for _, k32 := range nzU[offU[t]:offU[t+1]] {
-				k := int(k32)
-				v := row[k]
-				nv := 0.0
-				if gamma != 1 {
-					nv = v * keep
-				}
-				if k == st {
-					nv += gamma
-				}
-				row[k] = nv
-				chg[k] = nv - v
-			}
-		}
-		if gamma == 1 {
-			for _, j := range sup {
-				mt[j] = 0
-			}
-			m.addTrans(s, 1)
-			m.elli[i] = lossS / nf
-		} else {
-			for _, j := range sup {
-				mt[j] *= keep
-			}
-			m.addTrans(s, gamma)
-			m.elli[i] = (1-gamma)*m.elli[i] + gamma*lossS/nf
-		}
-	} else {
-		info.cleanups = m.updateActive(i, s, lossS, u, away, drop, gamma)
-		m.statClean += info.cleanups
-		// Rebuild μ from the new active set on the lists (the new
-		// labellings are old ones or s), each entry summed over the atoms
-		// in their order from +0 as before.
-		for t := 0; t < L; t++ {
-			row, old := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
-			old = old[:len(row)]
-			for _, k := range nzU[offU[t]:offU[t+1]] {
-				old[k] = row[k]
-				row[k] = 0
-			}
-		}
-		for _, j := range sup {
-			mt[j] = 0
-		}
-		ell := 0.0
-		for _, at := range m.act[i] {
-			m.setMarginals(i, at.y, at.weight)
-			ell += at.weight * at.loss
-		}
-		m.elli[i] = ell / nf
-		for t := 0; t < L; t++ {
-			row, old := mu[t*K:(t+1)*K], muOld[t*K:(t+1)*K]
-			old = old[:len(row)]
-			for _, k := range nzU[offU[t]:offU[t+1]] {
-				old[k] = row[k] - old[k]
-			}
-		}
-	}
-	if drop {
-		m.statDrops++
-	}
-	// w and ℓ follow the actual change of the block's marginals.
-	for _, j := range usup {
-		mtOld[j] = mt[j] - mtOld[j]
-	}
-	m.applyDelta(i, muOld, m.nzU, m.offU, mtOld, usup)
-	for _, j := range usup {
-		mtOld[j] = 0
-	}
-	m.storeTrans(i, usup)
-	m.ell += m.elli[i] - ellOld
-	return info
-}
-
-// activeLabels writes to nzU, offU the labels of block i's active
-// labellings and of s at each position (row t: nzU[offU[t]:offU[t+1]],
-// increasing, without repeats): every label where μ_t can be nonzero,
-// before or after the step.
-func (m *Method) activeLabels(i int, s []int) {
-	m.nzU, m.offU = labelSets(m.p.K, s, m.act[i], m.nzU[:0], m.offU[:0])
-}
-
-// labelSets appends to nz, for each position t, the labels of s and of the
-// atoms' labellings at t (increasing, without repeats), and to off the
-// start of each position's list and the end of the last.
-func labelSets(K int, s []int, as []atom, nz []int32, off []int) ([]int32, []int) {
-	off = append(off, len(nz))
-	if K <= 64 {
-		// The set as a bit mask, read in increasing order.
-		for t, st := range s {
-			b := uint64(1) << uint(st)
-			for _, at := range as {
-				b |= 1 << uint(at.y[t])
-			}
-			for ; b != 0; b &= b - 1 {
-				nz = append(nz, int32(bits.TrailingZeros64(b)))
-			}
-			off = append(off, len(nz))
-		}
-		return nz, off
-	}
-	for t, st := range s {
-		q0 := len(nz)
-		nz = insertLabel(nz, q0, int32(st))
-		for _, at := range as {
-			nz = insertLabel(nz, q0, int32(at.y[t]))
-		}
-		off = append(off, len(nz))
-	}
-	return nz, off
-}
-
-// insertLabel inserts v into the increasing list nz[q0:] unless present.
-func insertLabel(nz []int32, q0 int, v int32) []int32 {
-	q := len(nz)
-	for q > q0 && nz[q-1] > v {
-		q--
-	}
-	if q > q0 && nz[q-1] == v {
-		return nz
-	}
-	nz = append(nz, 0)
-	copy(nz[q+1:], nz[q:])
-	nz[q] = v
-	return nz
-}
-
-// clearDirs zeroes the unary directions du and duA of a word of length L
-// on the candidate labels nzU, where bcfw-as wrote them.
-func (m *Method) clearDirs(L int) {
-	K := m.p.K
-	du, duA := m.du[:L*K], m.duA[:L*K]
-	for t := 0; t < L; t++ {
-		for _, k := range m.nzU[m.offU[t]:m.offU[t+1]] {
-			du[t*K+int(k)] = 0
-			duA[t*K+int(k)] = 0
-		}
-	}
-}
-
-// touch asks for block i's marginals, its letters' features, its Gram
-// matrix and (bcfw-as) its active labellings to be brought into cache
-// (prefetches, which do not wait for the data), so that they are there for
-// its step.
-func (m *Method) touch(i int) {
-	p := m.p
-	K := p.K
-	wd := p.Train.Words[i]
-	var as []atom
-	if m.act != nil { // bcfw-as: the active set first, its labellings last
-		as = m.act[i]
-		prefetchRange(unsafe.Pointer(unsafe.SliceData(as)), uintptr(len(as))*unsafe.Sizeof(atom{}))
-	}
-	prefetchF64(m.mu[wd.Start*K : (wd.Start+wd.Len)*K])
-	if m.lz != nil {
-		prefetchF64(m.lz.smu[wd.Start*K : (wd.Start+wd.Len)*K])
-	}
-	prefetchF64(m.supportVals(i))
-	if sup := m.support(i); len(sup) > 0 {
-		prefetchRange(unsafe.Pointer(&sup[0]), uintptr(len(sup))*2)
-	}
-	sx := p.sx
-	o := sx.off[sparseLanes*wd.Start : sparseLanes*(wd.Start+wd.Len)+1]
-	prefetchRange(unsafe.Pointer(&o[0]), uintptr(len(o))*4)
-	lo, hi := o[0], o[len(o)-1]
-	if hi > lo {
-		prefetchRange(unsafe.Pointer(&sx.idx[lo]), uintptr(hi-lo)*2)
-	}
-	y := p.Train.Y[wd.Start : wd.Start+wd.Len]
-	prefetchRange(unsafe.Pointer(&y[0]), uintptr(len(y))*unsafe.Sizeof(0))
-	prefetchF64(p.gram[p.gramOff[i]:p.gramOff[i+1]])
-	for _, at := range as {
-		prefetchRange(unsafe.Pointer(unsafe.SliceData(at.y)), uintptr(len(at.y))*unsafe.Sizeof(0))
-	}
-}
-
-// touchIndex asks for block i's entries in the per-block index arrays (its
-// word, Gram offset, room for transition marginals, ℓ_i, active set), which
-// touch reads to find the block's data.
-func (m *Method) touchIndex(i int) {
-	p := m.p
-	prefetchRange(unsafe.Pointer(&p.Train.Words[i]), unsafe.Sizeof(Word{}))
-	prefetchRange(unsafe.Pointer(&p.gramOff[i]), 2*unsafe.Sizeof(0))
-	prefetchRange(unsafe.Pointer(&m.tStart[i]), 4)
-	prefetchRange(unsafe.Pointer(&m.supN[i]), 4)
-	prefetchRange(unsafe.Pointer(&m.elli[i]), 8)
-	if m.lz != nil {
-		prefetchRange(unsafe.Pointer(&m.lz.tauB[i]), 8)
-	}
-	if m.act != nil {
-		prefetchRange(unsafe.Pointer(&m.act[i]), unsafe.Sizeof([]atom{}))
-	}
-}
-
-// prefetchF64 asks for x's cache lines.
-func prefetchF64(x []float64) {
-	prefetchRange(unsafe.Pointer(unsafe.SliceData(x)), uintptr(len(x))*8)
-}
-
-// refreshCopies rebuilds the feature-major emission weights, the
-// predecessor-major transitions and their exact row maxima from w.
-func (m *Method) refreshCopies() {
-	p := m.p
-	transposeEmissions(m.w, m.wt, p.K, p.F)
-	_, _, trans := p.parts(m.w)
-	m.transOK = transposeTrans(trans, m.tT, m.ub, m.lb, p.K)
-}
-
-// boundsEvery is the number of block steps between two recomputations of
-// the bounds on the transition rows that Viterbi prunes with. A step only
-// loosens them (a changed weight can raise ub or lower lb, never the
-// reverse), so they drift away from the rows' extremes over a pass; tight
-// bounds prune more predecessors. The decoding is the same either way.
-const boundsEvery = 32
-
-// tightenBounds sets ub and lb to the exact maximum and minimum of each
-// predecessor's row of transition weights.
-func (m *Method) tightenBounds() {
-	K := m.p.K
-	for j := range m.ub {
-		row := m.tT[j*K : j*K+K]
-		hi, lo := row[0], row[0]
-		for _, v := range row[1:] {
-			if v > hi {
-				hi = v
-			}
-			if v < lo {
-				lo = v
-			}
-		}
-		m.ub[j], m.lb[j] = hi, lo
-	}
-}
-
-// updateActive applies the vertex-representation update (Algorithm 2) to
-// block i's active set and returns the number of weights cleaned up.
-func (m *Method) updateActive(i int, s []int, lossS float64, u int, away, drop bool, gamma float64) int {
-	as := m.act[i]
-	if away {
-		for a := range as {
-			as[a].weight *= 1 + gamma
-		}
-		as[u].weight -= gamma
-		if drop {
-			m.freeLabels(as[u].y)
-			as = append(as[:u], as[u+1:]...)
-		}
-	} else if gamma == 1 {
-		for _, at := range as {
-			m.freeLabels(at.y)
-		}
-		as = append(as[:0], atom{y: m.newLabels(s), loss: lossS, weight: 1})
-	} else {
-		found := false
-		for a := range as {
-			as[a].weight *= 1 - gamma
-			if slices.Equal(as[a].y, s) {
-				as[a].weight += gamma
-				found = true
-			}
-		}
-		if !found {
-			if len(as) == cap(as) {
-				as = m.moreAtoms(as)
-			}
-			as = append(as, atom{y: m.newLabels(s), loss: lossS, weight: gamma})
-		}
-	}
-	// Clean-up: weights below δ are zeroed (the atom leaves), then the
-	// weights are renormalised to sum to 1.
-	cleaned := 0
-	kept := as[:0]
-	for _, at := range as {
-		if at.weight < m.o.DropTol {
-			cleaned++
-			m.freeLabels(at.y)
-			continue
-		}
-		kept = append(kept, at)
-	}
-	as = kept
-	sum := 0.0
-	for _, at := range as {
-		sum += at.weight
-	}
-	for a := range as {
-		as[a].weight /= sum
-	}
-	m.nAct += len(as) - len(m.act[i])
-	m.act[i] = as
-	return cleaned
-}
-
 // ssgStep performs iteration k (1-based) of the stochastic subgradient
 // method: w ← (1−γ)w + γ·ψ_i(y*)/λ with γ = 1/k.
 func (m *Method) ssgStep(k int) stepInfo {
@@ -1189,119 +225,6 @@ func (m *Method) ssgStep(k int) stepInfo {
 	p.AddFeatures(m.w, ds, wd, truth, gamma/p.Lambda)
 	p.AddFeatures(m.w, ds, wd, s, -gamma/p.Lambda)
 	return stepInfo{kind: StepSG, gamma: gamma, batch: p.D}
-}
-
-// recomputeW recomputes w = Σ_i (φ(x_i, y_i) − φ(x_i, M_i))/(λn) and ℓ from
-// the block marginals, from scratch. The emission blocks are accumulated
-// letter by letter over the nonzero features, in the order (and so with the
-// rounding) of the matrix product Rᵀ·X with R = onehot(y) − μ, without
-// forming R; the first and last weights in the same sweep.
-func (m *Method) recomputeW(dst []float64) float64 {
-	p := m.p
-	K, F := p.K, p.F
-	ds := p.Train
-	c := 1 / (p.Lambda * float64(p.N()))
-	zero(dst[K*F:])
-	first, last, trans := p.parts(dst)
-	m.emissionFromMarginals(dst[:K*F], m.mu, m.wt, first, last)
-	for i, wd := range ds.Words {
-		truth := ds.Y[wd.Start : wd.Start+wd.Len]
-		v := m.supportVals(i)
-		for q, j := range m.support(i) { // the marginals are zero elsewhere
-			trans[j] -= v[q]
-		}
-		for t := 0; t+1 < len(truth); t++ {
-			trans[truth[t]+K*truth[t+1]]++
-		}
-	}
-	for j := range dst[K*F:] {
-		dst[K*F+j] *= c
-	}
-	ell := 0.0
-	for _, v := range m.elli {
-		ell += v
-	}
-	return ell
-}
-
-// emissionFromMarginals writes to dst (K·F, label-major) and to ft (the
-// same in feature-major order) the emission weights
-// Σ_t (e(y_t) − mu_t) ⊗ x_t/(λn) of the training letters for the marginals
-// mu (letters × K). Each weight's terms are added letter by letter in the
-// order of the product Rᵀ·X, R = onehot(y) − mu (the letter's zero terms
-// add exact zeros to sums that start at +0, which leaves them unchanged),
-// then scaled by 1/(λn). With first and last non-nil, it also adds each
-// word's first and last row of R to them (unscaled).
-func (m *Method) emissionFromMarginals(dst, mu, ft, first, last []float64) {
-	p := m.p
-	K, F := p.K, p.F
-	ds := p.Train
-	c := 1 / (p.Lambda * float64(p.N()))
-	ft = ft[:K*F]
-	zero(ft)
-	sx := p.sx
-	r := m.rrow[:K]
-	nzl := m.nzl[:K]
-	for _, wd := range ds.Words {
-		for j := wd.Start; j < wd.Start+wd.Len; j++ {
-			mu := mu[j*K : (j+1)*K]
-			mu = mu[:len(r)]
-			var mask uint32
-			vec := false
-			if K == 26 {
-				// r = e(y) − μ by vector code, with the mask of its
-				// nonzero labels (the same values: 1 − v rounds as
-				// (−v) + 1; a zero may come out as +0 instead of −0, which
-				// adds nothing either way).
-				mask, vec = residual26((*[26]float64)(r), &eye26[ds.Y[j]], (*[26]float64)(mu))
-			}
-			if !vec {
-				for k, v := range mu {
-					r[k] = -v
-				}
-				r[ds.Y[j]]++
-			}
-			if first != nil {
-				if j == wd.Start {
-					for k, v := range r {
-						first[k] += v
-					}
-				}
-				if j == wd.Start+wd.Len-1 {
-					for k, v := range r {
-						last[k] += v
-					}
-				}
-			}
-			if vec {
-				if bits.OnesCount32(mask) >= rowsFrom {
-					sx.addRows(j, r, K, ft, &m.r26)
-					continue
-				}
-				for ; mask != 0; mask &= mask - 1 {
-					k := bits.TrailingZeros32(mask)
-					sx.addColumn(j, r[k], k, K, ft)
-				}
-				continue
-			}
-			n := 0
-			for k, v := range r {
-				nzl[n] = k
-				n += b2i(v != 0)
-			}
-			if n >= rowsFrom {
-				sx.addRows(j, r, K, ft, &m.r26)
-				continue
-			}
-			for _, k := range nzl[:n] {
-				sx.addColumn(j, r[k], k, K, ft)
-			}
-		}
-	}
-	for j := range ft {
-		ft[j] *= c
-	}
-	untransposeEmissions(ft, dst, K, F)
 }
 
 // iterate performs the next iteration: one block step (or subgradient
@@ -1357,29 +280,22 @@ func (m *Method) iterate() stepInfo {
 	return info
 }
 
+// runState is what Run keeps across its iterations: how the run ends (""
+// while it goes on) and the last evaluation.
+type runState struct {
+	lim         solver.Limits
+	status, msg string
+	lastEval    *Eval
+}
+
 // Run runs the method until a limit is reached or ctx is cancelled.
 func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, error) {
-	lim := m.o.Limits
+	st := &runState{lim: m.o.Limits}
+	lim := st.lim
 	n := m.p.N()
 	// work is the time spent iterating; evaluations (full decoding passes)
 	// are not counted, as in every other method.
 	var work time.Duration
-	status, msg := "", ""
-	var lastEval *Eval
-	evalInto := func(r *solver.Record) {
-		ev := m.evaluate()
-		lastEval = &ev
-		r.Objective = solver.F(ev.Primal)
-		if ev.HasDual {
-			r.Gap = solver.F(ev.Gap)
-		}
-		r.Extra = m.extra(ev)
-		if math.IsNaN(ev.Primal) || math.IsInf(ev.Primal, 0) {
-			status, msg = solver.StatusFailed, fmt.Sprintf("iteration %d: the primal objective is not finite (λ = %g may be too small)", r.K, m.p.Lambda)
-		} else if ev.HasDual && lim.GapTol > 0 && ev.Gap <= lim.GapTol {
-			status, msg = solver.StatusConverged, fmt.Sprintf("duality gap %.3g ≤ %g", ev.Gap, lim.GapTol)
-		}
-	}
 	// With EvalEvery = 0 the evaluations (each a few passes' worth of
 	// decoding) follow the default cadence of the solver package, decided by
 	// counted work: an evaluation is due once the passes since the last one
@@ -1387,17 +303,16 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	// (evalCost). The iterates do not depend on which iterations are
 	// evaluated.
 	cad := solver.NewCadence(lim.EvalEvery, m.evalCost())
-	evalAt := func(r *solver.Record) { evalInto(r) }
 	// k = 0: the starting point (every block at its true labelling, w = 0).
 	// Three clock readings per iteration: when its work starts (which also
 	// ends the previous record's span in the Recorder), when it ends, and
 	// when the record is handed to the Recorder.
 	r0 := solver.Record{K: 0, Step: solver.StepNone, Active: m.activeSize()}
-	evalAt(&r0)
+	m.evalInto(st, &r0)
 	rec.Record(r0)
-	for status == "" {
+	for st.status == "" {
 		if err := ctx.Err(); err != nil {
-			status, msg = solver.StatusCancelled, err.Error()
+			st.status, st.msg = solver.StatusCancelled, err.Error()
 			break
 		}
 		t0 := solver.Now()
@@ -1405,38 +320,70 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 		k := m.k
 		passes := float64(k) / float64(n)
 		last := k >= lim.MaxIters || (lim.MaxPasses > 0 && passes >= lim.MaxPasses)
-		r := solver.Record{K: k, Passes: passes, Step: info.kind, Gamma: info.gamma,
-			Batch: info.batch, Active: m.activeSize(), Drops: info.drops, Cleanups: info.cleanups}
-		switch info.kind {
-		case solver.StepFW, solver.StepCollapse:
-			r.FWSteps = 1
-		case solver.StepAway, solver.StepDrop:
-			r.AwaySteps = 1
-		}
+		r := stepRecord(k, passes, info, m.activeSize())
 		// the record's own figures are part of the iteration's work
 		work += solver.Now() - t0
 		if cad.Due(k, last || solver.EvalRequested(rec), passes) {
-			evalAt(&r)
+			m.evalInto(st, &r)
 		}
 		r.Time = work.Seconds()
 		rec.Record(r)
-		if status != "" {
+		if st.status != "" {
 			break
 		}
 		if k >= lim.MaxIters {
-			status = solver.StatusMaxIters
+			st.status = solver.StatusMaxIters
 			break
 		}
 		if lim.MaxPasses > 0 && passes >= lim.MaxPasses {
-			status = solver.StatusMaxPasses
+			st.status = solver.StatusMaxPasses
 			break
 		}
 	}
-	sum := solver.Summary{Iters: m.k, Passes: float64(m.k) / float64(n), Time: work.Seconds(), Status: status, Message: msg}
+	return m.result(st, work), nil
+}
+
+// evalInto evaluates the current iterate into r (the primal objective, the
+// duality gap when there is a dual iterate, the problem's own figures) and
+// ends the run failed on a non-finite objective, converged at the gap
+// target.
+func (m *Method) evalInto(st *runState, r *solver.Record) {
+	ev := m.evaluate()
+	st.lastEval = &ev
+	r.Objective = solver.F(ev.Primal)
+	if ev.HasDual {
+		r.Gap = solver.F(ev.Gap)
+	}
+	r.Extra = m.extra(ev)
+	if math.IsNaN(ev.Primal) || math.IsInf(ev.Primal, 0) {
+		st.status, st.msg = solver.StatusFailed, fmt.Sprintf("iteration %d: the primal objective is not finite (λ = %g may be too small)", r.K, m.p.Lambda)
+	} else if ev.HasDual && st.lim.GapTol > 0 && ev.Gap <= st.lim.GapTol {
+		st.status, st.msg = solver.StatusConverged, fmt.Sprintf("duality gap %.3g ≤ %g", ev.Gap, st.lim.GapTol)
+	}
+}
+
+// stepRecord is the record of iteration k, unevaluated.
+func stepRecord(k int, passes float64, info stepInfo, active int) solver.Record {
+	r := solver.Record{K: k, Passes: passes, Step: info.kind, Gamma: info.gamma,
+		Batch: info.batch, Active: active, Drops: info.drops, Cleanups: info.cleanups}
+	switch info.kind {
+	case solver.StepFW, solver.StepCollapse:
+		r.FWSteps = 1
+	case solver.StepAway, solver.StepDrop:
+		r.AwaySteps = 1
+	}
+	return r
+}
+
+// result is the run's summary, from its last evaluation, and its weights
+// (averaged when the method averages).
+func (m *Method) result(st *runState, work time.Duration) solver.Result {
+	n := m.p.N()
+	sum := solver.Summary{Iters: m.k, Passes: float64(m.k) / float64(n), Time: work.Seconds(), Status: st.status, Message: st.msg}
 	// Without an evaluation (or, for ssg, without a dual iterate) the figures
 	// are unknown: NaN, written as null in JSON.
 	sum.Objective, sum.Gap = math.NaN(), math.NaN()
-	if lastEval != nil {
+	if lastEval := st.lastEval; lastEval != nil {
 		sum.Objective = lastEval.Primal
 		if lastEval.HasDual {
 			sum.Gap = lastEval.Gap
@@ -1448,7 +395,7 @@ func (m *Method) Run(ctx context.Context, rec solver.Recorder) (solver.Result, e
 	if m.o.Average {
 		x = m.avgWeights()
 	}
-	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}, nil
+	return solver.Result{Summary: sum, X: append([]float64(nil), x...)}
 }
 
 // evalCost is one evaluation's cost in passes, for the default cadence:
