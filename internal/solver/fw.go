@@ -633,11 +633,11 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 	kind := StepFW
 	switch m.mode {
 	case modeVanilla:
-		bs.terms[0] = Term{1, p}
+		bs.terms[0] = Term{Coef: 1, V: p}
 		d = Direction{XCoef: -1, Terms: bs.terms[:1]}
 		slope, gmax = fwSlope, 1
 	case modeAway:
-		bs.terms[0] = Term{1, p}
+		bs.terms[0] = Term{Coef: 1, V: p}
 		d = Direction{XCoef: -1, Terms: bs.terms[:1]}
 		slope, gmax = fwSlope, 1
 		if bs.set.Len() > 1 {
@@ -646,7 +646,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 			if awaySlope := gx - gu; fwSlope > awaySlope {
 				mu := bs.set.w[ui]
 				kind = StepAway
-				bs.terms[0] = Term{-1, pl.uVertex}
+				bs.terms[0] = Term{Coef: -1, V: pl.uVertex}
 				d = Direction{XCoef: 1, Terms: bs.terms[:1]}
 				slope, gmax = awaySlope, mu/(1-mu)
 			}
@@ -659,7 +659,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 			pl.stationary = true // p is the away vertex: <g, x> = <g, p>, no pairwise direction
 			return
 		}
-		bs.terms[0], bs.terms[1] = Term{1, p}, Term{-1, pl.uVertex}
+		bs.terms[0], bs.terms[1] = Term{Coef: 1, V: p}, Term{Coef: -1, V: pl.uVertex}
 		d = Direction{XCoef: 0, Terms: bs.terms[:2]}
 		slope, gmax = gp-gu, bs.set.w[ui]
 	}
