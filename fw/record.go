@@ -92,3 +92,17 @@ type Summary struct {
 	Status    string  `json:"status"`
 	Message   string  `json:"message"`
 }
+
+// IterateRecorder is an optional extension of Recorder for a user who wants
+// to see the iterate and its vertex representation (the (U, μ) of the
+// paper's Algorithm 2), not only the records: the Frank-Wolfe methods call
+// Iterate before each Record, with the record's K, the iterate x and, for
+// each block b, its active vertices and their weights, so that
+// x_b = Σ_i weights[b][i]·vertices[b][i]. The slices are the method's own:
+// read them during the call only, never keep or change them. The time
+// spent in Iterate is not counted in Record.Time.
+type IterateRecorder interface {
+	Recorder
+	// Iterate shows iteration k's iterate x and vertex representation.
+	Iterate(k int, x []float64, vertices [][]Vertex, weights [][]float64)
+}

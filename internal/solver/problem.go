@@ -42,6 +42,8 @@ type (
 	SyncModel = fw.SyncModel
 	// CheckedOracle is implemented by problems whose oracle can fail.
 	CheckedOracle = fw.CheckedOracle
+	// IterateRecorder is a Recorder that sees the vertex representation.
+	IterateRecorder = fw.IterateRecorder
 )
 
 // DenseVertex builds a vertex from dense coordinates, keeping the nonzeros.
