@@ -113,47 +113,24 @@ func New(p Problem, cfg Config) (Method, error) {
 	if p.Samples() < 1 {
 		return nil, fmt.Errorf("solver: the problem has no samples")
 	}
-	if !m.stochastic {
-		if cfg.Schedule.Kind != "" && cfg.Schedule.Kind != "full" {
-			return nil, fmt.Errorf("schedule: %s uses full gradients; only ssfw-as and bc-ssfw-as take a batch schedule", cfg.Algorithm)
-		}
-		m.cfg.Schedule = Schedule{Kind: "full"}
-	} else if err := cfg.Schedule.Validate(); err != nil {
+	if err := m.configure(p, cfg); err != nil {
 		return nil, err
 	}
-	q := len(m.blocks)
-	m.r = q
-	if m.blockwise && cfg.R > 0 {
-		if cfg.R > q {
-			return nil, fmt.Errorf("r: must be at most the number of blocks q = %d, got %d", q, cfg.R)
-		}
-		m.r = cfg.R
-	} else if cfg.R < 0 {
-		return nil, fmt.Errorf("r: must be at least 1 (or 0 for all blocks), got %d", cfg.R)
+	return m, nil
+}
+
+// configure checks and sets, in this order, the batch schedule, the blocks
+// per iteration, the step rule with its L, and what the problem's optional
+// interfaces and the tolerances' defaults say.
+func (m *fwMethod) configure(p Problem, cfg Config) error {
+	if err := m.setSchedule(cfg); err != nil {
+		return err
 	}
-	switch cfg.Step {
-	case "", "curvature":
-		m.cfg.Step = "curvature"
-	case "paper", "backtrack":
-	case "open-loop", "short":
-		if cfg.Algorithm != "fw" {
-			return nil, fmt.Errorf("stepsize: %q is a rule of fw only", cfg.Step)
-		}
-	default:
-		return nil, fmt.Errorf("stepsize: must be paper, curvature or backtrack (fw also open-loop, short), got %q", cfg.Step)
+	if err := m.setBlocks(cfg); err != nil {
+		return err
 	}
-	if cfg.L < 0 || math.IsNaN(cfg.L) || math.IsInf(cfg.L, 0) {
-		return nil, fmt.Errorf("L: must be a positive number or auto, got %v", cfg.L)
-	}
-	if (m.cfg.Step == "paper" || m.cfg.Step == "short") && cfg.L == 0 {
-		lb, ok := p.(LipschitzBounder)
-		if !ok {
-			return nil, fmt.Errorf("L: this problem has no automatic bound; give a number")
-		}
-		m.lAuto = lb.LipschitzBound()
-		if !(m.lAuto > 0) || math.IsInf(m.lAuto, 0) {
-			return nil, fmt.Errorf("L: the automatic bound is not a positive finite number (%v); give a number", m.lAuto)
-		}
+	if err := m.setStep(p, cfg); err != nil {
+		return err
 	}
 	if c, ok := p.(CoupledBlocks); ok && c.BlocksCoupled() {
 		m.coupled = true
@@ -167,7 +144,66 @@ func New(p Problem, cfg Config) (Method, error) {
 	if m.cfg.RefreshEvery <= 0 {
 		m.cfg.RefreshEvery = 256
 	}
-	return m, nil
+	return nil
+}
+
+// setSchedule takes the batch schedule m_k of a stochastic method; the
+// others take full gradients.
+func (m *fwMethod) setSchedule(cfg Config) error {
+	if !m.stochastic {
+		if cfg.Schedule.Kind != "" && cfg.Schedule.Kind != "full" {
+			return fmt.Errorf("schedule: %s uses full gradients; only ssfw-as and bc-ssfw-as take a batch schedule", cfg.Algorithm)
+		}
+		m.cfg.Schedule = Schedule{Kind: "full"}
+		return nil
+	}
+	return cfg.Schedule.Validate()
+}
+
+// setBlocks takes r, the blocks a block method samples per iteration (all
+// q for the others).
+func (m *fwMethod) setBlocks(cfg Config) error {
+	q := len(m.blocks)
+	m.r = q
+	if m.blockwise && cfg.R > 0 {
+		if cfg.R > q {
+			return fmt.Errorf("r: must be at most the number of blocks q = %d, got %d", q, cfg.R)
+		}
+		m.r = cfg.R
+	} else if cfg.R < 0 {
+		return fmt.Errorf("r: must be at least 1 (or 0 for all blocks), got %d", cfg.R)
+	}
+	return nil
+}
+
+// setStep takes the step rule and L; the paper and short rules without a
+// user's L take the problem's bound.
+func (m *fwMethod) setStep(p Problem, cfg Config) error {
+	switch cfg.Step {
+	case "", "curvature":
+		m.cfg.Step = "curvature"
+	case "paper", "backtrack":
+	case "open-loop", "short":
+		if cfg.Algorithm != "fw" {
+			return fmt.Errorf("stepsize: %q is a rule of fw only", cfg.Step)
+		}
+	default:
+		return fmt.Errorf("stepsize: must be paper, curvature or backtrack (fw also open-loop, short), got %q", cfg.Step)
+	}
+	if cfg.L < 0 || math.IsNaN(cfg.L) || math.IsInf(cfg.L, 0) {
+		return fmt.Errorf("L: must be a positive number or auto, got %v", cfg.L)
+	}
+	if (m.cfg.Step == "paper" || m.cfg.Step == "short") && cfg.L == 0 {
+		lb, ok := p.(LipschitzBounder)
+		if !ok {
+			return fmt.Errorf("L: this problem has no automatic bound; give a number")
+		}
+		m.lAuto = lb.LipschitzBound()
+		if !(m.lAuto > 0) || math.IsInf(m.lAuto, 0) {
+			return fmt.Errorf("L: the automatic bound is not a positive finite number (%v); give a number", m.lAuto)
+		}
+	}
+	return nil
 }
 
 func checkLimits(l Limits) error {
