@@ -9,12 +9,14 @@ import (
 // The public packages' rules (ARCHITECTURE.md, "Code map"): fw/methods may
 // import fw, internal/solver and internal/spec, never the catalogue or what
 // serves and stores runs; no internal package imports fw/methods (the
-// solver is below it). The package fw itself imports no fwlab package,
+// solver is below it); the Go programs of examples/ use the public
+// packages only, as a user's program does. The package fw itself imports no fwlab package,
 // which TestPublicContractStandsAlone checks.
 func init() {
 	rules = append(rules,
 		rule{"fw/methods", append([]string{"internal/scenarios", "internal/problems", "internal/ssvm", "web"}, serving...)},
 		rule{"internal/", []string{"fw/methods"}},
+		rule{"examples", []string{"internal/", "cmd/"}},
 	)
 }
 
@@ -47,6 +49,7 @@ func TestPublicRulesCatchPlantedImports(t *testing.T) {
 		{"fw/methods", module + "internal/store"},
 		{"fw/methods", "net/http"},
 		{"internal/solver", module + "fw/methods"},
+		{"examples/birkhoff", module + "internal/solver"},
 	} {
 		if got := violations(map[string][]string{tc.pkg: {tc.imp}}); len(got) == 0 {
 			t.Errorf("%s importing %s: no rule broken, want one", tc.pkg, tc.imp)
@@ -56,6 +59,7 @@ func TestPublicRulesCatchPlantedImports(t *testing.T) {
 		{"fw/methods", module + "internal/solver"},
 		{"fw/methods", module + "fw"},
 		{"internal/solver", module + "fw"},
+		{"examples/matrixcompletion", module + "fw/methods"},
 	} {
 		if got := violations(map[string][]string{tc.pkg: {tc.imp}}); len(got) != 0 {
 			t.Errorf("%s importing %s is allowed, got %v", tc.pkg, tc.imp, got)
