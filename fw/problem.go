@@ -146,9 +146,9 @@ type SplitModel interface {
 
 // SeparableBlocks is implemented by problems whose blocks are separable in
 // all that a block step touches: block b's Gradient, Line and oracle read
-// only x_b and b's own model state, and its Scale, Add and Reshape write only
-// those. The block methods then run each block's whole step (plan, apply,
-// reshape) as one task, one pass over the workers per iteration instead of
+// only x_b and b's own model state, and its Scale and Add (and the slack
+// collapse of fwlab's own epigraph problems) write only those. The block
+// methods then run each block's whole step (plan, apply) as one task, one pass over the workers per iteration instead of
 // two; the iterates are the same as when every block plans at x^k before any
 // applies, since no block reads what another block's step writes. Blocks
 // that share model state (CoupledBlocks) are never run this way.

@@ -3,8 +3,9 @@
 // draws for the problems of its catalogue (which run through this same
 // code).
 //
-// The methods are those of the paper "Linearly convergent semi-stochastic
-// Frank-Wolfe with away steps" and the classic variants it builds on:
+// The methods are those of the paper "Semi-Stochastic Frank-Wolfe
+// Algorithms with Away-Steps for Block-Coordinate Structure Problems"
+// (Goldfarb, Iyengar and Zhou) and the classic variants it builds on:
 //
 //   - "ssfw-as": semi-stochastic Frank-Wolfe with away steps (Algorithm 1),
 //     with the vertex representation update of Algorithm 2; gradients on a
