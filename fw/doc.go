@@ -27,9 +27,10 @@
 //
 // # Compatibility
 //
-// This package and fw/methods follow semantic versioning from fwlab v1:
-// within a major version, exported names are not removed or changed in
-// meaning, a Record's fields and their JSON names stay, and new methods of
-// an interface a user implements arrive only as new optional interfaces.
-// docs/library.md says more.
+// This package and fw/methods follow semantic versioning with fwlab's
+// release tags from v1.0.0: within a major version, exported names are not
+// removed or changed in meaning, a Record's fields and their JSON names
+// stay, and an interface a user implements gets no new method (new
+// capabilities arrive as new optional interfaces). docs/library.md says
+// more.
 package fw
