@@ -241,3 +241,20 @@ func ExampleCollect() {
 	// first batches: 2 2 2
 	// drops > 0: true gap < 1e-6: true
 }
+
+// The same problem's proximal view (lsProx: the projection onto the
+// simplex) with FISTA, whose records report the objective and the
+// Frank-Wolfe gap of each iterate like the Frank-Wolfe methods'.
+func ExampleRunProx() {
+	p, _ := newLeastSquares(50, 1, 6)
+	res, err := methods.RunProx(context.Background(), lsProx{p}, p, methods.Options{Algorithm: "fista", GapTol: 1e-9}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Summary.Status, res.Summary.Gap <= 1e-9)
+	fmt.Printf("x = %.4f\n", res.X)
+	// Output:
+	// converged true
+	// x = [0.0000 0.0000 0.0000 0.2000 0.3000 0.5000]
+}

@@ -126,6 +126,74 @@ func Run(ctx context.Context, p fw.Problem, opt Options, rec fw.Recorder) (res R
 	return Result{Summary: r.Summary, X: r.X}, err
 }
 
+// ProxAlgorithms lists the proximal baselines RunProx takes: "fista"
+// (accelerated, with adaptive restart) and "pgd" (proximal gradient).
+var ProxAlgorithms = []string{"fista", "pgd"}
+
+// RunProx runs a proximal baseline, ProxAlgorithms, on pp: minimise
+// S(y) + R(y) with the step 1/L, L the Options' L, else pp's
+// SmoothLipschitz, else found by backtracking (Step "backtrack" always
+// backtracks). Each record reports the objective and the Frank-Wolfe gap of
+// the iterate lifted to lift, the same problem as a fw.Problem, as the
+// dashboard's proximal traces do, so that they compare with the
+// Frank-Wolfe methods' records. Options' batch schedule, R, Workers and
+// Caratheodory do not apply and must be left at their zero values.
+func RunProx(ctx context.Context, pp fw.ProxProblem, lift fw.Problem, opt Options, rec fw.Recorder) (res Result, err error) {
+	cfg, err := configureProx(pp, lift, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	if rec == nil {
+		rec = fw.RecorderFunc(func(fw.Record) {})
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = Result{}, fmt.Errorf("methods: the problem's code panicked: %v", v)
+		}
+	}()
+	m, err := solver.NewProx(pp, lift, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := m.Run(ctx, rec)
+	return Result{Summary: r.Summary, X: r.X}, err
+}
+
+// configureProx checks opt, pp and lift for RunProx.
+func configureProx(pp fw.ProxProblem, lift fw.Problem, opt Options) (solver.Config, error) {
+	known := false
+	for _, a := range ProxAlgorithms {
+		known = known || opt.Algorithm == a
+	}
+	switch {
+	case !known:
+		return solver.Config{}, fmt.Errorf("Algorithm: must be one of %v, got %q", ProxAlgorithms, opt.Algorithm)
+	case opt.Schedule != "" && opt.Schedule != "full":
+		return solver.Config{}, fmt.Errorf("Schedule: %s uses full gradients, got %q", opt.Algorithm, opt.Schedule)
+	case opt.R != 0 || opt.Workers != 0 || opt.Caratheodory:
+		return solver.Config{}, fmt.Errorf("R, Workers, Caratheodory: %s takes none of them; leave them at zero", opt.Algorithm)
+	case pp == nil:
+		return solver.Config{}, fmt.Errorf("problem: the proximal view is nil")
+	}
+	if err := checkProblem(lift); err != nil {
+		return solver.Config{}, err
+	}
+	if n := pp.ProxDim(); n < 1 {
+		return solver.Config{}, fmt.Errorf("problem: ProxDim must be at least 1, got %d", n)
+	}
+	if opt.Step != "" && opt.Step != "paper" && opt.Step != "curvature" && opt.Step != "backtrack" {
+		return solver.Config{}, fmt.Errorf("Step: %s takes paper (1/L), curvature (the same) or backtrack, got %q", opt.Algorithm, opt.Step)
+	}
+	if opt.L < 0 || math.IsNaN(opt.L) || math.IsInf(opt.L, 0) {
+		return solver.Config{}, fmt.Errorf("L: must be a positive number, or 0 for the problem's bound, got %v", opt.L)
+	}
+	lim, err := limits(opt)
+	if err != nil {
+		return solver.Config{}, err
+	}
+	return solver.Config{Algorithm: opt.Algorithm, Step: opt.Step, L: opt.L, Schedule: solver.Schedule{Kind: "full"}, Limits: lim}, nil
+}
+
 // Collect runs like Run and returns the records too.
 func Collect(ctx context.Context, p fw.Problem, opt Options) ([]fw.Record, Result, error) {
 	var recs []fw.Record

@@ -9,7 +9,8 @@ import (
 	"github.com/fwlab/fwlab/internal/spec"
 )
 
-// TestSameRecordsAsTheDashboard: a catalogue problem run through Run, with
+// TestSameRecordsAsTheDashboard: a catalogue problem run through Run (or
+// RunProx for the proximal baselines), with
 // Options holding what a run spec's algorithm says (defaults left empty),
 // gives the records and the summary the dashboard's path (the spec
 // resolved, the instance built, scenarios.Jobs) gives, every field but
@@ -20,7 +21,7 @@ func TestSameRecordsAsTheDashboard(t *testing.T) {
 		algos   []spec.Algo
 	}{
 		{"simplex", []spec.Algo{{Algo: "ssfw-as"}, {Algo: "afw"}, {Algo: "pfw", Stepsize: "backtrack"}, {Algo: "fw"},
-			{Algo: "ssfw-as", Schedule: "geometric", M0: 3, Growth: 1.2}}},
+			{Algo: "ssfw-as", Schedule: "geometric", M0: 3, Growth: 1.2}, {Algo: "fista"}, {Algo: "pgd", Stepsize: "backtrack"}}},
 		{"svm-dual", []spec.Algo{{Algo: "afw", Stepsize: "paper"}, {Algo: "fw", Stepsize: "short"}, {Algo: "ssfw-as", Rho: 0.2, Alpha: 0.3}}},
 		{"toy-polygon", []spec.Algo{{Algo: "afw"}, {Algo: "pfw"}, {Algo: "fw", Caratheodory: true}}},
 	} {
@@ -38,7 +39,8 @@ func TestSameRecordsAsTheDashboard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := inst.(*scenarios.FWInstance).Problem
+		fi := inst.(*scenarios.FWInstance)
+		p := fi.Problem
 		for _, job := range jobs {
 			var want []fw.Record
 			wres, err := job.Method.Run(context.Background(), fw.RecorderFunc(func(r fw.Record) { want = append(want, r) }))
@@ -49,7 +51,14 @@ func TestSameRecordsAsTheDashboard(t *testing.T) {
 			opt := Options{Algorithm: a.Algo, Step: a.Stepsize, L: a.LValue(), Schedule: a.Schedule, Rho: a.Rho, Alpha: a.Alpha,
 				M0: a.M0, Growth: a.Growth, Caratheodory: a.Caratheodory, MaxIters: r.Iters, MaxPasses: r.Passes,
 				GapTol: r.Gap, EvalEvery: r.EvalEvery, Seed: job.Seed}
-			got, gres, err := Collect(context.Background(), p, opt)
+			var got []fw.Record
+			keep := fw.RecorderFunc(func(r fw.Record) { got = append(got, r) })
+			var gres Result
+			if a.Algo == "fista" || a.Algo == "pgd" {
+				gres, err = RunProx(context.Background(), fi.Prox, p, opt, keep)
+			} else {
+				gres, err = Run(context.Background(), p, opt, keep)
+			}
 			if err != nil {
 				t.Fatalf("%s %+v: %v", c.problem, opt, err)
 			}

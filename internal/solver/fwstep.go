@@ -28,10 +28,11 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 	pl := &bs.plan
 	*pl = stepPlan{kind: StepNone, u: -1}
 	xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
-	g := st.gradientEstimate(bs, batch, wantErr)
-	p := st.lmo(bs.idx, g)
+	g := st.gradientEstimate(bs, batch, wantErr) // line 4: g^(k) on the batch
+	p := st.lmo(bs.idx, g)                       // line 5: the FW vertex p = O(g)
 	pl.p = p
 	gx, gp := dot(g, xb), p.Dot(g)
+	// lines 6–11: the away vertex u, the direction and γ_max
 	d, kind, slope, gmax, ok := st.direction(bs, gx, gp)
 	if !ok {
 		return
@@ -39,6 +40,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 	if !descends(pl, k, slope, gx, gp) {
 		return
 	}
+	// line 12: the step rule
 	gamma, evals, err := st.stepSize(bs, k, xb, d, slope, gmax, batch)
 	pl.evals = evals
 	if err != nil {
@@ -49,6 +51,7 @@ func (st *fwRun) plan(bs *blockState, k int, batch []int, wantErr bool) {
 		return
 	}
 	pl.slope, pl.gmax = slope, gmax
+	// drops and collapses: a step that reaches γ_max is made exact
 	pl.kind, pl.gamma, pl.drop = snap(kind, gamma, gmax, st.m.cfg.DropTol)
 }
 

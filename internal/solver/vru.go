@@ -1,5 +1,11 @@
 package solver
 
+// Phase 2 of an iteration, per block: line 13 of Algorithm 1, x^{k+1} =
+// x^k + γ d (move, on x and the model), and line 14, the vertex
+// representation update of Algorithm 2 (updateRepresentation, on the
+// active set), then the clean-up of vanishing weights and, when asked, the
+// optional Carathéodory reduction (Algorithm 2's last line).
+
 // applyBlock applies block bs's planned step and lets the problem reshape
 // the block (phase 2).
 func (st *fwRun) applyBlock(bs *blockState) {
@@ -17,7 +23,7 @@ func (st *fwRun) apply(bs *blockState) int {
 	if !pl.moved {
 		st.move(bs)
 	}
-	return st.commit(bs)
+	return st.updateRepresentation(bs)
 }
 
 // move performs block bs's planned step on x and the model (not on the
@@ -95,9 +101,12 @@ func (st *fwRun) rebuild(bs *blockState) {
 	}
 }
 
-// commit performs block bs's planned step on its active set (Algorithm 2)
-// and cleans up; it returns the number of weights cleaned up.
-func (st *fwRun) commit(bs *blockState) int {
+// updateRepresentation is Algorithm 2 (VRU) for block bs's planned step:
+// a FW step scales the weights by 1 − γ and adds γ to p's (lines 11–17;
+// γ = 1 collapses U to {p}), an away step scales them by 1 + γ and takes γ
+// from u's (lines 2–10; a drop removes u), a pairwise step moves γ from u
+// to p. It then cleans up; it returns the number of weights cleaned up.
+func (st *fwRun) updateRepresentation(bs *blockState) int {
 	pl := &bs.plan
 	g := pl.gamma
 	if h := st.m.beforeCommit; h != nil {
