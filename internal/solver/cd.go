@@ -1,11 +1,9 @@
 package solver
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -224,20 +222,39 @@ func (s *cdState) target(j int, g, h float64) float64 {
 // step minimises over coordinate j and returns h_j·δ², the size of the move
 // in units of the objective.
 func (s *cdState) step(j int) float64 {
-	c, m := s.c, s.col(j)
 	g := s.partial(j)
-	if c.Loss == nil {
-		nv, d := s.squaredMove(j, g)
-		if d == 0 {
-			return 0
-		}
-		floats.AddScaled(s.z, d, m)
-		s.work += s.unit
-		s.y[j] = nv
-		return s.h[j] * d * d
+	if s.c.Loss == nil {
+		return s.exactStep(j, g)
 	}
-	// proximal Newton on the coordinate with f'' at the current point, then
-	// backtracking on the coordinate's own objective (Tseng and Yun)
+	return s.newtonStep(j, g)
+}
+
+// exactStep is the squared loss's step: the exact minimiser along
+// coordinate j, with h_j its exact curvature.
+func (s *cdState) exactStep(j int, g float64) float64 {
+	nv, d := s.squaredMove(j, g)
+	if d == 0 {
+		return 0
+	}
+	floats.AddScaled(s.z, d, s.col(j))
+	s.work += s.unit
+	s.y[j] = nv
+	return s.h[j] * d * d
+}
+
+// reg is R_j(v): λ|v| for the l1 penalty, 0 inside a box.
+func (s *cdState) reg(v float64) float64 {
+	if s.c.L1 > 0 {
+		return s.c.L1 * math.Abs(v)
+	}
+	return 0
+}
+
+// newtonStep is the other losses' step: proximal Newton on the coordinate
+// with the loss's second derivative at the current point, then backtracking
+// on the coordinate's own objective (Tseng and Yun).
+func (s *cdState) newtonStep(j int, g float64) float64 {
+	c, m := s.c, s.col(j)
 	h := 0.0
 	for i, v := range m {
 		h += s.d2[i] * v * v
@@ -252,21 +269,15 @@ func (s *cdState) step(j int) float64 {
 	if d == 0 {
 		return 0
 	}
-	r := func(v float64) float64 {
-		if c.L1 > 0 {
-			return c.L1 * math.Abs(v)
-		}
-		return 0
-	}
 	lin := 0.0
 	if c.Linear != nil {
 		lin = c.Linear[j]
 	}
 	// predicted decrease: the linear model plus the change of R
-	pred := g*d + r(nv) - r(s.y[j])
+	pred := g*d + s.reg(nv) - s.reg(s.y[j])
 	a := 1.0
 	for it := 0; ; it++ {
-		obj := c.W*c.Loss.Delta(s.z, m, a*d) + lin*a*d + r(s.y[j]+a*d) - r(s.y[j])
+		obj := c.W*c.Loss.Delta(s.z, m, a*d) + lin*a*d + s.reg(s.y[j]+a*d) - s.reg(s.y[j])
 		s.work += s.unit
 		if obj <= 1e-4*a*pred || it == 50 {
 			if it == 50 && obj > 0 {
@@ -292,10 +303,10 @@ func (s *cdState) step(j int) float64 {
 // nearly every coordinate violating, most of which never enter the
 // solution). It returns the number of violators.
 func (s *cdState) fullPass() int {
-	c := s.c
 	if s.stale {
 		s.refresh()
 	}
+	c := s.c
 	s.set = s.set[:0]
 	for j := range s.y {
 		if s.out[j] {
@@ -422,134 +433,4 @@ func (s *cdState) screen() {
 			s.out[j] = true
 		}
 	}
-}
-
-// Run executes the method.
-func (m *cdMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
-	pp, lim, c := m.pp, m.cfg.Limits, m.c
-	y := pp.ProxStart()
-	if len(y) != c.P {
-		return Result{}, fmt.Errorf("solver: the problem's start has length %d, want %d", len(y), c.P)
-	}
-	s := &cdState{c: c, y: y, z: make([]float64, c.N), h: make([]float64, c.P), grad: make([]float64, c.P),
-		out: make([]bool, c.P), set: make([]int, 0, c.P), q: make([]float64, c.P),
-		unit: 1 / (2 * float64(c.P))}
-	if c.Loss != nil {
-		s.d1, s.d2 = make([]float64, c.N), make([]float64, c.N)
-	}
-	t0 := Now()
-	for j := range s.h {
-		col := s.col(j)
-		s.h[j] = c.W * floats.Dot(col, col)
-	}
-	s.work += 0.5
-	s.refresh()
-	setup := Now() - t0
-
-	ev := newLiftEval(pp, m.lift)
-	lr := pp.SmoothLipschitz()
-	evaluate := func(r *Record) (float64, float64) { return ev.eval(y, r, lr) }
-	// the record's Active is the number of free coordinates: the support
-	// for λ‖·‖₁, the coordinates strictly inside the bounds for a box
-	active := func() int {
-		k := 0
-		for j := range y {
-			if s.isFree(j) {
-				k++
-			}
-		}
-		return k
-	}
-	r0 := Record{K: 0, Step: StepNone, Active: active()}
-	cad := NewCadence(lim.EvalEvery, evalCostOf(m.lift)+2)
-	obj, gap := evaluate(&r0)
-	r0.Objective, r0.Gap = F(obj), F(gap)
-	rec.Record(r0)
-	sum := Summary{Objective: obj, Gap: gap}
-	if lim.GapTol > 0 && gap <= lim.GapTol {
-		sum.Status = StatusConverged
-		return Result{Summary: sum, X: y}, nil
-	}
-	// the scale of "no move" is the starting objective's (never a later
-	// evaluation's: the iterates do not depend on the cadence)
-	scale := math.Abs(obj)
-	if !(scale > 0) || math.IsInf(scale, 0) {
-		scale = 1
-	}
-	work := setup
-	lastEval := 0
-	full := true   // the next iteration is a full pass
-	fresh := false // the working set was just made by a full pass
-	inner := 0
-	for k := 1; ; k++ {
-		if ctx.Err() != nil {
-			sum.Status, sum.Message = StatusCancelled, "cancelled after "+strconv.Itoa(k-1)+" iterations"
-			break
-		}
-		t1 := Now()
-		step := StepSweep
-		stationary := false
-		if full {
-			step = StepFullSweep
-			if k > 1 {
-				s.refresh() // round-off control, and the start of the check
-			}
-			s.fullPass()
-			full, fresh, inner = false, true, 0
-		} else {
-			most := s.sweep()
-			inner++
-			s.prune()
-			if most <= cdInnerTol*scale {
-				// the working set is at its optimum: a sweep right after a
-				// full pass that moves nothing is a coordinate-wise minimum
-				// of the whole problem
-				stationary = fresh
-				full = true
-			} else if inner >= cdMaxInner {
-				full = true
-			}
-			fresh = false
-		}
-		r := Record{K: k, Passes: s.work, Step: step, Batch: m.lift.Samples(), Active: active()}
-		work += Now() - t1
-		r.Time = work.Seconds()
-		if cad.Due(k, lim.reached(k, s.work) || stationary || EvalRequested(rec), s.work) {
-			obj, gap := evaluate(&r)
-			r.Objective, r.Gap = F(obj), F(gap)
-			sum.Objective, sum.Gap = obj, gap
-			lastEval = k
-		}
-		rec.Record(r)
-		sum.Iters, sum.Passes, sum.Time = k, s.work, r.Time
-		if math.IsNaN(sum.Objective) || math.IsInf(sum.Objective, 0) {
-			sum.Status, sum.Message = StatusFailed, fmt.Sprintf("iteration %d: the objective is not finite", k)
-			break
-		}
-		if stationary && !(lim.GapTol > 0 && sum.Gap <= lim.GapTol) {
-			// exact minimisation along every coordinate moves nothing: for a
-			// convex smooth part and a separable R the point is optimal, up
-			// to the rounding of the gradient, which the gap certifies (the
-			// lift's bound T amplifies that rounding: the gap of a
-			// coordinate-wise minimum is far above ε·|F|, far below
-			// cdCertified·|F|). A larger gap means a step that could not
-			// descend (a line search that gave up): stalled, not converged.
-			if sum.Gap <= cdCertified*math.Abs(sum.Objective) {
-				sum.Status = StatusConverged
-				sum.Message = fmt.Sprintf("coordinate-wise minimum: no coordinate moves beyond rounding (gap %.3g)", sum.Gap)
-			} else {
-				sum.Status = StatusStalled
-				sum.Message = fmt.Sprintf("stalled at iteration %d: no coordinate moves, but the gap %.3g is above %g·|F|", k, sum.Gap, cdCertified)
-				atFloor(&sum)
-			}
-			break
-		}
-		if lim.stop(&sum, r, k, s.work) {
-			break
-		}
-	}
-	if lastEval != sum.Iters || sum.Status == StatusCancelled {
-		sum.Objective, sum.Gap = evaluate(nil)
-	}
-	return Result{Summary: sum, X: y}, nil
 }

@@ -1,6 +1,10 @@
 package solver
 
-import "gonum.org/v1/gonum/floats"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // Covariance updates (Friedman, Hastie and Tibshirani's glmnet): for the
 // squared loss, a coordinate step needs only m_jᵀz, and a move δ of y_k
@@ -50,7 +54,7 @@ type cdGram struct {
 func (s *cdState) sweep() float64 {
 	most := 0.0
 	for _, j := range s.set {
-		most = max(most, s.sweepStep(j))
+		most = math.Max(most, s.sweepStep(j))
 	}
 	return most
 }

@@ -246,7 +246,7 @@ func projectSimplex(dst, v []float64) {
 // interior of the simplex (so that line-search steps are rarely clipped).
 func newLSQInterior(seed uint64, n, d int) *lsqProblem {
 	r := rand.New(rand.NewPCG(seed, 9))
-	p := &lsqProblem{n: n, dim: d, blocks: []Block{{0, d}}, verts: [][][]float64{simplexVerts(d)}}
+	p := &lsqProblem{n: n, dim: d, blocks: []Block{{Offset: 0, Size: d}}, verts: [][][]float64{simplexVerts(d)}}
 	xt := make([]float64, d)
 	for j := range xt {
 		xt[j] = (1 + 0.2*r.Float64()) / float64(d)

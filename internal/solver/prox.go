@@ -62,187 +62,253 @@ func NewProx(pp ProxProblem, lift Problem, cfg Config) (Method, error) {
 	return m, nil
 }
 
+// The proximal baselines (pgd, FISTA) as short steps: Run starts from the
+// problem's point (start) and repeats iterate, whose steps are
+// gradientAt (∇S at the extrapolated point y), proxStep (the proximal
+// gradient step x_{k+1} = prox_{R/L}(y − ∇S(y)/L), with backtracking on L),
+// momentum (FISTA's extrapolation with adaptive restart, or y = x_{k+1}
+// for pgd), and the record with its evaluation.
+
+// proxRun is the state of one Run of a proximal method.
+type proxRun struct {
+	m           *proxMethod
+	rec         Recorder
+	x, y, xn, v []float64
+	grad, gtmp  []float64
+	ev          *liftEval
+	L, t        float64
+	samples     int
+	cad         *Cadence
+	passes      float64
+	work        time.Duration
+	sum         Summary
+	lastEval    int
+	plane       bool
+	shown       [6]float64
+	haveShown   bool
+	at, from    [2]float64
+}
+
 // Run executes the method.
 func (m *proxMethod) Run(ctx context.Context, rec Recorder) (Result, error) {
-	pp, lim := m.pp, m.cfg.Limits
+	pr, err := m.newRun(rec)
+	if err != nil {
+		return Result{}, err
+	}
+	if pr.start() {
+		return Result{Summary: pr.sum, X: pr.x}, nil
+	}
+	for k := 1; ; k++ {
+		if ctx.Err() != nil {
+			pr.sum.Status, pr.sum.Message = StatusCancelled, "cancelled after "+strconv.Itoa(k-1)+" iterations"
+			break
+		}
+		if pr.iterate(k) {
+			break
+		}
+	}
+	if pr.lastEval != pr.sum.Iters || pr.sum.Status == StatusCancelled {
+		pr.sum.Objective, pr.sum.Gap = pr.evaluate(nil)
+	}
+	return Result{Summary: pr.sum, X: pr.x}, nil
+}
+
+// newRun makes the run's buffers at the problem's starting point, with L
+// the configured constant or, for backtracking without one, an estimate.
+func (m *proxMethod) newRun(rec Recorder) (*proxRun, error) {
+	pp := m.pp
 	n := pp.ProxDim()
 	x := pp.ProxStart()
 	if len(x) != n {
-		return Result{}, fmt.Errorf("solver: the problem's start has length %d, want %d", len(x), n)
+		return nil, fmt.Errorf("solver: the problem's start has length %d, want %d", len(x), n)
 	}
-	y := append([]float64(nil), x...)
-	xn := make([]float64, n)
-	v := make([]float64, n)
-	grad := make([]float64, n)
-	gtmp := make([]float64, n)
-	ev := newLiftEval(pp, m.lift)
-	L := m.L
-	if L == 0 {
-		L = m.estimateL(x)
+	pr := &proxRun{m: m, rec: rec, x: x, y: append([]float64(nil), x...), xn: make([]float64, n),
+		v: make([]float64, n), grad: make([]float64, n), gtmp: make([]float64, n),
+		ev: newLiftEval(pp, m.lift), L: m.L, t: 1, samples: m.lift.Samples()}
+	if pr.L == 0 {
+		pr.L = m.estimateL(x)
 	}
-	t := 1.0
-	samples := m.lift.Samples()
-
-	evaluate := func(r *Record) (float64, float64) {
-		// the KKT residual with L the problem's bound when it has one (so
-		// that it does not move with the backtracking estimate)
-		lr := m.lRef
-		if !(lr > 0) || math.IsInf(lr, 0) {
-			lr = L
-		}
-		return ev.eval(x, r, lr)
-	}
-	nnz := func(a []float64) int {
-		c := 0
-		for _, e := range a {
-			if e != 0 {
-				c++
-			}
-		}
-		return c
-	}
-
 	// On 2-D problems the records carry the iterate and the step's points
-	// for the dashboard's teaching view: the point where the gradient was
-	// taken (at_), the gradient step (from_) and its projection (x). A
-	// record whose three points equal those of the last record that carried
-	// them leaves them out, and a reader takes that record's: once the
-	// iterates reach a fixed point (FISTA on the default polygon does after
-	// 14 iterations) the records stop repeating them, which would cost more
-	// than an iteration's work.
-	plane := n == 2 && m.lift.Dim() == 2
-	var shown [6]float64
-	haveShown := false
-	trace2D := func(r *Record, at, from []float64) {
-		if !plane {
-			return
-		}
-		pt := [6]float64{x[0], x[1]}
-		if from != nil {
-			pt = [6]float64{x[0], x[1], at[0], at[1], from[0], from[1]}
-		}
-		if haveShown && pt == shown && from != nil {
-			return
-		}
-		shown, haveShown = pt, from != nil
-		if r.Extra == nil {
-			r.Extra = make(map[string]float64, 6)
-		}
-		r.Extra["x0"], r.Extra["x1"] = x[0], x[1]
-		if from != nil {
-			r.Extra["at_x0"], r.Extra["at_x1"] = at[0], at[1]
-			r.Extra["from_x0"], r.Extra["from_x1"] = from[0], from[1]
-		}
-	}
-	r0 := Record{K: 0, Step: StepNone, Active: nnz(x)}
+	// for the dashboard's teaching view (trace2D).
+	pr.plane = n == 2 && m.lift.Dim() == 2
+	return pr, nil
+}
+
+// start reports the starting point as record k = 0, evaluated, and reports
+// whether the run ends there (the gap within the tolerance).
+func (pr *proxRun) start() bool {
+	lim := pr.m.cfg.Limits
+	r0 := Record{K: 0, Step: StepNone, Active: nnz(pr.x)}
 	// an evaluation of the lifted iterate: the lifted problem's own cost,
 	// plus the model's rebuild and the KKT residual's smooth pass
-	cad := NewCadence(lim.EvalEvery, evalCostOf(m.lift)+2)
-	obj, gap := evaluate(&r0)
+	pr.cad = NewCadence(lim.EvalEvery, evalCostOf(pr.m.lift)+2)
+	obj, gap := pr.evaluate(&r0)
 	r0.Objective, r0.Gap = F(obj), F(gap)
-	trace2D(&r0, nil, nil)
-	rec.Record(r0)
-	sum := Summary{Objective: obj, Gap: gap}
+	pr.trace2D(&r0, nil, nil)
+	pr.rec.Record(r0)
+	pr.sum = Summary{Objective: obj, Gap: gap}
 	if lim.GapTol > 0 && gap <= lim.GapTol {
-		sum.Status = StatusConverged
-		return Result{Summary: sum, X: x}, nil
+		pr.sum.Status = StatusConverged
+		return true
 	}
-	passes := 0.0
-	var work time.Duration
-	lastEval := 0
-	for k := 1; ; k++ {
-		if ctx.Err() != nil {
-			sum.Status, sum.Message = StatusCancelled, "cancelled after "+strconv.Itoa(k-1)+" iterations"
-			break
+	return false
+}
+
+// iterate runs iteration k and reports whether the run ends after it.
+func (pr *proxRun) iterate(k int) bool {
+	lim := pr.m.cfg.Limits
+	t0 := Now()
+	fy := pr.gradientAt()
+	pr.proxStep(fy)
+	if pr.plane {
+		copy(pr.at[:], pr.y)
+		copy(pr.from[:], pr.v)
+	}
+	pr.momentum()
+	copy(pr.x, pr.xn)
+	// the record's own figures (the support's size) are part of the
+	// iteration's work
+	r := Record{K: k, Passes: pr.passes, Step: StepProx, Gamma: 1 / pr.L, Batch: pr.samples, Active: nnz(pr.x)}
+	pr.work += Now() - t0
+	r.Time = pr.work.Seconds()
+	if pr.cad.Due(k, lim.reached(k, pr.passes) || EvalRequested(pr.rec), pr.passes) {
+		obj, gap := pr.evaluate(&r)
+		r.Objective, r.Gap = F(obj), F(gap)
+		pr.sum.Objective, pr.sum.Gap = obj, gap
+		pr.lastEval = k
+	}
+	pr.trace2D(&r, pr.at[:], pr.from[:])
+	pr.rec.Record(r)
+	pr.sum.Iters, pr.sum.Passes, pr.sum.Time = k, pr.passes, r.Time
+	if math.IsNaN(fy) || math.IsInf(fy, 0) {
+		pr.sum.Status, pr.sum.Message = StatusFailed, fmt.Sprintf("iteration %d: the smooth part is not finite", k)
+		return true
+	}
+	return lim.stop(&pr.sum, r, k, pr.passes)
+}
+
+// gradientAt returns S(y) and takes ∇S(y) into grad: one pass. Proximal
+// gradient with backtracking may then try a longer step than the last;
+// FISTA keeps L non-decreasing, as its convergence proof requires.
+func (pr *proxRun) gradientAt() float64 {
+	fy := pr.m.pp.Smooth(pr.y, pr.grad)
+	pr.passes++
+	if pr.m.backtrack && !pr.m.accel {
+		pr.L *= 0.9
+	}
+	return fy
+}
+
+// proxStep is x_{k+1} = prox_{R/L}(v) with v = y − ∇S(y)/L, into xn. With
+// backtracking L doubles until S(x_{k+1}) ≤ S(y) + <∇S(y), x_{k+1} − y> +
+// ½L‖x_{k+1} − y‖² (each try one more pass).
+func (pr *proxRun) proxStep(fy float64) {
+	pp, y, grad, xn, v := pr.m.pp, pr.y, pr.grad, pr.xn, pr.v
+	for it := 0; ; it++ {
+		for i := range v {
+			v[i] = y[i] - grad[i]/pr.L
 		}
-		t0 := Now()
-		fy := pp.Smooth(y, grad)
-		passes++
-		if m.backtrack && !m.accel {
-			// proximal gradient may try a longer step each iteration; FISTA
-			// keeps L non-decreasing, as its convergence proof requires.
-			L *= 0.9
+		pp.Prox(xn, v, 1/pr.L)
+		if !pr.m.backtrack {
+			return
 		}
-		for it := 0; ; it++ {
-			for i := range v {
-				v[i] = y[i] - grad[i]/L
-			}
-			pp.Prox(xn, v, 1/L)
-			if !m.backtrack {
-				break
-			}
-			fx := pp.Smooth(xn, gtmp)
-			passes++
-			q := fy
-			dd := 0.0
-			for i := range xn {
-				d := xn[i] - y[i]
-				q += grad[i] * d
-				dd += d * d
-			}
-			// the test is done in floating point: near the optimum both sides
-			// agree to rounding, and a difference below that says nothing
-			// about L, so it is accepted.
-			tol := 1e-13 * (math.Abs(fy) + math.Abs(fx))
-			if fx <= q+0.5*L*dd+tol || it == 100 {
-				break
-			}
-			L *= 2
+		fx := pp.Smooth(xn, pr.gtmp)
+		pr.passes++
+		q := fy
+		dd := 0.0
+		for i := range xn {
+			d := xn[i] - y[i]
+			q += grad[i] * d
+			dd += d * d
 		}
-		var at, from [2]float64
-		if plane {
-			copy(at[:], y)
-			copy(from[:], v)
+		// the test is done in floating point: near the optimum both sides
+		// agree to rounding, and a difference below that says nothing
+		// about L, so it is accepted.
+		tol := 1e-13 * (math.Abs(fy) + math.Abs(fx))
+		if fx <= q+0.5*pr.L*dd+tol || it == 100 {
+			return
 		}
-		if m.accel {
-			// adaptive restart (O'Donoghue and Candès, gradient scheme):
-			// when the momentum points uphill, (y − x_{k+1})ᵀ(x_{k+1} − x_k) > 0,
-			// reset it. This keeps FISTA's O(1/k²) guarantee in practice and
-			// gives linear convergence on strongly convex problems.
-			up := 0.0
-			for i := range y {
-				up += (y[i] - xn[i]) * (xn[i] - x[i])
-			}
-			if up > 0 {
-				t = 1
-			}
-			tn := (1 + math.Sqrt(1+4*t*t)) / 2
-			beta := (t - 1) / tn
-			for i := range y {
-				y[i] = xn[i] + beta*(xn[i]-x[i])
-			}
-			t = tn
-		} else {
-			copy(y, xn)
-		}
-		copy(x, xn)
-		// the record's own figures (the support's size) are part of the
-		// iteration's work
-		r := Record{K: k, Passes: passes, Step: StepProx, Gamma: 1 / L, Batch: samples, Active: nnz(x)}
-		work += Now() - t0
-		r.Time = work.Seconds()
-		eval := cad.Due(k, lim.reached(k, passes) || EvalRequested(rec), passes)
-		if eval {
-			obj, gap := evaluate(&r)
-			r.Objective, r.Gap = F(obj), F(gap)
-			sum.Objective, sum.Gap = obj, gap
-			lastEval = k
-		}
-		trace2D(&r, at[:], from[:])
-		rec.Record(r)
-		sum.Iters, sum.Passes, sum.Time = k, passes, r.Time
-		if math.IsNaN(fy) || math.IsInf(fy, 0) {
-			sum.Status, sum.Message = StatusFailed, fmt.Sprintf("iteration %d: the smooth part is not finite", k)
-			break
-		}
-		if lim.stop(&sum, r, k, passes) {
-			break
+		pr.L *= 2
+	}
+}
+
+// momentum sets the next extrapolated point y: for FISTA
+// y = x_{k+1} + ((t_k − 1)/t_{k+1})(x_{k+1} − x_k), with adaptive restart
+// (O'Donoghue and Candès, gradient scheme): when the momentum points
+// uphill, (y − x_{k+1})ᵀ(x_{k+1} − x_k) > 0, it is reset (t = 1), which
+// keeps FISTA's O(1/k²) guarantee in practice and gives linear convergence
+// on strongly convex problems. For pgd y = x_{k+1}.
+func (pr *proxRun) momentum() {
+	y, xn, x := pr.y, pr.xn, pr.x
+	if !pr.m.accel {
+		copy(y, xn)
+		return
+	}
+	up := 0.0
+	for i := range y {
+		up += (y[i] - xn[i]) * (xn[i] - x[i])
+	}
+	if up > 0 {
+		pr.t = 1
+	}
+	tn := (1 + math.Sqrt(1+4*pr.t*pr.t)) / 2
+	beta := (pr.t - 1) / tn
+	for i := range y {
+		y[i] = xn[i] + beta*(xn[i]-x[i])
+	}
+	pr.t = tn
+}
+
+// evaluate returns the objective and the FW gap of the lifted iterate,
+// with the KKT residual's L the problem's bound when it has one (so that it
+// does not move with the backtracking estimate).
+func (pr *proxRun) evaluate(r *Record) (float64, float64) {
+	lr := pr.m.lRef
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		lr = pr.L
+	}
+	return pr.ev.eval(pr.x, r, lr)
+}
+
+// trace2D adds the teaching view's points to a record of a 2-D problem:
+// the point where the gradient was taken (at_), the gradient step (from_)
+// and its projection (x). A record whose three points equal those of the
+// last record that carried them leaves them out, and a reader takes that
+// record's: once the iterates reach a fixed point (FISTA on the default
+// polygon does after 14 iterations) the records stop repeating them, which
+// would cost more than an iteration's work.
+func (pr *proxRun) trace2D(r *Record, at, from []float64) {
+	if !pr.plane {
+		return
+	}
+	x := pr.x
+	pt := [6]float64{x[0], x[1]}
+	if from != nil {
+		pt = [6]float64{x[0], x[1], at[0], at[1], from[0], from[1]}
+	}
+	if pr.haveShown && pt == pr.shown && from != nil {
+		return
+	}
+	pr.shown, pr.haveShown = pt, from != nil
+	if r.Extra == nil {
+		r.Extra = make(map[string]float64, 6)
+	}
+	r.Extra["x0"], r.Extra["x1"] = x[0], x[1]
+	if from != nil {
+		r.Extra["at_x0"], r.Extra["at_x1"] = at[0], at[1]
+		r.Extra["from_x0"], r.Extra["from_x1"] = from[0], from[1]
+	}
+}
+
+// nnz is the number of nonzero entries of a.
+func nnz(a []float64) int {
+	c := 0
+	for _, e := range a {
+		if e != 0 {
+			c++
 		}
 	}
-	if lastEval != sum.Iters || sum.Status == StatusCancelled {
-		sum.Objective, sum.Gap = evaluate(nil)
-	}
-	return Result{Summary: sum, X: x}, nil
+	return c
 }
 
 // estimateL returns a first estimate of the smooth part's Lipschitz constant

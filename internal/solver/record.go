@@ -4,79 +4,42 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/fwlab/fwlab/fw"
 )
 
-// Step kinds reported in Record.Step.
+// Step kinds reported in Record.Step (see package fw).
 const (
-	StepFW       = "fw"            // Frank-Wolfe step toward the oracle's vertex
-	StepAway     = "away"          // away step from an active vertex
-	StepDrop     = "drop"          // away step with γ = γ_max: the vertex leaves the active set
-	StepCollapse = "full-collapse" // FW step with γ = 1: the active set collapses to one vertex
-	StepPairwise = "pairwise"      // pairwise step (weight moved from u to p)
-	StepProx     = "prox"          // proximal-gradient step
-	StepBlock    = "block"         // block-coordinate iteration (several block steps)
-	StepNone     = "none"          // no move (zero direction or zero step)
+	StepFW       = fw.StepFW
+	StepAway     = fw.StepAway
+	StepDrop     = fw.StepDrop
+	StepCollapse = fw.StepCollapse
+	StepPairwise = fw.StepPairwise
+	StepProx     = fw.StepProx
+	StepBlock    = fw.StepBlock
+	StepNone     = fw.StepNone
 )
 
-// Record is what every algorithm reports once per iteration (ARCHITECTURE.md, "Records").
-// Objective, Gap and GradErr are set on evaluation iterations only. Every
-// method first reports its starting point as an evaluated record with K = 0
-// and Step "none"; record k ≥ 1 describes the step of iteration k and, when
-// evaluated, the iterate after it. On single steps FWSteps, AwaySteps and
-// Drops count that one step (1 or 0), on block iterations all block steps.
-// Time is the method's own work in seconds: neither evaluations nor the
-// time spent inside the Recorder (where a session may hold a paused trace)
-// are counted.
-type Record struct {
-	K      int     `json:"k"`
-	Passes float64 `json:"passes"`
-	Time   float64 `json:"time_s"`
-	Step   string  `json:"step"`
-	Gamma  float64 `json:"gamma"`
-	Batch  int     `json:"batch"`
-	Active int     `json:"active"`
-	// Step counts of a block iteration (Step == StepBlock); Drops is also 1 on
-	// a single drop step so that charts can mark drop events uniformly.
-	FWSteps   int `json:"fw_steps,omitempty"`
-	AwaySteps int `json:"away_steps,omitempty"`
-	Drops     int `json:"drops,omitempty"`
-	// Weight clean-ups (weights below tolerance zeroed) done this iteration.
-	Cleanups  int      `json:"cleanups,omitempty"`
-	Objective *float64 `json:"objective"`
-	Gap       *float64 `json:"gap"`
-	GradErr   *float64 `json:"grad_err,omitempty"`
-	// Extra holds problem-specific metrics on evaluation iterations (for the
-	// structural SVM: dual objective, relative gap, train/test error, …).
-	Extra map[string]float64 `json:"extra,omitempty"`
-}
-
-// Evaluated reports whether the record carries the exact objective.
-func (r *Record) Evaluated() bool { return r.Objective != nil }
+// Record is what every algorithm reports once per iteration: fw.Record.
+type Record = fw.Record
 
 // F returns a pointer to v, for the optional Record fields.
-func F(v float64) *float64 { return &v }
+func F(v float64) *float64 { return fw.F(v) }
 
-// Recorder receives the records of one run, in order, from the goroutine
-// running the method. It must not block for long: the session layer copies
-// records into a store and notifies subscribers asynchronously.
-type Recorder interface {
-	Record(Record)
-}
+// Recorder receives the records of one run: fw.Recorder.
+type Recorder = fw.Recorder
 
-// RecorderFunc adapts a function to the Recorder interface.
-type RecorderFunc func(Record)
+// RecorderFunc adapts a function to the Recorder interface: fw.RecorderFunc.
+type RecorderFunc = fw.RecorderFunc
 
-// Record calls f(r).
-func (f RecorderFunc) Record(r Record) { f(r) }
-
-// Run statuses reported in Summary.Status.
+// Run statuses reported in Summary.Status (see package fw).
 const (
-	StatusConverged = "converged"  // the gap tolerance was reached, a certified stationary point, or a gap at the rounding floor
-	StatusStalled   = "stalled"    // no step made progress although the gap is far above the rounding floor
-	StatusMaxIters  = "max_iters"  // the iteration limit was reached
-	StatusMaxPasses = "max_passes" // the effective-pass limit was reached
-	StatusCancelled = "cancelled"  // the context was cancelled
-	StatusFailed    = "failed"     // a numerical failure (message says which)
+	StatusConverged = fw.StatusConverged
+	StatusStalled   = fw.StatusStalled
+	StatusMaxIters  = fw.StatusMaxIters
+	StatusMaxPasses = fw.StatusMaxPasses
+	StatusCancelled = fw.StatusCancelled
+	StatusFailed    = fw.StatusFailed
 )
 
 // RoundingFloorC is c of the rounding floor c·ε·|F| (ε = 2⁻⁵², F the last
@@ -106,16 +69,8 @@ func atFloor(sum *Summary) {
 	sum.Message = fmt.Sprintf("gap at the rounding floor (≤ %d·ε·|F| = %.3g): gap %.3g at F = %.6g", RoundingFloorC, RoundingFloorC*epsilon*math.Abs(sum.Objective), sum.Gap, sum.Objective)
 }
 
-// Summary closes a run.
-type Summary struct {
-	Objective float64 `json:"objective"`
-	Gap       float64 `json:"gap"`
-	Iters     int     `json:"iters"`
-	Passes    float64 `json:"passes"`
-	Time      float64 `json:"time_s"`
-	Status    string  `json:"status"`
-	Message   string  `json:"message"`
-}
+// Summary closes a run: fw.Summary.
+type Summary = fw.Summary
 
 // Result is what a Method returns: the summary and the final solution in the
 // problem's own coordinates.

@@ -1,4 +1,4 @@
-package solver
+package fw
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ func TestRecordAppendJSON(t *testing.T) {
 		return F(pick())
 	}
 	keys := []string{"nnz", "t_slack", "x0", "at_x1", "train_acc", "a<b>&c", "é", "q\"uote", "tab\t", ""}
-	steps := []string{StepFW, StepAway, StepDrop, StepCollapse, StepPairwise, StepProx, StepBlock, StepNone, StepSweep, StepFullSweep, "<odd>"}
+	steps := []string{StepFW, StepAway, StepDrop, StepCollapse, StepPairwise, StepProx, StepBlock, StepNone, "sweep", "full-sweep", "<odd>"}
 	for i := 0; i < 20000; i++ {
 		r := Record{K: rng.IntN(1 << 20), Passes: pick(), Time: pick(), Step: steps[rng.IntN(len(steps))], Gamma: pick(),
 			Batch: rng.IntN(1000) - 1, Active: rng.IntN(100), Objective: ptr(), Gap: ptr(), GradErr: ptr()}

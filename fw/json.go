@@ -1,4 +1,4 @@
-package solver
+package fw
 
 import (
 	"encoding/json"
