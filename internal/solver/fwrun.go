@@ -16,11 +16,12 @@ import (
 //
 //	sampleBatch      line 4: the batch size m_k and the sample J (and
 //	                 Algorithm 3's line 5: the blocks L)
-//	planSteps        lines 5–12, per block at x^k: the gradient estimate,
+//	planSteps        lines 4–12, per block at x^k: the gradient estimate,
 //	                 the FW vertex p and the away vertex u, the direction and
-//	                 γ_max, the step rule (plan, in fwstep.go)
-//	applySteps       lines 13–14: x^{k+1} and the vertex representation
-//	                 update of Algorithm 2 (apply, in vru.go)
+//	                 γ_max, the step rule, drops and collapses (plan, in
+//	                 fwstep.go)
+//	applySteps       lines 13–14: x^{k+1}, and the vertex representation
+//	                 update of Algorithm 2 (updateRepresentation, in vru.go)
 //	countSteps       the record's figures: the step kinds, drops, clean-ups
 //	evaluateRecord   the objective and the FW gap on evaluated iterations
 //	report, stops    the record, then the stopping rules
