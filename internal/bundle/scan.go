@@ -503,23 +503,7 @@ func (s *scanner) scanRecord() (int, error) {
 		}
 		return 0, s.fail(i, "", errorf("", "must be an object, got %s", got))
 	}
-	end, err := s.object(i, 1, func(key []byte, plain bool, v span) {
-		f := -1
-		if plain {
-			f = recordField(key[1 : len(key)-1])
-		} else if name := unquote(key, false); len(name) < 16 {
-			f = recordField([]byte(name))
-		}
-		if f < 0 {
-			s.others = append(s.others, unquote(key, plain))
-			return
-		}
-		if s.have&(1<<f) != 0 && s.twice < 0 {
-			s.twice = f
-		}
-		s.have |= 1 << f
-		s.spans[f] = v
-	})
+	end, err := s.recordObject(i)
 	if err != nil {
 		if err == errShort {
 			return 0, err
@@ -527,6 +511,102 @@ func (s *scanner) scanRecord() (int, error) {
 		return 0, s.fail(i, "", err)
 	}
 	return end, nil
+}
+
+// plainByte are the bytes a plain string holds as they are.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// recordObject is object for a record (at buf[i]), noting its fields, with
+// the paths a record written by Encode takes made short: plain keys, no
+// white space, numbers.
+func (s *scanner) recordObject(i int) (int, error) {
+	b := s.buf
+	i = s.ws(i + 1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return 0, errShort
+		}
+		if b[i] != '"' {
+			return 0, s.syntax(i, "looking for beginning of object key string")
+		}
+		j := i + 1
+		for j < len(b) && plainByte[b[j]] {
+			j++
+		}
+		kend, plain := j+1, true
+		if j >= len(b) || b[j] != '"' {
+			var err error
+			if kend, plain, err = s.str(i); err != nil {
+				return 0, err
+			}
+		}
+		key := b[i:kend]
+		i = kend
+		if i >= len(b) || b[i] != ':' {
+			if i = s.ws(i); i >= len(b) {
+				return 0, errShort
+			}
+			if b[i] != ':' {
+				return 0, s.syntax(i, "after object key")
+			}
+		}
+		if i++; i >= len(b) || isSpace(b[i]) {
+			i = s.ws(i)
+		}
+		var end int
+		var err error
+		if i < len(b) && (b[i] == '-' || isDigit(b[i])) {
+			end, err = s.number(i)
+		} else {
+			end, err = s.value(i, 1)
+		}
+		if err != nil {
+			return 0, err
+		}
+		s.member(key, plain, span{i, end})
+		if i = end; i >= len(b) || b[i] != ',' && b[i] != '}' {
+			if i = s.ws(i); i >= len(b) {
+				return 0, errShort
+			}
+		}
+		switch b[i] {
+		case '}':
+			return i + 1, nil
+		case ',':
+			if i++; i >= len(b) || b[i] != '"' {
+				i = s.ws(i)
+			}
+		default:
+			return 0, s.syntax(i, "after object key:value pair")
+		}
+	}
+}
+
+// member notes a record's field (key: its bytes with the quotes).
+func (s *scanner) member(key []byte, plain bool, v span) {
+	f := -1
+	if plain {
+		f = recordField(key[1 : len(key)-1])
+	} else if name := unquote(key, false); len(name) < 16 {
+		f = recordField([]byte(name))
+	}
+	if f < 0 {
+		s.others = append(s.others, unquote(key, plain))
+		return
+	}
+	if s.have&(1<<f) != 0 && s.twice < 0 {
+		s.twice = f
+	}
+	s.have |= 1 << f
+	s.spans[f] = v
 }
 
 // fields checks the fields noted by scanRecord and sets r from them, with
@@ -813,7 +893,7 @@ func exactFloat(v []byte) (float64, bool) {
 		if m == 0 && v[i] == '0' {
 			continue
 		}
-		if nd == 19 {
+		if nd == 16 { // 17 digits are more than 2⁵³
 			return 0, false
 		}
 		m, nd = 10*m+uint64(v[i]-'0'), nd+1
@@ -828,7 +908,7 @@ func exactFloat(v []byte) (float64, bool) {
 				exp--
 				continue
 			}
-			if nd == 19 {
+			if nd == 16 {
 				return 0, false
 			}
 			m, nd, exp = 10*m+uint64(v[i]-'0'), nd+1, exp-1
