@@ -216,30 +216,8 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 		aug = 1 / float64(L)
 	}
 	prev, cur := dc.v[:K], dc.v[K:2*K]
-	unary := func(t int, u []float64) {
-		copy(u, E[t*K:(t+1)*K])
-		if t == 0 {
-			for k := range u {
-				u[k] += first[k]
-			}
-		}
-		if t == L-1 {
-			for k := range u {
-				u[k] += last[k]
-			}
-		}
-		if truth != nil {
-			// + 1/L off the truth, branch-free.
-			tr := truth[t]
-			keep := u[tr]
-			for k := range u {
-				u[k] += aug
-			}
-			u[tr] = keep
-		}
-	}
 	trans, tT, ub, lb = trans[:K*K], tT[:K*K], ub[:K], lb[:K]
-	unary(0, prev)
+	unaryScores(prev, 0, L, K, E, first, last, truth, aug)
 	u := dc.u[:K]
 	for t := 1; t < L; t++ {
 		bk := dc.back[t*K : (t+1)*K]
@@ -268,13 +246,47 @@ func (dc *decoder) viterbi(E, first, last, trans, tT, ub, lb []float64, finite b
 				addRow(cur, E[t*K:(t+1)*K], aug, truth[t])
 			}
 		} else {
-			unary(t, u)
+			unaryScores(u, t, L, K, E, first, last, truth, aug)
 			for k := range cur {
 				cur[k] += u[k]
 			}
 		}
 		prev, cur = cur, prev
 	}
+	return dc.backtrack(prev, out)
+}
+
+// unaryScores writes to u the unary scores of position t of a word of L
+// letters: its emission scores, plus the first and last letters' weights
+// at the ends, plus aug = 1/L off the truth when decoding with the loss.
+func unaryScores(u []float64, t, L, K int, E, first, last []float64, truth []int, aug float64) {
+	copy(u, E[t*K:(t+1)*K])
+	if t == 0 {
+		for k := range u {
+			u[k] += first[k]
+		}
+	}
+	if t == L-1 {
+		for k := range u {
+			u[k] += last[k]
+		}
+	}
+	if truth != nil {
+		// + 1/L off the truth, branch-free.
+		tr := truth[t]
+		keep := u[tr]
+		for k := range u {
+			u[k] += aug
+		}
+		u[tr] = keep
+	}
+}
+
+// backtrack writes to out the labelling ending at the lowest label of best
+// final score (prev), following the best predecessors, and returns that
+// score.
+func (dc *decoder) backtrack(prev []float64, out []int) float64 {
+	K, L := dc.K, len(out)
 	best, arg := prev[0], 0
 	for k := 1; k < K; k++ {
 		if prev[k] > best {
@@ -493,20 +505,8 @@ func (ev *evaluator) decode(ds *Dataset, first, last, trans []float64, aug bool)
 	p := ev.p
 	K := p.K
 	nw, nl := len(ds.Words), ds.Letters()
-	grow := func(s []float64, n int) []float64 {
-		if cap(s) < n {
-			return make([]float64, n)
-		}
-		return s[:n]
-	}
-	growInt := func(s []int, n int) []int {
-		if cap(s) < n {
-			return make([]int, n)
-		}
-		return s[:n]
-	}
-	ev.yAug, ev.yPlain = growInt(ev.yAug, nl), growInt(ev.yPlain, nl)
-	ev.hinge, ev.loss, ev.errs = grow(ev.hinge, nw), grow(ev.loss, nw), grow(ev.errs, nw)
+	ev.yAug, ev.yPlain = grown(ev.yAug, nl), grown(ev.yPlain, nl)
+	ev.hinge, ev.loss, ev.errs = grown(ev.hinge, nw), grown(ev.loss, nw), grown(ev.errs, nw)
 	workers := min(runtime.GOMAXPROCS(0), evalWorkers, max(1, nw/minWordsPerWorker))
 	ml := maxLen(ds)
 	for len(ev.decs) < workers {
@@ -517,26 +517,7 @@ func (ev *evaluator) decode(ds *Dataset, first, last, trans []float64, aug bool)
 			ev.decs[g] = newDecoder(K, ml)
 		}
 	}
-	run := func(dc *decoder, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			wd := ds.Words[i]
-			E := ev.E[wd.Start*K : (wd.Start+wd.Len)*K]
-			truth := ds.Y[wd.Start : wd.Start+wd.Len]
-			if aug {
-				y := ev.yAug[wd.Start : wd.Start+wd.Len]
-				dc.Viterbi(E, first, last, trans, truth, y)
-				loss := Loss(truth, y)
-				h := loss + Score(E, first, last, trans, K, y) - Score(E, first, last, trans, K, truth)
-				if h < 0 { // y_i itself has H = 0, so the maximum is never below it
-					h = 0
-				}
-				ev.hinge[i], ev.loss[i] = h, loss
-			}
-			y := ev.yPlain[wd.Start : wd.Start+wd.Len]
-			dc.Viterbi(E, first, last, trans, nil, y)
-			ev.errs[i] = Loss(truth, y)
-		}
-	}
+	run := func(dc *decoder, lo, hi int) { ev.decodeWords(dc, ds, first, last, trans, aug, lo, hi) }
 	if workers == 1 {
 		run(ev.decs[0], 0, nw)
 		return
@@ -551,6 +532,37 @@ func (ev *evaluator) decode(ds *Dataset, first, last, trans []float64, aug bool)
 	}
 	run(ev.decs[0], 0, nw/workers)
 	wg.Wait()
+}
+
+// grown is s with length n, reallocated when its capacity is short.
+func grown[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// decodeWords decodes the words lo … hi−1 of ds on dc (see decode).
+func (ev *evaluator) decodeWords(dc *decoder, ds *Dataset, first, last, trans []float64, aug bool, lo, hi int) {
+	K := ev.p.K
+	for i := lo; i < hi; i++ {
+		wd := ds.Words[i]
+		E := ev.E[wd.Start*K : (wd.Start+wd.Len)*K]
+		truth := ds.Y[wd.Start : wd.Start+wd.Len]
+		if aug {
+			y := ev.yAug[wd.Start : wd.Start+wd.Len]
+			dc.Viterbi(E, first, last, trans, truth, y)
+			loss := Loss(truth, y)
+			h := loss + Score(E, first, last, trans, K, y) - Score(E, first, last, trans, K, truth)
+			if h < 0 { // y_i itself has H = 0, so the maximum is never below it
+				h = 0
+			}
+			ev.hinge[i], ev.loss[i] = h, loss
+		}
+		y := ev.yPlain[wd.Start : wd.Start+wd.Len]
+		dc.Viterbi(E, first, last, trans, nil, y)
+		ev.errs[i] = Loss(truth, y)
+	}
 }
 
 // Evaluate decodes every training word at w (loss-augmented, giving the
