@@ -42,7 +42,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	doc := fs.String("sweep", "", "a sweep document {\"base\": RUNSPEC, \"axes\": [{\"param\", \"values\"}, …]}, inline JSON or a file")
 	out := fs.String("out", "", "directory for the cells' bundles (created if needed)")
 	gap := fs.Float64("gap-target", 0, "gap target of the printed passes-to-gap medians (0: the base spec's gap, or 1e-6)")
-	dataDir := fs.String("data", ".", "the data folder: the cells read the data files their specs name by paths relative to it (an absolute path, or one that climbs out, is refused)")
+	dataDir := shared(fs).data()
 	only := fs.Int("cell", -1, "run this cell alone (0 … cells−1; one task of a batch engine's job array), writing its bundle and sweep.json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dashboard solve -sweep FILE|JSON -out DIR [-cell I] [-gap-target G] [-data DIR]")
