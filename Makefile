@@ -84,7 +84,8 @@ check-format:
 ## files past 600 lines, the ones to split by concern
 check-size:
 	@$(GO) test -count=1 -run '^(TestFunctionSizes|TestSizeCheckCatchesPlantedFunctions)$$' ./internal/archtest/
-	@$(GO) test -count=1 -v -run '^TestFileSizes$$' ./internal/archtest/ | sed -n 's/^ *sizes_test.go:[0-9]*: /check-size: /p'
+	@out=$$($(GO) test -count=1 -v -run '^TestFileSizes$$' ./internal/archtest/ 2>&1) || { echo "$$out"; exit 1; }; \
+	echo "$$out" | sed -n 's/^ *sizes_test.go:[0-9]*: /check-size: /p'
 
 ## check-generated: the committed *_templ.go files match their .templ sources
 check-generated:

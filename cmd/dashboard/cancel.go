@@ -17,7 +17,7 @@ import (
 func runCancel(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dashboard cancel", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", "", "the PostgreSQL run store, postgres://USER@HOST/DB?… (required)")
+	db, _ := shared(fs).db()
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: dashboard cancel -db postgres://… ID…
 

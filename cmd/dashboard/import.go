@@ -19,8 +19,7 @@ import (
 func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dashboard import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	def, defErr := store.DefaultPath()
-	db := fs.String("db", def, "the run store: its file, or a PostgreSQL database (postgres://USER@HOST/DB?…)")
+	db, defErr := shared(fs).db()
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: dashboard import [-db PATH|postgres://…] FILE|DIR…
 

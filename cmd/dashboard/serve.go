@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -21,7 +20,6 @@ import (
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/server"
 	"github.com/fwlab/fwlab/internal/session"
-	"github.com/fwlab/fwlab/internal/ssvm"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
@@ -48,7 +46,8 @@ type serveOpts struct {
 // define declares serve's flags on fs.
 func (o *serveOpts) define(fs *flag.FlagSet) {
 	o.addr = fs.String("addr", "localhost:8080", "address to listen on (host:port; port 0 picks a free one)")
-	o.data = fs.String("data", defaultDataDir(), "directory of data sets: runs read data files only from it and from the uploads (\"\" for none; the default is ../shared/data when it exists)")
+	sh := shared(fs)
+	o.data = sh.data()
 	fs.Var(&o.allow, "allow-host", "a host name the server answers to besides localhost and the -addr host (repeat or separate with commas)")
 	o.mem = sizeFlag(fs, "mem", session.DefaultMaxMemory, "memory budget of the runs: instances of unfinished runs plus every stored record (e.g. 2GiB, 512MiB)")
 	o.quota = sizeFlag(fs, "upload-quota", server.DefaultUploadQuota, "disk quota of all uploaded files together")
@@ -56,9 +55,9 @@ func (o *serveOpts) define(fs *flag.FlagSet) {
 	o.maxUpload = sizeFlag(fs, "max-upload", server.DefaultMaxUpload, "largest uploaded file")
 	o.maxFile = sizeFlag(fs, "max-file", session.DefaultMaxFile, "largest data file a run may read")
 	o.maxActive = fs.Int("max-active", session.DefaultMaxActive, "runs running at once (run slots); more wait in the queue")
-	o.slots = fs.Int("slots", -1, "runs this server runs at once: N ≥ 1 is -max-active N; -1: -max-active. With -db postgres://… the runs and sweeps started through the server are queued for workers, and a server with slots is one of them (named HOST-PID, as \"dashboard worker\" by default), taking queued jobs, its own and others'; 0 (PostgreSQL only): none, a pure front end")
-	o.drain = fs.Duration("drain", 30*time.Second, "with -db postgres://… and slots: on SIGTERM or SIGINT, time the runs the server's worker is running get to finish before they are given back to the queue")
-	o.rescue = fs.Duration("rescue-after", queue.DefaultRescueAfter, "with -db postgres://… and slots: a run whose worker's heartbeat (every 2s) is older than this is queued again, as \"dashboard worker -rescue-after\" (the same on every worker; at least 4s)")
+	o.slots = sh.slots()
+	o.drain = sh.drain()
+	o.rescue = sh.rescueAfter()
 	o.maxQueued = fs.Int("max-queued", session.DefaultMaxQueued, "runs waiting in the queue")
 	o.maxClient = fs.Int("max-client-runs", session.DefaultMaxClientRuns, "runs one client address may have queued, running or paused (with -db postgres://…: the runs it queued through any server on the database, counted there; a sweep's cells count toward -max-sweeps instead)")
 	o.maxStreams = fs.Int("max-streams", server.DefaultMaxStreamsPerClient, "websockets one client address may hold open")
@@ -69,9 +68,7 @@ func (o *serveOpts) define(fs *flag.FlagSet) {
 	o.readTimeout = fs.Duration("read-timeout", 30*time.Second, "time to read a whole request (uploads: 5 minutes)")
 	o.writeTimeout = fs.Duration("write-timeout", 90*time.Second, "time to answer a request (downloads and websockets set their own per-write deadlines)")
 	o.idleTimeout = fs.Duration("idle-timeout", 2*time.Minute, "time a kept-alive connection may stay idle")
-	defDB, defDBErr := store.DefaultPath()
-	o.defDBErr = defDBErr
-	o.db = fs.String("db", defDB, "the run store: a file, created on first start (\":memory:\" keeps nothing), or a PostgreSQL database postgres://USER@HOST/DB?… (shared with dashboard worker processes)")
+	o.db, o.defDBErr = sh.db()
 	o.keep = fs.Int("keep", 0, "keep at most this many unstarred runs, deleting those that entered the store first as runs end; starred and live runs, runs that ended or entered in the last minute and runs being downloaded are spared (0: keep all)")
 	o.maxImport = sizeFlag(fs, "max-import", server.DefaultMaxImport, "largest run bundle POST /api/runs/import takes")
 	o.maxImports = fs.Int("max-imports", server.DefaultMaxImports, "bundle imports running at once (each streams into the store and is counted in -mem)")
@@ -94,16 +91,8 @@ func (o *serveOpts) check() error {
 		return usageError("-db: is required (%v)", o.defDBErr)
 	}
 	if *o.data != "" {
-		st, err := os.Stat(*o.data)
-		if err != nil || !st.IsDir() {
-			return usageError("-data %q must be a readable directory", *o.data)
-		}
-		// The OCR scenario finds its data set under the data directory
-		// unless the environment names another place.
-		if os.Getenv(ssvm.EnvOCR) == "" {
-			if st, err := os.Stat(filepath.Join(*o.data, "ocr")); err == nil && st.IsDir() {
-				_ = os.Setenv(ssvm.EnvOCR, filepath.Join(*o.data, "ocr"))
-			}
+		if err := useDataDir(*o.data); err != nil {
+			return err
 		}
 	}
 	if *o.watch != "" {
@@ -116,11 +105,11 @@ func (o *serveOpts) check() error {
 		return usageError("-slots: must be 0 or more, got %d", *o.slots)
 	case *o.slots == 0 && !pgstore.IsURL(*o.db):
 		return usageError("-slots 0 (a pure front end) needs -db postgres://…: the runs are queued in PostgreSQL for `dashboard worker` processes")
-	case *o.rescue < 2*queue.DefaultBeatEvery:
-		return usageError("-rescue-after: must be at least two heartbeats (%v), got %v", 2*queue.DefaultBeatEvery, *o.rescue)
-	case *o.drain < 0:
-		return usageError("-drain: must not be negative, got %v", *o.drain)
-	case *o.slots > 0:
+	}
+	if err := checkWorkerTimes(*o.rescue, *o.drain); err != nil {
+		return err
+	}
+	if *o.slots > 0 {
 		*o.maxActive = *o.slots
 	}
 	return nil

@@ -25,7 +25,7 @@ func runSubmit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	fs := flag.NewFlagSet("dashboard submit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", "", "the PostgreSQL run store, postgres://USER@HOST/DB?… (required)")
+	db, _ := shared(fs).db()
 	isSweep := fs.Bool("sweep", false, "FILE is a sweep document (base and axes, as solve -sweep reads) rather than a run spec")
 	wait := fs.Bool("wait", false, "wait until the run or sweep has ended and print how it ended (exit 1 unless done)")
 	fs.Usage = func() {

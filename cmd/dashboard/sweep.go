@@ -42,7 +42,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	doc := fs.String("sweep", "", "a sweep document {\"base\": RUNSPEC, \"axes\": [{\"param\", \"values\"}, …]}, inline JSON or a file")
 	out := fs.String("out", "", "directory for the cells' bundles (created if needed)")
 	gap := fs.Float64("gap-target", 0, "gap target of the printed passes-to-gap medians (0: the base spec's gap, or 1e-6)")
-	dataDir := fs.String("data", ".", "the data folder: the cells read the data files their specs name by paths relative to it (an absolute path, or one that climbs out, is refused)")
+	dataDir := shared(fs).data()
 	only := fs.Int("cell", -1, "run this cell alone (0 … cells−1; one task of a batch engine's job array), writing its bundle and sweep.json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dashboard solve -sweep FILE|JSON -out DIR [-cell I] [-gap-target G] [-data DIR]")
@@ -66,36 +66,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dashboard solve: -gap-target: must be a non-negative number, got %v\n", *gap)
 		return 2
 	}
-	var r io.Reader
-	src := strings.TrimSpace(*doc)
-	switch {
-	case src == "":
-		fmt.Fprintln(stderr, "dashboard solve: -sweep: is required (a JSON document or a file holding one)")
-		return 2
-	case strings.HasPrefix(src, "{"):
-		r = strings.NewReader(src)
-	default:
-		f, err := os.Open(src)
-		if err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: -sweep: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		r = bufio.NewReader(f)
-	}
-	d, err := sweep.Decode(r)
-	var cells []sweep.Cell
-	if err == nil {
-		cells, err = d.Cells()
-	}
+	d, cells, err := readSweep(*doc)
 	if err != nil {
-		var fe *spec.FieldError
-		if errors.As(err, &fe) && fe.Field != "" {
-			fmt.Fprintf(stderr, "dashboard solve: -sweep: %s: %s\n", fe.Field, fe.Msg)
-		} else {
-			fmt.Fprintf(stderr, "dashboard solve: -sweep: %v\n", err)
-		}
-		return 2
+		return exitWith(stderr, "dashboard solve", err)
 	}
 	if *only >= len(cells) || (*only < 0 && *only != -1) {
 		fmt.Fprintf(stderr, "dashboard solve: -cell: must be between 0 and %d (the sweep has %d cells), got %d\n", len(cells)-1, len(cells), *only)
@@ -129,27 +102,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		}
 		cells = cells[*only : *only+1]
 	}
-	code := 0
-	for _, c := range cells {
-		if ctx.Err() != nil {
-			break
-		}
-		name := cellFile(c.Index)
-		status, sum, err := solveCell(ctx, folders, c.Spec, filepath.Join(*out, name), target)
-		if err != nil {
-			fmt.Fprintf(stderr, "dashboard solve: cell %d (%s): %v\n", c.Index, c.ValuesJSON(d.Axes), err)
-			code = 1
-			continue
-		}
-		if status == "failed" {
-			code = 1
-		}
-		if *only < 0 {
-			index.Cells = append(index.Cells, indexCell{Index: c.Index, Values: c.ValuesJSON(d.Axes), Bundle: name, Status: status, Summary: &sum})
-		}
-		fmt.Fprintf(stdout, "cell %d %s: %s, %s, final gap %s, passes to a gap ≤ %g: %s\n", c.Index, c.ValuesJSON(d.Axes), name, status,
-			fmtMedian(sum.FinalGap), target, fmtMedian(sum.PassesToGap))
-	}
+	code := solveCells(ctx, folders, d, cells, &index, *out, *only < 0, stdout, stderr)
 	if *only < 0 {
 		if err := writeIndex(*out, &index); err != nil {
 			fmt.Fprintf(stderr, "dashboard solve: -out: %v\n", err)
@@ -159,6 +112,68 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "dashboard solve: interrupted; the cells done so far are written")
 		return 1
+	}
+	return code
+}
+
+// readSweep reads the sweep document -sweep names (inline JSON, or a file
+// holding it) and its cells.
+func readSweep(doc string) (*sweep.Doc, []sweep.Cell, error) {
+	var r io.Reader
+	src := strings.TrimSpace(doc)
+	switch {
+	case src == "":
+		return nil, nil, usageError("-sweep: is required (a JSON document or a file holding one)")
+	case strings.HasPrefix(src, "{"):
+		r = strings.NewReader(src)
+	default:
+		f, err := os.Open(src)
+		if err != nil {
+			return nil, nil, usageError("-sweep: %v", err)
+		}
+		defer f.Close()
+		r = bufio.NewReader(f)
+	}
+	d, err := sweep.Decode(r)
+	var cells []sweep.Cell
+	if err == nil {
+		cells, err = d.Cells()
+	}
+	if err != nil {
+		var fe *spec.FieldError
+		if errors.As(err, &fe) && fe.Field != "" {
+			return nil, nil, usageError("-sweep: %s: %s", fe.Field, fe.Msg)
+		}
+		return nil, nil, usageError("-sweep: %v", err)
+	}
+	return d, cells, nil
+}
+
+// solveCells solves the cells one after the other until ctx ends, each into
+// its bundle in out, printing each one's outcome and, when listed, adding
+// it to the index; it returns 1 when a cell failed, else 0.
+func solveCells(ctx context.Context, folders datapath.Folders, d *sweep.Doc, cells []sweep.Cell, index *sweepIndex, out string, listed bool, stdout, stderr io.Writer) int {
+	code := 0
+	target := index.GapTarget
+	for _, c := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		name := cellFile(c.Index)
+		status, sum, err := solveCell(ctx, folders, c.Spec, filepath.Join(out, name), target)
+		if err != nil {
+			fmt.Fprintf(stderr, "dashboard solve: cell %d (%s): %v\n", c.Index, c.ValuesJSON(d.Axes), err)
+			code = 1
+			continue
+		}
+		if status == "failed" {
+			code = 1
+		}
+		if listed {
+			index.Cells = append(index.Cells, indexCell{Index: c.Index, Values: c.ValuesJSON(d.Axes), Bundle: name, Status: status, Summary: &sum})
+		}
+		fmt.Fprintf(stdout, "cell %d %s: %s, %s, final gap %s, passes to a gap ≤ %g: %s\n", c.Index, c.ValuesJSON(d.Axes), name, status,
+			fmtMedian(sum.FinalGap), target, fmtMedian(sum.PassesToGap))
 	}
 	return code
 }

@@ -25,10 +25,11 @@ import (
 func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dashboard verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", "", "verify runs of this run store (a file, or a PostgreSQL database postgres://…; IDs are run ids) instead of bundle files")
+	sh := shared(fs)
+	db, _ := sh.db()
 	sweepID := fs.String("sweep", "", "with -db: verify every cell of this sweep")
 	digestOnly := fs.Bool("digest-only", false, "check the bundles' digests without re-running them")
-	dataDir := fs.String("data", "", "the data folder: a run whose spec names data files reads them here, by their paths relative to it (an absolute path, or one that climbs out, is refused; without -data no data file is read)")
+	dataDir := sh.data()
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: dashboard verify BUNDLE…
        dashboard verify -digest-only BUNDLE…

@@ -12,12 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/fwlab/fwlab/internal/queue"
-	"github.com/fwlab/fwlab/internal/ssvm"
 	"github.com/fwlab/fwlab/internal/store/pgstore"
 )
 
@@ -42,12 +40,13 @@ func defaultWorkerName() string {
 func worker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dashboard worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", "", "the PostgreSQL run store, postgres://USER@HOST/DB?… (required; the server's -db)")
-	slots := fs.Int("slots", runtime.NumCPU(), "runs at once")
+	sh := shared(fs)
+	db, _ := sh.db()
+	slots := sh.slots()
 	name := fs.String("name", defaultWorkerName(), "the worker's name, shown with the runs it ran (each worker needs its own)")
-	rescue := fs.Duration("rescue-after", queue.DefaultRescueAfter, "a run whose worker's heartbeat (every 2s) is older than this is taken for lost and queued again, to run from the start elsewhere; runs may last any time; at least 4s; the same on every worker (30s: a dead worker's run restarts within half a minute, while a busy machine or a database restart of a few seconds costs no run its work)")
-	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM or SIGINT, time the running runs get to finish before they are given back to the queue")
-	data := fs.String("data", defaultDataDir(), "the worker's data folder: a run's files named from the server's -data folder are read from it and must hold the same bytes (checked by SHA-256), and its ocr/ holds the OCR set (\"\" for none; the default is ../shared/data when it exists)")
+	rescue := sh.rescueAfter()
+	drain := sh.drain()
+	data := sh.data()
 	defCache, _ := queue.DefaultCacheDir()
 	cache := fs.String("cache", defCache, "where the data files that travel in the store (uploads) are kept once fetched: a folder of this user's alone (made 0700; one owned by another user, or writable by others, is refused)")
 	metrics := fs.String("metrics-addr", "localhost:9464", "where /healthz and /metrics (Prometheus text format) are served (\"\" for nowhere; port 0 picks a free one)")
@@ -79,23 +78,14 @@ River's) and runs them, streaming their records into the store.
 	case *name == "":
 		fmt.Fprintln(stderr, "dashboard worker: -name: must not be empty")
 		return 2
-	case *rescue < 2*queue.DefaultBeatEvery:
-		fmt.Fprintf(stderr, "dashboard worker: -rescue-after: must be at least two heartbeats (%v), got %v\n", 2*queue.DefaultBeatEvery, *rescue)
-		return 2
-	case *drain < 0:
-		fmt.Fprintf(stderr, "dashboard worker: -drain: must not be negative, got %v\n", *drain)
-		return 2
+	}
+	if err := checkWorkerTimes(*rescue, *drain); err != nil {
+		return exitWith(stderr, "dashboard worker", err)
 	}
 	if *data != "" {
-		if fi, err := os.Stat(*data); err != nil || !fi.IsDir() {
-			fmt.Fprintf(stderr, "dashboard worker: -data %q must be a readable directory\n", *data)
-			return 2
-		}
 		// the OCR set is found under the data folder, as a server finds it
-		if os.Getenv(ssvm.EnvOCR) == "" {
-			if fi, err := os.Stat(filepath.Join(*data, "ocr")); err == nil && fi.IsDir() {
-				_ = os.Setenv(ssvm.EnvOCR, filepath.Join(*data, "ocr"))
-			}
+		if err := useDataDir(*data); err != nil {
+			return exitWith(stderr, "dashboard worker", err)
 		}
 		abs, err := filepath.Abs(*data)
 		if err != nil {

@@ -421,6 +421,16 @@ func FuzzDecode(f *testing.F) {
 		f.Add(buf.Bytes())
 	}
 	f.Add([]byte(`{"format":"fwlab-bundle","format_version":1,"version":"x","spec":{"problem":"lasso","algorithms":[{"algo":"afw"}]},"info":{"dim":1,"samples":1,"blocks":1},"traces":[]}`))
+	// laid out otherwise: indented, sorted keys (the records' scanner hands
+	// back to the JSON decoder after each trace's records)
+	var buf bytes.Buffer
+	Encode(&buf, testBundle(rng, 3))
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		f.Fatal(err)
+	}
+	indented, _ := json.MarshalIndent(m, "", " ")
+	f.Add(indented)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := Decode(bytes.NewReader(data))
 		if err != nil {

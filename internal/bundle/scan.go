@@ -432,7 +432,8 @@ func unquote(key []byte, plain bool) string {
 	}
 	var s string
 	if err := json.Unmarshal(key, &s); err != nil {
-		panic("bundle: a checked string does not decode: " + err.Error())
+		// not met: str accepts what encoding/json reads
+		return string(key[1 : len(key)-1])
 	}
 	return s
 }
@@ -503,23 +504,7 @@ func (s *scanner) scanRecord() (int, error) {
 		}
 		return 0, s.fail(i, "", errorf("", "must be an object, got %s", got))
 	}
-	end, err := s.object(i, 1, func(key []byte, plain bool, v span) {
-		f := -1
-		if plain {
-			f = recordField(key[1 : len(key)-1])
-		} else if name := unquote(key, false); len(name) < 16 {
-			f = recordField([]byte(name))
-		}
-		if f < 0 {
-			s.others = append(s.others, unquote(key, plain))
-			return
-		}
-		if s.have&(1<<f) != 0 && s.twice < 0 {
-			s.twice = f
-		}
-		s.have |= 1 << f
-		s.spans[f] = v
-	})
+	end, err := s.recordObject(i)
 	if err != nil {
 		if err == errShort {
 			return 0, err
@@ -527,6 +512,102 @@ func (s *scanner) scanRecord() (int, error) {
 		return 0, s.fail(i, "", err)
 	}
 	return end, nil
+}
+
+// plainByte are the bytes a plain string holds as they are.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// recordObject is object for a record (at buf[i]), noting its fields, with
+// the paths a record written by Encode takes made short: plain keys, no
+// white space, numbers.
+func (s *scanner) recordObject(i int) (int, error) {
+	b := s.buf
+	i = s.ws(i + 1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return 0, errShort
+		}
+		if b[i] != '"' {
+			return 0, s.syntax(i, "looking for beginning of object key string")
+		}
+		j := i + 1
+		for j < len(b) && plainByte[b[j]] {
+			j++
+		}
+		kend, plain := j+1, true
+		if j >= len(b) || b[j] != '"' {
+			var err error
+			if kend, plain, err = s.str(i); err != nil {
+				return 0, err
+			}
+		}
+		key := b[i:kend]
+		i = kend
+		if i >= len(b) || b[i] != ':' {
+			if i = s.ws(i); i >= len(b) {
+				return 0, errShort
+			}
+			if b[i] != ':' {
+				return 0, s.syntax(i, "after object key")
+			}
+		}
+		if i++; i >= len(b) || isSpace(b[i]) {
+			i = s.ws(i)
+		}
+		var end int
+		var err error
+		if i < len(b) && (b[i] == '-' || isDigit(b[i])) {
+			end, err = s.number(i)
+		} else {
+			end, err = s.value(i, 1)
+		}
+		if err != nil {
+			return 0, err
+		}
+		s.member(key, plain, span{i, end})
+		if i = end; i >= len(b) || b[i] != ',' && b[i] != '}' {
+			if i = s.ws(i); i >= len(b) {
+				return 0, errShort
+			}
+		}
+		switch b[i] {
+		case '}':
+			return i + 1, nil
+		case ',':
+			if i++; i >= len(b) || b[i] != '"' {
+				i = s.ws(i)
+			}
+		default:
+			return 0, s.syntax(i, "after object key:value pair")
+		}
+	}
+}
+
+// member notes a record's field (key: its bytes with the quotes).
+func (s *scanner) member(key []byte, plain bool, v span) {
+	f := -1
+	if plain {
+		f = recordField(key[1 : len(key)-1])
+	} else if name := unquote(key, false); len(name) < 16 {
+		f = recordField([]byte(name))
+	}
+	if f < 0 {
+		s.others = append(s.others, unquote(key, plain))
+		return
+	}
+	if s.have&(1<<f) != 0 && s.twice < 0 {
+		s.twice = f
+	}
+	s.have |= 1 << f
+	s.spans[f] = v
 }
 
 // fields checks the fields noted by scanRecord and sets r from them, with
@@ -568,7 +649,7 @@ func (s *scanner) fields(r *solver.Record) error {
 				return
 			}
 			var x float64
-			if x, err = parseFloat("", v); err == nil {
+			if x, err = number(v); err == nil {
 				// one allocation for many records' numbers
 				if len(s.floats) == cap(s.floats) {
 					s.floats = make([]float64, 0, 3*chunkRecords)
@@ -581,11 +662,11 @@ func (s *scanner) fields(r *solver.Record) error {
 		case fieldK:
 			nonNeg(&r.K)
 		case fieldPasses:
-			r.Passes, err = parseFloat("", v)
+			r.Passes, err = number(v)
 		case fieldTime:
-			r.Time, err = parseFloat("", v)
+			r.Time, err = number(v)
 		case fieldGamma:
-			r.Gamma, err = parseFloat("", v)
+			r.Gamma, err = number(v)
 		case fieldStep:
 			r.Step, err = step(v)
 		case fieldBatch:
@@ -686,7 +767,8 @@ func (s *scanner) extra(sp span) (map[string]float64, error) {
 		}
 		s.extras = append(s.extras, extraKV{k, v})
 	}); err != nil {
-		panic("bundle: a checked object does not scan: " + err.Error())
+		// not met: the record was scanned whole
+		return nil, errorf("", "must be an object of numbers")
 	}
 	if len(s.extras) == 0 {
 		return nil, nil
@@ -700,7 +782,7 @@ func (s *scanner) extra(sp span) (map[string]float64, error) {
 		if i > 0 && s.extras[i-1].key == kv.key {
 			return nil, s.fail(kv.v.lo, ".extra."+kv.key, errorf("", "appears twice"))
 		}
-		f, err := parseFloat("", s.buf[kv.v.lo:kv.v.hi])
+		f, err := number(s.buf[kv.v.lo:kv.v.hi])
 		if err != nil {
 			return nil, s.fail(kv.v.lo, ".extra."+kv.key, err)
 		}
@@ -779,4 +861,101 @@ func smallInt(v []byte) (int64, bool) {
 		n = -n
 	}
 	return n, int64(int(n)) == n
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// number reads a record's number (parseFloat's rules): most directly (see
+// exactFloat), the others with parseFloat.
+func number(v []byte) (float64, error) {
+	if x, ok := exactFloat(v); ok {
+		return x, nil
+	}
+	return parseFloat("", v)
+}
+
+// exactFloat reads a JSON number whose digits make an integer m of at
+// most 2⁵³ and whose power of ten e is at most 22 either way: both are
+// float64s exactly, so m·10^e (or m/10^−e), one correctly rounded
+// operation, is the float64 nearest to the number, which is what
+// strconv.ParseFloat gives (Clinger's fast path). Any other value (more
+// digits, a larger power, not a number) reports false.
+func exactFloat(v []byte) (float64, bool) {
+	i, neg := 0, false
+	if i < len(v) && v[i] == '-' {
+		neg = true
+		i++
+	}
+	var m uint64
+	nd, exp := 0, 0
+	start := i
+	for ; i < len(v) && isDigit(v[i]); i++ {
+		if m == 0 && v[i] == '0' {
+			continue
+		}
+		if nd == 16 { // 17 digits are more than 2⁵³
+			return 0, false
+		}
+		m, nd = 10*m+uint64(v[i]-'0'), nd+1
+	}
+	if i == start {
+		return 0, false
+	}
+	if i < len(v) && v[i] == '.' {
+		start = i + 1
+		for i++; i < len(v) && isDigit(v[i]); i++ {
+			if m == 0 && v[i] == '0' {
+				exp--
+				continue
+			}
+			if nd == 16 {
+				return 0, false
+			}
+			m, nd, exp = 10*m+uint64(v[i]-'0'), nd+1, exp-1
+		}
+		if i == start {
+			return 0, false
+		}
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		sign := 1
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			if v[i] == '-' {
+				sign = -1
+			}
+			i++
+		}
+		e := 0
+		start = i
+		for ; i < len(v) && isDigit(v[i]); i++ {
+			if e > 1000 {
+				return 0, false
+			}
+			e = 10*e + int(v[i]-'0')
+		}
+		if i == start {
+			return 0, false
+		}
+		exp += sign * e
+	}
+	if i != len(v) || m > 1<<53 {
+		return 0, false
+	}
+	x := float64(m)
+	switch {
+	case m == 0 || exp == 0:
+	case 0 < exp && exp <= 22:
+		x *= pow10[exp]
+	case -22 <= exp && exp < 0:
+		x /= pow10[-exp]
+	default:
+		return 0, false
+	}
+	if neg {
+		x = -x
+	}
+	return x, true
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -17,9 +18,10 @@ import (
 )
 
 // scanOne reads one record line with the scanner, as the decoder does
-// inside a records array.
+// inside a records array. A NUL byte follows the line: no JSON value goes
+// on with it, so the scanner sees no more of a value than the line holds.
 func scanOne(line []byte) (solver.Record, error) {
-	s := &scanner{r: bytes.NewReader(append(bytes.Clone(line), "\n]"...)), line: 1}
+	s := &scanner{r: bytes.NewReader(append(bytes.Clone(line), 0)), line: 1}
 	var r solver.Record
 	if _, ok := s.skipSpace(); !ok {
 		return r, s.ended("r")
@@ -27,7 +29,7 @@ func scanOne(line []byte) (solver.Record, error) {
 	if err := s.record(&r); err != nil {
 		return r, s.errorAt("r", err)
 	}
-	if c, _ := s.skipSpace(); c != ']' {
+	if s.skipSpace(); s.off+int64(s.pos) != int64(len(line)) {
 		return r, s.errorAt("r", s.fail(s.pos, "", s.syntax(s.pos, "after array element")))
 	}
 	return r, nil
@@ -326,5 +328,45 @@ func TestContentDigestOfRecordsAsRead(t *testing.T) {
 		if res.Digest != want {
 			t.Errorf("%s: digest %s, the records encoded %s", name, res.Digest, want)
 		}
+	}
+}
+
+// exactFloat reads what it reads as strconv.ParseFloat does, bit for bit.
+func TestExactFloatIsParseFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	check := func(s string) {
+		x, ok := exactFloat([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.Float64bits(x) != math.Float64bits(want) {
+			t.Fatalf("%s: exactFloat %v (%x), strconv %v (%x, %v)", s, x, math.Float64bits(x), want, math.Float64bits(want), err)
+		}
+	}
+	taken := 0
+	for i := 0; i < 200_000; i++ {
+		var s string
+		switch i % 4 {
+		case 0:
+			s = strconv.FormatFloat(randFloat(rng), 'g', -1, 64)
+		case 1:
+			s = strconv.FormatFloat(rng.Float64()*math.Pow(10, float64(rng.IntN(50)-25)), 'g', -1, 64)
+		case 2:
+			s = strconv.FormatFloat(rng.NormFloat64(), 'f', rng.IntN(20), 64)
+		default:
+			s = fmt.Sprintf("%d.%de%d", rng.Int64N(1<<53), rng.IntN(1000), rng.IntN(60)-30)
+		}
+		if _, ok := exactFloat([]byte(s)); ok {
+			taken++
+		}
+		check(s)
+	}
+	for _, s := range []string{"0", "-0", "0.0", "-0.0e5", "1e22", "1e23", "9007199254740992", "9007199254740993", "9007199254740991e-22",
+		"1.7976931348623157e308", "5e-324", "123456789012345678", "0.000000000000000000000001", "1e", "-", "", `"NaN"`, "null", "1.5e+3", "1E-3"} {
+		check(s)
+	}
+	if taken < 50_000 {
+		t.Errorf("exactFloat read %d of 200 000 numbers: the fast path is hardly taken", taken)
 	}
 }

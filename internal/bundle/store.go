@@ -156,10 +156,11 @@ func finalStatus(s string) string {
 // keeping only their descriptions, and computes the bundle's content
 // digest. As a live run's Appender does, it writes from a goroutine of its
 // own, a batch of records at a time, while the records that follow are
-// read: the import's calls (and the digest's) are made by that goroutine
-// alone, in the order the decoder made them, with at most sinkChunks
-// chunks of records waiting. The first failure stops the writing, and the
-// decoder at its next call.
+// read; a third goroutine digests each batch once written. The import's
+// calls are made by the writer alone, the digest's by the digester alone,
+// each in the order the decoder made them, with at most sinkChunks chunks
+// of records on their way. The first failure stops the writing (and the
+// digest), and the decoder at its next call.
 //
 // The digest encodes each record as Encode writes it. Hashing the bytes
 // read instead would do only for records written so, and telling that
@@ -170,50 +171,72 @@ type storeSink struct {
 	dig    *contentDigest // read by the caller after finish
 	traces []Trace        // without records
 
-	ops      chan sinkOp
+	ops      chan sinkOp          // to the writer
+	digests  chan sinkOp          // from the writer to the digester
 	free     chan []solver.Record // chunks to copy records into
-	done     chan struct{}        // closed when the writer has ended
+	done     chan struct{}        // closed when both have ended
 	finished bool
 
 	mu  sync.Mutex
-	err error // the writer's first failure
+	err error // the first failure
 }
 
-// sinkOp is one call of the import; chunk (if any) goes back to free
-// once it has run (or been skipped after a failure).
+// sinkOp is one call of the import and what it adds to the digest; chunk
+// (if any) goes back to free once both have run (or been skipped after a
+// failure).
 type sinkOp struct {
-	call  func() error
-	chunk []solver.Record
+	call   func() error
+	digest func()
+	chunk  []solver.Record
 }
 
-// sinkChunks is how many chunks of records may wait for the writer.
-const sinkChunks = 3
+// sinkChunks is how many chunks of records may be on their way (about
+// 0.7 MB each): enough that neither goroutine waits for the other at a
+// hiccup of the machine's scheduling.
+const sinkChunks = 8
 
 func newStoreSink(ctx context.Context, im store.RunImport) *storeSink {
-	s := &storeSink{ctx: ctx, im: im, dig: newContentDigest(), ops: make(chan sinkOp, 2*sinkChunks), free: make(chan []solver.Record, sinkChunks),
-		done: make(chan struct{})}
+	s := &storeSink{ctx: ctx, im: im, dig: newContentDigest(), ops: make(chan sinkOp, 2*sinkChunks), digests: make(chan sinkOp, 2*sinkChunks),
+		free: make(chan []solver.Record, sinkChunks), done: make(chan struct{})}
 	for range sinkChunks {
 		s.free <- nil
 	}
 	go s.write()
+	go s.digest()
 	return s
 }
 
 func (s *storeSink) write() {
-	defer close(s.done)
+	defer close(s.digests)
 	for op := range s.ops {
 		if s.failure() == nil {
 			if err := op.call(); err != nil {
-				s.mu.Lock()
-				s.err = err
-				s.mu.Unlock()
+				s.fail(err)
 			}
+		}
+		s.digests <- op
+	}
+}
+
+func (s *storeSink) digest() {
+	defer close(s.done)
+	for op := range s.digests {
+		if op.digest != nil && s.failure() == nil {
+			op.digest()
 		}
 		if op.chunk != nil {
 			clear(op.chunk)
 			s.free <- op.chunk[:0]
 		}
 	}
+}
+
+func (s *storeSink) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
 }
 
 func (s *storeSink) failure() error {
@@ -238,8 +261,8 @@ func (s *storeSink) submit(op sinkOp) error {
 	}
 }
 
-// finish waits for the writer to end and returns its first failure. The
-// import is the caller's again.
+// finish waits for the writer and the digester to end and returns the
+// first failure. The import and the digest are the caller's again.
 func (s *storeSink) finish() error {
 	if !s.finished {
 		s.finished = true
@@ -268,12 +291,12 @@ func (s *storeSink) records(i int, recs []solver.Record) error {
 		return s.ctx.Err()
 	}
 	chunk = append(chunk, recs...)
-	return s.submit(sinkOp{call: func() error {
-		for j := range chunk {
-			s.dig.record(i, &chunk[j])
-		}
-		return s.im.AppendRecords(s.ctx, i, chunk)
-	}, chunk: chunk})
+	return s.submit(sinkOp{call: func() error { return s.im.AppendRecords(s.ctx, i, chunk) },
+		digest: func() {
+			for j := range chunk {
+				s.dig.record(i, &chunk[j])
+			}
+		}, chunk: chunk})
 }
 
 func (s *storeSink) endTrace(i int, t *Trace) error {
@@ -283,10 +306,7 @@ func (s *storeSink) endTrace(i int, t *Trace) error {
 		res.Status = traceStatus(t, "")
 	}
 	tr := store.Trace{Index: i, Algo: t.Algo, Replication: t.Replication, Seed: t.Seed}
-	return s.submit(sinkOp{call: func() error {
-		s.dig.endTrace(i)
-		return s.im.EndTrace(s.ctx, tr, res)
-	}})
+	return s.submit(sinkOp{call: func() error { return s.im.EndTrace(s.ctx, tr, res) }, digest: func() { s.dig.endTrace(i) }})
 }
 
 // traceStatus is a trace's status: its own, its summary's, or the run's;

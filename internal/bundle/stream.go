@@ -619,7 +619,9 @@ func (d *decoder) records(path string, i int) error {
 		}
 		clear(chunk)
 	}
-	d.resume()
+	if err := d.resume(); err != nil {
+		return d.ioError(path, err)
+	}
 	// the closing bracket
 	_, err := d.token(fmt.Sprintf("%s[%d]", path, m.n))
 	return err
@@ -648,7 +650,7 @@ const resumePrefix = `{"":[{"":[`
 
 // resume hands the input back to a new JSON decoder, at the scanner's
 // position (a records array's closing bracket).
-func (d *decoder) resume() {
+func (d *decoder) resume() error {
 	s := &d.scan
 	d.in.b = append([]byte(resumePrefix), s.buf[s.pos:]...)
 	d.base = s.off + int64(s.pos) - int64(len(resumePrefix))
@@ -656,9 +658,10 @@ func (d *decoder) resume() {
 	d.dec = json.NewDecoder(d.in)
 	for range 6 {
 		if _, err := d.dec.Token(); err != nil {
-			panic("bundle: resuming after the records: " + err.Error())
+			return err // not met: resumePrefix is what it reads
 		}
 	}
+	return nil
 }
 
 // replay reads b, then r.

@@ -175,6 +175,17 @@ func testUploadQuotaPerClient(t *testing.T, on func(Options) Options) {
 	if kept(a[0]) || onDisk(a[0]) {
 		t.Errorf("the file of the deleted run is still stored (kept %v, on disk %v)", kept(a[0]), onDisk(a[0]))
 	}
+	// a file's name goes with it
+	names := func(p string) string {
+		n, err := srv.st.UploadNames(context.Background(), []string{sum(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n[sum(p)]
+	}
+	if names(a[0]) != "" || names(a[1]) != "x.csv" {
+		t.Errorf("after the delete, the store names the deleted run's file %q, the other %q", names(a[0]), names(a[1]))
+	}
 	code, out = uploadFrom(t, ts.URL, "127.0.0.1", csvOf(4))
 	if code != 201 {
 		t.Fatalf("client A after deleting the run naming its file: %d %v", code, out)
@@ -194,6 +205,9 @@ func testUploadQuotaPerClient(t *testing.T, on func(Options) Options) {
 	})
 	if kept(a[1]) || !kept(a[2]) {
 		t.Errorf("after the grace: the unnamed file stored %v, the named one %v", kept(a[1]), kept(a[2]))
+	}
+	if names(a[1]) != "" || names(a[2]) != "x.csv" {
+		t.Errorf("after the grace, the store names the unnamed file %q, the named one %q", names(a[1]), names(a[2]))
 	}
 }
 

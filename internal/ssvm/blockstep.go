@@ -60,39 +60,53 @@ type blockIter struct {
 	sparse  bool // bcfw-as: the unary rows are handled on candidate labels only
 }
 
-// blockStep performs iteration k (1-based) of bcfw or bcfw-as.
+// blockStep performs iteration k (1-based) of bcfw or bcfw-as: the body of
+// Algorithm 4's loop. Pick a block, sample the coordinates (bcfw-as), find
+// the FW vertex and direction, then (bcfw-as, with more than one active
+// labelling) the away vertex and the better of the two directions, the
+// step size, and the update of the block's vertex representation, of w and
+// of ℓ.
 func (m *Method) blockStep(k int) stepInfo {
 	var it blockIter
 	m.pickBlock(&it)
-	info := stepInfo{batch: m.p.D}
-	info.batch = m.sampleWeights(&it, k)
+	info := stepInfo{batch: m.sampleWeights(&it, k)}
 	m.fwVertex(&it)
 	m.fwDirection(&it)
 	if m.o.Algo == AlgoBCFWAS && len(m.act[it.i]) > 1 {
 		m.awayOrFW(&it, info.batch == m.p.D)
 	}
 	gamma, drop := m.stepSize(&it)
-	info.gamma = gamma
-	switch {
-	case gamma == 0:
-		info.kind = solver.StepNone
+	info.gamma, info.kind = gamma, stepKind(gamma, drop, it.away)
+	if gamma == 0 {
+		// no move: only the scratch of the directions is cleared
 		m.clearTrans(it.usup)
 		if it.sparse {
 			m.clearDirs(it.L)
 		}
 		return info
-	case drop:
-		info.kind = solver.StepDrop
+	}
+	if drop {
 		info.drops = 1
-	case it.away:
-		info.kind = solver.StepAway
-	case gamma == 1:
-		info.kind = solver.StepCollapse
-	default:
-		info.kind = solver.StepFW
 	}
 	info.cleanups = m.updateBlock(&it, k, gamma, drop)
 	return info
+}
+
+// stepKind names a step of length gamma: none, a drop (an away step to
+// γ̄), an away step, a FW step to the vertex (a collapse) or a FW step.
+func stepKind(gamma float64, drop, away bool) string {
+	switch {
+	case gamma == 0:
+		return solver.StepNone
+	case drop:
+		return solver.StepDrop
+	case away:
+		return solver.StepAway
+	case gamma == 1:
+		return solver.StepCollapse
+	default:
+		return solver.StepFW
+	}
 }
 
 // pickBlock is "randomly pick i from {1, …, n}" (drawn ahead by iterate

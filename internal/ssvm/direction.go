@@ -87,12 +87,20 @@ func (m *Method) sqnorm(i int, du, dt []float64, dsup []int, nz []int32, off []i
 // skipped entries would add exact zeros.
 func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []float64, dsup []int) {
 	p := m.p
-	K, F := p.K, p.F
 	wd := p.Train.Words[i]
 	c := -1 / (p.Lambda * float64(p.N()))
+	m.applyEmissions(wd, c, du, nz, off)
+	m.wStale = true
+	m.applyEnds(wd, c, du, nz, off, dt, dsup)
+}
+
+// applyEmissions adds c·ΔM's unary part to the emission weights, in their
+// feature-major copy only (w's own emission blocks are brought up to date
+// when read: weights).
+func (m *Method) applyEmissions(wd Word, c float64, du []float64, nz []int32, off []int) {
+	p := m.p
+	K, F := p.K, p.F
 	sx := p.sx
-	// The emission weights change in their feature-major copy only (w's
-	// own emission blocks are brought up to date when read: weights).
 	wt, r := m.wt[:K*F], m.rrow[:K]
 	for t := 0; t < wd.Len; t++ {
 		nzt := nz[off[t]:off[t+1]]
@@ -119,8 +127,14 @@ func (m *Method) applyDelta(i int, du []float64, nz []int32, off []int, dt []flo
 		// row of the feature-major copy (the same sums).
 		sx.addRows(j, r, K, wt, &m.r26)
 	}
-	m.wStale = true
-	first, last, trans := p.parts(m.w)
+}
+
+// applyEnds adds c·ΔM's first-letter, last-letter and transition parts to
+// w, after the lazy average has taken the coordinates about to change, and
+// keeps the transitions' copy by predecessor and its row bounds.
+func (m *Method) applyEnds(wd Word, c float64, du []float64, nz []int32, off []int, dt []float64, dsup []int) {
+	K := m.p.K
+	first, last, trans := m.p.parts(m.w)
 	if lz := m.lz; lz != nil {
 		// The average takes the coordinates about to change as they were.
 		k := int64(m.k)

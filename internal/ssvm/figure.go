@@ -54,26 +54,8 @@ type Figure2Data struct {
 // 20 passes, 2 evaluations per pass) it takes about five minutes on two
 // cores; the runs are sequential so that their seconds are comparable.
 func Figure2(ctx context.Context, o Figure2Options) (*Figure2Data, error) {
-	if len(o.Lambdas) == 0 {
-		o.Lambdas = []float64{0.05, 0.01, 0.001}
-	}
-	if len(o.Algos) == 0 {
-		o.Algos = []string{AlgoBCFWAS, AlgoBCFW}
-	}
-	if o.Passes == 0 {
-		o.Passes = 20
-	}
-	if !(o.Passes > 0) || math.IsInf(o.Passes, 0) || o.Passes > 1000 {
-		return nil, fmt.Errorf("passes: must be a number in (0, 1000], got %v", o.Passes)
-	}
-	if o.EvalPerPass == 0 {
-		o.EvalPerPass = 2
-	}
-	if o.EvalPerPass < 1 {
-		return nil, fmt.Errorf("eval per pass: must be at least 1, got %d", o.EvalPerPass)
-	}
-	if o.EvalEvery < 0 {
-		return nil, fmt.Errorf("eval every: must be at least 1 (or 0 for eval per pass), got %d", o.EvalEvery)
+	if err := o.defaults(); err != nil {
+		return nil, err
 	}
 	c, err := LoadOCR(o.Data)
 	if err != nil {
@@ -96,41 +78,79 @@ func Figure2(ctx context.Context, o Figure2Options) (*Figure2Data, error) {
 			every = o.EvalEvery
 		}
 		for _, algo := range o.Algos {
-			m, err := p.NewMethod(Options{Algo: algo, Average: !o.NoAverage,
-				Schedule: solver.Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5},
-				Limits: solver.Limits{MaxIters: int(math.Ceil(o.Passes * float64(n))), MaxPasses: o.Passes,
-					EvalEvery: every},
-				Seed: o.Seed})
+			s, err := o.series(ctx, p, algo, lam, every)
 			if err != nil {
 				return nil, err
 			}
-			s := Figure2Series{Algo: algo, Lambda: lam}
-			res, err := m.Run(ctx, solver.RecorderFunc(func(r solver.Record) {
-				if !r.Evaluated() || r.Gap == nil {
-					return
-				}
-				s.Passes = append(s.Passes, r.Passes)
-				s.Gap = append(s.Gap, *r.Gap)
-				s.GapPlain = append(s.GapPlain, r.Extra["gap_plain"])
-				s.RelGap = append(s.RelGap, r.Extra["rel_gap"])
-				s.Primal = append(s.Primal, *r.Objective)
-				s.Dual = append(s.Dual, r.Extra["dual"])
-				te := r.Extra["test_err"]
-				if !o.NoAverage {
-					te = r.Extra["test_err_avg"]
-				}
-				s.TestErr = append(s.TestErr, te)
-			}))
-			if err != nil {
-				return nil, fmt.Errorf("%s at λ=%v: %w", algo, lam, err)
-			}
-			if res.Summary.Status == solver.StatusCancelled {
-				return nil, ctx.Err()
-			}
-			s.Seconds = res.Summary.Time
-			s.Summary = res.Summary
 			out.Series = append(out.Series, s)
 		}
 	}
 	return out, nil
+}
+
+// defaults fills in the options left zero (the paper's λs, both block
+// methods, 20 passes, 2 evaluations per pass) and checks the rest.
+func (o *Figure2Options) defaults() error {
+	if len(o.Lambdas) == 0 {
+		o.Lambdas = []float64{0.05, 0.01, 0.001}
+	}
+	if len(o.Algos) == 0 {
+		o.Algos = []string{AlgoBCFWAS, AlgoBCFW}
+	}
+	if o.Passes == 0 {
+		o.Passes = 20
+	}
+	if !(o.Passes > 0) || math.IsInf(o.Passes, 0) || o.Passes > 1000 {
+		return fmt.Errorf("passes: must be a number in (0, 1000], got %v", o.Passes)
+	}
+	if o.EvalPerPass == 0 {
+		o.EvalPerPass = 2
+	}
+	if o.EvalPerPass < 1 {
+		return fmt.Errorf("eval per pass: must be at least 1, got %d", o.EvalPerPass)
+	}
+	if o.EvalEvery < 0 {
+		return fmt.Errorf("eval every: must be at least 1 (or 0 for eval per pass), got %d", o.EvalEvery)
+	}
+	return nil
+}
+
+// series runs algo on p (λ = lam) evaluated every every iterations, and
+// collects its evaluated records.
+func (o *Figure2Options) series(ctx context.Context, p *Problem, algo string, lam float64, every int) (Figure2Series, error) {
+	n := p.N()
+	m, err := p.NewMethod(Options{Algo: algo, Average: !o.NoAverage,
+		Schedule: solver.Schedule{Kind: "paper", Rho: 0.1, Alpha: 0.5},
+		Limits: solver.Limits{MaxIters: int(math.Ceil(o.Passes * float64(n))), MaxPasses: o.Passes,
+			EvalEvery: every},
+		Seed: o.Seed})
+	if err != nil {
+		return Figure2Series{}, err
+	}
+	s := Figure2Series{Algo: algo, Lambda: lam}
+	res, err := m.Run(ctx, solver.RecorderFunc(func(r solver.Record) {
+		if !r.Evaluated() || r.Gap == nil {
+			return
+		}
+		s.Passes = append(s.Passes, r.Passes)
+		s.Gap = append(s.Gap, *r.Gap)
+		s.GapPlain = append(s.GapPlain, r.Extra["gap_plain"])
+		s.RelGap = append(s.RelGap, r.Extra["rel_gap"])
+		s.Primal = append(s.Primal, *r.Objective)
+		s.Dual = append(s.Dual, r.Extra["dual"])
+		te := r.Extra["test_err"]
+		if !o.NoAverage {
+			te = r.Extra["test_err_avg"]
+		}
+		s.TestErr = append(s.TestErr, te)
+	}))
+	if err != nil {
+		return Figure2Series{}, fmt.Errorf("%s at λ=%v: %w", algo, lam, err)
+	}
+	if res.Summary.Status == solver.StatusCancelled {
+		return Figure2Series{}, ctx.Err()
+	}
+	s.Seconds = res.Summary.Time
+	s.Summary = res.Summary
+	return s, nil
 }

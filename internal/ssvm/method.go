@@ -130,10 +130,11 @@ func (p *Problem) NewMethod(o Options) (*Method, error) {
 	return m, nil
 }
 
-// reset puts every block at its true labelling (α_i = e_{y_i}, w = 0, ℓ = 0).
+// reset puts every block at its true labelling (α_i = e_{y_i}, w = 0, ℓ = 0):
+// Algorithm 4's lines 1–2 with w_i = 0.
 func (m *Method) reset() {
 	p := m.p
-	K, D, n := p.K, p.D, p.N()
+	K, D := p.K, p.D
 	ds := p.Train
 	m.rng = rand.New(rand.NewPCG(uint64(m.o.Seed), 0x55f3a11))
 	m.w = make([]float64, D)
@@ -147,6 +148,25 @@ func (m *Method) reset() {
 	m.k = 0
 	m.next, m.next2 = -1, -1
 	ml := maxLen(ds)
+	m.allocScratch(ml)
+	m.ev = newEvaluator(p)
+	if m.o.Algo == AlgoSSG {
+		return
+	}
+	m.allocBlocks()
+	for i, wd := range ds.Words {
+		truth := ds.Y[wd.Start : wd.Start+wd.Len]
+		m.setMarginals(i, truth, 1)
+		m.storeTrans(i, transitions(truth, K, m.tS))
+	}
+	if m.o.Algo == AlgoBCFWAS {
+		m.startActiveSets(ml)
+	}
+}
+
+// allocScratch makes the per-step scratch for words of at most ml letters.
+func (m *Method) allocScratch(ml int) {
+	K := m.p.K
 	m.dec = newDecoder(K, ml)
 	m.E, m.EJ = make([]float64, ml*K), make([]float64, ml*K)
 	m.dots = make([]float64, ml)
@@ -156,10 +176,15 @@ func (m *Method) reset() {
 	m.ys, m.yb = make([]int, ml), make([]int, ml)
 	m.du, m.duA, m.muOld = make([]float64, ml*K), make([]float64, ml*K), make([]float64, ml*K)
 	m.dtr, m.dtA, m.mtOld = make([]float64, K*K), make([]float64, K*K), make([]float64, K*K)
-	m.ev = newEvaluator(p)
-	if m.o.Algo == AlgoSSG {
-		return
-	}
+}
+
+// allocBlocks makes the blocks' marginals, the arenas of their transition
+// marginals (room for about four labellings' transitions each), their
+// losses and the lazy average (block methods).
+func (m *Method) allocBlocks() {
+	p := m.p
+	K, n := p.K, p.N()
+	ds := p.Train
 	m.mu = largeFloats(ds.Letters() * K)
 	m.mtd = make([]float64, K*K)
 	m.tStart, m.tCap, m.supN = make([]int32, n), make([]int32, n), make([]int32, n)
@@ -177,29 +202,30 @@ func (m *Method) reset() {
 	if m.o.Average {
 		m.lz = newLazyAvg(p)
 	}
+}
+
+// startActiveSets is "U_[i] = {y_i}, μ_{y_i} = 1" for every block, and the
+// scratch of the coordinate sampling (bcfw-as).
+func (m *Method) startActiveSets(ml int) {
+	p := m.p
+	K, D, n := p.K, p.D, p.N()
+	ds := p.Train
+	// Room for four atoms per block from the start; the labellings
+	// come from a shared arena.
+	const room = 4
+	m.act = make([][]atom, n)
+	m.nAct = n
+	atoms := make([]atom, n*room)
+	m.pool = make([][][]int, ml+1)
 	for i, wd := range ds.Words {
-		truth := ds.Y[wd.Start : wd.Start+wd.Len]
-		m.setMarginals(i, truth, 1)
-		m.storeTrans(i, transitions(truth, K, m.tS))
+		m.act[i] = append(atoms[i*room:i*room:(i+1)*room], atom{y: m.newLabels(ds.Y[wd.Start : wd.Start+wd.Len]), loss: 0, weight: 1})
 	}
-	if m.o.Algo == AlgoBCFWAS {
-		// Room for four atoms per block from the start; the labellings
-		// come from a shared arena.
-		const room = 4
-		m.act = make([][]atom, n)
-		m.nAct = n
-		atoms := make([]atom, n*room)
-		m.pool = make([][][]int, ml+1)
-		for i, wd := range ds.Words {
-			m.act[i] = append(atoms[i*room:i*room:(i+1)*room], atom{y: m.newLabels(ds.Y[wd.Start : wd.Start+wd.Len]), loss: 0, weight: 1})
-		}
-		m.wJ = make([]float64, D)
-		m.wJt = make([]float64, K*p.F)
-		m.tJT, m.ubJ, m.lbJ = make([]float64, K*K), make([]float64, K), make([]float64, K)
-		m.perm = make([]int, D)
-		for j := range m.perm {
-			m.perm[j] = j
-		}
+	m.wJ = make([]float64, D)
+	m.wJt = make([]float64, K*p.F)
+	m.tJT, m.ubJ, m.lbJ = make([]float64, K*K), make([]float64, K), make([]float64, K)
+	m.perm = make([]int, D)
+	for j := range m.perm {
+		m.perm[j] = j
 	}
 }
 

@@ -147,28 +147,10 @@ func (m *Method) emissionFromMarginals(dst, mu, ft, first, last []float64) {
 	c := 1 / (p.Lambda * float64(p.N()))
 	ft = ft[:K*F]
 	zero(ft)
-	sx := p.sx
 	r := m.rrow[:K]
-	nzl := m.nzl[:K]
 	for _, wd := range ds.Words {
 		for j := wd.Start; j < wd.Start+wd.Len; j++ {
-			mu := mu[j*K : (j+1)*K]
-			mu = mu[:len(r)]
-			var mask uint32
-			vec := false
-			if K == 26 {
-				// r = e(y) − μ by vector code, with the mask of its
-				// nonzero labels (the same values: 1 − v rounds as
-				// (−v) + 1; a zero may come out as +0 instead of −0, which
-				// adds nothing either way).
-				mask, vec = residual26((*[26]float64)(r), &eye26[ds.Y[j]], (*[26]float64)(mu))
-			}
-			if !vec {
-				for k, v := range mu {
-					r[k] = -v
-				}
-				r[ds.Y[j]]++
-			}
+			mask, vec := letterResidual(r, mu[j*K:(j+1)*K], ds.Y[j], K)
 			if first != nil {
 				if j == wd.Start {
 					for k, v := range r {
@@ -181,33 +163,60 @@ func (m *Method) emissionFromMarginals(dst, mu, ft, first, last []float64) {
 					}
 				}
 			}
-			if vec {
-				if bits.OnesCount32(mask) >= rowsFrom {
-					sx.addRows(j, r, K, ft, &m.r26)
-					continue
-				}
-				for ; mask != 0; mask &= mask - 1 {
-					k := bits.TrailingZeros32(mask)
-					sx.addColumn(j, r[k], k, K, ft)
-				}
-				continue
-			}
-			n := 0
-			for k, v := range r {
-				nzl[n] = k
-				n += b2i(v != 0)
-			}
-			if n >= rowsFrom {
-				sx.addRows(j, r, K, ft, &m.r26)
-				continue
-			}
-			for _, k := range nzl[:n] {
-				sx.addColumn(j, r[k], k, K, ft)
-			}
+			m.addLetter(j, r, mask, vec, ft)
 		}
 	}
 	for j := range ft {
 		ft[j] *= c
 	}
 	untransposeEmissions(ft, dst, K, F)
+}
+
+// letterResidual writes r = e(y) − μ for one letter. With 26 labels it is
+// done by vector code (vec), which also returns the mask of r's nonzero
+// labels (the same values: 1 − v rounds as (−v) + 1; a zero may come out
+// as +0 instead of −0, which adds nothing either way).
+func letterResidual(r, mu []float64, y, K int) (mask uint32, vec bool) {
+	mu = mu[:len(r)]
+	if K == 26 {
+		mask, vec = residual26((*[26]float64)(r), &eye26[y], (*[26]float64)(mu))
+	}
+	if !vec {
+		for k, v := range mu {
+			r[k] = -v
+		}
+		r[y]++
+	}
+	return mask, vec
+}
+
+// addLetter adds r ⊗ x_j to the feature-major emission weights ft: row by
+// row for many nonzero labels, label by label for few (the same sums).
+func (m *Method) addLetter(j int, r []float64, mask uint32, vec bool, ft []float64) {
+	K := m.p.K
+	sx := m.p.sx
+	if vec {
+		if bits.OnesCount32(mask) >= rowsFrom {
+			sx.addRows(j, r, K, ft, &m.r26)
+			return
+		}
+		for ; mask != 0; mask &= mask - 1 {
+			k := bits.TrailingZeros32(mask)
+			sx.addColumn(j, r[k], k, K, ft)
+		}
+		return
+	}
+	nzl := m.nzl[:K]
+	n := 0
+	for k, v := range r {
+		nzl[n] = k
+		n += b2i(v != 0)
+	}
+	if n >= rowsFrom {
+		sx.addRows(j, r, K, ft, &m.r26)
+		return
+	}
+	for _, k := range nzl[:n] {
+		sx.addColumn(j, r[k], k, K, ft)
+	}
 }

@@ -321,9 +321,9 @@ func TestListFiltersAndPages(t *testing.T) {
 		{Filter{Algorithm: "ssfw-as"}, []int{4, 0}},
 		{Filter{Status: StatusDone}, []int{2, 0}},
 		{Filter{Text: "lasso"}, []int{4, 1, 0}}, // name, case-insensitive; 1 by its default name
-		{Filter{Text: "L=1"}, []int{1}},      // note
-		{Filter{Text: "%"}, []int{4, 2}},     // a literal percent sign, not a wildcard
-		{Filter{Text: "_"}, []int{2}},        // a literal underscore
+		{Filter{Text: "L=1"}, []int{1}},         // note
+		{Filter{Text: "%"}, []int{4, 2}},        // a literal percent sign, not a wildcard
+		{Filter{Text: "_"}, []int{2}},           // a literal underscore
 		{Filter{Problem: "lasso", Status: StatusDone}, []int{0}},
 		{Filter{Limit: 2}, []int{4, 3}},
 		{Filter{Limit: 2, Offset: 2}, []int{2, 1}},
