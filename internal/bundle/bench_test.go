@@ -136,12 +136,15 @@ func recordLive(ctx context.Context, st store.Backend, b *Bundle) error {
 	return st.SetStatus(ctx, id, store.StatusDone, b.Ended)
 }
 
-// BenchmarkImport imports a bundle of 4 traces × 60 000 records (about 70
+// BenchmarkImport imports a bundle of 4 traces × 60 000 records (about 56
 // MB) into a store and records the same run live into the same store (the
 // baseline, alternating with the import so that both see the same load of
-// the machine): x-live is the import's time over the live recording's.
-// Each iteration has a new store of its own (SQLite: a file; PostgreSQL: a
-// database of a cluster with fsync on).
+// the machine): x-live is the import's time over the live recording's,
+// import-rec/s and live-rec/s their records per second. cpu-x-live is the
+// same ratio of the process's CPU time (both use more than one goroutine:
+// on a busy machine the wall times follow it). Each iteration has a new
+// store of its own (SQLite: a file; PostgreSQL: a database of a cluster
+// with fsync on).
 func BenchmarkImport(b *testing.B) {
 	bd := runBundle(4, 60_000)
 	var buf bytes.Buffer
@@ -152,23 +155,23 @@ func BenchmarkImport(b *testing.B) {
 	n := 4 * 60_000
 	bench := func(b *testing.B, open func() store.Backend) {
 		ctx := context.Background()
-		var imp, live time.Duration
+		var imp, live, impCPU, liveCPU time.Duration
 		for i := 0; i < b.N; i++ {
 			st := open()
 			steps := []func() error{
 				func() error {
-					t0 := time.Now()
+					t0, c0 := time.Now(), cpuTime()
 					res, err := ImportInto(ctx, st, bytes.NewReader(doc))
-					imp += time.Since(t0)
+					imp, impCPU = imp+time.Since(t0), impCPU+cpuTime()-c0
 					if err == nil && (res.Existing || res.Records != n) {
 						err = fmt.Errorf("imported %+v", res)
 					}
 					return err
 				},
 				func() error {
-					t0 := time.Now()
+					t0, c0 := time.Now(), cpuTime()
 					err := recordLive(ctx, st, bd)
-					live += time.Since(t0)
+					live, liveCPU = live+time.Since(t0), liveCPU+cpuTime()-c0
 					return err
 				},
 			}
@@ -185,6 +188,7 @@ func BenchmarkImport(b *testing.B) {
 		b.ReportMetric(float64(b.N*n)/imp.Seconds(), "import-rec/s")
 		b.ReportMetric(float64(b.N*n)/live.Seconds(), "live-rec/s")
 		b.ReportMetric(imp.Seconds()/live.Seconds(), "x-live")
+		b.ReportMetric(impCPU.Seconds()/liveCPU.Seconds(), "cpu-x-live")
 		b.ReportMetric(float64(len(doc)), "bundle-bytes")
 	}
 	b.Run("sqlite", func(b *testing.B) {

@@ -704,6 +704,7 @@ func (s *scanner) fields(r *solver.Record) error {
 // step reads a record's step: a string of 1 to 64 characters.
 func step(v []byte) (string, error) {
 	var st string
+	ok := true
 	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v[1:len(v)-1], '\\') < 0 && isASCII(v[1:len(v)-1]) {
 		switch in := v[1 : len(v)-1]; string(in) {
 		// the steps of the methods, without a string each
@@ -720,13 +721,20 @@ func step(v []byte) (string, error) {
 		default:
 			st = string(in)
 		}
-	} else if err := json.Unmarshal(v, &st); err != nil {
+	} else if st, ok = jsonString(v); !ok {
 		return "", errorf("", "must be a string, got %s", rawShort(v))
 	}
 	if st == "" || utf8.RuneCountInString(st) > 64 {
 		return "", errorf("", "must be a step kind (fw, away, drop, …) of 1 to 64 characters")
 	}
 	return st, nil
+}
+
+// jsonString reads v as encoding/json reads a string (null leaves it "").
+func jsonString(v []byte) (string, bool) {
+	var s string
+	err := json.Unmarshal(v, &s)
+	return s, err == nil
 }
 
 func isASCII(b []byte) bool {

@@ -597,7 +597,7 @@ func (d *decoder) records(path string, i int) error {
 		if err := s.record(r); err != nil {
 			return s.errorAt(rp(), err)
 		}
-		if err := d.checkRecord(rp, m, r); err != nil {
+		if err := d.checkRecord(path, j, m, r); err != nil {
 			var be *Error
 			if errors.As(err, &be) {
 				be.Msg += fmt.Sprintf(" (line %d)", line)
@@ -679,7 +679,10 @@ func (p *replay) Read(q []byte) (int, error) {
 	return p.r.Read(q)
 }
 
-func (d *decoder) checkRecord(rp func() string, m *traceMeta, r *solver.Record) error {
+// checkRecord checks record j of a trace's records (at path) against
+// those before it and the spec.
+func (d *decoder) checkRecord(path string, j int, m *traceMeta, r *solver.Record) error {
+	rp := func() string { return fmt.Sprintf("%s[%d]", path, j) }
 	if m.n > 0 && r.K <= m.lastK {
 		return errorf(rp()+".k", "must be greater than the previous record's k (%d), got %d", m.lastK, r.K)
 	}
