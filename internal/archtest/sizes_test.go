@@ -46,15 +46,6 @@ var oversized = map[string]int{
 	"internal/scenarios/ssvm.go:init":                   102,
 	"internal/scenarios/toy.go:init":                    127,
 	"internal/server/stream.go:stream.serve":            159,
-	"internal/server/upload.go:Server.handleUpload":     142,
-	"internal/solver/cd.go:cdMethod.Run":                131,
-	"internal/solver/cd.go:cdState.step":                72,
-	"internal/solver/fw.go:New":                         83,
-	"internal/solver/fw.go:fwMethod.Run":                256,
-	"internal/solver/fw.go:fwRun.combineCoupled":        75,
-	"internal/solver/fw.go:fwRun.plan":                  96,
-	"internal/solver/fw.go:fwRun.stepSize":              74,
-	"internal/solver/prox.go:proxMethod.Run":            181,
 	"internal/store/runs.go:Store.List":                 107,
 }
 
