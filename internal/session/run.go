@@ -75,6 +75,8 @@ type Run struct {
 	// A run read from the store (Manager.Get of a run not in memory): its
 	// status and user fields as stored.
 	disk *diskRun
+	// outside is set on a run opened from outside (outside.go).
+	outside *outside
 }
 
 // diskRun holds what a run read from the store adds to the in-memory fields.
@@ -143,7 +145,7 @@ func (r *Run) RunStatus() string {
 		return StatusCancelled
 	case running > 0 && paused:
 		return StatusPaused
-	case running > 0 && !slot:
+	case running > 0 && !slot && r.outside == nil:
 		return StatusQueued
 	case running > 0:
 		return StatusRunning
@@ -363,6 +365,9 @@ func (r *Run) pauseLocked() {
 // Pause stops every trace of the run at its next record and gives the run
 // slot back; a run paused for longer than the pause timeout is cancelled.
 func (r *Run) Pause() {
+	if r.outside != nil {
+		return // its records come from outside: nothing to hold
+	}
 	m := r.m
 	m.mu.Lock()
 	r.mu.Lock()
@@ -451,6 +456,9 @@ func (m *Manager) reclaimLocked(r *Run) error {
 // checks that one more record per trace fits: when it does not, Step fails
 // with ErrBusy (wrapped) and the run stays as it is.
 func (r *Run) Step() error {
+	if r.outside != nil {
+		return fmt.Errorf("run %s: %w: it cannot be stepped", r.ID, ErrNotPausable)
+	}
 	m := r.m
 	m.mu.Lock()
 	if err := m.stepRoomLocked(r); err != nil {
@@ -952,13 +960,7 @@ func (t *Trace) finish(sum solver.Summary) {
 // record is the trace's Recorder: it stores the record, notifies the
 // subscribers, and then holds the solver while the run is paused.
 func (t *Trace) record(rec solver.Record) {
-	t.mu.Lock()
-	t.store.append(&rec)
-	t.mu.Unlock()
-	if a := t.run.app; a != nil {
-		a.Add(t.Index, rec)
-	}
-	t.run.notify()
+	t.keep(rec)
 	if t.run.holdFast.Load() {
 		t.gate()
 	}
@@ -968,6 +970,18 @@ func (t *Trace) record(rec solver.Record) {
 		t.releaseSlot()
 		t.acquireSlot(t.run.ctx)
 	}
+}
+
+// keep stores the record, hands it to the run store's appender and
+// notifies the subscribers: what every record of every run goes through.
+func (t *Trace) keep(rec solver.Record) {
+	t.mu.Lock()
+	t.store.append(&rec)
+	t.mu.Unlock()
+	if a := t.run.app; a != nil {
+		a.Add(t.Index, rec)
+	}
+	t.run.notify()
 }
 
 // stepRecorder is the trace's Recorder; as a solver.EvalRequester it asks

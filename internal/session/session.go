@@ -169,6 +169,9 @@ type Options struct {
 	// Keep, with a Store, trims the stored runs to the Keep newest unstarred
 	// ones (starred runs are never trimmed) whenever a run ends; 0 keeps all.
 	Keep int
+	// OutsideIdle ends a run opened from outside failed when no batch came
+	// for this long (default DefaultOutsideIdle; outside.go).
+	OutsideIdle time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -207,6 +210,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TimeSlice <= 0 {
 		o.TimeSlice = DefaultTimeSlice
+	}
+	if o.OutsideIdle <= 0 {
+		o.OutsideIdle = DefaultOutsideIdle
 	}
 	return o
 }

@@ -224,6 +224,13 @@ var migrations = [][]string{
 		`UPDATE data_files d SET named = true WHERE EXISTS (SELECT 1 FROM (` + namedSQL + `) n WHERE n.sha256 = d.sha256)`,
 		`CREATE INDEX data_files_client ON data_files (client)`,
 	},
+	// 13: runs opened from outside (docs/live.md): the mark, and the
+	// SHA-256 of the write token the run was opened with (never the
+	// token itself).
+	{
+		`ALTER TABLE runs ADD COLUMN outside BOOLEAN NOT NULL DEFAULT false`,
+		`ALTER TABLE runs ADD COLUMN token_hash BYTEA`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.
