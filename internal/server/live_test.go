@@ -347,3 +347,16 @@ func TestLiveRunLeftOpen(t *testing.T) {
 		t.Errorf("after the server closed: %v %+v", err, sr)
 	}
 }
+
+// The outside mark is the server's to set: a run of the catalogue that
+// claims it is refused, naming the field, and nothing is made.
+func TestCatalogueRunCannotClaimOutside(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	sp := fakeRun(5, "fw")
+	sp.Params, sp.Seed, sp.Outside = nil, 0, true // what an outside spec may hold, on a catalogue problem
+	code, body := do(t, "POST", ts.URL+"/api/runs", mustJSON(t, sp))
+	wantError(t, code, body, 400, "outside")
+	if n := list(t, ts.URL, "").Total; n != 0 {
+		t.Errorf("%d runs made", n)
+	}
+}

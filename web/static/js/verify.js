@@ -30,6 +30,14 @@ export function verifiedBadge(v) {
   return el('div', { class: 'verified small v-' + v.outcome, title: verificationText(v) + (v.version ? ` (fwlab ${v.version})` : ''), text: mark });
 }
 
+// outsideBadge marks a run opened from outside (docs/live.md): its records
+// came from a program fwlab does not run, so it can be compared but not
+// re-run.
+export function outsideBadge(outside) {
+  if (!outside) return null;
+  return el('div', { class: 'outside-badge small', title: 'opened from outside: its records came from a program that logged them to the dashboard (docs/live.md); it compares and exports like any run, but cannot be re-run', text: '⇢ opened from outside' });
+}
+
 // initVerify wires the run page's Verify control; the returned function
 // takes the run's status as it changes (a live run cannot be verified).
 export function initVerify(runId) {
