@@ -11,7 +11,8 @@ package server
 //	POST /api/live/runs/{id}/records  Authorization: Bearer TOKEN; {"records": [record with
 //	                                  "trace": name, …]} → 200 {"appended": n}; the batch is
 //	                                  kept whole or not at all; 400 naming records[i].field
-//	                                  and the rule, 401 no token, 403 a wrong one, 404 no
+//	                                  and the rule, 401 no Bearer token (the scheme in any
+//	                                  case), 403 a wrong one, 400 one sent twice, 404 no
 //	                                  such run, 409 a run ended (or not opened from outside,
 //	                                  or live on another server), 413 over MaxBody or
 //	                                  MaxLiveBatch records
@@ -177,8 +178,18 @@ func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) (*session.Run, 
 		return nil, false
 	}
 	auth := r.Header.Get("Authorization")
-	token, bearer := strings.CutPrefix(auth, "Bearer ")
-	if auth == "" || !bearer || token == "" {
+	// the scheme's name is case-insensitive (RFC 9110, 11.1); the token
+	// is taken as sent, spaces included
+	bearer := len(auth) > len("Bearer ") && strings.EqualFold(auth[:len("Bearer ")], "Bearer ")
+	token := ""
+	if bearer {
+		token = auth[len("Bearer "):]
+	}
+	if len(r.Header.Values("Authorization")) > 1 {
+		writeError(w, http.StatusBadRequest, "Authorization", "must be sent once")
+		return nil, false
+	}
+	if !bearer {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fwlab"`)
 		writeError(w, http.StatusUnauthorized, "Authorization", "is required: \"Bearer TOKEN\", the token POST /api/live/runs answered when the run was opened")
 		return nil, false

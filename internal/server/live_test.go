@@ -219,6 +219,48 @@ func TestLiveHostileWrites(t *testing.T) {
 			}
 		})
 	}
+	// look-alike credentials: only the run's token, sent once as a Bearer
+	// token (the scheme in any case), writes
+	for _, c := range []struct {
+		name   string
+		header []string
+		code   int
+	}{
+		{"the scheme alone", []string{"Bearer "}, 401},
+		{"no space", []string{"Bearer" + lo.Token}, 401},
+		{"another scheme", []string{"Basic " + lo.Token}, 401},
+		{"the token alone", []string{lo.Token}, 401},
+		{"a space before the token", []string{"Bearer  " + lo.Token}, 403},
+		{"a space after the token (not part of a header's value in HTTP)", []string{"Bearer " + lo.Token + " "}, 200},
+		{"the token in upper case", []string{"Bearer " + strings.ToUpper(lo.Token)}, 403},
+		{"the token twice", []string{"Bearer " + lo.Token, "Bearer " + lo.Token}, 400},
+		{"the scheme in lower case", []string{"bearer " + lo.Token}, 200},
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+"/api/live/runs/"+lo.ID+"/records", strings.NewReader(`{"records":[]}`))
+		req.Header.Set("Content-Type", "application/json")
+		for _, h := range c.header {
+			req.Header.Add("Authorization", h)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e apiError
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || (c.code != 200 && e.Field != "Authorization") {
+			t.Errorf("%s: %d %+v, want %d naming Authorization", c.name, resp.StatusCode, e, c.code)
+		}
+	}
+	// every other method on the logging routes is refused as on any route
+	for _, path := range []string{"/api/live/runs", "/api/live/runs/" + lo.ID + "/records", "/api/live/runs/" + lo.ID + "/end"} {
+		for _, m := range []string{"GET", "PUT", "PATCH", "DELETE"} {
+			code, body := do(t, m, ts.URL+path, []byte(batch(liveRec("a", 4, 1))))
+			if code != http.StatusMethodNotAllowed || !strings.Contains(string(body), "not allowed") {
+				t.Errorf("%s %s: %d %s", m, path, code, body)
+			}
+		}
+	}
 	// a too-many-records batch names the field
 	code, body := liveSend(t, ts, lo.ID, "records", lo.Token, `{"records":[`+strings.Join(big, ",")+`]}`)
 	wantError(t, code, body, 413, "records")
