@@ -97,7 +97,8 @@ type Run struct {
 
 	mu      sync.Mutex
 	space   *sync.Cond // signalled when the queue is taken
-	queue   []item
+	queue   queue
+	spare   queue // the last batch sent, reused for the next queue (guarded by flushMu)
 	closed  bool
 	err     atomic.Pointer[error]
 	kick    chan struct{}
@@ -111,13 +112,34 @@ type Run struct {
 	waited, encoded atomic.Int64
 }
 
-// item is a queued record, its values copied out of the caller's pointers
-// and map.
-type item struct {
-	trace                   int
-	rec                     solver.Record
-	objective, gap, gradErr float64
+// queue holds queued records: their values copied out of the caller's
+// pointers and maps, the extra metrics of all in one slice.
+type queue struct {
+	items  []item
+	extras []metric
 }
+
+// item is a queued record.
+type item struct {
+	k, batch, active, fwSteps, awaySteps, drops, cleanups int
+	passes, time, gamma, objective, gap, gradErr          float64
+	step                                                  string
+	trace                                                 int32
+	has                                                   uint8 // hasObjective | hasGap | hasGradErr
+	extraLo, extraHi                                      int32 // its extra metrics, in queue.extras
+}
+
+// metric is an extra metric of a queued record.
+type metric struct {
+	key string
+	v   float64
+}
+
+const (
+	hasObjective = 1 << iota
+	hasGap
+	hasGradErr
+)
 
 // Open opens a run on the dashboard at baseURL (for example
 // "http://localhost:8080") and starts its sender.
@@ -182,26 +204,21 @@ func (r *Run) Record(trace string, rec solver.Record) error {
 	if !ok {
 		return fmt.Errorf("live: run %s has no trace %q", r.ID, trace)
 	}
-	it := item{trace: i, rec: rec}
+	it := item{trace: int32(i), k: rec.K, batch: rec.Batch, active: rec.Active, fwSteps: rec.FWSteps, awaySteps: rec.AwaySteps,
+		drops: rec.Drops, cleanups: rec.Cleanups, passes: rec.Passes, time: rec.Time, gamma: rec.Gamma, step: rec.Step}
 	if p := rec.Objective; p != nil {
-		it.objective = *p
+		it.objective, it.has = *p, it.has|hasObjective
 	}
 	if p := rec.Gap; p != nil {
-		it.gap = *p
+		it.gap, it.has = *p, it.has|hasGap
 	}
 	if p := rec.GradErr; p != nil {
-		it.gradErr = *p
-	}
-	if len(rec.Extra) > 0 {
-		it.rec.Extra = make(map[string]float64, len(rec.Extra))
-		for k, v := range rec.Extra {
-			it.rec.Extra[k] = v
-		}
+		it.gradErr, it.has = *p, it.has|hasGradErr
 	}
 	r.mu.Lock()
-	if len(r.queue) >= DefaultMaxPending {
+	if len(r.queue.items) >= DefaultMaxPending {
 		start := time.Now()
-		for len(r.queue) >= DefaultMaxPending && !r.closed && r.err.Load() == nil {
+		for len(r.queue.items) >= DefaultMaxPending && !r.closed && r.err.Load() == nil {
 			r.space.Wait()
 		}
 		r.waited.Add(int64(time.Since(start)))
@@ -210,8 +227,14 @@ func (r *Run) Record(trace string, rec solver.Record) error {
 		r.mu.Unlock()
 		return fmt.Errorf("live: run %s has ended", r.ID)
 	}
-	r.queue = append(r.queue, it)
-	n := len(r.queue)
+	q := &r.queue
+	it.extraLo = int32(len(q.extras))
+	for k, v := range rec.Extra {
+		q.extras = append(q.extras, metric{k, v})
+	}
+	it.extraHi = int32(len(q.extras))
+	q.items = append(q.items, it)
+	n := len(q.items)
 	r.mu.Unlock()
 	if n >= r.flushAt {
 		select {
@@ -290,18 +313,19 @@ func (r *Run) sender() {
 func (r *Run) flushLocked(ctx context.Context) error {
 	r.mu.Lock()
 	batch := r.queue
-	r.queue = nil
+	r.queue = queue{items: r.spare.items[:0], extras: r.spare.extras[:0]}
 	r.space.Broadcast()
 	r.mu.Unlock()
-	for len(batch) > 0 {
+	defer func() { r.spare = batch }()
+	for from := 0; from < len(batch.items); {
 		if e := r.err.Load(); e != nil {
 			return *e
 		}
 		start := time.Now()
-		b, n := r.encode(r.enc[:0], batch)
+		b, n := r.encode(r.enc[:0], &batch, from)
 		r.encoded.Add(int64(time.Since(start)))
 		r.enc = b
-		batch = batch[n:]
+		from += n
 		if err := r.post(ctx, "/api/live/runs/"+r.ID+"/records", r.token, b, nil); err != nil {
 			r.err.CompareAndSwap(nil, &err)
 			r.mu.Lock()
@@ -316,62 +340,66 @@ func (r *Run) flushLocked(ctx context.Context) error {
 	return nil
 }
 
-// encode appends to b the JSON of the batch's first records, as many as
-// fit in MaxBatchBytes (one at least), and says how many.
-func (r *Run) encode(b []byte, batch []item) ([]byte, int) {
+// encode appends to b the JSON of the queue's records from index from on,
+// as many as fit in MaxBatchBytes (one at least), and says how many.
+func (r *Run) encode(b []byte, q *queue, from int) ([]byte, int) {
 	b = append(b, `{"records":[`...)
-	for i := range batch {
-		it := &batch[i]
-		if i > 0 {
+	for i := from; i < len(q.items); i++ {
+		it := &q.items[i]
+		if i > from {
 			if len(b) > MaxBatchBytes-4<<10 {
-				return append(b, "]}"...), i
+				return append(b, "]}"...), i - from
 			}
 			b = append(b, ',')
 		}
-		rec := &it.rec
 		b = append(b, `{"trace":`...)
 		b = append(b, r.traceJSON[it.trace]...)
-		b = append(b, `,"k":`...)
-		b = strconv.AppendInt(b, int64(rec.K), 10)
-		b = appendNum(append(b, `,"passes":`...), rec.Passes)
-		b = appendNum(append(b, `,"time_s":`...), rec.Time)
-		step := rec.Step
+		b = strconv.AppendInt(append(b, `,"k":`...), int64(it.k), 10)
+		b = appendNum(append(b, `,"passes":`...), it.passes)
+		b = appendNum(append(b, `,"time_s":`...), it.time)
+		step := it.step
 		if step == "" {
 			step = "none"
 		}
 		b = appendStr(append(b, `,"step":`...), step)
-		b = appendNum(append(b, `,"gamma":`...), rec.Gamma)
-		for _, f := range [...]struct {
-			key string
-			v   int
-		}{{`,"batch":`, rec.Batch}, {`,"active":`, rec.Active}, {`,"fw_steps":`, rec.FWSteps},
-			{`,"away_steps":`, rec.AwaySteps}, {`,"drops":`, rec.Drops}, {`,"cleanups":`, rec.Cleanups}} {
-			b = strconv.AppendInt(append(b, f.key...), int64(f.v), 10)
-		}
-		if rec.Objective != nil {
+		b = appendNum(append(b, `,"gamma":`...), it.gamma)
+		b = strconv.AppendInt(append(b, `,"batch":`...), int64(it.batch), 10)
+		b = strconv.AppendInt(append(b, `,"active":`...), int64(it.active), 10)
+		b = appendCount(b, `,"fw_steps":`, it.fwSteps)
+		b = appendCount(b, `,"away_steps":`, it.awaySteps)
+		b = appendCount(b, `,"drops":`, it.drops)
+		b = appendCount(b, `,"cleanups":`, it.cleanups)
+		if it.has&hasObjective != 0 {
 			b = appendNum(append(b, `,"objective":`...), it.objective)
 		}
-		if rec.Gap != nil {
+		if it.has&hasGap != 0 {
 			b = appendNum(append(b, `,"gap":`...), it.gap)
 		}
-		if rec.GradErr != nil {
+		if it.has&hasGradErr != 0 {
 			b = appendNum(append(b, `,"grad_err":`...), it.gradErr)
 		}
-		if len(rec.Extra) > 0 {
+		if it.extraHi > it.extraLo {
 			b = append(b, `,"extra":{`...)
-			first := true
-			for k, v := range rec.Extra {
-				if !first {
+			for j, m := range q.extras[it.extraLo:it.extraHi] {
+				if j > 0 {
 					b = append(b, ',')
 				}
-				first = false
-				b = appendNum(append(appendStr(b, k), ':'), v)
+				b = appendNum(append(appendStr(b, m.key), ':'), m.v)
 			}
 			b = append(b, '}')
 		}
 		b = append(b, '}')
 	}
-	return append(b, "]}"...), len(batch)
+	return append(b, "]}"...), len(q.items) - from
+}
+
+// appendCount appends an optional count (omitted when zero, as the
+// dashboard reads it).
+func appendCount(b []byte, key string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, key...), int64(v), 10)
 }
 
 // appendNum appends v as JSON, a non-finite value as the string "NaN",
