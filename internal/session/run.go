@@ -364,6 +364,7 @@ func (r *Run) pauseLocked() {
 
 // Pause stops every trace of the run at its next record and gives the run
 // slot back; a run paused for longer than the pause timeout is cancelled.
+// A run opened from outside holds no slot and is left as it is.
 func (r *Run) Pause() {
 	if r.outside != nil {
 		return // its records come from outside: nothing to hold

@@ -10,7 +10,8 @@
 // cancelled; a paused run holds no run slot and waits for a resume, a step or
 // its pause timeout; a run that was live when the manager closed is
 // interrupted. Every status change goes through Run.changed, and every
-// record through Trace.record.
+// record through Trace.keep (a solver's by its recorder, Trace.record; a run
+// opened from outside's by AppendOutside, outside.go).
 //
 // Limits (all configurable through Options; the defaults are the constants
 // below):
