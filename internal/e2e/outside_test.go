@@ -65,6 +65,10 @@ func testOutsideRunFromGo(t *testing.T, be *backend) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the end", `fwlab.done === true && fwlab.status === 'done' && fwlab.traces[0].n === 200`, `[fwlab.status, fwlab.done, fwlab.traces[0].n]`, 30*time.Second)
+	// ended, it still offers no re-run: nothing of fwlab's made it
+	if !eval[bool](t, ctx, `document.querySelector('#btn-verify').disabled && document.querySelector('#edit-spec').hidden`) {
+		t.Error("the ended run page offers to verify or to edit and rerun a run opened from outside")
+	}
 	checkOutsideInHistoryAndCompare(t, ctx, base, run.ID, cat, 200)
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)

@@ -216,6 +216,7 @@ export function initRun() {
       }
       const sp = run.spec ? JSON.stringify(run.spec) : specText;
       if (sp) $('#edit-spec').href = '/?spec=' + encodeURIComponent(sp);
+      $('#edit-spec').hidden = !!(run.spec && run.spec.outside); // nothing of fwlab's to rerun
     }
     const info = S.info || {};
     const bits = [];
@@ -252,7 +253,7 @@ export function initRun() {
     $('#btn-resume').disabled = !paused;
     $('#btn-step').disabled = !paused;
     $('#btn-stop').disabled = !active && run.status !== 'queued';
-    verifyStatus(run.status);
+    verifyStatus(run.status, run.spec && run.spec.outside);
     meta(run);
     // Paused: the page shows the run where the server paused it. What the
     // stream has not delivered shortly (a single step's records arrive at

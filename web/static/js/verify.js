@@ -92,9 +92,14 @@ export function initVerify(runId) {
     }
     if (pending) setTimeout(poll, 1000);
   }
+  let outside = false; // a run opened from outside cannot be re-run
   function update() {
-    btn.disabled = LIVE.has(status) || pending != null;
-    btn.title = LIVE.has(status) ? 'a run can be verified once it has ended' : 'Re-run this run here, through the queue, and compare every record with it (time_s aside)';
+    btn.disabled = LIVE.has(status) || pending != null || outside;
+    btn.title = outside
+      ? 'opened from outside: fwlab cannot re-run it; dashboard verify checks its exported bundle\'s digest'
+      : LIVE.has(status)
+        ? 'a run can be verified once it has ended'
+        : 'Re-run this run here, through the queue, and compare every record with it (time_s aside)';
   }
   btn.addEventListener('click', async () => {
     btn.disabled = true;
@@ -115,8 +120,9 @@ export function initVerify(runId) {
     if (!pending) show(vs);
   });
   update();
-  return (s) => {
+  return (s, isOutside) => {
     status = s;
+    outside = !!isOutside;
     update();
   };
 }
