@@ -438,6 +438,8 @@ type Error struct {
 	Msg    string // the rule broken
 }
 
+// Error says what the dashboard answered: the status, the field and the
+// rule.
 func (e *Error) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("live: the dashboard answered %d: %s", e.Status, e.Msg)
