@@ -7,4 +7,3 @@ import "time"
 func SenderCost(r *Run) (waited, encoded time.Duration) {
 	return time.Duration(r.waited.Load()), time.Duration(r.encoded.Load())
 }
-
