@@ -110,6 +110,10 @@ func TestLiveRunLifecycle(t *testing.T) {
 	if code, body := liveSend(t, ts, lo.ID, "records", lo.Token, batch(liveRec("pgd", 6, 1))); code != http.StatusConflict || !strings.Contains(string(body), "ended") {
 		t.Errorf("append after the end: %d %s", code, body)
 	}
+	// its figure is drawn as any run's
+	if code, body := do(t, "GET", ts.URL+"/api/runs/"+lo.ID+"/figure.svg", nil); code != 200 || !bytes.Contains(body, []byte("<svg")) {
+		t.Errorf("figure: %d %.300s", code, body)
+	}
 	// it cannot be re-run
 	if code, body := do(t, "POST", ts.URL+"/api/runs/"+lo.ID+"/verify", nil); code != http.StatusConflict || !strings.Contains(string(body), "opened from outside") {
 		t.Errorf("verify: %d %s", code, body)
