@@ -201,69 +201,148 @@ func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) (*session.Run, 
 	return run, true
 }
 
-// liveBatch is the body of POST /api/live/runs/{id}/records.
-type liveBatch struct {
-	Records []json.RawMessage `json:"records"`
-}
-
 func (s *Server) handleLiveRecords(w http.ResponseWriter, r *http.Request) {
 	run, ok := s.liveRun(w, r)
 	if !ok {
 		return
 	}
-	var b liveBatch
-	if !s.liveDecode(w, r, &b, "batch of records") {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the batch of records must be at most %d bytes%s: send fewer records at once", s.opts.MaxBody, s.opts.flag("MaxBody")))
+		} else {
+			writeError(w, http.StatusBadRequest, "", "reading the request body: "+err.Error())
+		}
 		return
 	}
-	if b.Records == nil {
-		writeError(w, http.StatusBadRequest, "records", "is required: an array of records, each with its \"trace\"")
+	recs, fail := parseBatch(body, run)
+	if fail != nil {
+		writeError(w, fail.code, fail.field, fail.msg)
 		return
-	}
-	if len(b.Records) > MaxLiveBatch {
-		writeError(w, http.StatusRequestEntityTooLarge, "records", fmt.Sprintf("a batch holds at most %d records, got %d: send them in several", MaxLiveBatch, len(b.Records)))
-		return
-	}
-	recs := make([]session.OutsideRecord, len(b.Records))
-	for i, m := range b.Records {
-		p := "records[" + strconv.Itoa(i) + "]"
-		var raw map[string]json.RawMessage
-		if err := json.Unmarshal(m, &raw); err != nil || raw == nil {
-			writeError(w, http.StatusBadRequest, p, "must be an object (a record with its \"trace\"), got "+clipValue(m))
-			return
-		}
-		tr, ok := raw["trace"]
-		if !ok {
-			writeError(w, http.StatusBadRequest, p+".trace", "is required: the name of the record's trace")
-			return
-		}
-		var name string
-		if err := json.Unmarshal(tr, &name); err != nil {
-			writeError(w, http.StatusBadRequest, p+".trace", "must be a string (a trace's name), got "+clipValue(tr))
-			return
-		}
-		idx, known := run.TraceIndex(name)
-		if !known {
-			writeError(w, http.StatusBadRequest, p+".trace", fmt.Sprintf("must be one of the run's traces (%s), got %s", strings.Join(run.Labels(), ", "), quote(name)))
-			return
-		}
-		delete(raw, "trace")
-		rec, err := bundle.ParseRecord(p, raw)
-		if err != nil {
-			var be *bundle.Error
-			if errors.As(err, &be) {
-				writeError(w, http.StatusBadRequest, be.Path, be.Msg)
-			} else {
-				writeError(w, http.StatusBadRequest, p, err.Error())
-			}
-			return
-		}
-		recs[i] = session.OutsideRecord{Trace: idx, Rec: rec}
 	}
 	if err := run.AppendOutside("records", recs); err != nil {
 		s.liveError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]int{"appended": len(recs)})
+}
+
+// batchError is why a batch of records is refused.
+type batchError struct {
+	code       int
+	field, msg string
+}
+
+func badBatch(field, format string, args ...any) *batchError {
+	return &batchError{http.StatusBadRequest, field, fmt.Sprintf(format, args...)}
+}
+
+// batchSyntax names a failure of the JSON itself.
+func batchSyntax(err error) *batchError {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return badBatch("", "the body is not valid JSON (offset %d): %v", se.Offset, err)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return badBatch("", "the body ends early: the batch of records is not a whole JSON object")
+	}
+	return badBatch("", "the body is not a valid batch of records: %v", err)
+}
+
+// parseBatch reads {"records": [record, …]} in one pass, each record an
+// object with its "trace" and the fields bundle.ParseRecord reads, and
+// returns the records or why the batch is refused (naming records[i] and
+// the field).
+func parseBatch(body []byte, run *session.Run) ([]session.OutsideRecord, *batchError) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil {
+		return nil, batchSyntax(err)
+	} else if t != json.Delim('{') {
+		return nil, badBatch("", `the body must be a JSON object {"records": […]}`)
+	}
+	var recs []session.OutsideRecord
+	seen := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, batchSyntax(err)
+		}
+		if key, _ := t.(string); key != "records" {
+			return nil, badBatch(fmt.Sprint(t), "unknown field (check its spelling)")
+		}
+		if seen {
+			return nil, badBatch("records", "appears twice")
+		}
+		seen = true
+		if t, err := dec.Token(); err != nil {
+			return nil, batchSyntax(err)
+		} else if t != json.Delim('[') {
+			return nil, badBatch("records", "must be an array of records, each with its \"trace\"")
+		}
+		for i := 0; dec.More(); i++ {
+			p := "records[" + strconv.Itoa(i) + "]"
+			if i >= MaxLiveBatch {
+				return nil, &batchError{http.StatusRequestEntityTooLarge, "records", fmt.Sprintf("a batch holds at most %d records: send them in several", MaxLiveBatch)}
+			}
+			var raw map[string]json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) {
+					return nil, badBatch(p, "must be an object (a record with its \"trace\"), got %s", te.Value)
+				}
+				return nil, batchSyntax(err)
+			}
+			if raw == nil {
+				return nil, badBatch(p, "must be an object (a record with its \"trace\"), got null")
+			}
+			rec, fail := parseRecord(p, raw, run)
+			if fail != nil {
+				return nil, fail
+			}
+			recs = append(recs, rec)
+		}
+		if _, err := dec.Token(); err != nil { // ]
+			return nil, batchSyntax(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // }
+		return nil, batchSyntax(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, badBatch("", "the body must hold one JSON object, found more after it")
+	}
+	if !seen {
+		return nil, badBatch("records", "is required: an array of records, each with its \"trace\"")
+	}
+	return recs, nil
+}
+
+// parseRecord reads one record of a batch: its trace by name, the rest as
+// a bundle's record.
+func parseRecord(p string, raw map[string]json.RawMessage, run *session.Run) (session.OutsideRecord, *batchError) {
+	tr, ok := raw["trace"]
+	if !ok {
+		return session.OutsideRecord{}, badBatch(p+".trace", "is required: the name of the record's trace")
+	}
+	var name string
+	if err := json.Unmarshal(tr, &name); err != nil {
+		return session.OutsideRecord{}, badBatch(p+".trace", "must be a string (a trace's name), got %s", clipValue(tr))
+	}
+	idx, known := run.TraceIndex(name)
+	if !known {
+		return session.OutsideRecord{}, badBatch(p+".trace", "must be one of the run's traces (%s), got %s", strings.Join(run.Labels(), ", "), quote(name))
+	}
+	delete(raw, "trace")
+	rec, err := bundle.ParseRecord(p, raw)
+	if err != nil {
+		var be *bundle.Error
+		if errors.As(err, &be) {
+			return session.OutsideRecord{}, badBatch(be.Path, "%s", be.Msg)
+		}
+		return session.OutsideRecord{}, badBatch(p, "%v", err)
+	}
+	return session.OutsideRecord{Trace: idx, Rec: rec}, nil
 }
 
 // liveEnd is the body of POST /api/live/runs/{id}/end.

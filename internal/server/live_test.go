@@ -168,7 +168,7 @@ func TestLiveHostileWrites(t *testing.T) {
 	}
 	big := make([]string, MaxLiveBatch+1)
 	for i := range big {
-		big[i] = `{}`
+		big[i] = fmt.Sprintf(`{"trace":"a","k":%d,"passes":0,"time_s":0,"step":"s","gamma":0,"batch":0,"active":0}`, i)
 	}
 	huge := batch(liveRec("a", 10, 1), `{"trace":"a","k":11,"passes":0,"time_s":0,"step":"`+strings.Repeat("x", 70<<10)+`","gamma":0,"batch":0,"active":1}`)
 	for _, c := range []struct {
@@ -203,12 +203,14 @@ func TestLiveHostileWrites(t *testing.T) {
 		{"a record that is not an object", lo.ID, "records", lo.Token, batch(liveRec("a", 4, 1), `[1,2]`), 400, "records[1]"},
 		{"a null record", lo.ID, "records", lo.Token, batch(`null`), 400, "records[0]"},
 		{"records not an array", lo.ID, "records", lo.Token, `{"records":{"a":[]}}`, 400, "records"},
+		{"records null", lo.ID, "records", lo.Token, `{"records":null}`, 400, "records"},
+		{"records twice", lo.ID, "records", lo.Token, `{"records":[],"records":[]}`, 400, "records"},
+		{"a body that is an array", lo.ID, "records", lo.Token, `[` + liveRec("a", 4, 1) + `]`, 400, ""},
 		{"no records", lo.ID, "records", lo.Token, `{}`, 400, "records"},
 		{"an unknown top field", lo.ID, "records", lo.Token, `{"records":[],"trace":"a"}`, 400, "trace"},
 		{"JSON junk", lo.ID, "records", lo.Token, `{"records":[{"trace":"a","k":4,`, 400, ""},
 		{"two documents", lo.ID, "records", lo.Token, batch(liveRec("a", 4, 1)) + `{}`, 400, ""},
 		{"not JSON at all", lo.ID, "records", lo.Token, `k=4&trace=a`, 400, ""},
-		{"too many records", lo.ID, "records", lo.Token, `{"records":[` + strings.Join(big, ",") + `]}`, 413, ""},
 		{"a body over MaxBody", lo.ID, "records", lo.Token, huge, 413, ""},
 		{"too many extra metrics", lo.ID, "records", lo.Token, batch(strings.Replace(liveRec("a", 4, 1), `"extra":{"residual":3}`, `"extra":{`+extras(65)+`}`, 1)), 400, "records[0].extra.m8"}, // "residual" and m0…m64 in sorted order: m8 is the 65th
 		{"an unknown end status", lo.ID, "end", lo.Token, `{"status":"finished"}`, 400, "status"},
@@ -265,9 +267,15 @@ func TestLiveHostileWrites(t *testing.T) {
 			}
 		}
 	}
-	// a too-many-records batch names the field
-	code, body := liveSend(t, ts, lo.ID, "records", lo.Token, `{"records":[`+strings.Join(big, ",")+`]}`)
+	// a batch of more than MaxLiveBatch records (within MaxBody) is
+	// refused naming the field
+	_, ts1 := newTestServer(t, Options{})
+	lo1 := openLive(t, ts1, `{"problem":"big","traces":["a"]}`)
+	code, body := liveSend(t, ts1, lo1.ID, "records", lo1.Token, `{"records":[`+strings.Join(big, ",")+`]}`)
 	wantError(t, code, body, 413, "records")
+	if st := status(t, ts1, lo1.ID); st.Records != 0 {
+		t.Errorf("records kept of a batch too large: %d", st.Records)
+	}
 	// nothing of the refused batches was kept: the two good records only
 	st := status(t, ts, lo.ID)
 	if st.Status != "running" || st.Records != 2 || st.Traces[0].Records != 1 || st.Traces[1].Records != 1 {
