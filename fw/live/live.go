@@ -11,6 +11,10 @@
 //	…
 //	run.End("converged")
 //
+// The record is fwlab's own record type, internal/solver.Record for now (so
+// only code inside this module can build one until the public package fw
+// names it).
+//
 // Record only queues the record: a background goroutine sends the queued
 // records in one HTTP request per batch, when FlushRecords are waiting or
 // every FlushInterval, so that logging costs the solver about a microsecond
