@@ -146,11 +146,12 @@ def main():
             y = [yj + gamma * dj for yj, dj in zip(y, d)]
             time.sleep(args.delay)
         ended = run.end("max_iters")
-    except DashboardError as e:
-        print(f"live_lsq: the dashboard refused a write: {e}", file=sys.stderr)
+    except (DashboardError, OSError) as e:  # refused, or the dashboard unreachable (URLError is an OSError)
+        print(f"live_lsq: logging stopped: {e}", file=sys.stderr)
         try:
+            run.queue = []  # what was refused is not sent again
             run.end("failed", str(e))
-        except DashboardError:
+        except (DashboardError, OSError):
             pass
         return 1
     print(f"run {ended['id']}: {ended['status']}")
