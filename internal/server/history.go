@@ -178,7 +178,7 @@ func finite(v float64) *float64 {
 // runRow describes a stored run; a run live in this server reports its
 // live status.
 func (s *Server) runRow(r *store.Run) RunRow {
-	row := RunRow{ID: r.ID, Name: r.Name, Note: r.Note, Starred: r.Starred, Status: r.Status, Outside: r.Outside,
+	row := RunRow{ID: r.ID, Name: r.Name, Note: r.Note, Starred: r.Starred, Status: r.Status, Outside: r.Outside || r.Spec.Outside,
 		Problem: r.Spec.Problem, Created: r.Created, Spec: r.Spec,
 		Instance:   RowInstance{Dim: r.Instance.Dim, Samples: r.Instance.Samples, Blocks: r.Instance.Blocks, FStar: r.Instance.FStar},
 		Algorithms: []string{}, Final: []RowFinal{},
