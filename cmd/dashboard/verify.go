@@ -128,6 +128,10 @@ func verifyBundleFile(ctx context.Context, folders datapath.Folders, name string
 	if digestOnly {
 		return ok
 	}
+	if err := verify.Rerunnable(b.Spec); err != nil {
+		fmt.Fprintf(stdout, "%s: not re-run: %v\n", name, err)
+		return ok && b.Digest != ""
+	}
 	out, err := reproduce(ctx, folders, b)
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: %v\n", name, err)
@@ -319,6 +323,9 @@ func verifyStoredRun(ctx context.Context, folders datapath.Folders, st store.Bac
 	}
 	if store.Live(b.Status) {
 		return nil, fmt.Sprintf("the run is still %s: verify it once it has ended", b.Status)
+	}
+	if err := verify.Rerunnable(b.Spec); err != nil {
+		return nil, "not re-run: " + err.Error() + " (export its bundle and verify -digest-only it)"
 	}
 	out, err := reproduce(ctx, folders, b)
 	if err != nil {

@@ -375,6 +375,9 @@ func (s *Scenario) Supports(algo string) bool {
 // parameters and that each algorithm applies to the problem. It returns the
 // scenario and the parameter values.
 func Resolve(r *spec.Run) (*Scenario, Values, error) {
+	if r.Outside {
+		return nil, nil, spec.Errorf("outside", "marks a run opened from outside (POST /api/live/runs), whose records come from a program fwlab does not run: a run of the catalogue cannot have it")
+	}
 	ApplyBudget(r)
 	if err := r.Normalize(); err != nil {
 		return nil, nil, err

@@ -183,6 +183,10 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleControl(op func(*session.Run) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if run, ok := s.run(w, r); ok {
+			if run.Spec().Outside {
+				writeError(w, http.StatusConflict, "id", fmt.Sprintf("run %s was opened from outside: its records come from the program that logs it, which the server cannot pause, resume or step", run.ID))
+				return
+			}
 			if err := op(run); err != nil {
 				writeError(w, http.StatusTooManyRequests, "", err.Error())
 				return

@@ -55,6 +55,9 @@ type RunRow struct {
 	// WorkerBeat is the heartbeat of the worker that runs a live run
 	// (workers.go).
 	WorkerBeat *store.WorkerBeat `json:"worker_beat,omitempty"`
+	// Outside marks a run opened from outside (live.go): History shows a
+	// badge.
+	Outside bool `json:"outside,omitempty"`
 }
 
 // RowProgress is how far a live run is: the mean over its traces of the
@@ -175,7 +178,7 @@ func finite(v float64) *float64 {
 // runRow describes a stored run; a run live in this server reports its
 // live status.
 func (s *Server) runRow(r *store.Run) RunRow {
-	row := RunRow{ID: r.ID, Name: r.Name, Note: r.Note, Starred: r.Starred, Status: r.Status,
+	row := RunRow{ID: r.ID, Name: r.Name, Note: r.Note, Starred: r.Starred, Status: r.Status, Outside: r.Outside || r.Spec.Outside,
 		Problem: r.Spec.Problem, Created: r.Created, Spec: r.Spec,
 		Instance:   RowInstance{Dim: r.Instance.Dim, Samples: r.Instance.Samples, Blocks: r.Instance.Blocks, FStar: r.Instance.FStar},
 		Algorithms: []string{}, Final: []RowFinal{},

@@ -66,7 +66,7 @@
 //	                                 request answers the first; counted as the client's runs and
 //	                                 sweeps); DELETE /api/runs/{id}/verify and
 //	                                 DELETE /api/sweeps/{id}/verify cancel one
-//	(more sweep routes: sweepapi.go)
+//	(more sweep routes: sweepapi.go; the routes of runs opened from outside: live.go)
 //	DELETE /api/runs/{id}            202 {"status"} (cancels, a queued run too; a finished run
 //	                                 stays as it is)
 //	POST   /api/runs/{id}/pause      202 session.Status (also /resume and /step; /resume and /step
@@ -473,6 +473,7 @@ func New(o Options) (*Server, error) {
 			}
 			s.sweepRoutes(r)
 			s.verifyRoutes(r)
+			s.liveRoutes(r)
 		})
 	})
 	if err := mountPages(r, s); err != nil {

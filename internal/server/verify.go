@@ -179,6 +179,10 @@ func (s *Server) verifiable(w http.ResponseWriter, r *http.Request, id string) (
 		writeError(w, http.StatusConflict, "id", fmt.Sprintf("run %s is %s: verify it once it has ended", id, status))
 		return nil, false
 	}
+	if err := verify.Rerunnable(run.Spec); err != nil {
+		writeError(w, http.StatusConflict, "id", fmt.Sprintf("run %s was %v (its exported bundle's: dashboard verify BUNDLE)", id, err))
+		return nil, false
+	}
 	return run, true
 }
 

@@ -108,7 +108,11 @@ func (r *Run) pauseLocked() {
 
 // Pause stops every trace of the run at its next record and gives the run
 // slot back; a run paused for longer than the pause timeout is cancelled.
+// A run opened from outside holds no slot and is left as it is.
 func (r *Run) Pause() {
+	if r.outside != nil {
+		return // its records come from outside: nothing to hold
+	}
 	m := r.m
 	m.mu.Lock()
 	r.mu.Lock()
@@ -197,6 +201,9 @@ func (m *Manager) reclaimLocked(r *Run) error {
 // checks that one more record per trace fits: when it does not, Step fails
 // with ErrBusy (wrapped) and the run stays as it is.
 func (r *Run) Step() error {
+	if r.outside != nil {
+		return fmt.Errorf("run %s: %w: it cannot be stepped", r.ID, ErrNotPausable)
+	}
 	m := r.m
 	m.mu.Lock()
 	if err := m.stepRoomLocked(r); err != nil {

@@ -72,6 +72,8 @@ type Run struct {
 	// A run read from the store (Manager.Get of a run not in memory): its
 	// status and user fields as stored.
 	disk *diskRun
+	// outside is set on a run opened from outside (outside.go).
+	outside *outside
 }
 
 // diskRun holds what a run read from the store adds to the in-memory fields.
@@ -140,7 +142,7 @@ func (r *Run) RunStatus() string {
 		return StatusCancelled
 	case running > 0 && paused:
 		return StatusPaused
-	case running > 0 && !slot:
+	case running > 0 && !slot && r.outside == nil:
 		return StatusQueued
 	case running > 0:
 		return StatusRunning

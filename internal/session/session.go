@@ -10,7 +10,8 @@
 // cancelled; a paused run holds no run slot and waits for a resume, a step or
 // its pause timeout; a run that was live when the manager closed is
 // interrupted. Every status change goes through Run.changed, and every
-// record through Trace.record.
+// record through Trace.keep (a solver's by its recorder, Trace.record; a run
+// opened from outside's by AppendOutside, outside.go).
 //
 // Limits (all configurable through Options; the defaults are the constants
 // below):
@@ -165,6 +166,9 @@ type Options struct {
 	// Keep, with a Store, trims the stored runs to the Keep newest unstarred
 	// ones (starred runs are never trimmed) whenever a run ends; 0 keeps all.
 	Keep int
+	// OutsideIdle ends a run opened from outside failed when no batch came
+	// for this long (default DefaultOutsideIdle; outside.go).
+	OutsideIdle time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -203,6 +207,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TimeSlice <= 0 {
 		o.TimeSlice = DefaultTimeSlice
+	}
+	if o.OutsideIdle <= 0 {
+		o.OutsideIdle = DefaultOutsideIdle
 	}
 	return o
 }

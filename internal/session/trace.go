@@ -381,13 +381,7 @@ func (t *Trace) finish(sum solver.Summary) {
 // record is the trace's Recorder: it stores the record, notifies the
 // subscribers, and then holds the solver while the run is paused.
 func (t *Trace) record(rec solver.Record) {
-	t.mu.Lock()
-	t.store.append(&rec)
-	t.mu.Unlock()
-	if a := t.run.app; a != nil {
-		a.Add(t.Index, rec)
-	}
-	t.run.notify()
+	t.keep(rec)
 	if t.run.holdFast.Load() {
 		t.gate()
 	}
@@ -397,6 +391,18 @@ func (t *Trace) record(rec solver.Record) {
 		t.releaseSlot()
 		t.acquireSlot(t.run.ctx)
 	}
+}
+
+// keep stores the record, hands it to the run store's appender and
+// notifies the subscribers: what every record of every run goes through.
+func (t *Trace) keep(rec solver.Record) {
+	t.mu.Lock()
+	t.store.append(&rec)
+	t.mu.Unlock()
+	if a := t.run.app; a != nil {
+		a.Add(t.Index, rec)
+	}
+	t.run.notify()
 }
 
 // stepRecorder is the trace's Recorder; as a solver.EvalRequester it asks

@@ -26,6 +26,10 @@ type Run struct {
 	// StartPaused starts the run paused at its first record (k = 0), so
 	// that each step advances one iteration (the dashboard; solve ignores it).
 	StartPaused bool `json:"start_paused,omitempty"`
+	// Outside marks a run opened from outside (docs/live.md): its records
+	// come from a program fwlab does not run, Problem is its free label
+	// and each algorithm is one trace's name (see normalizeOutside).
+	Outside bool `json:"outside,omitempty"`
 }
 
 // Algo is one algorithm with its parameters, named as the solve command's flags.
@@ -264,6 +268,9 @@ const (
 // Normalize fills defaults and validates everything that does not depend on
 // the problem (the scenario registry checks Params).
 func (r *Run) Normalize() error {
+	if r.Outside {
+		return r.normalizeOutside()
+	}
 	if r.Problem == "" {
 		return Errorf("problem", "is required")
 	}

@@ -149,10 +149,10 @@ func (im *Import) Commit(ctx context.Context, r *Run, digest string) (id string,
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET created_us = ?, ended_us = ?, status = ?, problem = ?, spec = ?, version = ?, name = ?, note = ?,
-			dim = ?, samples = ?, blocks = ?, fstar = ?, info_panels = ?, message = ?, digest = ?, entered_us = ? WHERE id = ?`,
+			dim = ?, samples = ?, blocks = ?, fstar = ?, info_panels = ?, message = ?, digest = ?, entered_us = ?, outside = ? WHERE id = ?`,
 			micros(created), ended, r.Status, r.Spec.Problem, string(sp), r.Version, r.Name, r.Note,
 			r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, optFloat(r.Instance.FStar), nullJSON(r.Instance.Panels),
-			r.Message, nullString(digest), micros(now()), im.id); err != nil {
+			r.Message, nullString(digest), micros(now()), boolInt(r.Spec.Outside), im.id); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE traces SET status = ? WHERE run_id = ? AND status IN (?, ?, ?)`,

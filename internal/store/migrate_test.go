@@ -42,6 +42,41 @@ func oldSweep(v int, id string) func(t *testing.T, db *sql.DB) func(t *testing.T
 }
 
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	9: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		// a run made before runs could be opened from outside
+		const sp = `'{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}'`
+		if _, err := db.Exec(`INSERT INTO runs (id, created_us, status, problem, spec, version, entered_us) VALUES ('oooooooooooo', 1767225600000000, 'done', 'lasso', ` + sp + `, 'v0.9', 1767225600000000)`); err != nil {
+			t.Fatal(err)
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			r, err := s.Get(ctx, "oooooooooooo")
+			if err != nil || r.Outside || r.Spec.Outside {
+				t.Fatalf("the v9 run: %v %+v", err, r)
+			}
+			// a run opened from outside is marked, its token's hash kept
+			// and never read back
+			sp := testRun("my problem", "pgd")
+			sp.Spec.Outside = true
+			sp.TokenHash = []byte("0123456789abcdef0123456789abcdef")
+			id, err := s.PutRun(ctx, sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Get(ctx, id)
+			if err != nil || !got.Outside || got.TokenHash != nil {
+				t.Fatalf("the outside run: %v %+v", err, got)
+			}
+			var hash []byte
+			if err := s.db.QueryRowContext(ctx, `SELECT token_hash FROM runs WHERE id = ?`, id).Scan(&hash); err != nil || string(hash) != string(sp.TokenHash) {
+				t.Errorf("the stored token hash: %v %q", err, hash)
+			}
+			runs, _, err := s.List(ctx, Filter{})
+			if err != nil || len(runs) != 2 || runs[0].Outside == runs[1].Outside {
+				t.Errorf("listed: %v %+v", err, runs)
+			}
+		}
+	},
 	8: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
 		// a run whose message names an upload, before uploads had names
 		sum := strings.Repeat("ab", 32)

@@ -68,6 +68,13 @@ type Run struct {
 	// Message says why the run ended as it did when its traces do not
 	// (SetMessage; PutRun ignores it).
 	Message string
+	// Outside marks a run opened from outside (docs/live.md): its records
+	// came from a program fwlab does not run. PutRun and an import take it
+	// from Spec.Outside.
+	Outside bool
+	// TokenHash is the SHA-256 of an outside run's write token: PutRun
+	// stores it, reads leave it empty.
+	TokenHash []byte
 }
 
 // Instance summarises the problem instance of a run (scenarios.Info).
@@ -236,10 +243,11 @@ func (s *Store) PutRun(ctx context.Context, r *Run) (string, error) {
 			if !r.Ended.IsZero() {
 				ended = micros(r.Ended)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, entered_us)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, entered_us, outside, token_hash)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				id, micros(r.Created), ended, r.Status, r.Spec.Problem, string(sp), r.Version, r.Name, r.Note, boolInt(r.Starred),
-				r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, optFloat(r.Instance.FStar), nullJSON(r.Instance.Panels), micros(now())); err != nil {
+				r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, optFloat(r.Instance.FStar), nullJSON(r.Instance.Panels), micros(now()),
+				boolInt(r.Spec.Outside), nullBytes(r.TokenHash)); err != nil {
 				return err
 			}
 			for _, t := range r.Traces {
@@ -276,6 +284,14 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// nullBytes stores an empty slice as SQL NULL.
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
 
 func optFloat(p *float64) any {
@@ -482,7 +498,7 @@ func (s *Store) Update(ctx context.Context, id string, e Edit) error {
 	return nil
 }
 
-const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar, message`
+const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar, message, outside`
 
 // runColsOf is runCols, each qualified by prefix ("runs.").
 func runColsOf(prefix string) string {
@@ -496,12 +512,13 @@ func scanRun(sc scanner) (*Run, error) {
 	var ended sql.NullInt64
 	var created int64
 	var sp string
-	var starred int
+	var starred, outside int
 	var fstar sql.NullFloat64
 	if err := sc.Scan(&r.ID, &created, &ended, &r.Status, &sp, &r.Version, &r.Name, &r.Note, &starred,
-		&r.Instance.Dim, &r.Instance.Samples, &r.Instance.Blocks, &fstar, &r.Message); err != nil {
+		&r.Instance.Dim, &r.Instance.Samples, &r.Instance.Blocks, &fstar, &r.Message, &outside); err != nil {
 		return nil, err
 	}
+	r.Outside = outside != 0
 	r.Created = fromMicros(created)
 	if ended.Valid {
 		r.Ended = fromMicros(ended.Int64)

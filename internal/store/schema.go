@@ -226,6 +226,13 @@ var migrations = [][]string{
 		) WITHOUT ROWID`,
 		`CREATE INDEX upload_names_short ON upload_names (substr(sha256, 1, 12))`,
 	},
+	// 10: runs opened from outside (docs/live.md): the mark, and the
+	// SHA-256 of the write token the run was opened with (never the
+	// token itself).
+	{
+		`ALTER TABLE runs ADD COLUMN outside INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN token_hash BLOB`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

@@ -230,10 +230,10 @@ func (im *importTx) finish(ctx context.Context, r *store.Run, digest string) err
 		}
 	}
 	if _, err := im.tx.Exec(ctx, `UPDATE runs SET created_us = $1, ended_us = $2, status = $3, problem = $4, spec = $5, version = $6, name = $7, note = $8,
-		dim = $9, samples = $10, blocks = $11, fstar = $12, info_panels = $13, message = $14, digest = $15, entered_us = $16 WHERE id = $17`,
+		dim = $9, samples = $10, blocks = $11, fstar = $12, info_panels = $13, message = $14, digest = $15, entered_us = $16, outside = $17 WHERE id = $18`,
 		micros(created), ended, r.Status, r.Spec.Problem, string(sp), r.Version, r.Name, r.Note,
 		r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, r.Instance.FStar, nullJSON(r.Instance.Panels),
-		r.Message, nullString(digest), micros(now()), im.id); err != nil {
+		r.Message, nullString(digest), micros(now()), r.Spec.Outside, im.id); err != nil {
 		return err
 	}
 	if _, err := im.tx.Exec(ctx, `UPDATE traces SET status = $1 WHERE run_id = $2 AND status IN ($3, $4, $5)`,

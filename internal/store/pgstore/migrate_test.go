@@ -13,6 +13,7 @@ import (
 
 	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/internal/spec"
 	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/store/storetest"
 	"math/rand/v2"
@@ -47,6 +48,33 @@ func oldSweep(v int, id string) func(t *testing.T, pool *pgxpool.Pool) func(t *t
 }
 
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	13: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// a run made before runs could be opened from outside
+		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, entered_us) VALUES
+			('oooooooooooo', 1767225600000000, 1767225601000000, 'done', 'lasso', $1, 'v0.13', 1767225600000000)`, oldSpec)
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			r, err := s.Get(ctx, "oooooooooooo")
+			if err != nil || r.Outside || r.Spec.Outside {
+				t.Fatalf("the v13 run: %v %+v", err, r)
+			}
+			// a run opened from outside is marked, its token's hash kept
+			sr := &store.Run{Spec: spec.Run{Problem: "my problem", Outside: true, Algorithms: []spec.Algo{{Algo: "pgd"}}, Replications: 1, Iters: 10},
+				Status: store.StatusRunning, Version: "test", Traces: []store.Trace{{Algo: "pgd"}}, TokenHash: []byte("0123456789abcdef0123456789abcdef")}
+			id, err := s.PutRun(ctx, sr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Get(ctx, id)
+			if err != nil || !got.Outside {
+				t.Fatalf("the outside run: %v %+v", err, got)
+			}
+			var hash []byte
+			if err := s.pool.QueryRow(ctx, `SELECT token_hash FROM runs WHERE id = $1`, id).Scan(&hash); err != nil || string(hash) != string(sr.TokenHash) {
+				t.Errorf("the stored token hash: %v %q", err, hash)
+			}
+		}
+	},
 	12: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		// uploads kept before they had names: one a run names, one no run
 		// named, past any grace

@@ -206,10 +206,15 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) (string, error) {
 				e := micros(r.Ended)
 				ended = &e
 			}
-			tag, err := tx.Exec(ctx, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, entered_us)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING`,
+			var tokenHash []byte
+			if len(r.TokenHash) > 0 {
+				tokenHash = r.TokenHash
+			}
+			tag, err := tx.Exec(ctx, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, entered_us, outside, token_hash)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT (id) DO NOTHING`,
 				id, micros(r.Created), ended, r.Status, r.Spec.Problem, string(sp), r.Version, r.Name, r.Note, r.Starred,
-				r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, r.Instance.FStar, nullJSON(r.Instance.Panels), micros(now()))
+				r.Instance.Dim, r.Instance.Samples, r.Instance.Blocks, r.Instance.FStar, nullJSON(r.Instance.Panels), micros(now()),
+				r.Spec.Outside, tokenHash)
 			if err != nil {
 				return err
 			}

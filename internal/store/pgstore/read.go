@@ -17,7 +17,7 @@ import (
 
 // ids are compared byte by byte, as in SQLite, whatever the database's
 // collation
-const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar, message`
+const runCols = `id, created_us, ended_us, status, spec, version, name, note, starred, dim, samples, blocks, fstar, message, outside`
 
 // runColsOf is runCols, each qualified by prefix ("runs.").
 func runColsOf(prefix string) string {
@@ -30,7 +30,7 @@ func scanRun(row pgx.Row, extra ...any) (*store.Run, error) {
 	var created int64
 	var sp string
 	dst := []any{&r.ID, &created, &ended, &r.Status, &sp, &r.Version, &r.Name, &r.Note, &r.Starred,
-		&r.Instance.Dim, &r.Instance.Samples, &r.Instance.Blocks, &r.Instance.FStar, &r.Message}
+		&r.Instance.Dim, &r.Instance.Samples, &r.Instance.Blocks, &r.Instance.FStar, &r.Message, &r.Outside}
 	if err := row.Scan(append(dst, extra...)...); err != nil {
 		return nil, err
 	}

@@ -236,6 +236,13 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX upload_names_short ON upload_names (left(sha256, 12))`,
 	},
+	// 14: runs opened from outside (docs/live.md): the mark, and the
+	// SHA-256 of the write token the run was opened with (never the
+	// token itself).
+	{
+		`ALTER TABLE runs ADD COLUMN outside BOOLEAN NOT NULL DEFAULT false`,
+		`ALTER TABLE runs ADD COLUMN token_hash BYTEA`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

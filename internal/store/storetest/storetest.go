@@ -64,6 +64,7 @@ var Checks = []Check{
 	{"UnreadableValuesRefused", checkUnreadableValues},
 	{"TrimSparesRunsBeingRead", checkTrimReading},
 	{"LeanGetAndTracePanels", checkTracePanels},
+	{"OutsideRunsMarked", checkOutside},
 }
 
 // Clock makes a store read the time from f until restore is called

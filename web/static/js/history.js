@@ -10,7 +10,7 @@ import { fmtCell } from './format.js';
 import { keyParams, finals, fmtBytes } from './lab.js';
 import { sweepChoices } from './sweeps.js';
 import { fmtDuration, silenceText } from './progress.js';
-import { verifiedBadge } from './verify.js';
+import { verifiedBadge, outsideBadge } from './verify.js';
 
 const LIMIT = 50;
 const LIVE = new Set(['queued', 'running', 'paused']);
@@ -25,7 +25,7 @@ function sweepCell(r) {
 // statusCell shows a run's status, and a live run's progress towards its
 // limits with the time left at its traces' rates (the server's estimate).
 function statusCell(r) {
-  const td = el('td', { class: 'progress-cell' }, el('span', { class: 'status st-' + r.status, text: r.status }), verifiedBadge(r.verified));
+  const td = el('td', { class: 'progress-cell' }, el('span', { class: 'status st-' + r.status, text: r.status }), verifiedBadge(r.verified), outsideBadge(r.outside));
   if (r.worker) td.append(el('div', { class: 'small muted worker', 'data-worker': r.worker, title: 'the worker process that ran it', text: 'on ' + r.worker }));
   const silent = LIVE.has(r.status) ? silenceText(r.worker, r.worker_beat) : '';
   if (silent) td.append(el('div', { class: 'small error worker-silent', 'data-silent': String(r.worker_beat.age_s), text: silent }));

@@ -12,7 +12,7 @@ import * as Panels from './panels.js';
 import { bindPNGButtons, exportTrace, exportBundle, exportFigure, chartPNG } from './export.js';
 import { progressOf, fmtDuration, wallEta, silenceText } from './progress.js';
 import { bindRunKeys } from './keys.js';
-import { initVerify } from './verify.js';
+import { initVerify, outsideBadge } from './verify.js';
 
 // STATUS_HELP explains each status beside its badge.
 const STATUS_HELP = {
@@ -216,6 +216,7 @@ export function initRun() {
       }
       const sp = run.spec ? JSON.stringify(run.spec) : specText;
       if (sp) $('#edit-spec').href = '/?spec=' + encodeURIComponent(sp);
+      $('#edit-spec').hidden = !!(run.spec && run.spec.outside); // nothing of fwlab's to rerun
     }
     const info = S.info || {};
     const bits = [];
@@ -234,6 +235,11 @@ export function initRun() {
     if (run.worker) S.worker = run.worker; // a control's answer may leave it out
     $('#run-status').title = (S.worker && WORKER_STATUS_HELP[run.status]) || STATUS_HELP[run.status] || '';
     if (run.worker) workerBadge(run.worker);
+    if (run.spec && run.spec.outside && !document.getElementById('run-outside')) {
+      const b = outsideBadge(true);
+      b.id = 'run-outside';
+      $('#run-status').after(b);
+    }
     if (S.worker) workerSilence(run);
     page.dataset.status = run.status;
     fwlab.queuePosition = run.queue_position || 0;
@@ -242,11 +248,12 @@ export function initRun() {
     msg.textContent = text;
     msg.hidden = !text;
     const paused = run.status === 'paused', active = run.status === 'running' || paused;
-    $('#btn-pause').disabled = !active || paused;
+    // a run opened from outside is logged by its program: no pause or step
+    $('#btn-pause').disabled = !active || paused || !!(run.spec && run.spec.outside);
     $('#btn-resume').disabled = !paused;
     $('#btn-step').disabled = !paused;
     $('#btn-stop').disabled = !active && run.status !== 'queued';
-    verifyStatus(run.status);
+    verifyStatus(run.status, run.spec && run.spec.outside);
     meta(run);
     // Paused: the page shows the run where the server paused it. What the
     // stream has not delivered shortly (a single step's records arrive at

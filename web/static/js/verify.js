@@ -30,6 +30,14 @@ export function verifiedBadge(v) {
   return el('div', { class: 'verified small v-' + v.outcome, title: verificationText(v) + (v.version ? ` (fwlab ${v.version})` : ''), text: mark });
 }
 
+// outsideBadge marks a run opened from outside (docs/live.md): its records
+// came from a program fwlab does not run, so it can be compared but not
+// re-run.
+export function outsideBadge(outside) {
+  if (!outside) return null;
+  return el('div', { class: 'outside-badge small', title: 'opened from outside: its records came from a program that logged them to the dashboard (docs/live.md); it compares and exports like any run, but cannot be re-run', text: '⇢ opened from outside' });
+}
+
 // initVerify wires the run page's Verify control; the returned function
 // takes the run's status as it changes (a live run cannot be verified).
 export function initVerify(runId) {
@@ -84,9 +92,14 @@ export function initVerify(runId) {
     }
     if (pending) setTimeout(poll, 1000);
   }
+  let outside = false; // a run opened from outside cannot be re-run
   function update() {
-    btn.disabled = LIVE.has(status) || pending != null;
-    btn.title = LIVE.has(status) ? 'a run can be verified once it has ended' : 'Re-run this run here, through the queue, and compare every record with it (time_s aside)';
+    btn.disabled = LIVE.has(status) || pending != null || outside;
+    btn.title = outside
+      ? 'opened from outside: fwlab cannot re-run it; dashboard verify checks its exported bundle\'s digest'
+      : LIVE.has(status)
+        ? 'a run can be verified once it has ended'
+        : 'Re-run this run here, through the queue, and compare every record with it (time_s aside)';
   }
   btn.addEventListener('click', async () => {
     btn.disabled = true;
@@ -107,8 +120,9 @@ export function initVerify(runId) {
     if (!pending) show(vs);
   });
   update();
-  return (s) => {
+  return (s, isOutside) => {
     status = s;
+    outside = !!isOutside;
     update();
   };
 }
