@@ -120,6 +120,12 @@ type Filter struct {
 	OldestFirst bool
 	Offset      int
 	Limit       int // 0: DefaultLimit; at most MaxLimit
+	// After and Before ask for the page by cursor rather than by offset
+	// (keyset.go): the Limit runs that follow the cursor in the list's
+	// order, or that precede it. Last asks for the last Limit runs. At
+	// most one of the three, and none with Offset.
+	After, Before *Cursor
+	Last          bool
 }
 
 // Page sizes of List.
@@ -671,14 +677,19 @@ func (f Filter) Page(total int, keys [2]string) (n, offset int, order string, re
 // List returns a page of runs, newest first (or oldest first), and the
 // number of runs the filter selects. The runs come without panels.
 func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
-	if f.Offset < 0 {
-		return nil, 0, spec.Errorf("offset", "must be non-negative, got %d", f.Offset)
+	p, err := s.ListPage(ctx, f)
+	if err != nil {
+		return nil, 0, err
 	}
-	if f.Limit < 0 || f.Limit > MaxLimit {
-		return nil, 0, spec.Errorf("limit", "must be between 0 and %d, got %d", MaxLimit, f.Limit)
-	}
-	if f.Limit == 0 {
-		f.Limit = DefaultLimit
+	return p.Runs, p.Total, nil
+}
+
+// ListPage is List with the cursors of the pages on either side: the page
+// f asks for by offset or by cursor (Filter.After, Before, Last).
+func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
+	f, err := f.check()
+	if err != nil {
+		return nil, err
 	}
 	// a run still being imported has no entered_us and is not listed (the
 	// partial indexes of schema 7 hold the listed runs: the condition is
@@ -740,42 +751,77 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	if count == "" {
 		count, countArgs = `SELECT COUNT(*)`+from+cond, args
 	}
-	var total int
-	if err := s.db.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	p := &Page{}
+	if err := s.db.QueryRowContext(ctx, count, countArgs...).Scan(&p.Total); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	n, offset, order, reverse, ok := f.Page(total, keys)
-	if !ok {
-		return nil, total, nil
+	var q string
+	var qargs []any
+	var reverse bool
+	var other string // a keyed page: the query of a run on the cursor's other side
+	if f.Keyed() {
+		var seek, otherCond, order string
+		seekArgs := slices.Clone(args)
+		seek, otherCond, order, reverse = f.Seek(keys, func(v any) string {
+			seekArgs = append(seekArgs, v)
+			return "?"
+		})
+		c := cond
+		if seek != "" {
+			c += " AND " + seek
+			other = `SELECT EXISTS (SELECT 1` + from + cond + ` AND ` + otherCond + `)`
+		}
+		q, qargs = `SELECT `+runColsOf("runs.")+from+c+order+` LIMIT ?`, append(seekArgs, f.Limit+1)
+		args = seekArgs
+	} else {
+		n, offset, order, rev, ok := f.Page(p.Total, keys)
+		if !ok {
+			return p, nil
+		}
+		q, qargs, reverse = `SELECT `+runColsOf("runs.")+from+cond+order+` LIMIT ? OFFSET ?`, append(slices.Clone(args), n, offset), rev
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+runColsOf("runs.")+from+cond+order+` LIMIT ? OFFSET ?`,
-		append(args, n, offset)...)
+	rows, err := s.db.QueryContext(ctx, q, qargs...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	var runs []*Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
 			rows.Close()
-			return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+			return nil, fmt.Errorf("store: listing runs: %w", err)
 		}
-		runs = append(runs, r)
+		p.Runs = append(p.Runs, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	if reverse {
-		slices.Reverse(runs)
+	if f.Keyed() {
+		more := len(p.Runs) > f.Limit
+		p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
+		var beyond bool
+		if other != "" && len(p.Runs) > 0 {
+			if err := s.db.QueryRowContext(ctx, other, args...).Scan(&beyond); err != nil {
+				return nil, fmt.Errorf("store: listing runs: %w", err)
+			}
+		}
+		if reverse {
+			slices.Reverse(p.Runs)
+		}
+		f.Ends(p, more, beyond)
+	} else {
+		if reverse {
+			slices.Reverse(p.Runs)
+		}
+		f.OffsetEnds(p)
 	}
-	if err := s.loadTraces(ctx, runs, false); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	for _, r := range runs {
+	for _, r := range p.Runs {
 		s.unstale(r)
 	}
-	return runs, total, nil
+	return p, nil
 }
 
 // likeEscape escapes LIKE's wildcards with a backslash.

@@ -161,14 +161,19 @@ func (s *Store) loadTraces(ctx context.Context, runs []*store.Run, panels bool) 
 // List returns a page of runs, newest first (or oldest first), and the
 // number of runs the filter selects. The runs come without panels.
 func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, error) {
-	if f.Offset < 0 {
-		return nil, 0, spec.Errorf("offset", "must be non-negative, got %d", f.Offset)
+	p, err := s.ListPage(ctx, f)
+	if err != nil {
+		return nil, 0, err
 	}
-	if f.Limit < 0 || f.Limit > store.MaxLimit {
-		return nil, 0, spec.Errorf("limit", "must be between 0 and %d, got %d", store.MaxLimit, f.Limit)
-	}
-	if f.Limit == 0 {
-		f.Limit = store.DefaultLimit
+	return p.Runs, p.Total, nil
+}
+
+// ListPage is List with the cursors of the pages on either side: the page
+// f asks for by offset or by cursor (Filter.After, Before, Last).
+func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, error) {
+	f, err := f.Check()
+	if err != nil {
+		return nil, err
 	}
 	var where []string
 	var args []any
@@ -184,7 +189,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 	}
 	if f.Text != "" {
 		if strings.IndexByte(f.Text, 0) >= 0 {
-			return nil, 0, spec.Errorf("text", "must not contain the NUL character")
+			return nil, spec.Errorf("text", "must not contain the NUL character")
 		}
 		// the trigram indexes of schema 11 answer these
 		p := arg("%" + store.LikeEscape(f.Text) + "%")
@@ -222,39 +227,69 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 	if count == "" {
 		count, countArgs = `SELECT COUNT(*)`+from+cond, len(args)
 	}
-	var total int
-	if err := s.pool.QueryRow(ctx, count, args[:countArgs]...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	p := &store.Page{}
+	if err := s.pool.QueryRow(ctx, count, args[:countArgs]...).Scan(&p.Total); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	n, offset, order, reverse, ok := f.Page(total, keys)
-	if !ok {
-		return nil, total, nil
+	var q, other string // other: a keyed page's query of a run on the cursor's other side
+	var reverse bool
+	otherArgs := 0
+	if f.Keyed() {
+		var seek, otherCond, order string
+		seek, otherCond, order, reverse = f.Seek(keys, arg)
+		c := cond
+		if seek != "" {
+			c = " WHERE " + strings.Join(append(slices.Clone(where), seek), " AND ")
+			other, otherArgs = `SELECT EXISTS (SELECT 1`+from+" WHERE "+strings.Join(append(slices.Clone(where), otherCond), " AND ")+`)`, len(args)
+		}
+		q = `SELECT ` + runColsOf("runs.") + from + c + order + ` LIMIT ` + arg(f.Limit+1)
+	} else {
+		n, offset, order, rev, ok := f.Page(p.Total, keys)
+		if !ok {
+			return p, nil
+		}
+		reverse = rev
+		q = `SELECT ` + runColsOf("runs.") + from + cond + order + ` LIMIT ` + arg(n) + ` OFFSET ` + arg(offset)
 	}
-	q := `SELECT ` + runColsOf("runs.") + from + cond + order + ` LIMIT ` + arg(n) + ` OFFSET ` + arg(offset)
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	var runs []*store.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
 			rows.Close()
-			return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+			return nil, fmt.Errorf("store: listing runs: %w", err)
 		}
-		runs = append(runs, r)
+		p.Runs = append(p.Runs, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	if reverse {
-		slices.Reverse(runs)
+	if f.Keyed() {
+		more := len(p.Runs) > f.Limit
+		p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
+		var beyond bool
+		if other != "" && len(p.Runs) > 0 {
+			if err := s.pool.QueryRow(ctx, other, args[:otherArgs]...).Scan(&beyond); err != nil {
+				return nil, fmt.Errorf("store: listing runs: %w", err)
+			}
+		}
+		if reverse {
+			slices.Reverse(p.Runs)
+		}
+		f.Ends(p, more, beyond)
+	} else {
+		if reverse {
+			slices.Reverse(p.Runs)
+		}
+		f.OffsetEnds(p)
 	}
-	if err := s.loadTraces(ctx, runs, false); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	return runs, total, nil
+	return p, nil
 }
 
 // Records returns the records of a trace with indices in [from, to); to < 0

@@ -48,6 +48,7 @@ var Checks = []Check{
 	{"MessageAndInstance", checkMessageAndInstance},
 	{"EditsAndUser", checkEdits},
 	{"ListFiltersSearchAndPages", checkList},
+	{"KeysetPagesOnceInOrder", checkKeyset},
 	{"Delete", checkDelete},
 	{"Verifications", checkVerifications},
 	{"TrimKeepsNewestStarredAndLive", checkTrim},
