@@ -311,6 +311,8 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		offset = new(f.Offset)
 	case page.Prev == nil && len(rows) > 0:
 		offset = new(0)
+	case page.Next == nil && len(rows) > 0:
+		offset = new(max(total-len(rows), 0))
 	}
 	var prev, next *string
 	if page.Prev != nil {
