@@ -701,18 +701,28 @@ func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
 	from, keys, count := ` FROM runs`, [2]string{"created_us", "id"}, ""
 	var countArgs []any
 	if f.Problem != "" {
-		where, args = append(where, "problem = ?"), append(args, f.Problem)
+		where, args = append(where, "runs.problem = ?"), append(args, f.Problem)
 	}
 	if f.Status != "" {
-		where, args = append(where, "status = ?"), append(args, f.Status)
+		where, args = append(where, "runs.status = ?"), append(args, f.Status)
 	}
+	// matches is the search's runs: LIKE folds ASCII letters alike on
+	// both sides; runs_text's trigram index answers patterns of three
+	// characters or more
+	const matches = `SELECT m.run_id FROM runs_text JOIN run_text_rows m ON m.rid = runs_text.rowid
+			WHERE runs_text.name LIKE ? ESCAPE '\' OR runs_text.note LIKE ? ESCAPE '\'`
+	var textArgs []any
 	if f.Text != "" {
-		// LIKE folds ASCII letters alike on both sides; runs_text's
-		// trigram index answers patterns of three characters or more
 		pat := "%" + likeEscape(f.Text) + "%"
-		where = append(where, `id IN (SELECT m.run_id FROM runs_text JOIN run_text_rows m ON m.rid = runs_text.rowid
-			WHERE runs_text.name LIKE ? ESCAPE '\' OR runs_text.note LIKE ? ESCAPE '\')`)
-		args = append(args, pat, pat)
+		textArgs = []any{pat, pat}
+		if f.Algorithm == "" || strings.Contains(f.Algorithm, VariantSep) {
+			// the page is read from the runs found, sorted (a few in a
+			// long list: walking the list for them would read most of it)
+			from = ` FROM (` + matches + `) tm CROSS JOIN runs ON runs.id = tm.run_id`
+			args = append(slices.Clone(textArgs), args...) // from's come first
+		} else {
+			where, args = append(where, `runs.id IN (`+matches+`)`), append(args, textArgs...)
+		}
 	}
 	if f.Sweep != "" {
 		c, a := sweepFilter(f.Sweep)
@@ -726,9 +736,16 @@ func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
 			args = append(args, f.Algorithm, AlgorithmLike(f.Algorithm))
 		} else {
 			from, keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id`, [2]string{"ra.at_us", "ra.run_id"}
-			if len(where) == 1 {
-				// run_algos holds listed runs only: its index counts them
-				count, countArgs = `SELECT COUNT(*) FROM run_algos WHERE algo = ?`, []any{f.Algorithm}
+			if f.Text == "" && f.Sweep == "" {
+				// run_algos holds listed runs only: run_algo_counts
+				// counts them by algorithm, problem and status
+				count, countArgs = `SELECT COALESCE(SUM(n), 0) FROM run_algo_counts WHERE algo = ?`, []any{f.Algorithm}
+				if f.Problem != "" {
+					count, countArgs = count+` AND problem = ?`, append(countArgs, f.Problem)
+				}
+				if f.Status != "" {
+					count, countArgs = count+` AND status = ?`, append(countArgs, f.Status)
+				}
 			}
 			where, args = append([]string{"ra.algo = ?"}, where...), append([]any{f.Algorithm}, args...)
 		}
