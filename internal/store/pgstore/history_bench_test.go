@@ -39,11 +39,11 @@ func BenchmarkPGHistoryList(b *testing.B) {
 var historyURL string
 
 // fillPG makes the store's schema in the database at url and writes runs
-// 0 to n-1 of the generated notebook in one transaction: the rows are
-// written with the triggers off (per row they would take most of an hour
-// at 10⁶ runs), then the runs' algorithms filed set at a time, as the
-// triggers' function files one run's; then the tables are analyzed, as
-// autovacuum does after a large write.
+// 0 to n-1 of the generated notebook in one transaction with the triggers
+// off (per row they would take most of an hour at 10⁶ runs): the runs'
+// algorithms filed and counted set at a time, as the triggers' functions
+// file and count one run's; then the tables are analyzed, as autovacuum
+// does after a large write.
 func fillPG(ctx context.Context, url string, n int) error {
 	s, err := pgstore.Open(ctx, url)
 	if err != nil {
@@ -63,15 +63,19 @@ func fillPG(ctx context.Context, url string, n int) error {
 			return fmt.Errorf("%w in %.200s", err, q)
 		}
 	}
-	if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = origin`); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO run_algos (algo, at_us, run_id)
-		SELECT DISTINCT n.algo, r.created_us, r.id
-		FROM (SELECT run_id, algo FROM traces
-			UNION SELECT run_id, split_part(algo, ' + ', 1) FROM traces WHERE strpos(algo, ' + ') > 0) n
-		JOIN runs r ON r.id = n.run_id`); err != nil {
-		return err
+	for _, q := range []string{
+		`INSERT INTO run_algos (algo, at_us, run_id, problem, status)
+			SELECT DISTINCT n.algo, r.created_us, r.id, r.problem, r.status
+			FROM (SELECT run_id, algo FROM traces
+				UNION SELECT run_id, split_part(algo, ' + ', 1) FROM traces WHERE strpos(algo, ' + ') > 0) n
+			JOIN runs r ON r.id = n.run_id`,
+		`INSERT INTO run_count_deltas (algo, problem, status, n)
+			SELECT '', problem, status, COUNT(*) FROM runs GROUP BY problem, status
+			UNION ALL SELECT algo, problem, status, COUNT(*) FROM run_algos GROUP BY algo, problem, status`,
+	} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return err

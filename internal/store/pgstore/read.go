@@ -182,10 +182,10 @@ func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, erro
 		return fmt.Sprintf("$%d", len(args))
 	}
 	if f.Problem != "" {
-		where = append(where, "problem = "+arg(f.Problem))
+		where = append(where, "runs.problem = "+arg(f.Problem))
 	}
 	if f.Status != "" {
-		where = append(where, "status = "+arg(f.Status))
+		where = append(where, "runs.status = "+arg(f.Status))
 	}
 	if f.Text != "" {
 		if strings.IndexByte(f.Text, 0) >= 0 {
@@ -202,6 +202,22 @@ func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, erro
 	// entries of run_algos (in list order) joined to them
 	from, keys := ` FROM runs`, [2]string{"created_us", `id COLLATE "C"`}
 	count, countArgs := "", 0
+	// the count of a page filtered by an algorithm, a problem and a
+	// status at most: run_count_deltas (algo '' for every run)
+	var cargs []any
+	if f.Text == "" && f.Sweep == "" && !strings.Contains(f.Algorithm, store.VariantSep) {
+		cargs = append(cargs, f.Algorithm)
+		count = `SELECT COALESCE(SUM(n), 0) FROM run_count_deltas WHERE algo = $1`
+		if f.Problem != "" {
+			cargs = append(cargs, f.Problem)
+			count += fmt.Sprintf(" AND problem = $%d", len(cargs))
+		}
+		if f.Status != "" {
+			cargs = append(cargs, f.Status)
+			count += fmt.Sprintf(" AND status = $%d", len(cargs))
+		}
+		s.compactCounts(ctx)
+	}
 	if f.Algorithm != "" {
 		if strings.Contains(f.Algorithm, store.VariantSep) {
 			// run_algos files a variant under its own name and its
@@ -212,12 +228,7 @@ func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, erro
 			// run_algos.run_id sorts in "C", as the lists do; the join
 			// compares in the runs' collation, so that it reads runs' key
 			from, keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id COLLATE "default"`, [2]string{"ra.at_us", "ra.run_id"}
-			a := arg(f.Algorithm)
-			if len(where) == 0 {
-				// no other filter: the algorithm's entries count alone
-				count, countArgs = `SELECT COUNT(*) FROM run_algos WHERE algo = `+a, len(args)
-			}
-			where = append(where, "ra.algo = "+a)
+			where = append(where, "ra.algo = "+arg(f.Algorithm))
 		}
 	}
 	cond := ""
@@ -226,9 +237,10 @@ func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, erro
 	}
 	if count == "" {
 		count, countArgs = `SELECT COUNT(*)`+from+cond, len(args)
+		cargs = args[:countArgs]
 	}
 	p := &store.Page{}
-	if err := s.pool.QueryRow(ctx, count, args[:countArgs]...).Scan(&p.Total); err != nil {
+	if err := s.pool.QueryRow(ctx, count, cargs...).Scan(&p.Total); err != nil {
 		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
 	var q, other string // other: a keyed page's query of a run on the cursor's other side
