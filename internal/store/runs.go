@@ -707,13 +707,19 @@ func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
 		where, args = append(where, "runs.status = ?"), append(args, f.Status)
 	}
 	// matches is the search's runs: LIKE folds ASCII letters alike on
-	// both sides; runs_text's trigram index answers patterns of three
-	// characters or more
-	const matches = `SELECT m.run_id FROM runs_text JOIN run_text_rows m ON m.rid = runs_text.rowid
-			WHERE runs_text.name LIKE ? ESCAPE '\' OR runs_text.note LIKE ? ESCAPE '\'`
+	// both sides; runs_text's trigram index answers a LIKE of one column
+	// (an OR of both is read from the whole table) without an ESCAPE
+	// clause, of three characters or more: a text holding a wildcard
+	// (% or _) is escaped and read from the whole table
+	matches := `SELECT m.run_id FROM (SELECT rowid AS rid FROM runs_text WHERE name LIKE ?
+			UNION SELECT rowid FROM runs_text WHERE note LIKE ?) x JOIN run_text_rows m ON m.rid = x.rid`
 	var textArgs []any
 	if f.Text != "" {
-		pat := "%" + likeEscape(f.Text) + "%"
+		pat := "%" + f.Text + "%"
+		if strings.ContainsAny(f.Text, "%_") {
+			pat = "%" + likeEscape(f.Text) + "%"
+			matches = strings.ReplaceAll(matches, "LIKE ?", `LIKE ? ESCAPE '\'`)
+		}
 		textArgs = []any{pat, pat}
 		if f.Algorithm == "" || strings.Contains(f.Algorithm, VariantSep) {
 			// the page is read from the runs found, sorted (a few in a
