@@ -711,8 +711,11 @@ func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
 	// (an OR of both is read from the whole table) without an ESCAPE
 	// clause, of three characters or more: a text holding a wildcard
 	// (% or _) is escaped and read from the whole table
-	matches := `SELECT m.run_id FROM (SELECT rowid AS rid FROM runs_text WHERE name LIKE ?
+	matches := `SELECT m.run_id, m.at_us FROM (SELECT rowid AS rid FROM runs_text WHERE name LIKE ?
 			UNION SELECT rowid FROM runs_text WHERE note LIKE ?) x JOIN run_text_rows m ON m.rid = x.rid`
+	// sel is what a page's query selects; wrap makes it the page's query
+	sel := `SELECT ` + runColsOf("runs.")
+	wrap := func(q, order string) string { return q }
 	var textArgs []any
 	if f.Text != "" {
 		pat := "%" + f.Text + "%"
@@ -721,13 +724,23 @@ func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
 			matches = strings.ReplaceAll(matches, "LIKE ?", `LIKE ? ESCAPE '\'`)
 		}
 		textArgs = []any{pat, pat}
-		if f.Algorithm == "" || strings.Contains(f.Algorithm, VariantSep) {
+		if f.Problem == "" && f.Status == "" && f.Sweep == "" && f.Algorithm == "" {
+			// the search alone: runs_text holds listed runs only, and
+			// run_text_rows their times, so the page and its count read
+			// the runs found alone, and the page's runs after
+			from, keys, where = ` FROM (`+matches+`) tm`, [2]string{"tm.at_us", "tm.run_id"}, []string{"tm.run_id IS NOT NULL"}
+			sel = `SELECT tm.run_id, tm.at_us`
+			wrap = func(q, order string) string {
+				return `SELECT ` + runColsOf("runs.") + ` FROM (` + q + `) tm CROSS JOIN runs ON runs.id = tm.run_id` + order
+			}
+			args = append(args, textArgs...)
+		} else if f.Algorithm == "" || strings.Contains(f.Algorithm, VariantSep) {
 			// the page is read from the runs found, sorted (a few in a
 			// long list: walking the list for them would read most of it)
 			from = ` FROM (` + matches + `) tm CROSS JOIN runs ON runs.id = tm.run_id`
 			args = append(slices.Clone(textArgs), args...) // from's come first
 		} else {
-			where, args = append(where, `runs.id IN (`+matches+`)`), append(args, textArgs...)
+			where, args = append(where, `runs.id IN (SELECT run_id FROM (`+matches+`))`), append(args, textArgs...)
 		}
 	}
 	if f.Sweep != "" {
@@ -794,14 +807,14 @@ func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
 			c += " AND " + seek
 			other = `SELECT EXISTS (SELECT 1` + from + cond + ` AND ` + otherCond + `)`
 		}
-		q, qargs = `SELECT `+runColsOf("runs.")+from+c+order+` LIMIT ?`, append(seekArgs, f.Limit+1)
+		q, qargs = wrap(sel+from+c+order+` LIMIT ?`, order), append(seekArgs, f.Limit+1)
 		args = seekArgs
 	} else {
 		n, offset, order, rev, ok := f.Page(p.Total, keys)
 		if !ok {
 			return p, nil
 		}
-		q, qargs, reverse = `SELECT `+runColsOf("runs.")+from+cond+order+` LIMIT ? OFFSET ?`, append(slices.Clone(args), n, offset), rev
+		q, qargs, reverse = wrap(sel+from+cond+order+` LIMIT ? OFFSET ?`, order), append(slices.Clone(args), n, offset), rev
 	}
 	rows, err := s.db.QueryContext(ctx, q, qargs...)
 	if err != nil {

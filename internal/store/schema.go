@@ -220,7 +220,8 @@ var migrations = [][]string{
 	// and run_algo_counts, kept by triggers on run_algos, has how many
 	// listed runs each (algorithm, problem, status) has: the count of a
 	// page filtered by an algorithm, and by its problem and status at
-	// most, reads it, not hundreds of thousands of index entries.
+	// most, reads it, not hundreds of thousands of index entries; and
+	// run_text_rows carries its run's time.
 	{
 		`ALTER TABLE run_algos ADD COLUMN problem TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE run_algos ADD COLUMN status TEXT NOT NULL DEFAULT ''`,
@@ -270,6 +271,27 @@ var migrations = [][]string{
 			UPDATE run_algo_counts SET n = n - 1 WHERE algo = OLD.algo AND problem = OLD.problem AND status = OLD.status;
 			INSERT INTO run_algo_counts (algo, problem, status, n) VALUES (NEW.algo, NEW.problem, NEW.status, 1)
 				ON CONFLICT (algo, problem, status) DO UPDATE SET n = n + 1;
+		END`,
+		// run_text_rows carries its run's time: a search sorts the runs
+		// it found without reading them
+		`ALTER TABLE run_text_rows ADD COLUMN at_us BIGINT NOT NULL DEFAULT 0`,
+		`UPDATE run_text_rows SET at_us = (SELECT created_us FROM runs WHERE id = run_text_rows.run_id)`,
+		`DROP TRIGGER runs_text_insert`,
+		`DROP TRIGGER runs_text_update`,
+		`CREATE TRIGGER runs_text_insert AFTER INSERT ON runs WHEN NEW.entered_us IS NOT NULL AND (NEW.name <> '' OR NEW.note <> '') BEGIN
+			INSERT INTO run_text_rows (run_id, at_us) VALUES (NEW.id, NEW.created_us);
+			INSERT INTO runs_text (rowid, name, note) VALUES (last_insert_rowid(), NEW.name, NEW.note);
+		END`,
+		`CREATE TRIGGER runs_text_update AFTER UPDATE OF id, name, note, entered_us ON runs BEGIN
+			DELETE FROM runs_text WHERE rowid IN (SELECT rid FROM run_text_rows WHERE run_id IN (OLD.id, NEW.id));
+			DELETE FROM run_text_rows WHERE run_id IN (OLD.id, NEW.id);
+			INSERT INTO run_text_rows (run_id, at_us)
+				SELECT NEW.id, NEW.created_us WHERE NEW.entered_us IS NOT NULL AND (NEW.name <> '' OR NEW.note <> '');
+			INSERT INTO runs_text (rowid, name, note)
+				SELECT rid, NEW.name, NEW.note FROM run_text_rows WHERE run_id = NEW.id;
+		END`,
+		`CREATE TRIGGER runs_text_at AFTER UPDATE OF created_us ON runs BEGIN
+			UPDATE run_text_rows SET at_us = NEW.created_us WHERE run_id = NEW.id;
 		END`,
 	},
 }

@@ -38,7 +38,7 @@ func BenchmarkHistoryList(b *testing.B) {
 // historyGenerator names the generated notebook's form: a change to
 // storetest.NewHistoryRun or HistoryFillSQL changes it, so that a store
 // cached by an older generator is not read.
-const historyGenerator = 2
+const historyGenerator = 3
 
 // historyStore returns the cached store of n generated runs, filling it
 // first when there is none.
