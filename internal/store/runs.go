@@ -724,6 +724,9 @@ func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
 			matches = strings.ReplaceAll(matches, "LIKE ?", `LIKE ? ESCAPE '\'`)
 		}
 		textArgs = []any{pat, pat}
+		if f.Problem == "" && f.Status == "" && f.Sweep == "" && f.Algorithm == "" && (f.Keyed() || f.Offset == 0) {
+			return s.searchPage(ctx, f, matches, textArgs)
+		}
 		if f.Problem == "" && f.Status == "" && f.Sweep == "" && f.Algorithm == "" {
 			// the search alone: runs_text holds listed runs only, and
 			// run_text_rows their times, so the page and its count read
@@ -859,6 +862,82 @@ func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
 	}
 	return p, nil
 }
+
+// searchPage is ListPage of a search alone, read by cursor or from the
+// list's start: runs_text holds the listed runs only and run_text_rows
+// their times, so one pass over the runs found sorts them, counts them
+// (and those on the cursor's other side) and reads the page's runs after.
+func (s *Store) searchPage(ctx context.Context, f Filter, matches string, textArgs []any) (*Page, error) {
+	var cargs []any
+	seek, other, order, reverse := f.Seek([2]string{"tm.at_us", "tm.run_id"}, func(v any) string {
+		cargs = append(cargs, v)
+		return "?"
+	})
+	// the placeholders in the order they are written: beyond's, the
+	// search's, the seek's
+	var args []any
+	beyond, where := "0", ""
+	if other != "" {
+		beyond = "COUNT(*) FILTER (WHERE " + other + ") OVER ()"
+		args = append(args, cargs...)
+	}
+	args = append(args, textArgs...)
+	if seek != "" {
+		where = " WHERE " + seek
+		args = append(args, cargs...)
+	}
+	q := `SELECT ` + runColsOf("runs.") + `, tm.total, tm.beyond FROM (
+		SELECT tm.run_id, tm.at_us, tm.total, tm.beyond FROM (
+			SELECT tm.run_id, tm.at_us, COUNT(*) OVER () AS total, ` + beyond + ` AS beyond FROM (` + matches + `) tm) tm` +
+		where + order + ` LIMIT ?) tm CROSS JOIN runs ON runs.id = tm.run_id` + order
+	rows, err := s.db.QueryContext(ctx, q, append(args, f.Limit+1)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	p := &Page{}
+	var total, n int
+	for rows.Next() {
+		r, err := scanRun(plusScanner{rows, []any{&total, &n}})
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: listing runs: %w", err)
+		}
+		p.Runs = append(p.Runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	p.Total = total
+	if len(p.Runs) == 0 {
+		// no run past the cursor: the count alone
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+matches+`)`, textArgs...).Scan(&p.Total); err != nil {
+			return nil, fmt.Errorf("store: listing runs: %w", err)
+		}
+	}
+	more := len(p.Runs) > f.Limit
+	p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
+	if reverse {
+		slices.Reverse(p.Runs)
+	}
+	f.Ends(p, more, n > 0)
+	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	for _, r := range p.Runs {
+		s.unstale(r)
+	}
+	return p, nil
+}
+
+// plusScanner scans a row's columns beyond those its caller asks for
+// into more.
+type plusScanner struct {
+	sc   scanner
+	more []any
+}
+
+func (p plusScanner) Scan(dst ...any) error { return p.sc.Scan(append(dst, p.more...)...) }
 
 // likeEscape escapes LIKE's wildcards with a backslash.
 func likeEscape(s string) string {
