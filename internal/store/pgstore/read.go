@@ -191,6 +191,9 @@ func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, erro
 		if strings.IndexByte(f.Text, 0) >= 0 {
 			return nil, spec.Errorf("text", "must not contain the NUL character")
 		}
+		if f.Problem == "" && f.Status == "" && f.Sweep == "" && f.Algorithm == "" && (f.Keyed() || f.Offset == 0) {
+			return s.searchPage(ctx, f)
+		}
 		// the trigram indexes of schema 11 answer these
 		p := arg("%" + store.LikeEscape(f.Text) + "%")
 		where = append(where, `(LOWER(name) LIKE LOWER(`+p+`) ESCAPE '\' OR LOWER(note) LIKE LOWER(`+p+`) ESCAPE '\')`)
@@ -298,6 +301,69 @@ func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, erro
 		}
 		f.OffsetEnds(p)
 	}
+	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	return p, nil
+}
+
+// searchPage is ListPage of a search alone, read by cursor or from the
+// list's start: one pass over the runs found (the trigram indexes of
+// schema 11) sorts them, counts them (and those on the cursor's other
+// side) and reads the page's runs after, where walking the list for them
+// would read most of it when they lie in one part of it.
+func (s *Store) searchPage(ctx context.Context, f store.Filter) (*store.Page, error) {
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	pat := arg("%" + store.LikeEscape(f.Text) + "%")
+	found := `SELECT id, created_us FROM runs WHERE (LOWER(name) LIKE LOWER(` + pat + `) ESCAPE '\' OR LOWER(note) LIKE LOWER(` + pat + `) ESCAPE '\')`
+	seek, other, order, reverse := f.Seek([2]string{"tm.created_us", `tm.id COLLATE "C"`}, arg)
+	beyond, where := "0", ""
+	if other != "" {
+		beyond = "COUNT(*) FILTER (WHERE " + other + ") OVER ()"
+	}
+	if seek != "" {
+		where = " WHERE " + seek
+	}
+	q := `WITH found AS MATERIALIZED (` + found + `)
+		SELECT ` + runColsOf("runs.") + `, tm.total, tm.beyond FROM (
+			SELECT tm.id, tm.created_us, tm.total, tm.beyond FROM (
+				SELECT tm.id, tm.created_us, COUNT(*) OVER () AS total, ` + beyond + ` AS beyond FROM found tm) tm` +
+		where + order + ` LIMIT ` + arg(f.Limit+1) + `) tm JOIN runs ON runs.id = tm.id` + order
+	rows, err := s.pool.Query(ctx, q, listArgs(args)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	p := &store.Page{}
+	var total, n int64
+	for rows.Next() {
+		r, err := scanRun(rows, &total, &n)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: listing runs: %w", err)
+		}
+		p.Runs = append(p.Runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	p.Total = int(total)
+	if len(p.Runs) == 0 {
+		// no run past the cursor: the count alone
+		if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM (`+found+`) f`, listArgs(args[:1])...).Scan(&p.Total); err != nil {
+			return nil, fmt.Errorf("store: listing runs: %w", err)
+		}
+	}
+	more := len(p.Runs) > f.Limit
+	p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
+	if reverse {
+		slices.Reverse(p.Runs)
+	}
+	f.Ends(p, more, n > 0)
 	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
 		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
