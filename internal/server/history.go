@@ -244,11 +244,35 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	if f.Limit == 0 {
 		f.Limit = store.DefaultLimit
 	}
-	runs, total, err := s.st.List(r.Context(), f)
+	// a page by cursor: after or before a run's place (a page's next and
+	// prev), or the last page
+	for _, c := range []struct {
+		name string
+		to   **store.Cursor
+	}{{"after", &f.After}, {"before", &f.Before}} {
+		if v, ok := q[c.name]; ok {
+			cur, err := store.ParseCursor(c.name, v[0])
+			if err != nil {
+				s.storeError(w, err)
+				return
+			}
+			*c.to = cur
+		}
+	}
+	if v := q.Get("last"); v != "" {
+		last, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "last", "must be true or false, got "+quote(v))
+			return
+		}
+		f.Last = last
+	}
+	page, err := s.st.ListPage(r.Context(), f)
 	if err != nil {
 		s.storeError(w, err)
 		return
 	}
+	runs, total := page.Runs, page.Total
 	disk, err := s.st.DiskUsage(r.Context())
 	if err != nil {
 		s.storeError(w, err)
@@ -280,7 +304,27 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": f.Offset, "limit": f.Limit, "disk_bytes": disk})
+	// offset is the page's place when it is known: a page by cursor
+	// tells it only at the list's ends
+	var offset *int
+	switch {
+	case f.Last:
+		offset = new(max(total-len(rows), 0))
+	case f.After == nil && f.Before == nil:
+		offset = new(f.Offset)
+	case page.Prev == nil && len(rows) > 0:
+		offset = new(0)
+	case page.Next == nil && len(rows) > 0:
+		offset = new(max(total-len(rows), 0))
+	}
+	var prev, next *string
+	if page.Prev != nil {
+		prev = new(page.Prev.String())
+	}
+	if page.Next != nil {
+		next = new(page.Next.String())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": offset, "limit": f.Limit, "disk_bytes": disk, "prev": prev, "next": next})
 }
 
 func knownStatus(st string) bool {

@@ -31,6 +31,7 @@ type Backend interface {
 	TracePanels(ctx context.Context, id string, trace int, max int64) (json.RawMessage, error)
 	User(ctx context.Context, id string) (name, note string, starred bool, err error)
 	List(ctx context.Context, f Filter) ([]*Run, int, error)
+	ListPage(ctx context.Context, f Filter) (*Page, error)
 	Records(ctx context.Context, id string, trace, from, to int) ([]solver.Record, error)
 	EachRecord(ctx context.Context, id string, trace, from, to int, fn func(i int, r *solver.Record) error) error
 	Delete(ctx context.Context, ids ...string) (int, error)

@@ -42,6 +42,82 @@ func oldSweep(v int, id string) func(t *testing.T, db *sql.DB) func(t *testing.T
 }
 
 var oldVersions = map[int]func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store){
+	10: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
+		// listed runs of two problems, three statuses and three
+		// algorithms (one a variant), and a run still being imported
+		const sp = `'{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}'`
+		for i, q := range []string{"lasso done afw", "lasso done fw", "lasso failed afw+", "gflasso done afw", "gflasso cancelled fw", "lasso importing afw"} {
+			f := strings.Fields(q)
+			entered := "1767225600000000"
+			if f[1] == "importing" {
+				f[1], entered = "done", "NULL"
+			}
+			id := fmt.Sprintf("nnnnnnnnnnn%c", 'a'+i)
+			algo := strings.Replace(f[2], "+", " + slack collapse", 1)
+			for _, q := range []string{
+				fmt.Sprintf(`INSERT INTO runs (id, created_us, status, problem, spec, version, entered_us) VALUES ('%s', %d, '%s', '%s', %s, 'v0.8', %s)`,
+					id, 1767225600000000+i, f[1], f[0], sp, entered),
+				fmt.Sprintf(`INSERT INTO traces (run_id, idx, algo, replication, seed, status, records) VALUES ('%s', 0, '%s', 0, 1, '%s', 0)`, id, algo, f[1]),
+			} {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			// every total from run_algo_counts equals the runs the
+			// filter lists
+			check := func(when string) {
+				t.Helper()
+				for _, algo := range []string{"afw", "fw", "afw + slack collapse", "pfw"} {
+					for _, f := range []Filter{{}, {Problem: "lasso"}, {Problem: "gflasso"}, {Status: StatusDone}, {Status: StatusFailed},
+						{Problem: "lasso", Status: StatusDone}, {Problem: "gflasso", Status: StatusCancelled}, {Problem: "nothing"}} {
+						f.Algorithm, f.Limit = algo, MaxLimit
+						runs, total, err := s.List(ctx, f)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if total != len(runs) {
+							t.Errorf("%s, %+v: total %d, %d runs listed", when, f, total, len(runs))
+						}
+					}
+				}
+			}
+			check("after the migration")
+			if _, err := s.PutRun(ctx, testRun("gflasso", "afw", "pfw")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetStatus(ctx, "nnnnnnnnnnna", StatusFailed, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Delete(ctx, "nnnnnnnnnnnd"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.db.ExecContext(ctx, `UPDATE traces SET algo = 'pfw' WHERE run_id = 'nnnnnnnnnnnb'`); err != nil {
+				t.Fatal(err)
+			}
+			check("after a new run, a status change, a delete and a trace's algorithm changed")
+			// an import streams in (Open dropped the v8 one), then ends
+			// failed: the run is listed and counted
+			for _, q := range []string{
+				`INSERT INTO runs (id, created_us, status, problem, spec, version) VALUES ('nnnnnnnnnnnz', 1767225600000009, 'done', 'lasso', ` + sp + `, 'v0.8')`,
+				`INSERT INTO traces (run_id, idx, algo, replication, seed, status, records) VALUES ('nnnnnnnnnnnz', 0, 'afw', 0, 1, 'done', 0)`,
+			} {
+				if _, err := s.db.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check("while an import streams in")
+			if _, err := s.db.ExecContext(ctx, `UPDATE runs SET entered_us = 1767225600000000, status = 'failed' WHERE id = 'nnnnnnnnnnnz'`); err != nil {
+				t.Fatal(err)
+			}
+			check("after an import's end")
+			if _, total, _ := s.List(ctx, Filter{Algorithm: "afw", Status: StatusFailed}); total != 3 {
+				t.Errorf("afw failed: %d runs, want 3 (a, c's variant, z)", total)
+			}
+		}
+	},
 	9: func(t *testing.T, db *sql.DB) func(t *testing.T, s *Store) {
 		// a run made before runs could be opened from outside
 		const sp = `'{"problem":"lasso","algorithms":[{"algo":"afw"}],"replications":1,"seed":3,"iters":50,"passes":0,"gap":0,"eval_every":0}'`

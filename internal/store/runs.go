@@ -127,6 +127,12 @@ type Filter struct {
 	OldestFirst bool
 	Offset      int
 	Limit       int // 0: DefaultLimit; at most MaxLimit
+	// After and Before ask for the page by cursor rather than by offset
+	// (keyset.go): the Limit runs that follow the cursor in the list's
+	// order, or that precede it. Last asks for the last Limit runs. At
+	// most one of the three, and none with Offset.
+	After, Before *Cursor
+	Last          bool
 }
 
 // Page sizes of List.
@@ -690,14 +696,19 @@ func (f Filter) Page(total int, keys [2]string) (n, offset int, order string, re
 // List returns a page of runs, newest first (or oldest first), and the
 // number of runs the filter selects. The runs come without panels.
 func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
-	if f.Offset < 0 {
-		return nil, 0, spec.Errorf("offset", "must be non-negative, got %d", f.Offset)
+	p, err := s.ListPage(ctx, f)
+	if err != nil {
+		return nil, 0, err
 	}
-	if f.Limit < 0 || f.Limit > MaxLimit {
-		return nil, 0, spec.Errorf("limit", "must be between 0 and %d, got %d", MaxLimit, f.Limit)
-	}
-	if f.Limit == 0 {
-		f.Limit = DefaultLimit
+	return p.Runs, p.Total, nil
+}
+
+// ListPage is List with the cursors of the pages on either side: the page
+// f asks for by offset or by cursor (Filter.After, Before, Last).
+func (s *Store) ListPage(ctx context.Context, f Filter) (*Page, error) {
+	f, err := f.check()
+	if err != nil {
+		return nil, err
 	}
 	// a run still being imported has no entered_us and is not listed (the
 	// partial indexes of schema 7 hold the listed runs: the condition is
@@ -709,18 +720,50 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	from, keys, count := ` FROM runs`, [2]string{"created_us", "id"}, ""
 	var countArgs []any
 	if f.Problem != "" {
-		where, args = append(where, "problem = ?"), append(args, f.Problem)
+		where, args = append(where, "runs.problem = ?"), append(args, f.Problem)
 	}
 	if f.Status != "" {
-		where, args = append(where, "status = ?"), append(args, f.Status)
+		where, args = append(where, "runs.status = ?"), append(args, f.Status)
 	}
+	// matches is the search's runs: LIKE folds ASCII letters alike on
+	// both sides; runs_text's trigram index answers a LIKE of one column
+	// (an OR of both is read from the whole table) without an ESCAPE
+	// clause, of three characters or more: a text holding a wildcard
+	// (% or _) is escaped and read from the whole table
+	matches := `SELECT m.run_id, m.at_us FROM (SELECT rowid AS rid FROM runs_text WHERE name LIKE ?
+			UNION SELECT rowid FROM runs_text WHERE note LIKE ?) x JOIN run_text_rows m ON m.rid = x.rid`
+	// sel is what a page's query selects; wrap makes it the page's query
+	sel := `SELECT ` + runColsOf("runs.")
+	wrap := func(q, order string) string { return q }
+	var textArgs []any
 	if f.Text != "" {
-		// LIKE folds ASCII letters alike on both sides; runs_text's
-		// trigram index answers patterns of three characters or more
-		pat := "%" + likeEscape(f.Text) + "%"
-		where = append(where, `id IN (SELECT m.run_id FROM runs_text JOIN run_text_rows m ON m.rid = runs_text.rowid
-			WHERE runs_text.name LIKE ? ESCAPE '\' OR runs_text.note LIKE ? ESCAPE '\')`)
-		args = append(args, pat, pat)
+		pat := "%" + f.Text + "%"
+		if strings.ContainsAny(f.Text, "%_") {
+			pat = "%" + likeEscape(f.Text) + "%"
+			matches = strings.ReplaceAll(matches, "LIKE ?", `LIKE ? ESCAPE '\'`)
+		}
+		textArgs = []any{pat, pat}
+		if f.Problem == "" && f.Status == "" && f.Sweep == "" && f.Algorithm == "" && (f.Keyed() || f.Offset == 0) {
+			return s.searchPage(ctx, f, matches, textArgs)
+		}
+		if f.Problem == "" && f.Status == "" && f.Sweep == "" && f.Algorithm == "" {
+			// the search alone: runs_text holds listed runs only, and
+			// run_text_rows their times, so the page and its count read
+			// the runs found alone, and the page's runs after
+			from, keys, where = ` FROM (`+matches+`) tm`, [2]string{"tm.at_us", "tm.run_id"}, []string{"tm.run_id IS NOT NULL"}
+			sel = `SELECT tm.run_id, tm.at_us`
+			wrap = func(q, order string) string {
+				return `SELECT ` + runColsOf("runs.") + ` FROM (` + q + `) tm CROSS JOIN runs ON runs.id = tm.run_id` + order
+			}
+			args = append(args, textArgs...)
+		} else if f.Algorithm == "" || strings.Contains(f.Algorithm, VariantSep) {
+			// the page is read from the runs found, sorted (a few in a
+			// long list: walking the list for them would read most of it)
+			from = ` FROM (` + matches + `) tm CROSS JOIN runs ON runs.id = tm.run_id`
+			args = append(slices.Clone(textArgs), args...) // from's come first
+		} else {
+			where, args = append(where, `runs.id IN (SELECT run_id FROM (`+matches+`))`), append(args, textArgs...)
+		}
 	}
 	if f.Sweep != "" {
 		c, a := sweepFilter(f.Sweep)
@@ -734,9 +777,16 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 			args = append(args, f.Algorithm, AlgorithmLike(f.Algorithm))
 		} else {
 			from, keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id`, [2]string{"ra.at_us", "ra.run_id"}
-			if len(where) == 1 {
-				// run_algos holds listed runs only: its index counts them
-				count, countArgs = `SELECT COUNT(*) FROM run_algos WHERE algo = ?`, []any{f.Algorithm}
+			if f.Text == "" && f.Sweep == "" {
+				// run_algos holds listed runs only: run_algo_counts
+				// counts them by algorithm, problem and status
+				count, countArgs = `SELECT COALESCE(SUM(n), 0) FROM run_algo_counts WHERE algo = ?`, []any{f.Algorithm}
+				if f.Problem != "" {
+					count, countArgs = count+` AND problem = ?`, append(countArgs, f.Problem)
+				}
+				if f.Status != "" {
+					count, countArgs = count+` AND status = ?`, append(countArgs, f.Status)
+				}
 			}
 			where, args = append([]string{"ra.algo = ?"}, where...), append([]any{f.Algorithm}, args...)
 		}
@@ -759,43 +809,154 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Run, int, error) {
 	if count == "" {
 		count, countArgs = `SELECT COUNT(*)`+from+cond, args
 	}
-	var total int
-	if err := s.db.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	p := &Page{}
+	if err := s.db.QueryRowContext(ctx, count, countArgs...).Scan(&p.Total); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	n, offset, order, reverse, ok := f.Page(total, keys)
-	if !ok {
-		return nil, total, nil
+	var q string
+	var qargs []any
+	var reverse bool
+	var other string // a keyed page: the query of a run on the cursor's other side
+	if f.Keyed() {
+		var seek, otherCond, order string
+		seekArgs := slices.Clone(args)
+		seek, otherCond, order, reverse = f.Seek(keys, func(v any) string {
+			seekArgs = append(seekArgs, v)
+			return "?"
+		})
+		c := cond
+		if seek != "" {
+			c += " AND " + seek
+			other = `SELECT EXISTS (SELECT 1` + from + cond + ` AND ` + otherCond + `)`
+		}
+		q, qargs = wrap(sel+from+c+order+` LIMIT ?`, order), append(seekArgs, f.Limit+1)
+		args = seekArgs
+	} else {
+		n, offset, order, rev, ok := f.Page(p.Total, keys)
+		if !ok {
+			return p, nil
+		}
+		q, qargs, reverse = wrap(sel+from+cond+order+` LIMIT ? OFFSET ?`, order), append(slices.Clone(args), n, offset), rev
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+runColsOf("runs.")+from+cond+order+` LIMIT ? OFFSET ?`,
-		append(args, n, offset)...)
+	rows, err := s.db.QueryContext(ctx, q, qargs...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	var runs []*Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
 			rows.Close()
-			return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+			return nil, fmt.Errorf("store: listing runs: %w", err)
 		}
-		runs = append(runs, r)
+		p.Runs = append(p.Runs, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	if reverse {
-		slices.Reverse(runs)
+	if f.Keyed() {
+		more := len(p.Runs) > f.Limit
+		p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
+		var beyond bool
+		if other != "" && len(p.Runs) > 0 {
+			if err := s.db.QueryRowContext(ctx, other, args...).Scan(&beyond); err != nil {
+				return nil, fmt.Errorf("store: listing runs: %w", err)
+			}
+		}
+		if reverse {
+			slices.Reverse(p.Runs)
+		}
+		f.Ends(p, more, beyond)
+	} else {
+		if reverse {
+			slices.Reverse(p.Runs)
+		}
+		f.OffsetEnds(p)
 	}
-	if err := s.loadTraces(ctx, runs, false); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	for _, r := range runs {
+	for _, r := range p.Runs {
 		s.unstale(r)
 	}
-	return runs, total, nil
+	return p, nil
 }
+
+// searchPage is ListPage of a search alone, read by cursor or from the
+// list's start: runs_text holds the listed runs only and run_text_rows
+// their times, so one pass over the runs found sorts them, counts them
+// (and those on the cursor's other side) and reads the page's runs after.
+func (s *Store) searchPage(ctx context.Context, f Filter, matches string, textArgs []any) (*Page, error) {
+	var cargs []any
+	seek, other, order, reverse := f.Seek([2]string{"tm.at_us", "tm.run_id"}, func(v any) string {
+		cargs = append(cargs, v)
+		return "?"
+	})
+	// the placeholders in the order they are written: beyond's, the
+	// search's, the seek's
+	var args []any
+	beyond, where := "0", ""
+	if other != "" {
+		beyond = "COUNT(*) FILTER (WHERE " + other + ") OVER ()"
+		args = append(args, cargs...)
+	}
+	args = append(args, textArgs...)
+	if seek != "" {
+		where = " WHERE " + seek
+		args = append(args, cargs...)
+	}
+	q := `SELECT ` + runColsOf("runs.") + `, tm.total, tm.beyond FROM (
+		SELECT tm.run_id, tm.at_us, tm.total, tm.beyond FROM (
+			SELECT tm.run_id, tm.at_us, COUNT(*) OVER () AS total, ` + beyond + ` AS beyond FROM (` + matches + `) tm) tm` +
+		where + order + ` LIMIT ?) tm CROSS JOIN runs ON runs.id = tm.run_id` + order
+	rows, err := s.db.QueryContext(ctx, q, append(args, f.Limit+1)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	p := &Page{}
+	var total, n int
+	for rows.Next() {
+		r, err := scanRun(plusScanner{rows, []any{&total, &n}})
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: listing runs: %w", err)
+		}
+		p.Runs = append(p.Runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	p.Total = total
+	if len(p.Runs) == 0 {
+		// no run past the cursor: the count alone
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+matches+`)`, textArgs...).Scan(&p.Total); err != nil {
+			return nil, fmt.Errorf("store: listing runs: %w", err)
+		}
+	}
+	more := len(p.Runs) > f.Limit
+	p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
+	if reverse {
+		slices.Reverse(p.Runs)
+	}
+	f.Ends(p, more, n > 0)
+	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	for _, r := range p.Runs {
+		s.unstale(r)
+	}
+	return p, nil
+}
+
+// plusScanner scans a row's columns beyond those its caller asks for
+// into more.
+type plusScanner struct {
+	sc   scanner
+	more []any
+}
+
+func (p plusScanner) Scan(dst ...any) error { return p.sc.Scan(append(dst, p.more...)...) }
 
 // likeEscape escapes LIKE's wildcards with a backslash.
 func likeEscape(s string) string {

@@ -233,6 +233,85 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN outside INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN token_hash BLOB`,
 	},
+	// 11: run_algos carries its run's problem and status (kept by the
+	// triggers that file it and by one on the runs' problem and status),
+	// and run_algo_counts, kept by triggers on run_algos, has how many
+	// listed runs each (algorithm, problem, status) has: the count of a
+	// page filtered by an algorithm, and by its problem and status at
+	// most, reads it, not hundreds of thousands of index entries; and
+	// run_text_rows carries its run's time.
+	{
+		`ALTER TABLE run_algos ADD COLUMN problem TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE run_algos ADD COLUMN status TEXT NOT NULL DEFAULT ''`,
+		`UPDATE run_algos SET problem = (SELECT problem FROM runs WHERE id = run_algos.run_id),
+			status = (SELECT status FROM runs WHERE id = run_algos.run_id)`,
+		`DROP TRIGGER run_algos_trace_insert`,
+		`DROP TRIGGER run_algos_trace_update`,
+		`DROP TRIGGER run_algos_run_update`,
+		`CREATE TRIGGER run_algos_trace_insert AFTER INSERT ON traces BEGIN
+			INSERT OR IGNORE INTO run_algos (algo, at_us, run_id, problem, status)
+				SELECT NEW.algo, created_us, id, problem, status FROM runs WHERE id = NEW.run_id AND entered_us IS NOT NULL;
+			INSERT OR IGNORE INTO run_algos (algo, at_us, run_id, problem, status)
+				SELECT substr(NEW.algo, 1, instr(NEW.algo, ' + ') - 1), created_us, id, problem, status FROM runs
+				WHERE id = NEW.run_id AND entered_us IS NOT NULL AND instr(NEW.algo, ' + ') > 0;
+		END`,
+		`CREATE TRIGGER run_algos_trace_update AFTER UPDATE OF algo, run_id ON traces BEGIN
+			DELETE FROM run_algos WHERE run_id IN (OLD.run_id, NEW.run_id);
+			INSERT OR IGNORE INTO run_algos (algo, at_us, run_id, problem, status)
+				SELECT n.algo, r.created_us, r.id, r.problem, r.status FROM run_algo_names n JOIN runs r ON r.id = n.run_id
+				WHERE n.run_id IN (OLD.run_id, NEW.run_id) AND r.entered_us IS NOT NULL;
+		END`,
+		`CREATE TRIGGER run_algos_run_update AFTER UPDATE OF id, created_us, entered_us ON runs BEGIN
+			DELETE FROM run_algos WHERE run_id IN (OLD.id, NEW.id);
+			INSERT OR IGNORE INTO run_algos (algo, at_us, run_id, problem, status)
+				SELECT algo, NEW.created_us, NEW.id, NEW.problem, NEW.status FROM run_algo_names WHERE run_id = NEW.id AND NEW.entered_us IS NOT NULL;
+		END`,
+		`CREATE TRIGGER run_algos_run_filter AFTER UPDATE OF problem, status ON runs BEGIN
+			UPDATE run_algos SET problem = NEW.problem, status = NEW.status WHERE run_id = NEW.id;
+		END`,
+		`CREATE TABLE run_algo_counts (
+			algo    TEXT NOT NULL,
+			problem TEXT NOT NULL,
+			status  TEXT NOT NULL,
+			n       BIGINT NOT NULL,
+			PRIMARY KEY (algo, problem, status)
+		) WITHOUT ROWID`,
+		`INSERT INTO run_algo_counts (algo, problem, status, n)
+			SELECT algo, problem, status, COUNT(*) FROM run_algos GROUP BY algo, problem, status`,
+		`CREATE TRIGGER run_algo_counts_insert AFTER INSERT ON run_algos BEGIN
+			INSERT INTO run_algo_counts (algo, problem, status, n) VALUES (NEW.algo, NEW.problem, NEW.status, 1)
+				ON CONFLICT (algo, problem, status) DO UPDATE SET n = n + 1;
+		END`,
+		`CREATE TRIGGER run_algo_counts_delete AFTER DELETE ON run_algos BEGIN
+			UPDATE run_algo_counts SET n = n - 1 WHERE algo = OLD.algo AND problem = OLD.problem AND status = OLD.status;
+		END`,
+		`CREATE TRIGGER run_algo_counts_update AFTER UPDATE OF algo, problem, status ON run_algos BEGIN
+			UPDATE run_algo_counts SET n = n - 1 WHERE algo = OLD.algo AND problem = OLD.problem AND status = OLD.status;
+			INSERT INTO run_algo_counts (algo, problem, status, n) VALUES (NEW.algo, NEW.problem, NEW.status, 1)
+				ON CONFLICT (algo, problem, status) DO UPDATE SET n = n + 1;
+		END`,
+		// run_text_rows carries its run's time: a search sorts the runs
+		// it found without reading them
+		`ALTER TABLE run_text_rows ADD COLUMN at_us BIGINT NOT NULL DEFAULT 0`,
+		`UPDATE run_text_rows SET at_us = (SELECT created_us FROM runs WHERE id = run_text_rows.run_id)`,
+		`DROP TRIGGER runs_text_insert`,
+		`DROP TRIGGER runs_text_update`,
+		`CREATE TRIGGER runs_text_insert AFTER INSERT ON runs WHEN NEW.entered_us IS NOT NULL AND (NEW.name <> '' OR NEW.note <> '') BEGIN
+			INSERT INTO run_text_rows (run_id, at_us) VALUES (NEW.id, NEW.created_us);
+			INSERT INTO runs_text (rowid, name, note) VALUES (last_insert_rowid(), NEW.name, NEW.note);
+		END`,
+		`CREATE TRIGGER runs_text_update AFTER UPDATE OF id, name, note, entered_us ON runs BEGIN
+			DELETE FROM runs_text WHERE rowid IN (SELECT rid FROM run_text_rows WHERE run_id IN (OLD.id, NEW.id));
+			DELETE FROM run_text_rows WHERE run_id IN (OLD.id, NEW.id);
+			INSERT INTO run_text_rows (run_id, at_us)
+				SELECT NEW.id, NEW.created_us WHERE NEW.entered_us IS NOT NULL AND (NEW.name <> '' OR NEW.note <> '');
+			INSERT INTO runs_text (rowid, name, note)
+				SELECT rid, NEW.name, NEW.note FROM run_text_rows WHERE run_id = NEW.id;
+		END`,
+		`CREATE TRIGGER runs_text_at AFTER UPDATE OF created_us ON runs BEGIN
+			UPDATE run_text_rows SET at_us = NEW.created_us WHERE run_id = NEW.id;
+		END`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

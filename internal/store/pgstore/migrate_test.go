@@ -48,6 +48,64 @@ func oldSweep(v int, id string) func(t *testing.T, pool *pgxpool.Pool) func(t *t
 }
 
 var oldVersions = map[int]func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store){
+	14: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
+		// runs of two problems, three statuses and three algorithms
+		// (one a variant), filed by version 12's triggers
+		for i, q := range []string{"lasso done afw", "lasso done fw", "lasso failed afw+", "gflasso done afw", "gflasso cancelled fw"} {
+			f := strings.Fields(q)
+			id := fmt.Sprintf("ppppppppppp%c", 'a'+i)
+			exec(t, pool, `INSERT INTO runs (id, created_us, status, problem, spec, version, entered_us) VALUES ($1, $2, $3, $4, $5, 'v0.12', 1767225600000000)`,
+				id, 1767225600000000+i, f[1], f[0], oldSpec)
+			exec(t, pool, `INSERT INTO traces (run_id, idx, algo, replication, seed, status, records) VALUES ($1, 0, $2, 0, 1, $3, 0)`,
+				id, strings.Replace(f[2], "+", " + slack collapse", 1), f[1])
+		}
+		return func(t *testing.T, s *Store) {
+			ctx := context.Background()
+			// every total from run_count_deltas equals the runs the
+			// filter lists, before and after the rows are folded
+			check := func(when string) {
+				t.Helper()
+				for _, fold := range []bool{false, true} {
+					if fold {
+						s.counted.Store(0)
+						s.compactCounts(ctx)
+					}
+					for _, algo := range []string{"", "afw", "fw", "afw + slack collapse", "pfw"} {
+						for _, f := range []store.Filter{{}, {Problem: "lasso"}, {Problem: "gflasso"}, {Status: store.StatusDone}, {Status: store.StatusFailed},
+							{Problem: "lasso", Status: store.StatusDone}, {Problem: "gflasso", Status: store.StatusCancelled}, {Problem: "nothing"}} {
+							f.Algorithm, f.Limit = algo, store.MaxLimit
+							runs, total, err := s.List(ctx, f)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if total != len(runs) {
+								t.Errorf("%s (folded %v), %+v: total %d, %d runs listed", when, fold, f, total, len(runs))
+							}
+						}
+					}
+				}
+				var rows, keys int
+				if err := s.pool.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT (algo, problem, status)) FROM run_count_deltas`).Scan(&rows, &keys); err != nil || rows != keys {
+					t.Errorf("%s: %d rows of counts for %d keys after a fold (%v)", when, rows, keys, err)
+				}
+			}
+			check("after the migration")
+			if _, err := s.PutRun(ctx, storetest.TestRun("gflasso", "afw", "pfw")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetStatus(ctx, "pppppppppppa", store.StatusFailed, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Delete(ctx, "pppppppppppd"); err != nil {
+				t.Fatal(err)
+			}
+			exec(t, s.pool, `UPDATE traces SET algo = 'pfw' WHERE run_id = 'pppppppppppb'`)
+			check("after a new run, a status change, a delete and a trace's algorithm changed")
+			if _, total, _ := s.List(ctx, store.Filter{Algorithm: "afw", Status: store.StatusFailed}); total != 2 {
+				t.Errorf("afw failed: %d runs, want 2 (a, c's variant)", total)
+			}
+		}
+	},
 	13: func(t *testing.T, pool *pgxpool.Pool) func(t *testing.T, s *Store) {
 		// a run made before runs could be opened from outside
 		exec(t, pool, `INSERT INTO runs (id, created_us, ended_us, status, problem, spec, version, entered_us) VALUES

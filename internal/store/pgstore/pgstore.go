@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,6 +46,8 @@ type Store struct {
 	reading store.ReadTracker // runs whose records EachRecord is reading
 
 	listen listener // LISTEN on Channel for Wake
+
+	counted atomic.Int64 // when compactCounts last folded the counts (Unix nanoseconds)
 }
 
 var _ store.Backend = (*Store)(nil)

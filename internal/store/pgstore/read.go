@@ -161,14 +161,19 @@ func (s *Store) loadTraces(ctx context.Context, runs []*store.Run, panels bool) 
 // List returns a page of runs, newest first (or oldest first), and the
 // number of runs the filter selects. The runs come without panels.
 func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, error) {
-	if f.Offset < 0 {
-		return nil, 0, spec.Errorf("offset", "must be non-negative, got %d", f.Offset)
+	p, err := s.ListPage(ctx, f)
+	if err != nil {
+		return nil, 0, err
 	}
-	if f.Limit < 0 || f.Limit > store.MaxLimit {
-		return nil, 0, spec.Errorf("limit", "must be between 0 and %d, got %d", store.MaxLimit, f.Limit)
-	}
-	if f.Limit == 0 {
-		f.Limit = store.DefaultLimit
+	return p.Runs, p.Total, nil
+}
+
+// ListPage is List with the cursors of the pages on either side: the page
+// f asks for by offset or by cursor (Filter.After, Before, Last).
+func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, error) {
+	f, err := f.Check()
+	if err != nil {
+		return nil, err
 	}
 	var where []string
 	var args []any
@@ -177,14 +182,17 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 		return fmt.Sprintf("$%d", len(args))
 	}
 	if f.Problem != "" {
-		where = append(where, "problem = "+arg(f.Problem))
+		where = append(where, "runs.problem = "+arg(f.Problem))
 	}
 	if f.Status != "" {
-		where = append(where, "status = "+arg(f.Status))
+		where = append(where, "runs.status = "+arg(f.Status))
 	}
 	if f.Text != "" {
 		if strings.IndexByte(f.Text, 0) >= 0 {
-			return nil, 0, spec.Errorf("text", "must not contain the NUL character")
+			return nil, spec.Errorf("text", "must not contain the NUL character")
+		}
+		if f.Problem == "" && f.Status == "" && f.Sweep == "" && f.Algorithm == "" && (f.Keyed() || f.Offset == 0) {
+			return s.searchPage(ctx, f)
 		}
 		// the trigram indexes of schema 11 answer these
 		p := arg("%" + store.LikeEscape(f.Text) + "%")
@@ -197,6 +205,22 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 	// entries of run_algos (in list order) joined to them
 	from, keys := ` FROM runs`, [2]string{"created_us", `id COLLATE "C"`}
 	count, countArgs := "", 0
+	// the count of a page filtered by an algorithm, a problem and a
+	// status at most: run_count_deltas (algo '' for every run)
+	var cargs []any
+	if f.Text == "" && f.Sweep == "" && !strings.Contains(f.Algorithm, store.VariantSep) {
+		cargs = append(cargs, f.Algorithm)
+		count = `SELECT COALESCE(SUM(n), 0) FROM run_count_deltas WHERE algo = $1`
+		if f.Problem != "" {
+			cargs = append(cargs, f.Problem)
+			count += fmt.Sprintf(" AND problem = $%d", len(cargs))
+		}
+		if f.Status != "" {
+			cargs = append(cargs, f.Status)
+			count += fmt.Sprintf(" AND status = $%d", len(cargs))
+		}
+		s.compactCounts(ctx)
+	}
 	if f.Algorithm != "" {
 		if strings.Contains(f.Algorithm, store.VariantSep) {
 			// run_algos files a variant under its own name and its
@@ -207,12 +231,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 			// run_algos.run_id sorts in "C", as the lists do; the join
 			// compares in the runs' collation, so that it reads runs' key
 			from, keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id COLLATE "default"`, [2]string{"ra.at_us", "ra.run_id"}
-			a := arg(f.Algorithm)
-			if len(where) == 0 {
-				// no other filter: the algorithm's entries count alone
-				count, countArgs = `SELECT COUNT(*) FROM run_algos WHERE algo = `+a, len(args)
-			}
-			where = append(where, "ra.algo = "+a)
+			where = append(where, "ra.algo = "+arg(f.Algorithm))
 		}
 	}
 	cond := ""
@@ -221,40 +240,144 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Run, int, er
 	}
 	if count == "" {
 		count, countArgs = `SELECT COUNT(*)`+from+cond, len(args)
+		cargs = args[:countArgs]
 	}
-	var total int
-	if err := s.pool.QueryRow(ctx, count, args[:countArgs]...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	p := &store.Page{}
+	if err := s.pool.QueryRow(ctx, count, listArgs(cargs)...).Scan(&p.Total); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	n, offset, order, reverse, ok := f.Page(total, keys)
-	if !ok {
-		return nil, total, nil
+	var q, other string // other: a keyed page's query of a run on the cursor's other side
+	var reverse bool
+	otherArgs := 0
+	if f.Keyed() {
+		var seek, otherCond, order string
+		seek, otherCond, order, reverse = f.Seek(keys, arg)
+		c := cond
+		if seek != "" {
+			c = " WHERE " + strings.Join(append(slices.Clone(where), seek), " AND ")
+			other, otherArgs = `SELECT EXISTS (SELECT 1`+from+" WHERE "+strings.Join(append(slices.Clone(where), otherCond), " AND ")+`)`, len(args)
+		}
+		q = `SELECT ` + runColsOf("runs.") + from + c + order + ` LIMIT ` + arg(f.Limit+1)
+	} else {
+		n, offset, order, rev, ok := f.Page(p.Total, keys)
+		if !ok {
+			return p, nil
+		}
+		reverse = rev
+		q = `SELECT ` + runColsOf("runs.") + from + cond + order + ` LIMIT ` + arg(n) + ` OFFSET ` + arg(offset)
 	}
-	q := `SELECT ` + runColsOf("runs.") + from + cond + order + ` LIMIT ` + arg(n) + ` OFFSET ` + arg(offset)
-	rows, err := s.pool.Query(ctx, q, args...)
+	rows, err := s.pool.Query(ctx, q, listArgs(args)...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	var runs []*store.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
 			rows.Close()
-			return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+			return nil, fmt.Errorf("store: listing runs: %w", err)
 		}
-		runs = append(runs, r)
+		p.Runs = append(p.Runs, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
+	if f.Keyed() {
+		more := len(p.Runs) > f.Limit
+		p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
+		var beyond bool
+		if other != "" && len(p.Runs) > 0 {
+			if err := s.pool.QueryRow(ctx, other, listArgs(args[:otherArgs])...).Scan(&beyond); err != nil {
+				return nil, fmt.Errorf("store: listing runs: %w", err)
+			}
+		}
+		if reverse {
+			slices.Reverse(p.Runs)
+		}
+		f.Ends(p, more, beyond)
+	} else {
+		if reverse {
+			slices.Reverse(p.Runs)
+		}
+		f.OffsetEnds(p)
+	}
+	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	return p, nil
+}
+
+// searchPage is ListPage of a search alone, read by cursor or from the
+// list's start: one pass over the runs found (the trigram indexes of
+// schema 11) sorts them, counts them (and those on the cursor's other
+// side) and reads the page's runs after, where walking the list for them
+// would read most of it when they lie in one part of it.
+func (s *Store) searchPage(ctx context.Context, f store.Filter) (*store.Page, error) {
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	pat := arg("%" + store.LikeEscape(f.Text) + "%")
+	found := `SELECT id, created_us FROM runs WHERE (LOWER(name) LIKE LOWER(` + pat + `) ESCAPE '\' OR LOWER(note) LIKE LOWER(` + pat + `) ESCAPE '\')`
+	seek, other, order, reverse := f.Seek([2]string{"tm.created_us", `tm.id COLLATE "C"`}, arg)
+	beyond, where := "0", ""
+	if other != "" {
+		beyond = "COUNT(*) FILTER (WHERE " + other + ") OVER ()"
+	}
+	if seek != "" {
+		where = " WHERE " + seek
+	}
+	q := `WITH found AS MATERIALIZED (` + found + `)
+		SELECT ` + runColsOf("runs.") + `, tm.total, tm.beyond FROM (
+			SELECT tm.id, tm.created_us, tm.total, tm.beyond FROM (
+				SELECT tm.id, tm.created_us, COUNT(*) OVER () AS total, ` + beyond + ` AS beyond FROM found tm) tm` +
+		where + order + ` LIMIT ` + arg(f.Limit+1) + `) tm JOIN runs ON runs.id = tm.id` + order
+	rows, err := s.pool.Query(ctx, q, listArgs(args)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	p := &store.Page{}
+	var total, n int64
+	for rows.Next() {
+		r, err := scanRun(rows, &total, &n)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: listing runs: %w", err)
+		}
+		p.Runs = append(p.Runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	p.Total = int(total)
+	if len(p.Runs) == 0 {
+		// no run past the cursor: the count alone
+		if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM (`+found+`) f`, listArgs(args[:1])...).Scan(&p.Total); err != nil {
+			return nil, fmt.Errorf("store: listing runs: %w", err)
+		}
+	}
+	more := len(p.Runs) > f.Limit
+	p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
 	if reverse {
-		slices.Reverse(runs)
+		slices.Reverse(p.Runs)
 	}
-	if err := s.loadTraces(ctx, runs, false); err != nil {
-		return nil, 0, fmt.Errorf("store: listing runs: %w", err)
+	f.Ends(p, more, n > 0)
+	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	return runs, total, nil
+	return p, nil
+}
+
+// listArgs are a list query's arguments, sent to be planned with their
+// values each time (an unnamed statement, not one prepared once): a
+// prepared statement's generic plan, made for any algorithm, reads a page
+// of 50 runs with parallel workers, whose start takes tens of
+// milliseconds (235 ms a page at 10⁶ runs on a busy machine, where the
+// plan for the value read takes one).
+func listArgs(args []any) []any {
+	return append([]any{pgx.QueryExecModeExec}, args...)
 }
 
 // Records returns the records of a trace with indices in [from, to); to < 0

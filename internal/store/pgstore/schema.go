@@ -243,6 +243,70 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN outside BOOLEAN NOT NULL DEFAULT false`,
 		`ALTER TABLE runs ADD COLUMN token_hash BYTEA`,
 	},
+	// 15: run_algos carries its run's problem and status, and
+	// run_count_deltas counts the runs by problem and status (algo '')
+	// and run_algos by algorithm, problem and status: triggers add a
+	// row of +1 or -1 for each run or entry that comes, goes or changes
+	// (rows added, never updated, so that writers never wait on one
+	// another), and the store folds the rows into one per key now and
+	// then (compactCounts). The count of a page filtered by an algorithm,
+	// a problem and a status at most sums a few rows, not a million
+	// index entries.
+	{
+		`ALTER TABLE run_algos ADD COLUMN problem TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE run_algos ADD COLUMN status TEXT NOT NULL DEFAULT ''`,
+		`UPDATE run_algos ra SET problem = r.problem, status = r.status FROM runs r WHERE r.id = ra.run_id COLLATE "default"`,
+		`CREATE OR REPLACE FUNCTION fwlab_file_run_algos(rid TEXT) RETURNS void LANGUAGE sql AS $$
+			DELETE FROM run_algos WHERE run_id = rid;
+			INSERT INTO run_algos (algo, at_us, run_id, problem, status)
+				SELECT DISTINCT n.algo, r.created_us, r.id, r.problem, r.status
+				FROM (SELECT algo FROM traces WHERE run_id = rid
+					UNION SELECT split_part(algo, ' + ', 1) FROM traces WHERE run_id = rid AND strpos(algo, ' + ') > 0) n,
+					runs r
+				WHERE r.id = rid
+		$$`,
+		`CREATE FUNCTION fwlab_runs_filter() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			UPDATE run_algos SET problem = NEW.problem, status = NEW.status WHERE run_id = NEW.id COLLATE "C";
+			RETURN NULL;
+		END $$`,
+		`CREATE TRIGGER runs_filter AFTER UPDATE OF problem, status ON runs
+			FOR EACH ROW WHEN (OLD.problem <> NEW.problem OR OLD.status <> NEW.status) EXECUTE FUNCTION fwlab_runs_filter()`,
+		`CREATE TABLE run_count_deltas (
+			algo    TEXT NOT NULL,
+			problem TEXT NOT NULL,
+			status  TEXT NOT NULL,
+			n       BIGINT NOT NULL
+		)`,
+		`CREATE INDEX run_count_deltas_key ON run_count_deltas (algo, problem, status)`,
+		`INSERT INTO run_count_deltas (algo, problem, status, n)
+			SELECT '', problem, status, COUNT(*) FROM runs GROUP BY problem, status
+			UNION ALL SELECT algo, problem, status, COUNT(*) FROM run_algos GROUP BY algo, problem, status`,
+		`CREATE FUNCTION fwlab_count_runs() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF TG_OP <> 'INSERT' THEN
+				INSERT INTO run_count_deltas (algo, problem, status, n) VALUES ('', OLD.problem, OLD.status, -1);
+			END IF;
+			IF TG_OP <> 'DELETE' THEN
+				INSERT INTO run_count_deltas (algo, problem, status, n) VALUES ('', NEW.problem, NEW.status, 1);
+			END IF;
+			RETURN NULL;
+		END $$`,
+		`CREATE TRIGGER runs_count AFTER INSERT OR DELETE OR UPDATE OF problem, status ON runs
+			FOR EACH ROW EXECUTE FUNCTION fwlab_count_runs()`,
+		`CREATE FUNCTION fwlab_count_run_algos() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF TG_OP <> 'INSERT' THEN
+				INSERT INTO run_count_deltas (algo, problem, status, n) VALUES (OLD.algo, OLD.problem, OLD.status, -1);
+			END IF;
+			IF TG_OP <> 'DELETE' THEN
+				INSERT INTO run_count_deltas (algo, problem, status, n) VALUES (NEW.algo, NEW.problem, NEW.status, 1);
+			END IF;
+			RETURN NULL;
+		END $$`,
+		`CREATE TRIGGER run_algos_count AFTER INSERT OR DELETE OR UPDATE ON run_algos
+			FOR EACH ROW EXECUTE FUNCTION fwlab_count_run_algos()`,
+	},
 }
 
 // SchemaVersion is the schema version this code writes.

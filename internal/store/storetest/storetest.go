@@ -51,6 +51,7 @@ var Checks = []Check{
 	{"ImportNames", checkImportNames},
 	{"UploadNames", checkUploadNames},
 	{"ListFiltersSearchAndPages", checkList},
+	{"KeysetPagesOnceInOrder", checkKeyset},
 	{"Delete", checkDelete},
 	{"Verifications", checkVerifications},
 	{"TrimKeepsNewestStarredAndLive", checkTrim},

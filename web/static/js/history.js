@@ -1,6 +1,9 @@
 // The history page: every stored run newest first (GET /api/runs), with
 // filters by problem, algorithm and status, a search over name and note,
-// pages, rename/note/star in place (PATCH), delete of one or many after a
+// pages (read by cursor: the newest, the next and previous, the oldest; a
+// page deep in a long list costs what the first does, and runs written or
+// deleted meanwhile move no run across pages), rename/note/star in place
+// (PATCH), delete of one or many after a
 // confirmation (POST /api/runs/delete), the disk used, a drop zone that
 // imports a run bundle (POST /api/runs/import) and Compare of the runs
 // selected.
@@ -47,6 +50,16 @@ export function initHistory() {
     q: url.get('q') || '',
     sweep: url.get('sweep') || '',
     offset: Math.max(0, parseInt(url.get('offset') || '0', 10) || 0),
+    // the page asked for by cursor (the server's prev and next), or the
+    // last page; else by offset (an old link, a server without a store)
+    after: url.get('after') || '',
+    before: url.get('before') || '',
+    last: url.get('last') === 'true',
+    // pos is the page's place in the list when known (null: a page
+    // reached by a link holding a cursor), prev and next the cursors
+    pos: null,
+    prev: null,
+    next: null,
     total: 0,
     rows: [],
     selected: new Set(),
@@ -92,15 +105,43 @@ export function initHistory() {
     if (S.status) p.set('status', S.status);
     if (S.q) p.set('q', S.q);
     if (S.sweep) p.set('sweep', S.sweep);
-    if (S.offset) p.set('offset', String(S.offset));
+    if (S.after) p.set('after', S.after);
+    else if (S.before) p.set('before', S.before);
+    else if (S.last) p.set('last', 'true');
+    else if (S.offset) p.set('offset', String(S.offset));
     return p;
+  }
+
+  // go moves to a page: first, prev, next or last. With a store the page
+  // is read by cursor; without one (runs listed from memory) by offset.
+  function go(where) {
+    const n = S.rows.length;
+    S.after = S.before = '';
+    S.last = false;
+    if (S.live) {
+      S.offset = where === 'first' ? 0 : where === 'prev' ? Math.max(0, S.offset - LIMIT) : where === 'next' ? S.offset + LIMIT : Math.max(0, S.total - (S.total % LIMIT || LIMIT));
+    } else if (where === 'first') {
+      S.offset = 0;
+      S.pos = 0;
+    } else if (where === 'prev') {
+      S.before = S.prev;
+      S.pos = S.pos == null ? null : Math.max(0, S.pos - LIMIT);
+    } else if (where === 'next') {
+      S.after = S.next;
+      S.pos = S.pos == null ? null : S.pos + n;
+    } else {
+      S.last = true;
+      S.pos = null;
+    }
+    if (!S.live) S.offset = 0;
+    load();
   }
 
   async function load() {
     const seq = ++S.seq;
     const p = query();
     history.replaceState(null, '', '/runs' + (p.toString() ? '?' + p : ''));
-    p.set('offset', String(S.offset));
+    if (!S.after && !S.before && !S.last) p.set('offset', String(S.offset));
     p.set('limit', String(LIMIT));
     let res;
     try {
@@ -124,8 +165,19 @@ export function initHistory() {
     S.live = !!d.live;
     $('#btn-delete').hidden = S.live;
     S.total = d.total || 0;
+    S.prev = d.prev || null;
+    S.next = d.next || null;
+    if (d.offset != null) S.pos = d.offset;
     if (S.offset >= S.total && S.offset > 0) {
       S.offset = Math.max(0, S.total - (S.total % LIMIT || LIMIT));
+      load();
+      return;
+    }
+    // a cursor past the runs deleted since: the last (first) page
+    if (!S.rows.length && S.total > 0 && (S.after || S.before)) {
+      S.last = !!S.after;
+      S.after = S.before = '';
+      S.pos = S.last ? null : 0;
       load();
       return;
     }
@@ -155,10 +207,14 @@ export function initHistory() {
     const tb = $('#history tbody');
     tb.replaceChildren(...S.rows.map(row));
     $('#history-empty').hidden = S.rows.length > 0;
-    const last = Math.min(S.total, S.offset + S.rows.length);
-    $('#page-info').textContent = S.total ? `${S.offset + 1}–${last} of ${S.total.toLocaleString('en')}` : '';
-    $('#page-prev').disabled = S.offset === 0;
-    $('#page-next').disabled = last >= S.total;
+    const n = S.rows.length;
+    const of = S.total.toLocaleString('en');
+    $('#page-info').textContent = !S.total ? '' : S.pos == null ? `${n} of ${of}` : `${(S.pos + 1).toLocaleString('en')}–${(S.pos + n).toLocaleString('en')} of ${of}`;
+    const atStart = S.live ? S.offset === 0 : !S.prev;
+    const atEnd = S.live ? S.offset + n >= S.total : !S.next;
+    $('#page-first').disabled = $('#page-prev').disabled = atStart;
+    $('#page-next').disabled = $('#page-last').disabled = atEnd;
+    fwlab.history.page = { pos: S.pos, prev: S.prev, next: S.next, first: S.rows.length ? S.rows[0].id : null };
     $('#select-all').checked = S.rows.length > 0 && S.rows.every((r) => S.selected.has(r.id));
     selection();
   }
@@ -279,6 +335,9 @@ export function initHistory() {
     S.q = $('#f-q').value.trim();
     S.sweep = $('#f-sweep').value;
     S.offset = 0;
+    S.after = S.before = '';
+    S.last = false;
+    S.pos = 0;
     load();
   };
   for (const id of ['#f-problem', '#f-algo', '#f-status', '#f-sweep']) $(id).addEventListener('change', refilter);
@@ -291,14 +350,10 @@ export function initHistory() {
     ev.preventDefault();
     refilter();
   });
-  $('#page-prev').addEventListener('click', () => {
-    S.offset = Math.max(0, S.offset - LIMIT);
-    load();
-  });
-  $('#page-next').addEventListener('click', () => {
-    S.offset += LIMIT;
-    load();
-  });
+  $('#page-first').addEventListener('click', () => go('first'));
+  $('#page-prev').addEventListener('click', () => go('prev'));
+  $('#page-next').addEventListener('click', () => go('next'));
+  $('#page-last').addEventListener('click', () => go('last'));
 
   // --------------------------------------------------------- import
 
@@ -316,6 +371,9 @@ export function initHistory() {
       zone.dataset.state = 'done';
       fwlab.history.imported = d.id;
       S.offset = 0;
+      S.after = S.before = '';
+      S.last = false;
+      S.pos = 0;
       await load();
       const tr = $(`tr[data-run="${CSS.escape(d.id)}"]`);
       if (tr) tr.classList.add('fresh');
