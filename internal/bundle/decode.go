@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
 )
@@ -349,12 +350,20 @@ func summary(path string, m json.RawMessage) (*solver.Summary, error) {
 }
 
 // recordFields are a record's fields in the order they are checked (and
-// written).
-var recordFields = []string{"k", "passes", "time_s", "step", "gamma", "batch", "active", "fw_steps", "away_steps", "drops", "cleanups", "objective", "gap", "grad_err", "extra"}
+// written), as declared (internal/recordfields).
+var recordFields, requiredRecordFields = func() (all, req []string) {
+	for _, f := range recordfields.Fields {
+		all = append(all, f.JSON)
+		if f.Required {
+			req = append(req, f.JSON)
+		}
+	}
+	return all, req
+}()
 
 func record(path string, raw map[string]json.RawMessage) (solver.Record, error) {
 	var r solver.Record
-	for _, req := range recordFields[:7] {
+	for _, req := range requiredRecordFields {
 		if _, ok := raw[req]; !ok {
 			return r, errorf(join(path, req), "is required")
 		}
@@ -430,13 +439,56 @@ func record(path string, raw map[string]json.RawMessage) (solver.Record, error) 
 		case "grad_err":
 			opt(&r.GradErr)
 		case "extra":
-			r.Extra, err = extra(fp, v)
+			var m map[string]float64
+			m, err = extra(fp, v)
+			for k, x := range r.Extra { // a slot field read before
+				if m == nil {
+					m = map[string]float64{}
+				}
+				m[k] = x
+			}
+			r.Extra = m
+		default:
+			err = declared(fp, k, v, &r)
 		}
 		if err != nil {
 			return r, err
 		}
 	}
 	return r, nil
+}
+
+// declared reads a field declared after the ones above, by its kind.
+func declared(fp, name string, v json.RawMessage, r *solver.Record) error {
+	f := recordfields.ByJSON(name)
+	switch f.Kind {
+	case recordfields.Int:
+		n, err := parseInt(fp, v)
+		f.SetInt(r, int(n))
+		return err
+	case recordfields.Float:
+		x, err := parseFloat(fp, v)
+		f.SetFloat(r, x)
+		return err
+	case recordfields.String:
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return errorf(fp, "must be a string, got %s", rawShort(v))
+		}
+		f.SetStr(r, s)
+	case recordfields.OptFloat:
+		if string(v) == "null" {
+			return nil
+		}
+		x, err := parseFloat(fp, v)
+		if err == nil {
+			f.SetOpt(r, x)
+		}
+		return err
+	default:
+		return errorf(fp, "a second metrics field is not supported")
+	}
+	return nil
 }
 
 func allKnown(raw map[string]json.RawMessage, known []string) bool {
