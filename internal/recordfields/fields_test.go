@@ -132,3 +132,27 @@ func TestCompatibilityDocIsCurrent(t *testing.T) {
 		t.Errorf("docs/compatibility.md's table of fields is not the declaration's: run go generate ./internal/recordfields")
 	}
 }
+
+type requester struct {
+	ask bool
+	got []solver.Record
+}
+
+func (r *requester) Record(x solver.Record) { r.got = append(r.got, x) }
+func (r *requester) EvalNext() bool         { return r.ask }
+
+// The recorder that sets the produced fields passes on the session's
+// requests for an evaluation (a paused run's steps), and the records.
+func TestProducingKeepsEvalRequests(t *testing.T) {
+	for _, ask := range []bool{false, true} {
+		r := &requester{ask: ask}
+		p := producing{r}
+		if solver.EvalRequested(p) != ask {
+			t.Errorf("EvalNext %v, want %v", !ask, ask)
+		}
+		p.Record(solver.Record{K: 3, Objective: solver.F(1)})
+		if len(r.got) != 1 || r.got[0].K != 3 {
+			t.Errorf("records passed on: %+v", r.got)
+		}
+	}
+}

@@ -317,10 +317,18 @@ func Produced(m solver.Method) solver.Method {
 type produced struct{ m solver.Method }
 
 func (p produced) Run(ctx context.Context, rec solver.Recorder) (solver.Result, error) {
-	return p.m.Run(ctx, solver.RecorderFunc(func(r solver.Record) {
-		for _, f := range producers {
-			f.Produce(&r)
-		}
-		rec.Record(r)
-	}))
+	return p.m.Run(ctx, producing{rec})
 }
+
+// producing sets the produced fields of each record before rec gets it,
+// and passes on rec's requests for an evaluation (solver.EvalRequester).
+type producing struct{ rec solver.Recorder }
+
+func (p producing) Record(r solver.Record) {
+	for _, f := range producers {
+		f.Produce(&r)
+	}
+	p.rec.Record(r)
+}
+
+func (p producing) EvalNext() bool { return solver.EvalRequested(p.rec) }
