@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -467,8 +468,9 @@ func readmeBlocks(doc string) []readmeBlock {
 	return out
 }
 
-// volatile are the record fields that differ from run to run (wall time).
-var volatile = map[string]bool{"time_s": true}
+// volatile are the record fields that differ from run to run: the ones
+// declared wall clock (internal/recordfields).
+var volatile = recordfields.WallClock
 
 var runIDRe = regexp.MustCompile(`\b[a-z2-7]{12}\b`)
 
@@ -484,7 +486,7 @@ func sameOutputLine(want, got string) bool {
 		if json.Unmarshal([]byte(want), &w) != nil || json.Unmarshal([]byte(got), &g) != nil {
 			return false
 		}
-		for k := range volatile {
+		for _, k := range volatile {
 			delete(w, k)
 			delete(g, k)
 		}

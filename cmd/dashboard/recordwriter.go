@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -27,7 +28,7 @@ type traceOut struct {
 }
 
 // recordWriter writes records as JSON Lines or CSV. A record is encoded by
-// hand into a reused buffer (solver.Record.AppendJSON, appendCSVRow), the
+// hand into a reused buffer (appendRecordJSON, appendCSVRow), the
 // bytes encoding/json and encoding/csv would write, at a fraction of their
 // cost: an OCR pass of bcfw reports 6 251 records.
 type recordWriter struct {
@@ -44,8 +45,50 @@ func newRecordWriter(w *bufio.Writer, format string, tagged bool) *recordWriter 
 }
 
 // csvHeader is the CSV output's header row (after algo and replication when
-// tagged).
-var csvHeader = []string{"k", "passes", "time_s", "step", "gamma", "batch", "active", "fw_steps", "away_steps", "drops", "cleanups", "objective", "gap", "grad_err", "extra"}
+// tagged): the record's declared columns (internal/recordfields), the
+// problem-specific metrics last.
+var csvHeader = append(recordfields.CSVHeader(), recordfields.MetricsField.CSV)
+
+// jsonStyle writes a record as json.Marshal does (solver.Record's
+// MarshalJSON): a non-finite number as 0, or left out where optional.
+var jsonStyle = recordfields.JSONStyle{
+	Float: func(b []byte, f float64) []byte {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			f = 0
+		}
+		return solver.AppendJSONFloat(b, f)
+	},
+	Str:  appendJSONString,
+	Keep: func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) },
+}
+
+// appendJSONString appends s as encoding/json writes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ' ' || c == '+') {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendRecordJSON appends the record's JSON object, field by declared
+// field.
+func appendRecordJSON(b []byte, r *solver.Record) []byte {
+	b = append(b, '{')
+	b = recordfields.AppendJSON(b, r, &jsonStyle)
+	return append(b, '}')
+}
+
+// csvStyle writes numbers as strconv does ('g', NaN and ±Inf spelt out).
+var csvStyle = recordfields.CSVStyle{
+	Float: func(b []byte, f float64) []byte { return strconv.AppendFloat(b, f, 'g', -1, 64) },
+	Str:   appendCSVField,
+}
 
 // appendExtraCell appends a record's problem-specific metrics as one JSON
 // object (keys sorted, non-finite values null): their keys are not known
@@ -58,7 +101,9 @@ func appendExtraCell(b []byte, e map[string]float64) []byte {
 	var small [16]string
 	keys := small[:0]
 	for k := range e {
-		keys = append(keys, k)
+		if !recordfields.IsSlot(k) {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	b = append(b, '{')
@@ -104,36 +149,11 @@ func appendCSVField(b []byte, f string) []byte {
 	return append(b, '"')
 }
 
-func appendOpt(b []byte, p *float64) []byte {
-	if p == nil {
-		return b
-	}
-	return strconv.AppendFloat(b, *p, 'g', -1, 64)
-}
-
 // appendCSVRow appends the record's CSV row, line end included.
 func appendCSVRow(b []byte, r *solver.Record) []byte {
-	b = strconv.AppendInt(b, int64(r.K), 10)
+	b = recordfields.AppendCSV(b, r, &csvStyle)
 	b = append(b, ',')
-	b = strconv.AppendFloat(b, r.Passes, 'g', -1, 64)
-	b = append(b, ',')
-	b = strconv.AppendFloat(b, r.Time, 'g', -1, 64)
-	b = append(b, ',')
-	b = appendCSVField(b, r.Step)
-	b = append(b, ',')
-	b = strconv.AppendFloat(b, r.Gamma, 'g', -1, 64)
-	for _, v := range [...]int{r.Batch, r.Active, r.FWSteps, r.AwaySteps, r.Drops, r.Cleanups} {
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(v), 10)
-	}
-	b = append(b, ',')
-	b = appendOpt(b, r.Objective)
-	b = append(b, ',')
-	b = appendOpt(b, r.Gap)
-	b = append(b, ',')
-	b = appendOpt(b, r.GradErr)
-	b = append(b, ',')
-	if len(r.Extra) > 0 {
+	if recordfields.MetricCount(r) > 0 {
 		// the cell is a JSON object: it holds quotes, so it is quoted
 		start := len(b)
 		b = appendExtraCell(b, r.Extra)
@@ -155,10 +175,10 @@ func (rw *recordWriter) write(algo string, rep int, r solver.Record) {
 			b = strconv.AppendInt(b, int64(rep), 10)
 			b = append(b, ',')
 			start := len(b)
-			b = r.AppendJSON(b)
+			b = appendRecordJSON(b, &r)
 			b = append(b[:start], b[start+1:]...)
 		} else {
-			b = r.AppendJSON(b)
+			b = appendRecordJSON(b, &r)
 		}
 		b = append(b, '\n')
 	case "csv":

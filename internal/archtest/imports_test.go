@@ -32,6 +32,7 @@ var rules = []rule{
 	{"internal/solver", append([]string{"internal/", "web"}, serving...)},
 	{"internal/dense", append([]string{"internal/", "web"}, serving...)},
 	{"internal/spec", append([]string{"internal/", "web"}, serving...)},
+	{"internal/recordfields", append([]string{"internal/scenarios", "internal/bundle", "internal/verify", "web"}, serving...)},
 	{"internal/problems", append([]string{"internal/scenarios", "internal/ssvm", "web"}, serving...)},
 	{"internal/ssvm", append([]string{"internal/scenarios", "internal/problems", "web"}, serving...)},
 	{"internal/scenarios", append([]string{"web"}, serving...)},

@@ -44,6 +44,7 @@ package bundle
 
 import (
 	"encoding/json"
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"time"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -54,9 +55,11 @@ import (
 const Format = "fwlab-bundle"
 
 // FormatVersion is the format version this code writes; Decode reads every
-// version up to it.
-// Version 2 added "digest".
-const FormatVersion = 2
+// version up to it and refuses a newer one, naming both.
+// Version 2 added "digest"; each record field added to the declaration
+// (internal/recordfields, a higher record codec version) adds one more
+// (docs/compatibility.md).
+var FormatVersion = int64(1 + recordfields.Version)
 
 // Bundle is one run.
 type Bundle struct {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -54,6 +55,8 @@ var ErrNoDigest = errors.New("the bundle carries no digest (written by an fwlab 
 //	           · i64(active) · i64(fw_steps) · i64(away_steps) · i64(drops) · i64(cleanups)
 //	           · opt(objective) · opt(gap) · opt(grad_err)
 //	           · i64(number of extra values) · (str(key) · f64(value))…   (keys in byte order)
+//	           · (str(name) · value)…   (each field added after these, in declaration
+//	                                      order, only when it is set: docs/compatibility.md)
 //
 // A trace's records are hashed on their own, so that the digest can be
 // computed as a bundle streams in, whatever the order of its fields: a
@@ -130,47 +133,66 @@ func appendF64(b []byte, v float64) []byte {
 
 func appendStr(b []byte, s string) []byte { return append(appendI64(b, int64(len(s))), s...) }
 
-func appendOpt(b []byte, p *float64) []byte {
-	if p == nil {
-		return append(b, 0)
-	}
-	return appendF64(append(b, 1), *p)
-}
-
 func (d *digester) record(r *solver.Record) {
 	if d.recs == nil {
 		d.recs = sha256.New()
 	}
 	b := d.buf
-	b = appendI64(b, int64(r.K))
-	b = appendF64(b, r.Passes)
-	b = appendF64(b, r.Time)
-	b = appendStr(b, r.Step)
-	b = appendF64(b, r.Gamma)
-	for _, v := range [...]int{r.Batch, r.Active, r.FWSteps, r.AwaySteps, r.Drops, r.Cleanups} {
-		b = appendI64(b, int64(v))
-	}
-	b = appendOpt(b, r.Objective)
-	b = appendOpt(b, r.Gap)
-	b = appendOpt(b, r.GradErr)
-	b = appendI64(b, int64(len(r.Extra)))
-	if len(r.Extra) > 0 {
-		keys := make([]string, 0, len(r.Extra))
-		for k := range r.Extra {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			b = appendStr(b, k)
-			b = appendF64(b, r.Extra[k])
-		}
-	}
+	b = appendRecord(b, r)
 	if len(b) >= 4096 {
 		d.recs.Write(b)
 		b = b[:0]
 	}
 	d.buf = b
 	d.n++
+}
+
+// appendRecord appends a record's digest bytes, field by declared field
+// (internal/recordfields): the fields of the record codec's version 1 in
+// their order, always; a field added later only when it is set, as
+// str(its name) · its value, so that a record without it keeps its digest.
+func appendRecord(b []byte, r *solver.Record) []byte {
+	for i := range recordfields.Fields {
+		f := &recordfields.Fields[i]
+		if f.Since > 1 {
+			if f.Zero(r) {
+				continue
+			}
+			b = appendStr(b, f.JSON)
+		}
+		switch f.Kind {
+		case recordfields.Int:
+			b = appendI64(b, int64(f.Int(r)))
+		case recordfields.Float:
+			b = appendF64(b, f.Float(r))
+		case recordfields.String:
+			b = appendStr(b, f.Str(r))
+		case recordfields.OptFloat:
+			v, ok := f.Opt(r)
+			if !ok {
+				b = append(b, 0)
+			} else {
+				b = appendF64(append(b, 1), v)
+			}
+		case recordfields.Metrics:
+			b = appendI64(b, int64(recordfields.MetricCount(r)))
+			if len(r.Extra) == 0 {
+				continue
+			}
+			keys := make([]string, 0, len(r.Extra))
+			for k := range r.Extra {
+				if !recordfields.IsSlot(k) {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				b = appendStr(b, k)
+				b = appendF64(b, r.Extra[k])
+			}
+		}
+	}
+	return b
 }
 
 // endRecords closes the current trace's records.

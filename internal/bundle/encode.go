@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -210,68 +210,18 @@ func appendFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
-func appendOmitInt(b []byte, key string, v int) []byte {
-	if v == 0 {
-		return b
-	}
-	b = append(b, key...)
-	return strconv.AppendInt(b, int64(v), 10)
-}
-
 // record appends r with the field names and omissions of solver.Record's
-// JSON (objective and gap always, as null when not evaluated).
+// JSON (objective and gap always, as null when not evaluated), field by
+// declared field.
 func (e *encoder) record(r *solver.Record) {
-	b := e.buf
-	b = append(b, `{"k":`...)
-	b = strconv.AppendInt(b, int64(r.K), 10)
-	b = append(b, `,"passes":`...)
-	b = appendFloat(b, r.Passes)
-	b = append(b, `,"time_s":`...)
-	b = appendFloat(b, r.Time)
-	e.buf = append(b, `,"step":`...)
-	e.str(r.Step)
-	b = e.buf
-	b = append(b, `,"gamma":`...)
-	b = appendFloat(b, r.Gamma)
-	b = append(b, `,"batch":`...)
-	b = strconv.AppendInt(b, int64(r.Batch), 10)
-	b = append(b, `,"active":`...)
-	b = strconv.AppendInt(b, int64(r.Active), 10)
-	b = appendOmitInt(b, `,"fw_steps":`, r.FWSteps)
-	b = appendOmitInt(b, `,"away_steps":`, r.AwaySteps)
-	b = appendOmitInt(b, `,"drops":`, r.Drops)
-	b = appendOmitInt(b, `,"cleanups":`, r.Cleanups)
-	for _, f := range [...]struct {
-		key  string
-		v    *float64
-		omit bool
-	}{{`,"objective":`, r.Objective, false}, {`,"gap":`, r.Gap, false}, {`,"grad_err":`, r.GradErr, true}} {
-		switch {
-		case f.v != nil:
-			b = append(b, f.key...)
-			b = appendFloat(b, *f.v)
-		case !f.omit:
-			b = append(b, f.key...)
-			b = append(b, "null"...)
-		}
-	}
-	e.buf = b
-	if len(r.Extra) > 0 {
-		keys := make([]string, 0, len(r.Extra))
-		for k := range r.Extra {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		e.buf = append(e.buf, `,"extra":{`...)
-		for i, k := range keys {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			e.str(k)
-			e.buf = append(e.buf, ':')
-			e.buf = appendFloat(e.buf, r.Extra[k])
-		}
-		e.buf = append(e.buf, '}')
-	}
+	e.buf = append(e.buf, '{')
+	e.buf = recordfields.AppendJSON(e.buf, r, &recordStyle)
 	e.buf = append(e.buf, '}')
 }
+
+// recordStyle writes a record's fields as the declaration says
+// (internal/recordfields), non-finite numbers as "NaN", "Inf", "-Inf".
+var recordStyle = recordfields.JSONStyle{Float: appendFloat, Str: func(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always encodes
+	return append(b, q...)
+}}

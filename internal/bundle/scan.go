@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -85,6 +86,28 @@ func recordField(name []byte) int {
 	return -1
 }
 
+// laterFields are the record's fields declared after the scanner's own
+// (internal/recordfields, a Since above 1), by JSON name: read by their
+// declared kind (readLater), slower than the fields above but with no edit
+// here when a field is added. TestScannerFollowsTheDeclaration checks that
+// the fields above are the declaration's first ones, in its order.
+var laterFields = func() map[string]*recordfields.Field {
+	m := map[string]*recordfields.Field{}
+	for i := range recordfields.Fields {
+		f := &recordfields.Fields[i]
+		if recordField([]byte(f.JSON)) < 0 {
+			m[f.JSON] = f
+		}
+	}
+	return m
+}()
+
+// laterKV is a later-declared field met in a record, and its value.
+type laterKV struct {
+	f *recordfields.Field
+	v span
+}
+
 // maxDepth bounds the nesting of a value inside a record (encoding/json's
 // own bound).
 const maxDepth = 10_000
@@ -123,9 +146,10 @@ type scanner struct {
 
 	// the record being read
 	spans  [numRecordFields]span
-	have   uint16   // the fields seen
-	twice  int      // a field seen twice (−1: none)
-	others []string // fields not known
+	have   uint16    // the fields seen
+	twice  int       // a field seen twice (−1: none)
+	others []string  // fields not known
+	later  []laterKV // fields declared after the scanner's own
 	extras []extraKV
 	keys   map[string]string // the extra keys met so far, each one string
 	floats []float64         // where the records' optional numbers are kept
@@ -482,7 +506,7 @@ func (s *scanner) record(r *solver.Record) error {
 // scanRecord checks the record at buf[s.pos] as JSON and notes where its
 // fields are.
 func (s *scanner) scanRecord() (int, error) {
-	s.have, s.twice, s.others = 0, -1, s.others[:0]
+	s.have, s.twice, s.others, s.later = 0, -1, s.others[:0], s.later[:0]
 	i := s.pos
 	if s.buf[i] != '{' {
 		if _, err := s.value(i, 0); err != nil {
@@ -600,7 +624,12 @@ func (s *scanner) member(key []byte, plain bool, v span) {
 		f = recordField([]byte(name))
 	}
 	if f < 0 {
-		s.others = append(s.others, unquote(key, plain))
+		name := unquote(key, plain)
+		if lf := laterFields[name]; lf != nil {
+			s.later = append(s.later, laterKV{lf, v})
+			return
+		}
+		s.others = append(s.others, name)
 		return
 	}
 	if s.have&(1<<f) != 0 && s.twice < 0 {
@@ -624,6 +653,13 @@ func (s *scanner) fields(r *solver.Record) error {
 	}
 	if len(s.others) > 0 {
 		return s.fail(s.pos, "."+slices.Min(s.others), errorf("", "unknown field"))
+	}
+	for i, l := range s.later {
+		for _, m := range s.later[:i] {
+			if m.f == l.f {
+				return s.fail(l.v.lo, "."+l.f.JSON, errorf("", "appears twice"))
+			}
+		}
 	}
 	for f := 0; f < numRecordFields; f++ {
 		if s.have&(1<<f) == 0 {
@@ -698,7 +734,48 @@ func (s *scanner) fields(r *solver.Record) error {
 			return s.fail(sp.lo, "."+recordFields[f], err)
 		}
 	}
+	for _, l := range s.later {
+		if err := readLater(l.f, s.buf[l.v.lo:l.v.hi], r); err != nil {
+			return s.fail(l.v.lo, "."+l.f.JSON, err)
+		}
+	}
 	return nil
+}
+
+// readLater sets a field declared after the scanner's own from its value,
+// by the field's declared kind.
+func readLater(f *recordfields.Field, v []byte, r *solver.Record) error {
+	switch f.Kind {
+	case recordfields.Int:
+		n, err := parseInt("", v)
+		if err == nil {
+			f.SetInt(r, int(n))
+		}
+		return err
+	case recordfields.Float:
+		x, err := number(v)
+		if err == nil {
+			f.SetFloat(r, x)
+		}
+		return err
+	case recordfields.String:
+		var str string
+		if json.Unmarshal(v, &str) != nil {
+			return errorf("", "must be a string, got %s", rawShort(v))
+		}
+		f.SetStr(r, str)
+		return nil
+	case recordfields.OptFloat:
+		if string(v) == "null" {
+			return nil
+		}
+		x, err := number(v)
+		if err == nil {
+			f.SetOpt(r, x)
+		}
+		return err
+	}
+	return errorf("", "a second metrics field is not supported")
 }
 
 // step reads a record's step: a string of 1 to 64 characters.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
 )
@@ -368,5 +369,31 @@ func TestExactFloatIsParseFloat(t *testing.T) {
 	}
 	if taken < 50_000 {
 		t.Errorf("exactFloat read %d of 200 000 numbers: the fast path is hardly taken", taken)
+	}
+}
+
+// TestScannerFollowsTheDeclaration: the fields the scanner reads by its own
+// switch are the declaration's first ones, in its order, the required ones
+// first; every other declared field is read by its kind (laterFields).
+func TestScannerFollowsTheDeclaration(t *testing.T) {
+	fs := recordfields.Fields
+	if len(fs) < numRecordFields {
+		t.Fatalf("%d declared fields, the scanner knows %d", len(fs), numRecordFields)
+	}
+	for i, name := range recordFields {
+		if fs[i].JSON != name {
+			t.Errorf("field %d: the scanner reads %q where the declaration has %q", i, name, fs[i].JSON)
+		}
+		if fs[i].Required != (i < requiredFields) {
+			t.Errorf("field %q: required %v in the declaration, %v in the scanner", name, fs[i].Required, i < requiredFields)
+		}
+		if recordField([]byte(name)) != i {
+			t.Errorf("recordField(%q) = %d, want %d", name, recordField([]byte(name)), i)
+		}
+	}
+	for _, f := range fs[numRecordFields:] {
+		if laterFields[f.JSON] == nil {
+			t.Errorf("the declared field %q is neither the scanner's nor read by its kind", f.JSON)
+		}
 	}
 }

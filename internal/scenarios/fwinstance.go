@@ -43,7 +43,7 @@ func (f *FWInstance) slackOf(a spec.Algo) string {
 // CSV): the algorithm's name, with " + slack collapse" when it runs the
 // slack collapse variant, which is not the paper's method (ARCHITECTURE.md, "Slack collapse").
 func (f *FWInstance) Label(a spec.Algo) string {
-	if f.slackOf(a) == "collapse" && solver.UsesReshape(a.Algo) {
+	if alg := spec.AlgorithmByName(a.Algo); f.slackOf(a) == "collapse" && alg != nil && alg.Reshape {
 		return a.Algo + SlackCollapseSuffix
 	}
 	return a.Algo
@@ -126,8 +126,12 @@ func (f *FWInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.
 	}
 	cfg := Config(a, lim, seed)
 	cfg.KeepSlack = f.slackOf(a) == "keep"
-	switch a.Algo {
-	case "fista", "pgd":
+	alg := spec.AlgorithmByName(a.Algo)
+	if alg == nil {
+		return nil, spec.Errorf("algo", "unknown algorithm %q", a.Algo)
+	}
+	switch alg.Family {
+	case "prox":
 		if f.Prox == nil {
 			return nil, spec.Errorf("algo", "%s needs a proximal view of the problem, which this problem does not offer", a.Algo)
 		}
@@ -138,7 +142,7 @@ func (f *FWInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.
 			return nil, spec.Errorf("algo", "cd needs a problem whose non-smooth part separates over the coordinates (an l1 penalty or a box), which this problem is not")
 		}
 		return solver.NewCD(cp, f.Problem, cfg)
-	case "ssfw-as", "afw", "pfw", "fw", "bc-ssfw-as", "bcfw":
+	case "fw":
 		return solver.New(f.Problem, cfg)
 	}
 	return nil, spec.Errorf("algo", "%s does not apply to this problem", a.Algo)

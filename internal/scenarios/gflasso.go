@@ -19,7 +19,7 @@ import (
 
 // The graph-guided fused LASSO (ARCHITECTURE.md, "GFLASSO") and the paper's Figure 1.
 
-var gflassoAlgorithms = []string{"bc-ssfw-as", "bcfw", "spg"}
+var gflassoAlgorithms = spec.AlgorithmsFor("gflasso")
 
 func gflassoDefaults() []spec.Algo { return []spec.Algo{{Algo: "bc-ssfw-as"}, {Algo: "spg"}} }
 

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"strings"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -38,7 +39,7 @@ func Jobs(inst Instance, r *spec.Run) ([]Job, error) {
 			if err != nil {
 				return nil, algoFieldError(err, i)
 			}
-			jobs = append(jobs, Job{Index: i, Algo: a, Label: TraceLabel(inst, a), Replication: rep, Seed: seed, Method: m})
+			jobs = append(jobs, Job{Index: i, Algo: a, Label: TraceLabel(inst, a), Replication: rep, Seed: seed, Method: recordfields.Produced(m)})
 		}
 	}
 	return jobs, nil

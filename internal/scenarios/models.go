@@ -36,7 +36,7 @@ const maxEntries = 20_000_000
 // (logistic, svm-dual) hold, so that an upload can be checked against it.
 const MaxDenseEntries = maxEntries
 
-var modelAlgorithms = []string{"ssfw-as", "afw", "pfw", "fw", "fista", "pgd", "cd"}
+var modelAlgorithms = spec.AlgorithmsFor("model")
 
 func modelDefaults() []spec.Algo { return []spec.Algo{{Algo: "ssfw-as"}, {Algo: "fista"}} }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // ssvmAlgorithms are the structural SVM's solvers.
-var ssvmAlgorithms = []string{ssvm.AlgoBCFWAS, ssvm.AlgoBCFW, ssvm.AlgoSSG}
+var ssvmAlgorithms = spec.AlgorithmsFor("ssvm")
 
 func ssvmDefaults() []spec.Algo { return []spec.Algo{{Algo: ssvm.AlgoBCFWAS}, {Algo: ssvm.AlgoBCFW}} }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // toyAlgorithms are the methods offered on every toy polytope.
-var toyAlgorithms = []string{"ssfw-as", "afw", "pfw", "fw", "fista", "pgd"}
+var toyAlgorithms = spec.AlgorithmsFor("toy")
 
 func toyDefaults() []spec.Algo { return []spec.Algo{{Algo: "ssfw-as"}, {Algo: "fista"}} }
 

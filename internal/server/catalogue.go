@@ -34,10 +34,21 @@ type Problem struct {
 // Param is one problem parameter (see scenarios.ParamView).
 type Param = scenarios.ParamView
 
-// Algorithm is one algorithm name; Stochastic ones take a batch schedule.
+// Algorithm is one algorithm of the table (spec.Algorithms), with the rules
+// the page applies: Stochastic ones take a batch schedule, Blockwise ones r.
 type Algorithm struct {
 	Name       string `json:"name"`
+	Family     string `json:"family"`
 	Stochastic bool   `json:"stochastic"`
+	// Stepsizes are the step-size rules it takes, Stepsize its default;
+	// OwnStep, when set, says how it moves without a rule.
+	Stepsizes []string `json:"stepsizes"`
+	Stepsize  string   `json:"stepsize"`
+	OwnStep   string   `json:"own_step,omitempty"`
+	TakesL    bool     `json:"takes_L"`
+	Blockwise bool     `json:"blockwise"`
+	// SlackCollapse: with slack=collapse it runs the slack collapse.
+	SlackCollapse bool `json:"slack_collapse"`
 	// NotInPaper, when set, says that the algorithm is a baseline that is
 	// not a method of the paper, and what it is.
 	NotInPaper string `json:"not_in_paper,omitempty"`
@@ -83,8 +94,10 @@ func (s *Server) catalogue() Catalogue {
 		},
 		Presets: presetEntries(),
 	}
-	for _, n := range spec.AlgoNames {
-		c.Algorithms = append(c.Algorithms, Algorithm{Name: n, Stochastic: spec.Stochastic(n), NotInPaper: spec.NotInPaper[n]})
+	for _, a := range spec.Algorithms {
+		c.Algorithms = append(c.Algorithms, Algorithm{Name: a.Name, Family: a.Family, Stochastic: a.Stochastic,
+			Stepsizes: a.Stepsizes, Stepsize: a.Stepsize, OwnStep: a.OwnStep, TakesL: a.TakesL, Blockwise: a.Blockwise,
+			SlackCollapse: a.Reshape, NotInPaper: a.NotInPaper})
 	}
 	for _, sc := range scenarios.All() {
 		p := Problem{Name: sc.Name, Title: sc.Title, Help: sc.Help, Group: sc.Group,

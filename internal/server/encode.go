@@ -4,8 +4,10 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -37,66 +39,12 @@ func appendRecord(b []byte, rec *solver.Record, tg *tags) []byte {
 		b = strconv.AppendInt(b, int64(tg.replication), 10)
 		b = append(b, ',')
 	}
-	b = append(b, `"k":`...)
-	b = strconv.AppendInt(b, int64(rec.K), 10)
-	b = append(b, `,"passes":`...)
-	b = appendFloat(b, rec.Passes)
-	b = append(b, `,"time_s":`...)
-	b = appendFloat(b, rec.Time)
-	b = append(b, `,"step":`...)
-	b = appendString(b, rec.Step)
-	b = append(b, `,"gamma":`...)
-	b = appendFloat(b, rec.Gamma)
-	b = append(b, `,"batch":`...)
-	b = strconv.AppendInt(b, int64(rec.Batch), 10)
-	b = append(b, `,"active":`...)
-	b = strconv.AppendInt(b, int64(rec.Active), 10)
-	b = appendOmitInt(b, `,"fw_steps":`, rec.FWSteps)
-	b = appendOmitInt(b, `,"away_steps":`, rec.AwaySteps)
-	b = appendOmitInt(b, `,"drops":`, rec.Drops)
-	b = appendOmitInt(b, `,"cleanups":`, rec.Cleanups)
-	b = append(b, `,"objective":`...)
-	b = appendOptFloat(b, rec.Objective)
-	b = append(b, `,"gap":`...)
-	b = appendOptFloat(b, rec.Gap)
-	if rec.GradErr != nil {
-		b = append(b, `,"grad_err":`...)
-		b = appendOptFloat(b, rec.GradErr)
-	}
-	if len(rec.Extra) > 0 {
-		keys := make([]string, 0, len(rec.Extra))
-		for k := range rec.Extra {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, `,"extra":{`...)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendFloat(b, rec.Extra[k])
-		}
-		b = append(b, '}')
-	}
+	b = recordfields.AppendJSON(b, rec, &jsonStyle)
 	return append(b, '}')
 }
 
-func appendOmitInt(b []byte, key string, v int) []byte {
-	if v == 0 {
-		return b
-	}
-	b = append(b, key...)
-	return strconv.AppendInt(b, int64(v), 10)
-}
-
-func appendOptFloat(b []byte, p *float64) []byte {
-	if p == nil {
-		return append(b, "null"...)
-	}
-	return appendFloat(b, *p)
-}
+// jsonStyle writes non-finite numbers as null.
+var jsonStyle = recordfields.JSONStyle{Float: appendFloat, Str: appendString}
 
 // appendFloat writes a finite number in the shortest form that reads back
 // exactly, and null for NaN and ±Inf.
@@ -146,10 +94,11 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// csvHeader is the trace download's CSV header (the wire contract); a
-// column "extra.KEY" follows for every problem-specific metric KEY that some
-// record of the download carries, in key order.
-const csvHeader = "trace,algo,replication,k,passes,time_s,step,gamma,batch,active,fw_steps,away_steps,drops,cleanups,objective,gap,grad_err\n"
+// csvHeader is the trace download's CSV header (the wire contract): the
+// trace's tags and the record's declared columns (internal/recordfields);
+// a column "extra.KEY" follows for every problem-specific metric KEY that
+// some record of the download carries, in key order.
+var csvHeader = "trace,algo,replication," + strings.Join(recordfields.CSVHeader(), ",") + "\n"
 
 // extraKeys returns the sorted union of the Extra keys of the first lens[i]
 // records of every trace, or the error of a read that failed.
@@ -158,7 +107,9 @@ func extraKeys(traces []*session.Trace, lens []int) ([]string, error) {
 	for i, t := range traces {
 		if _, err := t.Walk(0, lens[i], func(_ int, rec *solver.Record) bool {
 			for k := range rec.Extra {
-				seen[k] = true
+				if !recordfields.IsSlot(k) {
+					seen[k] = true
+				}
 			}
 			return true
 		}); err != nil {
@@ -192,25 +143,7 @@ func appendCSV(b []byte, rec *solver.Record, tg *tags, extras []string) []byte {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(tg.replication), 10)
 	b = append(b, ',')
-	b = strconv.AppendInt(b, int64(rec.K), 10)
-	b = append(b, ',')
-	b = appendCSVFloat(b, rec.Passes)
-	b = append(b, ',')
-	b = appendCSVFloat(b, rec.Time)
-	b = append(b, ',')
-	b = appendCSVText(b, rec.Step)
-	b = append(b, ',')
-	b = appendCSVFloat(b, rec.Gamma)
-	for _, v := range [...]int{rec.Batch, rec.Active, rec.FWSteps, rec.AwaySteps, rec.Drops, rec.Cleanups} {
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(v), 10)
-	}
-	for _, p := range [...]*float64{rec.Objective, rec.Gap, rec.GradErr} {
-		b = append(b, ',')
-		if p != nil {
-			b = appendCSVFloat(b, *p)
-		}
-	}
+	b = recordfields.AppendCSV(b, rec, &csvStyle)
 	for _, k := range extras {
 		b = append(b, ',')
 		if v, ok := rec.Extra[k]; ok {
@@ -219,6 +152,9 @@ func appendCSV(b []byte, rec *solver.Record, tg *tags, extras []string) []byte {
 	}
 	return append(b, '\n')
 }
+
+// csvStyle leaves non-finite numbers' cells empty.
+var csvStyle = recordfields.CSVStyle{Float: appendCSVFloat, Str: appendCSVText}
 
 func appendCSVFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {

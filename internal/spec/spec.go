@@ -126,24 +126,29 @@ func (p Params) Keys() []string {
 	return ks
 }
 
-// Algorithm names and what they need.
-var (
-	// AlgoNames lists every algorithm fwlab knows.
-	AlgoNames  = []string{"ssfw-as", "afw", "pfw", "fw", "fista", "pgd", "bc-ssfw-as", "bcfw", "spg", "bcfw-as", "ssg", "cd"}
-	stochastic = map[string]bool{"ssfw-as": true, "bc-ssfw-as": true, "bcfw-as": true}
-)
+// AlgoNames lists every algorithm fwlab knows (the table Algorithms).
+var AlgoNames = AlgorithmsWith(func(*Algorithm) bool { return true })
 
 // NotInPaper describes the algorithms offered as baselines that are not
 // methods of the paper (nor the classic Frank-Wolfe variants it builds on):
 // what a practitioner would pick instead. Every place that lists
 // algorithms says so.
-var NotInPaper = map[string]string{
-	"cd": "coordinate descent: a baseline, not a method of the paper (what glmnet and scikit-learn use for a LASSO)",
-}
+var NotInPaper = func() map[string]string {
+	m := map[string]string{}
+	for _, a := range Algorithms {
+		if a.NotInPaper != "" {
+			m[a.Name] = a.NotInPaper
+		}
+	}
+	return m
+}()
 
 // Stochastic reports whether the algorithm samples batches (and so takes a
 // batch schedule and reports the sampled-gradient error).
-func Stochastic(algo string) bool { return stochastic[algo] }
+func Stochastic(algo string) bool {
+	a := AlgorithmByName(algo)
+	return a != nil && a.Stochastic
+}
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
@@ -151,38 +156,21 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // depend on the problem. The field names in errors are prefixed by prefix
 // (e.g. "algorithms[1].").
 func (a *Algo) Normalize(prefix string) error {
-	known := false
-	for _, n := range AlgoNames {
-		if a.Algo == n {
-			known = true
-		}
-	}
-	if !known {
+	alg := AlgorithmByName(a.Algo)
+	if alg == nil {
 		return Errorf(prefix+"algo", "unknown algorithm %q (one of %s)", a.Algo, strings.Join(AlgoNames, ", "))
 	}
 	if a.Stepsize == "" {
-		a.Stepsize = DefaultStepsize
-		if a.Algo == "fw" {
-			a.Stepsize = "open-loop"
-		}
-	}
-	switch a.Stepsize {
-	case "paper", "curvature", "backtrack":
-	case "open-loop", "short":
-		if a.Algo != "fw" {
-			return Errorf(prefix+"stepsize", "%q is a rule of fw only (use paper, curvature or backtrack)", a.Stepsize)
-		}
-	default:
-		return Errorf(prefix+"stepsize", "must be paper, curvature or backtrack (fw also: open-loop, short), got %q", a.Stepsize)
+		a.Stepsize = alg.Stepsize
 	}
 	if a.L == "" {
 		a.L = "auto"
 	}
-	if a.Algo == "cd" && a.L != "auto" {
-		return Errorf(prefix+"L", "cd needs no Lipschitz constant: leave it at \"auto\", got %q", a.L)
+	if !alg.TakesL && a.L != "auto" {
+		return Errorf(prefix+"L", "%s needs no Lipschitz constant: leave it at \"auto\", got %q", a.Algo, a.L)
 	}
-	if a.Algo == "cd" && a.Stepsize != DefaultStepsize {
-		return Errorf(prefix+"stepsize", "cd minimises each coordinate exactly and takes no step-size rule: leave it at %s, got %q", DefaultStepsize, a.Stepsize)
+	if err := checkStepsize(prefix, alg, a.Stepsize); err != nil {
+		return err
 	}
 	if a.L != "auto" {
 		l, err := strconv.ParseFloat(a.L, 64)
@@ -202,7 +190,7 @@ func (a *Algo) Normalize(prefix string) error {
 		return Errorf(prefix+"schedule", "must be paper, constant, geometric or full, got %q", a.Schedule)
 	}
 	if a.Schedule != "full" && !Stochastic(a.Algo) {
-		return Errorf(prefix+"schedule", "%s uses full gradients; only ssfw-as, bc-ssfw-as and bcfw-as take a batch schedule", a.Algo)
+		return Errorf(prefix+"schedule", "%s uses full gradients; only %s take a batch schedule", a.Algo, orAnd(AlgorithmsWith(func(b *Algorithm) bool { return b.Stochastic })))
 	}
 	if a.Rho == 0 {
 		a.Rho = DefaultRho

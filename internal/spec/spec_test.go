@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -369,6 +370,37 @@ func TestNotInPaper(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("NotInPaper names %q, which is not one of AlgoNames", a)
+		}
+	}
+}
+
+// The table's rules are the spec's: every algorithm takes its default
+// step-size rule and each rule it lists, and refuses every other rule some
+// algorithm takes, naming the field and the algorithms that take it.
+func TestAlgorithmTableStepsizes(t *testing.T) {
+	var all []string
+	for _, a := range spec.Algorithms {
+		for _, r := range a.Stepsizes {
+			if !slices.Contains(all, r) {
+				all = append(all, r)
+			}
+		}
+	}
+	for _, a := range spec.Algorithms {
+		d := spec.Algo{Algo: a.Name}
+		if err := d.Normalize(""); err != nil || d.Stepsize != a.Stepsize || spec.Stochastic(a.Name) != a.Stochastic {
+			t.Fatalf("%s: default %q, %v", a.Name, d.Stepsize, err)
+		}
+		for _, r := range all {
+			x := spec.Algo{Algo: a.Name, Stepsize: r}
+			err := x.Normalize("")
+			if takes := slices.Contains(a.Stepsizes, r); takes != (err == nil) {
+				t.Errorf("%s with %s: %v (the table says it takes it: %v)", a.Name, r, err, takes)
+				continue
+			}
+			if err != nil && (err.(*spec.FieldError).Field != "stepsize" || !strings.Contains(err.Error(), a.Name) && !strings.Contains(err.Error(), "rule of")) {
+				t.Errorf("%s with %s: %v", a.Name, r, err)
+			}
 		}
 	}
 }

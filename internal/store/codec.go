@@ -8,17 +8,20 @@ import (
 	"math/bits"
 	"sort"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
 // A batch of records is stored as one blob, self-contained so that any batch
-// decodes alone:
+// decodes alone. Its layout follows the record's declaration
+// (internal/recordfields); for codec version 1:
 //
-//	byte     codec version (1)
+//	byte     codec version
 //	uvarint  number of strings, then each as uvarint length + bytes: the
 //	         step kinds and extra keys the batch uses, in first-use order
 //	uvarint  number of records, then each record:
-//	  uvarint  flags (which optional fields follow, see the flag constants)
+//	  uvarint  flags (which optional fields follow: bit i for the i-th
+//	           optional field below)
 //	  varint   k − previous k (the first record: k − 0)
 //	  uvarint  step (index into the strings)
 //	  float    passes, time_s, gamma
@@ -27,28 +30,84 @@ import (
 //	  float    objective, gap, grad_err when flagged
 //	  uvarint  extra count, then (uvarint key index, float) in key order
 //
+// that is, version 1's fields by group (the index, strings, floats, ints,
+// optional ints, optional floats, the metrics), each group in declaration
+// order; a field added later (a higher Since) follows them, in declaration
+// order, flagged when optional, and raises the codec version
+// (docs/compatibility.md). A blob is read by the fields of its own version.
+//
 // Integers are zig-zag varints (one byte for the usual small values). A
 // float is its IEEE 754 bits, stored either as they are or XORed with the
 // previous value of its column in the batch (each extra key is a column),
 // with zero bytes at either end dropped (appendF64): 1 to 9 bytes. A decoded
 // record is bit-identical to the appended one, NaN payloads included. The only normalisation: an empty, non-nil Extra map
 // decodes as nil (the two mean the same in every encoding fwlab writes).
-const codecVersion = 1
+var codecVersion = recordfields.Version
 
-const (
-	flagFW = 1 << iota
-	flagAway
-	flagDrops
-	flagCleanups
-	flagObjective
-	flagGap
-	flagGradErr
-	flagExtra
-	flagAll = flagExtra<<1 - 1
-)
+// codecField is one field in the codec's order.
+type codecField struct {
+	f      *recordfields.Field
+	flag   uint64 // its flag bit, 0 when always written
+	column int    // its float column (Float, OptFloat)
+}
+
+// codecPlan is the layout of one codec version.
+type codecPlan struct {
+	fields  []codecField
+	columns int    // float columns
+	all     uint64 // every flag bit
+}
+
+// plans holds the plan of every version this build reads, by version.
+var plans = func() []codecPlan {
+	out := make([]codecPlan, recordfields.Version+1)
+	for v := 1; v <= recordfields.Version; v++ {
+		out[v] = planFor(v)
+	}
+	return out
+}()
+
+func planFor(v int) codecPlan {
+	var p codecPlan
+	add := func(f *recordfields.Field) {
+		c := codecField{f: f, column: -1}
+		if f.Kind == recordfields.OptFloat || f.Kind == recordfields.Metrics || f.Kind == recordfields.Int && f.Omit {
+			c.flag = 1 << bits.OnesCount64(p.all)
+			p.all |= c.flag
+		}
+		if f.Kind == recordfields.Float || f.Kind == recordfields.OptFloat {
+			c.column = p.columns
+			p.columns++
+		}
+		p.fields = append(p.fields, c)
+	}
+	first := []func(f *recordfields.Field) bool{
+		func(f *recordfields.Field) bool { return f.Index },
+		func(f *recordfields.Field) bool { return f.Kind == recordfields.String },
+		func(f *recordfields.Field) bool { return f.Kind == recordfields.Float },
+		func(f *recordfields.Field) bool { return f.Kind == recordfields.Int && !f.Index && !f.Omit },
+		func(f *recordfields.Field) bool { return f.Kind == recordfields.Int && !f.Index && f.Omit },
+		func(f *recordfields.Field) bool { return f.Kind == recordfields.OptFloat },
+		func(f *recordfields.Field) bool { return f.Kind == recordfields.Metrics },
+	}
+	for _, in := range first {
+		for i := range recordfields.Fields {
+			if f := &recordfields.Fields[i]; f.Since == 1 && in(f) {
+				add(f)
+			}
+		}
+	}
+	for i := range recordfields.Fields {
+		if f := &recordfields.Fields[i]; f.Since > 1 && f.Since <= v {
+			add(f)
+		}
+	}
+	return p
+}
 
 // encodeBatch appends the blob of recs to b.
 func encodeBatch(b []byte, recs []solver.Record) []byte {
+	plan := &plans[codecVersion]
 	index := map[string]int{}
 	var strs []string
 	intern := func(s string) {
@@ -59,9 +118,16 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 	}
 	var keys []string
 	for i := range recs {
-		intern(recs[i].Step)
-		for k := range recs[i].Extra {
-			keys = append(keys, k)
+		r := &recs[i]
+		for _, c := range plan.fields {
+			if c.f.Kind == recordfields.String {
+				intern(c.f.Str(r))
+			}
+		}
+		for k := range r.Extra {
+			if !recordfields.IsSlot(k) {
+				keys = append(keys, k)
+			}
 		}
 		if len(keys) > 0 {
 			sort.Strings(keys)
@@ -71,7 +137,7 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 			keys = keys[:0]
 		}
 	}
-	b = append(b, codecVersion)
+	b = append(b, byte(codecVersion))
 	b = binary.AppendUvarint(b, uint64(len(strs)))
 	for _, s := range strs {
 		b = binary.AppendUvarint(b, uint64(len(s)))
@@ -79,70 +145,61 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(recs)))
 	prevK := 0
-	var prev [6]uint64            // passes, time, gamma, objective, gap, grad_err
+	var small [8]uint64
+	prev := small[:0]
+	for range plan.columns {
+		prev = append(prev, 0)
+	}
 	prevExtra := map[int]uint64{} // by key index
 	for i := range recs {
 		r := &recs[i]
 		var flags uint64
-		if r.FWSteps != 0 {
-			flags |= flagFW
-		}
-		if r.AwaySteps != 0 {
-			flags |= flagAway
-		}
-		if r.Drops != 0 {
-			flags |= flagDrops
-		}
-		if r.Cleanups != 0 {
-			flags |= flagCleanups
-		}
-		if r.Objective != nil {
-			flags |= flagObjective
-		}
-		if r.Gap != nil {
-			flags |= flagGap
-		}
-		if r.GradErr != nil {
-			flags |= flagGradErr
-		}
-		if len(r.Extra) > 0 {
-			flags |= flagExtra
+		for _, c := range plan.fields {
+			if c.flag != 0 && !c.f.Zero(r) {
+				flags |= c.flag
+			}
 		}
 		b = binary.AppendUvarint(b, flags)
-		b = binary.AppendVarint(b, int64(r.K)-int64(prevK))
-		prevK = r.K
-		b = binary.AppendUvarint(b, uint64(index[r.Step]))
-		b = appendF64(b, r.Passes, &prev[0])
-		b = appendF64(b, r.Time, &prev[1])
-		b = appendF64(b, r.Gamma, &prev[2])
-		b = binary.AppendVarint(b, int64(r.Batch))
-		b = binary.AppendVarint(b, int64(r.Active))
-		for _, c := range [...]struct {
-			flag uint64
-			v    int
-		}{{flagFW, r.FWSteps}, {flagAway, r.AwaySteps}, {flagDrops, r.Drops}, {flagCleanups, r.Cleanups}} {
-			if flags&c.flag != 0 {
-				b = binary.AppendVarint(b, int64(c.v))
-			}
-		}
-		for j, p := range [...]*float64{r.Objective, r.Gap, r.GradErr} {
-			if p != nil {
-				b = appendF64(b, *p, &prev[3+j])
-			}
-		}
-		if flags&flagExtra != 0 {
-			keys = keys[:0]
-			for k := range r.Extra {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			b = binary.AppendUvarint(b, uint64(len(keys)))
-			for _, k := range keys {
-				ki := index[k]
-				b = binary.AppendUvarint(b, uint64(ki))
-				p := prevExtra[ki]
-				b = appendF64(b, r.Extra[k], &p)
-				prevExtra[ki] = p
+		for _, c := range plan.fields {
+			f := c.f
+			switch f.Kind {
+			case recordfields.Int:
+				v := f.Int(r)
+				switch {
+				case f.Index:
+					b = binary.AppendVarint(b, int64(v)-int64(prevK))
+					prevK = v
+				case c.flag == 0 || flags&c.flag != 0:
+					b = binary.AppendVarint(b, int64(v))
+				}
+			case recordfields.String:
+				b = binary.AppendUvarint(b, uint64(index[f.Str(r)]))
+			case recordfields.Float:
+				b = appendF64(b, f.Float(r), &prev[c.column])
+			case recordfields.OptFloat:
+				if flags&c.flag != 0 {
+					v, _ := f.Opt(r)
+					b = appendF64(b, v, &prev[c.column])
+				}
+			case recordfields.Metrics:
+				if flags&c.flag == 0 {
+					continue
+				}
+				keys = keys[:0]
+				for k := range r.Extra {
+					if !recordfields.IsSlot(k) {
+						keys = append(keys, k)
+					}
+				}
+				sort.Strings(keys)
+				b = binary.AppendUvarint(b, uint64(len(keys)))
+				for _, k := range keys {
+					ki := index[k]
+					b = binary.AppendUvarint(b, uint64(ki))
+					p := prevExtra[ki]
+					b = appendF64(b, r.Extra[k], &p)
+					prevExtra[ki] = p
+				}
 			}
 		}
 	}
@@ -281,14 +338,22 @@ func (d *decoder) count(what string, min int) int {
 	return int(v)
 }
 
+// ErrNewerCodec is wrapped by the error of a batch written by a newer
+// fwlab, whose codec version this one does not read.
+var ErrNewerCodec = errors.New("record batch written by a newer fwlab")
+
 // decodeBatch appends the records of one blob to out.
 func decodeBatch(out []solver.Record, blob []byte) ([]solver.Record, error) {
-	if len(blob) == 0 || blob[0] != codecVersion {
-		if len(blob) == 0 {
-			return out, fmt.Errorf("%w: empty", errCorrupt)
-		}
-		return out, fmt.Errorf("%w: codec version %d (this fwlab reads %d)", errCorrupt, blob[0], codecVersion)
+	if len(blob) == 0 {
+		return out, fmt.Errorf("%w: empty", errCorrupt)
 	}
+	if v := int(blob[0]); v == 0 || v > codecVersion {
+		if v > codecVersion {
+			return out, fmt.Errorf("%w: its record codec is version %d, this fwlab reads versions 1 to %d: upgrade this fwlab to read it (docs/compatibility.md)", ErrNewerCodec, v, codecVersion)
+		}
+		return out, fmt.Errorf("%w: codec version %d (this fwlab reads 1 to %d)", errCorrupt, v, codecVersion)
+	}
+	plan := &plans[blob[0]]
 	d := &decoder{b: blob[1:]}
 	strs := make([]string, d.count("string count", 1))
 	for i := range strs {
@@ -311,57 +376,56 @@ func decodeBatch(out []solver.Record, blob []byte) ([]solver.Record, error) {
 	}
 	n := d.count("record count", 8)
 	k := 0
-	var prev [6]uint64
+	var small [8]uint64
+	prev := small[:0]
+	for range plan.columns {
+		prev = append(prev, 0)
+	}
 	prevExtra := map[int]uint64{}
 	for i := 0; i < n && d.err == nil; i++ {
 		var r solver.Record
 		flags := d.uvarint("flags")
-		if flags&^flagAll != 0 {
+		if flags&^plan.all != 0 {
 			d.fail("unknown flags")
 		}
-		dk := d.varint("k")
-		k += int(dk)
-		r.K = k
-		r.Step = str("step")
-		r.Passes = d.f64("passes", &prev[0])
-		r.Time = d.f64("time_s", &prev[1])
-		r.Gamma = d.f64("gamma", &prev[2])
-		r.Batch = d.int("batch")
-		r.Active = d.int("active")
-		for _, c := range [...]struct {
-			flag uint64
-			dst  *int
-			name string
-		}{{flagFW, &r.FWSteps, "fw_steps"}, {flagAway, &r.AwaySteps, "away_steps"}, {flagDrops, &r.Drops, "drops"}, {flagCleanups, &r.Cleanups, "cleanups"}} {
-			if flags&c.flag != 0 {
-				*c.dst = d.int(c.name)
-			}
-		}
-		for j, c := range [...]struct {
-			flag uint64
-			dst  **float64
-			name string
-		}{{flagObjective, &r.Objective, "objective"}, {flagGap, &r.Gap, "gap"}, {flagGradErr, &r.GradErr, "grad_err"}} {
-			if flags&c.flag != 0 {
-				v := d.f64(c.name, &prev[3+j])
-				*c.dst = &v
-			}
-		}
-		if flags&flagExtra != 0 {
-			m := d.count("extra count", 2)
-			r.Extra = make(map[string]float64, m)
-			for j := 0; j < m && d.err == nil; j++ {
-				u := d.uvarint("extra key")
-				if d.err == nil && u >= uint64(len(strs)) {
-					d.fail("extra key index out of range")
+		for _, c := range plan.fields {
+			f := c.f
+			switch f.Kind {
+			case recordfields.Int:
+				switch {
+				case f.Index:
+					k += int(d.varint(f.JSON))
+					f.SetInt(&r, k)
+				case c.flag == 0 || flags&c.flag != 0:
+					f.SetInt(&r, d.int(f.JSON))
 				}
-				if d.err != nil {
-					break
+			case recordfields.String:
+				f.SetStr(&r, str(f.JSON))
+			case recordfields.Float:
+				f.SetFloat(&r, d.f64(f.JSON, &prev[c.column]))
+			case recordfields.OptFloat:
+				if flags&c.flag != 0 {
+					f.SetOpt(&r, d.f64(f.JSON, &prev[c.column]))
 				}
-				ki := int(u)
-				p := prevExtra[ki]
-				r.Extra[strs[ki]] = d.f64("extra value", &p)
-				prevExtra[ki] = p
+			case recordfields.Metrics:
+				if flags&c.flag == 0 {
+					continue
+				}
+				m := d.count("extra count", 2)
+				r.Extra = make(map[string]float64, m)
+				for j := 0; j < m && d.err == nil; j++ {
+					u := d.uvarint("extra key")
+					if d.err == nil && u >= uint64(len(strs)) {
+						d.fail("extra key index out of range")
+					}
+					if d.err != nil {
+						break
+					}
+					ki := int(u)
+					p := prevExtra[ki]
+					r.Extra[strs[ki]] = d.f64("extra value", &p)
+					prevExtra[ki] = p
+				}
 			}
 		}
 		if d.err == nil {

@@ -21,16 +21,18 @@ import (
 
 	"github.com/fwlab/fwlab/internal/bundle"
 	"github.com/fwlab/fwlab/internal/dataio"
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
 )
 
 // Ignored names the fields left out of the comparison because they measure
-// wall-clock time: a record's time_s and a summary's time_s. Nothing else
+// wall-clock time: the record's fields declared wall clock
+// (internal/recordfields: time_s) and a summary's time_s. Nothing else
 // is: counters, step kinds, γ, batch sizes, objectives, gaps, sampled
 // gradients' errors, problem-specific values (extra), statuses and messages
 // are all compared.
-var Ignored = []string{"time_s"}
+var Ignored = recordfields.WallClock
 
 // Trace is one (algorithm, replication) of a run, as stored or re-run.
 type Trace struct {
@@ -196,53 +198,69 @@ func compareTrace(i int, w, g *Trace) (int, int, *Diff) {
 // and only the metrics g has too.
 func withoutEvaluation(w, g *solver.Record) solver.Record {
 	u := *w
-	u.Objective, u.Gap, u.GradErr = nil, nil, nil
 	u.Extra = nil
 	for k, v := range w.Extra {
-		if _, ok := g.Extra[k]; ok {
+		if _, ok := g.Extra[k]; ok && !recordfields.IsSlot(k) {
 			if u.Extra == nil {
 				u.Extra = map[string]float64{}
 			}
 			u.Extra[k] = v
 		}
 	}
+	for i := range recordfields.Fields {
+		if f := &recordfields.Fields[i]; f.Evaluated && f.Kind == recordfields.OptFloat && !f.IsSlot() {
+			f.ClearOpt(&u)
+		}
+	}
 	return u
 }
 
-// Record compares two records field by field (but Ignored ones) and
-// returns the first differing field with both values, or "".
+// Record compares two records field by declared field (but the wall-clock
+// ones), in the order of the record's JSON, and returns the first
+// differing field with both values, or "".
 func Record(w, g *solver.Record) (field, want, got string) {
-	ints := []struct {
-		name string
-		a, b int
-	}{{"k", w.K, g.K}, {"batch", w.Batch, g.Batch}, {"active", w.Active, g.Active}, {"fw_steps", w.FWSteps, g.FWSteps},
-		{"away_steps", w.AwaySteps, g.AwaySteps}, {"drops", w.Drops, g.Drops}, {"cleanups", w.Cleanups, g.Cleanups}}
-	// in the order of the record's JSON
-	if ints[0].a != ints[0].b {
-		return "k", strconv.Itoa(w.K), strconv.Itoa(g.K)
-	}
-	if !Same(w.Passes, g.Passes) {
-		return "passes", Format(w.Passes), Format(g.Passes)
-	}
-	if w.Step != g.Step {
-		return "step", strconv.Quote(w.Step), strconv.Quote(g.Step)
-	}
-	if !Same(w.Gamma, g.Gamma) {
-		return "gamma", Format(w.Gamma), Format(g.Gamma)
-	}
-	for _, c := range ints[1:] {
-		if c.a != c.b {
-			return c.name, strconv.Itoa(c.a), strconv.Itoa(c.b)
+	for i := range recordfields.Fields {
+		f := &recordfields.Fields[i]
+		if f.WallClock {
+			continue
+		}
+		switch f.Kind {
+		case recordfields.Int:
+			if a, b := f.Int(w), f.Int(g); a != b {
+				return f.JSON, strconv.Itoa(a), strconv.Itoa(b)
+			}
+		case recordfields.Float:
+			if a, b := f.Float(w), f.Float(g); !Same(a, b) {
+				return f.JSON, Format(a), Format(b)
+			}
+		case recordfields.String:
+			if a, b := f.Str(w), f.Str(g); a != b {
+				return f.JSON, strconv.Quote(a), strconv.Quote(b)
+			}
+		case recordfields.OptFloat:
+			a, okA := f.Opt(w)
+			b, okB := f.Opt(g)
+			if okA != okB || !Same(a, b) {
+				return f.JSON, formatOpt(a, okA), formatOpt(b, okB)
+			}
+		case recordfields.Metrics:
+			if field, want, got := metrics(w, g); field != "" {
+				return field, want, got
+			}
 		}
 	}
-	for _, c := range []struct {
-		name string
-		a, b *float64
-	}{{"objective", w.Objective, g.Objective}, {"gap", w.Gap, g.Gap}, {"grad_err", w.GradErr, g.GradErr}} {
-		if !sameOpt(c.a, c.b) {
-			return c.name, FormatOpt(c.a), FormatOpt(c.b)
-		}
+	return "", "", ""
+}
+
+func formatOpt(v float64, ok bool) string {
+	if !ok {
+		return FormatOpt(nil)
 	}
+	return FormatOpt(&v)
+}
+
+// metrics compares the problem-specific metrics.
+func metrics(w, g *solver.Record) (field, want, got string) {
 	keys := make([]string, 0, len(w.Extra)+len(g.Extra))
 	for k := range w.Extra {
 		keys = append(keys, k)
@@ -254,6 +272,9 @@ func Record(w, g *solver.Record) (field, want, got string) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
+		if recordfields.IsSlot(k) {
+			continue
+		}
 		a, inW := w.Extra[k]
 		b, inG := g.Extra[k]
 		if inW != inG || !Same(a, b) {
@@ -306,13 +327,6 @@ func Summary(w, g *solver.Summary) (field, want, got string) {
 // NaN.
 func Same(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
-}
-
-func sameOpt(a, b *float64) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return Same(*a, *b)
 }
 
 // Format writes v in the shortest form that reads back to the same number,

@@ -1,0 +1,74 @@
+package bundle
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fwlab/fwlab/internal/recordfields"
+)
+
+// A bundle written before any record field was added to the declaration
+// (testdata/bundle-v2.json: format version 2, `dashboard solve -problem
+// lasso -n 30 -p 12 -algo ssfw-as,afw -iters 20 -eval-every 3 -seed 4
+// -format json`) stays readable and keeps its digest in every build, one
+// that adds a field included (docs/compatibility.md); encoded again, it
+// decodes to the same records with the same digest.
+func TestTodaysBundleKeepsItsDigest(t *testing.T) {
+	data, err := os.ReadFile("testdata/bundle-v2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "sha256:5b234e00aa7c94e815264705cd191421be66e0b075df5aca3ff21a0392077f06"
+	b, err := Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Digest != want {
+		t.Fatalf("digest %s, want %s", b.Digest, want)
+	}
+	if err := CheckDigest(b); err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := Encode(&again, b); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := Decode(bytes.NewReader(again.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2.Digest != want || Digest(b2) != want {
+		t.Fatalf("encoded again: digest %s (recomputed %s), want %s", b2.Digest, Digest(b2), want)
+	}
+	for i := range b.Traces {
+		for j := range b.Traces[i].Records {
+			if d := recordfields.Diff(&b.Traces[i].Records[j], &b2.Traces[i].Records[j]); d != "" {
+				t.Fatalf("trace %d record %d: %s", i, j, d)
+			}
+		}
+	}
+	if FormatVersion == 2 && again.String() != string(data) {
+		t.Errorf("encoded again, the bundle differs from the file")
+	}
+}
+
+// A bundle of a newer format is refused, naming both versions.
+func TestNewerBundleRefusedNamingBothVersions(t *testing.T) {
+	data, err := os.ReadFile("testdata/bundle-v2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := strconv.FormatInt(FormatVersion+1, 10)
+	_, err = Decode(strings.NewReader(strings.Replace(string(data), `"format_version":2`, `"format_version":`+newer, 1)))
+	if err == nil {
+		t.Fatal("a newer bundle was read")
+	}
+	for _, s := range []string{"format_version", newer, strconv.FormatInt(FormatVersion, 10)} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not name %q", err, s)
+		}
+	}
+}
