@@ -446,63 +446,10 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 	if complement {
 		rows = m.complementOf(b, batch)
 	}
-	nr := bi.r1 - bi.r0
-	if nr >= gemmRows {
-		// Many rows: G = X_Bᵀ R_B by Gemm over chunks of the samples
-		// (their rows of X gathered, and their residuals).
-		gb := m.gradScratch(b, nr, kc)
-		out := blas64.General{Rows: nr, Cols: kc, Stride: kc, Data: g[:nr*kc]}
-		n := len(rows)
-		if rows == nil {
-			n = p.N
-		}
-		for lo := 0; lo < n; lo += gradChunk {
-			hi := min(lo+gradChunk, n)
-			for q := lo; q < hi; q++ {
-				i := q
-				if rows != nil {
-					i = rows[q]
-				}
-				copy(gb.x[(q-lo)*nr:(q-lo+1)*nr], p.x[i*p.J+bi.r0:i*p.J+bi.r1])
-				zi := st.z[i*kc : (i+1)*kc]
-				ri := gb.r[(q-lo)*kc : (q-lo+1)*kc]
-				for a, t := range c.tasks {
-					ri[a] = zi[a] - p.y[i*p.K+t]
-				}
-			}
-			cn := hi - lo
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1,
-				blas64.General{Rows: cn, Cols: nr, Stride: nr, Data: gb.x[:cn*nr]},
-				blas64.General{Rows: cn, Cols: kc, Stride: kc, Data: gb.r[:cn*kc]}, 1, out)
-		}
+	if bi.r1-bi.r0 >= gemmRows {
+		m.gradSumGemm(b, g, rows, st)
 	} else {
-		res := m.gradScratch(b, 0, kc).r[:kc]
-		each := func(i int) {
-			zi := st.z[i*kc : (i+1)*kc]
-			for a, t := range c.tasks {
-				res[a] = zi[a] - p.y[i*p.K+t]
-			}
-			xi := p.x[i*p.J : (i+1)*p.J]
-			for j := bi.r0; j < bi.r1; j++ {
-				v := xi[j]
-				if v == 0 {
-					continue
-				}
-				gj := g[(j-bi.r0)*kc : (j-bi.r0+1)*kc]
-				for a, r := range res {
-					gj[a] += v * r
-				}
-			}
-		}
-		if rows == nil {
-			for i := 0; i < p.N; i++ {
-				each(i)
-			}
-		} else {
-			for _, i := range rows {
-				each(i)
-			}
-		}
+		m.gradSumRows(b, g, rows, st)
 	}
 	if complement {
 		for j := 0; j < p.J; j++ {
@@ -519,6 +466,80 @@ func (m *model) Gradient(b int, g []float64, x []float64, batch []int) {
 		}
 	}
 	g[bi.size-1] = 1
+}
+
+// gradSumGemm adds to g the block's rows of Σ_i X_iᵀ (z_i − y_i) over
+// rows (every sample when nil) for a block of many rows: G = X_Bᵀ R_B by
+// Gemm over chunks of the samples (their rows of X gathered, and their
+// residuals). The caller holds st's read lock.
+func (m *model) gradSumGemm(b int, g []float64, rows []int, st *compState) {
+	p := m.p
+	bi := p.info[b]
+	c := p.comps[bi.comp]
+	kc := len(c.tasks)
+	nr := bi.r1 - bi.r0
+	gb := m.gradScratch(b, nr, kc)
+	out := blas64.General{Rows: nr, Cols: kc, Stride: kc, Data: g[:nr*kc]}
+	n := len(rows)
+	if rows == nil {
+		n = p.N
+	}
+	for lo := 0; lo < n; lo += gradChunk {
+		hi := min(lo+gradChunk, n)
+		for q := lo; q < hi; q++ {
+			i := q
+			if rows != nil {
+				i = rows[q]
+			}
+			copy(gb.x[(q-lo)*nr:(q-lo+1)*nr], p.x[i*p.J+bi.r0:i*p.J+bi.r1])
+			zi := st.z[i*kc : (i+1)*kc]
+			ri := gb.r[(q-lo)*kc : (q-lo+1)*kc]
+			for a, t := range c.tasks {
+				ri[a] = zi[a] - p.y[i*p.K+t]
+			}
+		}
+		cn := hi - lo
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+			blas64.General{Rows: cn, Cols: nr, Stride: nr, Data: gb.x[:cn*nr]},
+			blas64.General{Rows: cn, Cols: kc, Stride: kc, Data: gb.r[:cn*kc]}, 1, out)
+	}
+}
+
+// gradSumRows adds to g the block's rows of Σ_i X_iᵀ (z_i − y_i) over
+// rows (every sample when nil) for a block of few rows: one sample at a
+// time, skipping its zero entries of X. The caller holds st's read lock.
+func (m *model) gradSumRows(b int, g []float64, rows []int, st *compState) {
+	p := m.p
+	bi := p.info[b]
+	c := p.comps[bi.comp]
+	kc := len(c.tasks)
+	res := m.gradScratch(b, 0, kc).r[:kc]
+	each := func(i int) {
+		zi := st.z[i*kc : (i+1)*kc]
+		for a, t := range c.tasks {
+			res[a] = zi[a] - p.y[i*p.K+t]
+		}
+		xi := p.x[i*p.J : (i+1)*p.J]
+		for j := bi.r0; j < bi.r1; j++ {
+			v := xi[j]
+			if v == 0 {
+				continue
+			}
+			gj := g[(j-bi.r0)*kc : (j-bi.r0+1)*kc]
+			for a, r := range res {
+				gj[a] += v * r
+			}
+		}
+	}
+	if rows == nil {
+		for i := 0; i < p.N; i++ {
+			each(i)
+		}
+	} else {
+		for _, i := range rows {
+			each(i)
+		}
+	}
 }
 
 // complementOf returns the samples outside batch (distinct indices), in
