@@ -158,47 +158,9 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 		}
 		return nil
 	}
-	n, j := X.Dims()
-	ny, k := Y.Dims()
-	if ny != n {
-		return nil, fmt.Errorf("gflasso: X has %d rows but Y has %d (one row per sample in both)", n, ny)
-	}
-	if n < 2 || j < 1 || k < 1 {
-		return nil, fmt.Errorf("gflasso: need N ≥ 2, J ≥ 1, K ≥ 1, got N=%d, J=%d, K=%d", n, j, k)
-	}
-	if !(opt.Lambda > 0) || math.IsInf(opt.Lambda, 0) {
-		return nil, optErr("lambda", "must be a positive number (the feasible set is unbounded otherwise), got %v", opt.Lambda)
-	}
-	if !(opt.Gamma >= 0) || math.IsInf(opt.Gamma, 0) {
-		return nil, optErr("gamma", "must be a number ≥ 0, got %v", opt.Gamma)
-	}
-	if opt.Bound == "" {
-		opt.Bound = "hat"
-	}
-	if opt.Bound != "hat" && opt.Bound != "norm" {
-		return nil, optErr("bound", "must be hat or norm, got %q", opt.Bound)
-	}
-	if opt.Blocks == "" {
-		opt.Blocks = "component"
-	}
-	if opt.Blocks != "component" && opt.Blocks != "row" {
-		return nil, optErr("blocks", "must be component or row, got %q", opt.Blocks)
-	}
-	if opt.EnumMax == 0 {
-		opt.EnumMax = 12
-	}
-	if opt.EnumMax < 0 || opt.EnumMax > maxEnumTasks {
-		return nil, optErr("enum_max", "must lie in [1, %d], got %d", maxEnumTasks, opt.EnumMax)
-	}
-	for _, m := range []*mat.Dense{X, Y} {
-		r, c := m.Dims()
-		for a := 0; a < r; a++ {
-			for b := 0; b < c; b++ {
-				if v := m.At(a, b); math.IsNaN(v) || math.IsInf(v, 0) {
-					return nil, fmt.Errorf("gflasso: non-finite entry %v at row %d, column %d", v, a+1, b+1)
-				}
-			}
-		}
+	opt, err := checkInput(X, Y, opt)
+	if err != nil {
+		return nil, err
 	}
 	g, err := BuildGraph(Y, opt.Threshold)
 	if err != nil {
@@ -207,67 +169,12 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 	if err := cancelled(); err != nil {
 		return nil, err
 	}
+	n, j := X.Dims()
+	_, k := Y.Dims()
 	p := &Problem{N: n, J: j, K: k, opt: opt, graph: g}
-	p.x = make([]float64, n*j)
-	p.xt = make([]float64, n*j)
-	for i := 0; i < n; i++ {
-		for a := 0; a < j; a++ {
-			v := X.At(i, a)
-			p.x[i*j+a] = v
-			p.xt[a*n+i] = v
-		}
-	}
-	p.y = make([]float64, n*k)
-	for i := 0; i < n; i++ {
-		for c := 0; c < k; c++ {
-			p.y[i*k+c] = Y.At(i, c)
-		}
-	}
-	// Components with their norms and atoms.
-	where := make([]int, k) // task → local index in its component
-	compOf := make([]int, k)
-	for ci, tasks := range g.Components {
-		for a, t := range tasks {
-			where[t], compOf[t] = a, ci
-		}
-	}
-	p.comps = make([]*component, len(g.Components))
-	for ci, tasks := range g.Components {
-		p.comps[ci] = &component{tasks: tasks, lambda: opt.Lambda, gamma: opt.Gamma}
-	}
-	for _, e := range g.Edges {
-		c := p.comps[compOf[e.M]]
-		c.edges = append(c.edges, localEdge{a: where[e.M], b: where[e.L], w: e.W, s: float64(e.Sign)})
-	}
-	for _, c := range p.comps {
-		if err := cancelled(); err != nil {
-			return nil, err
-		}
-		if len(c.tasks) <= opt.EnumMax {
-			if err := c.enumerate(); err != nil && err != errTooMany {
-				return nil, err
-			}
-			if c.enumerated() {
-				c.prepareBound()
-			}
-		}
-		if !c.enumerated() && !opt.ForceLP {
-			c.tau = c.switching()
-		}
-		if k := float64(len(c.tasks)); !c.enumerated() && c.tau != nil && float64(j)*k*k*k > maxCutWork {
-			// The cut oracle: minimum cuts on the dense graph of the
-			// component, for each of the J rows, about J·k³ steps a call.
-			return nil, optErr("threshold", "%v leaves a component of %d tasks; its minimum-cut oracle would take about J·k³ = %.3g steps a call, more than %.0e (raise threshold to split it, or use fewer covariates J)",
-				opt.Threshold, len(c.tasks), float64(j)*k*k*k, float64(maxCutWork))
-		}
-		if !c.enumerated() && c.tau == nil {
-			// The LP oracle: a dense simplex tableau per row of B.
-			k, ne := len(c.tasks), len(c.edges)
-			if e := float64(ne+1) * float64(2*k+2*ne+1); e > maxLPEntries {
-				return nil, optErr("threshold", "%v leaves a component of %d tasks and %d edges whose signs admit no switching; its oracle would solve linear programs of %.3g entries, more than %.0e (raise threshold for fewer edges, or enum_max up to %d to enumerate components that small)",
-					opt.Threshold, k, ne, e, float64(maxLPEntries), maxEnumTasks)
-			}
-		}
+	p.copyData(X, Y)
+	if err := p.buildComponents(cancelled); err != nil {
+		return nil, err
 	}
 	// Bounds T_C. Vertex coordinates are at most T_C/λ (ω_C ≥ λ‖·‖₁ and
 	// the atoms have entries ±1); they must stay far from overflow.
@@ -283,11 +190,149 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 			return nil, optErr("lambda", "%v is too small for this data: the vertices of component %d reach T/λ = %v (T = %v)", opt.Lambda, ci, r, T)
 		}
 	}
-	// Blocks.
+	p.layoutBlocks()
+	p.lip, p.gram = lambdaMax(p.x, p.xt, n, j)
+	if p.gram != nil {
+		p.xty = make([]float64, j*k)
+		mat.NewDense(j, k, p.xty).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, k, p.y))
+	}
+	return p, nil
+}
+
+// checkInput checks the shapes of X and Y, the options and the data's
+// entries, and returns opt with its defaults filled in (bound hat, blocks
+// component, enum_max 12).
+func checkInput(X, Y *mat.Dense, opt Options) (Options, error) {
+	n, j := X.Dims()
+	ny, k := Y.Dims()
+	if ny != n {
+		return opt, fmt.Errorf("gflasso: X has %d rows but Y has %d (one row per sample in both)", n, ny)
+	}
+	if n < 2 || j < 1 || k < 1 {
+		return opt, fmt.Errorf("gflasso: need N ≥ 2, J ≥ 1, K ≥ 1, got N=%d, J=%d, K=%d", n, j, k)
+	}
+	if !(opt.Lambda > 0) || math.IsInf(opt.Lambda, 0) {
+		return opt, optErr("lambda", "must be a positive number (the feasible set is unbounded otherwise), got %v", opt.Lambda)
+	}
+	if !(opt.Gamma >= 0) || math.IsInf(opt.Gamma, 0) {
+		return opt, optErr("gamma", "must be a number ≥ 0, got %v", opt.Gamma)
+	}
+	if opt.Bound == "" {
+		opt.Bound = "hat"
+	}
+	if opt.Bound != "hat" && opt.Bound != "norm" {
+		return opt, optErr("bound", "must be hat or norm, got %q", opt.Bound)
+	}
+	if opt.Blocks == "" {
+		opt.Blocks = "component"
+	}
+	if opt.Blocks != "component" && opt.Blocks != "row" {
+		return opt, optErr("blocks", "must be component or row, got %q", opt.Blocks)
+	}
+	if opt.EnumMax == 0 {
+		opt.EnumMax = 12
+	}
+	if opt.EnumMax < 0 || opt.EnumMax > maxEnumTasks {
+		return opt, optErr("enum_max", "must lie in [1, %d], got %d", maxEnumTasks, opt.EnumMax)
+	}
+	for _, m := range []*mat.Dense{X, Y} {
+		r, c := m.Dims()
+		for a := 0; a < r; a++ {
+			for b := 0; b < c; b++ {
+				if v := m.At(a, b); math.IsNaN(v) || math.IsInf(v, 0) {
+					return opt, fmt.Errorf("gflasso: non-finite entry %v at row %d, column %d", v, a+1, b+1)
+				}
+			}
+		}
+	}
+	return opt, nil
+}
+
+// copyData keeps X row-major and column-major, and Y row-major.
+func (p *Problem) copyData(X, Y *mat.Dense) {
+	n, j, k := p.N, p.J, p.K
+	p.x = make([]float64, n*j)
+	p.xt = make([]float64, n*j)
+	for i := 0; i < n; i++ {
+		for a := 0; a < j; a++ {
+			v := X.At(i, a)
+			p.x[i*j+a] = v
+			p.xt[a*n+i] = v
+		}
+	}
+	p.y = make([]float64, n*k)
+	for i := 0; i < n; i++ {
+		for c := 0; c < k; c++ {
+			p.y[i*k+c] = Y.At(i, c)
+		}
+	}
+}
+
+// buildComponents makes the components of the task graph with their
+// edges, norms and atoms, and chooses each one's oracle: enumeration of
+// its vertices, minimum cuts after a switching of signs, or the LP. It
+// refuses a component whose oracle would be too costly, and gives up with
+// cancelled's error between components.
+func (p *Problem) buildComponents(cancelled func() error) error {
+	g, opt, j := p.graph, p.opt, p.J
+	where := make([]int, p.K) // task → local index in its component
+	compOf := make([]int, p.K)
+	for ci, tasks := range g.Components {
+		for a, t := range tasks {
+			where[t], compOf[t] = a, ci
+		}
+	}
+	p.comps = make([]*component, len(g.Components))
+	for ci, tasks := range g.Components {
+		p.comps[ci] = &component{tasks: tasks, lambda: opt.Lambda, gamma: opt.Gamma}
+	}
+	for _, e := range g.Edges {
+		c := p.comps[compOf[e.M]]
+		c.edges = append(c.edges, localEdge{a: where[e.M], b: where[e.L], w: e.W, s: float64(e.Sign)})
+	}
+	for _, c := range p.comps {
+		if err := cancelled(); err != nil {
+			return err
+		}
+		if len(c.tasks) <= opt.EnumMax {
+			if err := c.enumerate(); err != nil && err != errTooMany {
+				return err
+			}
+			if c.enumerated() {
+				c.prepareBound()
+			}
+		}
+		if !c.enumerated() && !opt.ForceLP {
+			c.tau = c.switching()
+		}
+		if k := float64(len(c.tasks)); !c.enumerated() && c.tau != nil && float64(j)*k*k*k > maxCutWork {
+			// The cut oracle: minimum cuts on the dense graph of the
+			// component, for each of the J rows, about J·k³ steps a call.
+			return optErr("threshold", "%v leaves a component of %d tasks; its minimum-cut oracle would take about J·k³ = %.3g steps a call, more than %.0e (raise threshold to split it, or use fewer covariates J)",
+				opt.Threshold, len(c.tasks), float64(j)*k*k*k, float64(maxCutWork))
+		}
+		if !c.enumerated() && c.tau == nil {
+			// The LP oracle: a dense simplex tableau per row of B.
+			k, ne := len(c.tasks), len(c.edges)
+			if e := float64(ne+1) * float64(2*k+2*ne+1); e > maxLPEntries {
+				return optErr("threshold", "%v leaves a component of %d tasks and %d edges whose signs admit no switching; its oracle would solve linear programs of %.3g entries, more than %.0e (raise threshold for fewer edges, or enum_max up to %d to enumerate components that small)",
+					opt.Threshold, k, ne, e, float64(maxLPEntries), maxEnumTasks)
+			}
+		}
+	}
+	return nil
+}
+
+// layoutBlocks lays out the blocks of the variable: one per component
+// (blocks=component) or one per row of each component (blocks=row), each
+// with its epigraph coordinate t last; and the per-block vertex e_t and
+// vertex cache.
+func (p *Problem) layoutBlocks() {
+	j := p.J
 	off := 0
 	for ci, c := range p.comps {
 		kc := len(c.tasks)
-		if opt.Blocks == "component" {
+		if p.opt.Blocks == "component" {
 			p.info = append(p.info, blockInfo{comp: ci, r0: 0, r1: j, T: p.compT[ci], off: off, size: j*kc + 1})
 			off += j*kc + 1
 			continue
@@ -303,12 +348,6 @@ func NewContext(ctx context.Context, X, Y *mat.Dense, opt Options) (*Problem, er
 		p.tvert = append(p.tvert, solver.Vertex{Key: "t", Idx: []int{b.size - 1}, Val: []float64{1}})
 	}
 	p.vcache = make([]vertexCache, len(p.info))
-	p.lip, p.gram = lambdaMax(p.x, p.xt, n, j)
-	if p.gram != nil {
-		p.xty = make([]float64, j*k)
-		mat.NewDense(j, k, p.xty).Mul(mat.NewDense(j, n, p.xt), mat.NewDense(n, k, p.y))
-	}
-	return p, nil
 }
 
 // bounds returns T_C for every component and whether rank X = J.
