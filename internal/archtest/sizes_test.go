@@ -39,7 +39,6 @@ var oversized = map[string]int{
 	"internal/figures/figtest/figtest.go:Parse": 118,
 	"internal/loadtest/loadtest.go:Run":         187,
 	"internal/loadtest/loadtest.go:client":      112,
-	"internal/queue/lend.go:lendOnce":           158,
 	"internal/scenarios/ssvm.go:init":           102,
 	"internal/scenarios/toy.go:init":            127,
 	"internal/server/stream.go:stream.serve":    159,
