@@ -36,7 +36,6 @@ var strictPkgs = []string{"internal/solver", "internal/ssvm"}
 var oversized = map[string]int{
 	"internal/bundle/encode.go:encode":         119,
 	"internal/bundle/stream.go:decoder.bundle": 110,
-	"internal/loadtest/loadtest.go:client":     112,
 	"internal/scenarios/ssvm.go:init":          102,
 	"internal/scenarios/toy.go:init":           127,
 	"internal/server/stream.go:stream.serve":   159,

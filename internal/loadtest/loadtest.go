@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -32,8 +31,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/fwlab/fwlab/internal/server"
 	"github.com/fwlab/fwlab/internal/session"
@@ -434,155 +431,6 @@ func startFaults(ctx context.Context, c Config, hc *http.Client, base, hostile s
 			viewHostile(ctx, hc, base, hostile, 300, stop, t, f)
 		}()
 	}
-}
-
-// client starts one run and follows it as its role says; it returns the
-// run's id ("" when the run could not be created).
-func client(ctx context.Context, hc *http.Client, base string, iters int, role string, t *tally) string {
-	// Two replications of vanilla Frank-Wolfe on the toy polygon: it
-	// zig-zags, so every trace runs its iterations.
-	body := fmt.Sprintf(`{"problem":"toy-polygon","algorithms":[{"algo":"fw"}],"replications":2,"iters":%d,"eval_every":100}`, iters)
-	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/runs", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	t.req()
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.fail("create: " + errKind(err))
-		return ""
-	}
-	var out struct{ ID, Error string }
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.fail("create: HTTP " + strconv.Itoa(resp.StatusCode))
-		return ""
-	}
-	id := out.ID
-	t.req()
-	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	ws, wresp, err := d.DialContext(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws/runs/"+id, nil)
-	if wresp != nil && wresp.Body != nil {
-		wresp.Body.Close()
-	}
-	if err != nil {
-		t.fail("stream dial: " + errKind(err))
-		return id
-	}
-	defer ws.Close()
-	// The test's deadline ends the stream too.
-	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
-	defer stop()
-	// A run waiting in the queue sends nothing but the server's pings: each
-	// ping extends the read deadline, as a browser keeps a quiet socket.
-	ws.SetPingHandler(func(data string) error {
-		_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
-		err := ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
-		if errors.Is(err, websocket.ErrCloseSent) {
-			return nil
-		}
-		return err
-	})
-	var last time.Time
-	batches := 0
-	cursor := map[int]int{}
-	for {
-		_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
-		_, msg, err := ws.ReadMessage()
-		if err != nil {
-			if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
-				t.fail("stream read: " + errKind(err))
-			}
-			return id
-		}
-		var m struct {
-			Type    string
-			Batches []struct {
-				Trace, From int
-				Records     []struct{ K int }
-			}
-		}
-		if err := json.Unmarshal(msg, &m); err != nil {
-			t.fail("stream message: not JSON")
-			return id
-		}
-		if m.Type != "records" {
-			if m.Type == "done" {
-				_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-			}
-			continue
-		}
-		for _, b := range m.Batches {
-			if b.From != cursor[b.Trace] {
-				t.fail("stream: a batch does not start where the last ended")
-			}
-			for j, r := range b.Records {
-				if r.K != b.From+j {
-					t.fail("stream: records out of order")
-					break
-				}
-			}
-			cursor[b.Trace] = b.From + len(b.Records)
-		}
-		now := time.Now()
-		batches++
-		if role == "live" && !last.IsZero() {
-			t.mu.Lock()
-			t.gaps = append(t.gaps, now.Sub(last))
-			t.mu.Unlock()
-		}
-		last = now
-		switch {
-		case role == "disconnect" && batches == 2:
-			return id // the deferred Close drops the connection without a close frame
-		case role == "cancel" && batches == 1:
-			req, _ := http.NewRequestWithContext(ctx, "DELETE", base+"/api/runs/"+id, nil)
-			t.req()
-			resp, err := hc.Do(req)
-			if err != nil {
-				t.fail("cancel: " + errKind(err))
-				continue
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusAccepted {
-				t.fail("cancel: HTTP " + strconv.Itoa(resp.StatusCode))
-			}
-		}
-	}
-}
-
-func errKind(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline"
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case websocket.IsUnexpectedCloseError(err):
-		var ce *websocket.CloseError
-		if errors.As(err, &ce) {
-			return "closed with " + strconv.Itoa(ce.Code)
-		}
-	case errors.Is(err, websocket.ErrBadHandshake):
-		return "refused"
-	}
-	if strings.Contains(err.Error(), "connection reset") {
-		return "connection reset"
-	}
-	return "other"
-}
-
-func getJSON(ctx context.Context, hc *http.Client, url string, v any) error {
-	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 // checkTrace downloads a finished run's trace and checks that each trace's
