@@ -34,19 +34,12 @@ var strictPkgs = []string{"internal/solver", "internal/ssvm"}
 // function past its limit that is not listed fails, and an entry whose
 // function is back within its limit (or gone) fails until it is removed.
 var oversized = map[string]int{
-	"internal/bundle/encode.go:encode":                  119,
-	"internal/bundle/stream.go:decoder.bundle":          110,
-	"internal/figures/figtest/figtest.go:Parse":         118,
-	"internal/loadtest/loadtest.go:Run":                 187,
-	"internal/loadtest/loadtest.go:client":              112,
-	"internal/problems/gflasso/model.go:model.Gradient": 114,
-	"internal/problems/gflasso/problem.go:NewContext":   159,
-	"internal/queue/execute.go:Worker.execute":          106,
-	"internal/queue/lend.go:lendOnce":                   158,
-	"internal/scenarios/ssvm.go:init":                   102,
-	"internal/scenarios/toy.go:init":                    127,
-	"internal/server/stream.go:stream.serve":            159,
-	"internal/store/runs.go:Store.List":                 107,
+	"internal/bundle/encode.go:encode":         119,
+	"internal/bundle/stream.go:decoder.bundle": 110,
+	"internal/scenarios/ssvm.go:init":          102,
+	"internal/scenarios/toy.go:init":           127,
+	"internal/server/stream.go:stream.serve":   159,
+	"internal/store/runs.go:Store.List":        107,
 }
 
 // funcSize is one function declaration of the module's sources.

@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -32,8 +31,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/fwlab/fwlab/internal/server"
 	"github.com/fwlab/fwlab/internal/session"
@@ -216,16 +213,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	closeStore := sync.OnceValue(st.Close)
 	defer closeStore()
-	srv, err := server.New(server.Options{
-		ListenAddr:          "127.0.0.1:0",
-		MaxStreamsPerClient: 4 * c.Clients,
-		UploadDir:           dir,
-		Session: session.Options{
-			Store:     st,
-			MaxStored: 2 * c.Clients, MaxClientRuns: 2 * c.Clients, MaxQueued: 2 * c.Clients,
-			MaxMemory: c.Mem,
-		},
-	})
+	srv, err := newServer(c, st, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -250,11 +238,67 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 
 	peak := newPeak()
 	t := &tally{errors: map[string]int{}}
-	ids := make([]string, c.Clients)
 	f.diskFill = small
 	stopFaults := make(chan struct{})
 	var fwg sync.WaitGroup
 	startFaults(ctx, c, hc, base, hostile, stopFaults, &fwg, t, f)
+	ids := runClients(ctx, c, hc, base, t)
+	close(stopFaults)
+	fwg.Wait()
+	peak.sample()
+	if small {
+		f.health = health(ctx, hc, base)
+	}
+
+	rep := &Report{Clients: c.Clients, Statuses: map[string]int{}, Mem: c.Mem, Faults: f.String()}
+	rep.Problems = append(rep.Problems, f.problems...)
+	rep.checkRuns(ctx, hc, base, ids, t, small, dbPath)
+	peak.sample()
+
+	// Shut down and count the goroutines left.
+	hc.CloseIdleConnections()
+	_ = srv.Close()
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = hs.Shutdown(sctx)
+	scancel()
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		rep.problem("serve: %v", err)
+	}
+	tr.CloseIdleConnections()
+	if err := closeStore(); err != nil {
+		rep.problem("closing the store: %v", err)
+	}
+	peak.sample()
+	peak.stop()
+	rep.countGoroutines(idle)
+	rep.measure(t, peak, c.Mem)
+	rep.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		rep.problem("the load test ran out of its %v", c.Timeout)
+	}
+	return rep, nil
+}
+
+// newServer makes the dashboard server on the store, with room for every
+// client's runs and streams and the budget c.Mem.
+func newServer(c Config, st *store.Store, dir string) (*server.Server, error) {
+	return server.New(server.Options{
+		ListenAddr:          "127.0.0.1:0",
+		MaxStreamsPerClient: 4 * c.Clients,
+		UploadDir:           dir,
+		Session: session.Options{
+			Store:     st,
+			MaxStored: 2 * c.Clients, MaxClientRuns: 2 * c.Clients, MaxQueued: 2 * c.Clients,
+			MaxMemory: c.Mem,
+		},
+	})
+}
+
+// runClients runs the clients at once, each in its role (every
+// CancelEvery-th cancels its run, every DisconnectEvery-th drops its
+// stream, the others follow it live), and returns their runs' ids.
+func runClients(ctx context.Context, c Config, hc *http.Client, base string, t *tally) []string {
+	ids := make([]string, c.Clients)
 	var wg sync.WaitGroup
 	for i := 0; i < c.Clients; i++ {
 		wg.Add(1)
@@ -271,17 +315,20 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		}(i)
 	}
 	wg.Wait()
-	close(stopFaults)
-	fwg.Wait()
-	peak.sample()
-	if small {
-		f.health = health(ctx, hc, base)
-	}
+	return ids
+}
 
-	rep := &Report{Clients: c.Clients, Statuses: map[string]int{}, Mem: c.Mem, Faults: f.String()}
-	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
-	rep.Problems = append(rep.Problems, f.problems...)
-	// Every run reaches a final status.
+// problem adds a failed check to the report.
+func (r *Report) problem(format string, args ...any) {
+	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+}
+
+// checkRuns waits for every run to reach a final status and counts the
+// statuses. A finished run's traces must be complete; with the store on a
+// small file system (small), a run the full store stopped must say so,
+// naming the store's file dbPath, and its trace hold exactly the records
+// it reports.
+func (r *Report) checkRuns(ctx context.Context, hc *http.Client, base string, ids []string, t *tally, small bool, dbPath string) {
 	final := map[string]bool{session.StatusDone: true, session.StatusFailed: true, session.StatusCancelled: true}
 	for _, id := range ids {
 		if id == "" {
@@ -291,7 +338,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		for {
 			t.req()
 			if err := getJSON(ctx, hc, base+"/api/runs/"+id, &st); err != nil {
-				problem("status of %s: %v", id, err)
+				r.problem("status of %s: %v", id, err)
 				break
 			}
 			if final[st.Status] || ctx.Err() != nil {
@@ -299,21 +346,21 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		rep.Statuses[st.Status]++
+		r.Statuses[st.Status]++
 		if !final[st.Status] {
-			problem("run %s is %s at the end", id, st.Status)
+			r.problem("run %s is %s at the end", id, st.Status)
 			continue
 		}
 		if st.Status == session.StatusFailed && small {
 			// A run the full store stopped says so, and its trace holds
 			// exactly the records it reports.
 			if !strings.Contains(st.Message, dbPath) {
-				problem("run %s failed with %q, not naming the store %s", id, st.Message, dbPath)
+				r.problem("run %s failed with %q, not naming the store %s", id, st.Message, dbPath)
 			}
 			if n, err := checkTrace(ctx, hc, base, id, st, t, false); err != nil {
-				problem("trace of failed run %s: %v", id, err)
+				r.problem("trace of failed run %s: %v", id, err)
 			} else {
-				rep.TracesChecked += n
+				r.TracesChecked += n
 			}
 			continue
 		}
@@ -322,54 +369,42 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		}
 		// A finished run's traces are complete: k = 0, 1, … without gaps.
 		n, err := checkTrace(ctx, hc, base, id, st, t, true)
-		rep.TracesChecked += n
+		r.TracesChecked += n
 		if err != nil {
-			problem("trace of %s: %v", id, err)
+			r.problem("trace of %s: %v", id, err)
 		}
 	}
-	peak.sample()
+}
 
-	// Shut down and count the goroutines left.
-	hc.CloseIdleConnections()
-	_ = srv.Close()
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = hs.Shutdown(sctx)
-	scancel()
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		problem("serve: %v", err)
-	}
-	tr.CloseIdleConnections()
-	if err := closeStore(); err != nil {
-		problem("closing the store: %v", err)
-	}
-	peak.sample()
-	peak.stop()
-	rep.GoroutinesIdle = idle
-	rep.GoroutinesEnd = settle(idle)
-	if rep.GoroutinesEnd > idle {
+// countGoroutines waits for the goroutines to go back to idle, their
+// count before the server started, and reports the stacks of any left.
+func (r *Report) countGoroutines(idle int) {
+	r.GoroutinesIdle = idle
+	r.GoroutinesEnd = settle(idle)
+	if r.GoroutinesEnd > idle {
 		buf := make([]byte, 1<<16)
 		buf = buf[:runtime.Stack(buf, true)]
-		problem("%d goroutines left, %d before the server started:\n%s", rep.GoroutinesEnd, idle, buf)
+		r.problem("%d goroutines left, %d before the server started:\n%s", r.GoroutinesEnd, idle, buf)
 	}
+}
 
+// measure copies the tally's requests, errors and batches into the
+// report, with the time between batches (p50, p99) and the peak RSS,
+// which must stay under the server's budget mem.
+func (r *Report) measure(t *tally, peak *peakRSS, mem int64) {
 	t.mu.Lock()
-	rep.Requests, rep.Errors, rep.Batches = t.requests, t.errors, len(t.gaps)
+	r.Requests, r.Errors, r.Batches = t.requests, t.errors, len(t.gaps)
 	gaps := append([]time.Duration(nil), t.gaps...)
 	t.mu.Unlock()
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
 	if len(gaps) > 0 {
-		rep.GapP50 = gaps[len(gaps)/2]
-		rep.GapP99 = gaps[min(len(gaps)-1, len(gaps)*99/100)]
+		r.GapP50 = gaps[len(gaps)/2]
+		r.GapP99 = gaps[min(len(gaps)-1, len(gaps)*99/100)]
 	}
-	rep.PeakRSS = peak.max()
-	if rep.PeakRSS > c.Mem {
-		problem("peak RSS %.1f MiB over the server's -mem of %.0f MiB", float64(rep.PeakRSS)/(1<<20), float64(c.Mem)/(1<<20))
+	r.PeakRSS = peak.max()
+	if r.PeakRSS > mem {
+		r.problem("peak RSS %.1f MiB over the server's -mem of %.0f MiB", float64(r.PeakRSS)/(1<<20), float64(mem)/(1<<20))
 	}
-	rep.Elapsed = time.Since(start)
-	if ctx.Err() != nil {
-		problem("the load test ran out of its %v", c.Timeout)
-	}
-	return rep, nil
 }
 
 // startFaults starts the faults beside the clients: the trickled import
@@ -396,155 +431,6 @@ func startFaults(ctx context.Context, c Config, hc *http.Client, base, hostile s
 			viewHostile(ctx, hc, base, hostile, 300, stop, t, f)
 		}()
 	}
-}
-
-// client starts one run and follows it as its role says; it returns the
-// run's id ("" when the run could not be created).
-func client(ctx context.Context, hc *http.Client, base string, iters int, role string, t *tally) string {
-	// Two replications of vanilla Frank-Wolfe on the toy polygon: it
-	// zig-zags, so every trace runs its iterations.
-	body := fmt.Sprintf(`{"problem":"toy-polygon","algorithms":[{"algo":"fw"}],"replications":2,"iters":%d,"eval_every":100}`, iters)
-	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/runs", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	t.req()
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.fail("create: " + errKind(err))
-		return ""
-	}
-	var out struct{ ID, Error string }
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.fail("create: HTTP " + strconv.Itoa(resp.StatusCode))
-		return ""
-	}
-	id := out.ID
-	t.req()
-	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	ws, wresp, err := d.DialContext(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws/runs/"+id, nil)
-	if wresp != nil && wresp.Body != nil {
-		wresp.Body.Close()
-	}
-	if err != nil {
-		t.fail("stream dial: " + errKind(err))
-		return id
-	}
-	defer ws.Close()
-	// The test's deadline ends the stream too.
-	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
-	defer stop()
-	// A run waiting in the queue sends nothing but the server's pings: each
-	// ping extends the read deadline, as a browser keeps a quiet socket.
-	ws.SetPingHandler(func(data string) error {
-		_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
-		err := ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
-		if errors.Is(err, websocket.ErrCloseSent) {
-			return nil
-		}
-		return err
-	})
-	var last time.Time
-	batches := 0
-	cursor := map[int]int{}
-	for {
-		_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
-		_, msg, err := ws.ReadMessage()
-		if err != nil {
-			if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
-				t.fail("stream read: " + errKind(err))
-			}
-			return id
-		}
-		var m struct {
-			Type    string
-			Batches []struct {
-				Trace, From int
-				Records     []struct{ K int }
-			}
-		}
-		if err := json.Unmarshal(msg, &m); err != nil {
-			t.fail("stream message: not JSON")
-			return id
-		}
-		if m.Type != "records" {
-			if m.Type == "done" {
-				_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-			}
-			continue
-		}
-		for _, b := range m.Batches {
-			if b.From != cursor[b.Trace] {
-				t.fail("stream: a batch does not start where the last ended")
-			}
-			for j, r := range b.Records {
-				if r.K != b.From+j {
-					t.fail("stream: records out of order")
-					break
-				}
-			}
-			cursor[b.Trace] = b.From + len(b.Records)
-		}
-		now := time.Now()
-		batches++
-		if role == "live" && !last.IsZero() {
-			t.mu.Lock()
-			t.gaps = append(t.gaps, now.Sub(last))
-			t.mu.Unlock()
-		}
-		last = now
-		switch {
-		case role == "disconnect" && batches == 2:
-			return id // the deferred Close drops the connection without a close frame
-		case role == "cancel" && batches == 1:
-			req, _ := http.NewRequestWithContext(ctx, "DELETE", base+"/api/runs/"+id, nil)
-			t.req()
-			resp, err := hc.Do(req)
-			if err != nil {
-				t.fail("cancel: " + errKind(err))
-				continue
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusAccepted {
-				t.fail("cancel: HTTP " + strconv.Itoa(resp.StatusCode))
-			}
-		}
-	}
-}
-
-func errKind(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline"
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case websocket.IsUnexpectedCloseError(err):
-		var ce *websocket.CloseError
-		if errors.As(err, &ce) {
-			return "closed with " + strconv.Itoa(ce.Code)
-		}
-	case errors.Is(err, websocket.ErrBadHandshake):
-		return "refused"
-	}
-	if strings.Contains(err.Error(), "connection reset") {
-		return "connection reset"
-	}
-	return "other"
-}
-
-func getJSON(ctx context.Context, hc *http.Client, url string, v any) error {
-	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 // checkTrace downloads a finished run's trace and checks that each trace's

@@ -89,33 +89,7 @@ func (w *Worker) execute(ctx context.Context, id, claim, client string) (outcome
 	defer w.sess.Forget(run)
 	stopCancel := context.AfterFunc(runCtx, run.Cancel)
 	defer stopCancel()
-	// the traces' names (the one labelling function's) and the instance's
-	// description, which need the instance
-	if len(run.Traces()) != len(r.Traces) {
-		cancel(fmt.Errorf("the spec makes %d traces, the stored run has %d", len(run.Traces()), len(r.Traces)))
-	} else {
-		var err error
-		labels, named := run.Labels(), false
-		for i, l := range labels {
-			if l == r.Traces[i].Algo {
-				labels[i] = "" // named so already
-			} else {
-				named = true
-			}
-		}
-		if named {
-			err = st.SetLabels(runCtx, id, claim, labels)
-		}
-		if err == nil {
-			err = st.SetInstance(runCtx, id, session.StoredInstance(run.Info()))
-		}
-		switch {
-		case errors.Is(err, pgstore.ErrClaimLost):
-			cancel(errClaimLost)
-		case err != nil:
-			cancel(fmt.Errorf("%w: %w", errStore, err))
-		}
-	}
+	w.describe(runCtx, cancel, run, r, id, claim)
 	beatDone := make(chan struct{})
 	go func() {
 		defer close(beatDone)
@@ -155,6 +129,39 @@ func (w *Worker) execute(ctx context.Context, id, claim, client string) (outcome
 		return lost, nil
 	}
 	return finished, err
+}
+
+// describe stores the names of the run's traces (the one labelling
+// function's) and the instance's description, which need the instance.
+// It cancels the run, with the cause, when the spec makes a number of
+// traces other than the stored run's, or when the store refuses them.
+func (w *Worker) describe(ctx context.Context, cancel context.CancelCauseFunc, run *session.Run, r *store.Run, id, claim string) {
+	if len(run.Traces()) != len(r.Traces) {
+		cancel(fmt.Errorf("the spec makes %d traces, the stored run has %d", len(run.Traces()), len(r.Traces)))
+		return
+	}
+	st := w.cfg.Store
+	var err error
+	labels, named := run.Labels(), false
+	for i, l := range labels {
+		if l == r.Traces[i].Algo {
+			labels[i] = "" // named so already
+		} else {
+			named = true
+		}
+	}
+	if named {
+		err = st.SetLabels(ctx, id, claim, labels)
+	}
+	if err == nil {
+		err = st.SetInstance(ctx, id, session.StoredInstance(run.Info()))
+	}
+	switch {
+	case errors.Is(err, pgstore.ErrClaimLost):
+		cancel(errClaimLost)
+	case err != nil:
+		cancel(fmt.Errorf("%w: %w", errStore, err))
+	}
 }
 
 // recordsCause is why a run ends when the store refused its records: its

@@ -85,147 +85,196 @@ func lendOnce(ctx context.Context, pool *pgxpool.Pool) (moved int, err error) {
 			river.QueueDefault, kind, lendExpiry.Microseconds()); err != nil {
 			return err
 		}
-		type worker struct {
-			queue   string
-			paused  int            // runs paused
-			lent    int            // jobs in its own queue, running or waiting
-			clients map[string]int // runs running (not paused) by client
+		l, err := readLending(ctx, tx, kind)
+		if err != nil || len(l.workers) == 0 || !l.canLend() {
+			// nothing to lend: the waiting jobs are not looked at
+			return err
 		}
-		workers := map[string]*worker{}
-		byQueue := map[string]*worker{}
-		running := map[string]int{} // runs running anywhere, by client
-		// the runs running on each worker (a job whose run has ended may
-		// still be running for River a moment: its run's status says)
-		rows, err := tx.Query(ctx, `SELECT j.attempted_by[cardinality(j.attempted_by)], COALESCE(j.args->>'client', ''), r.status, j.queue
-			FROM river_job j JOIN runs r ON r.id = j.args->>'run_id'
-			WHERE j.kind = $1 AND j.state = 'running' AND cardinality(j.attempted_by) > 0
-			  AND r.status IN ('running', 'paused')`, kind)
+		waiting, err := readWaiting(ctx, tx, kind)
 		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var name, client, status, queue string
-			if err := rows.Scan(&name, &client, &status, &queue); err != nil {
-				rows.Close()
-				return err
-			}
-			wk := workers[name]
-			if wk == nil {
-				wk = &worker{queue: lendQueue(name), clients: map[string]int{}}
-				workers[name], byQueue[wk.queue] = wk, wk
-			}
-			if queue == wk.queue {
-				wk.lent++
-			}
-			if status == "paused" {
-				wk.paused++
-				continue
-			}
-			wk.clients[client]++
-			running[client]++
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(workers) == 0 {
-			return nil
-		}
-		rows, err = tx.Query(ctx, `SELECT queue, count(*) FROM river_job WHERE kind = $1 AND queue LIKE 'lend-%' AND state = 'available' GROUP BY queue`, kind)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var queue string
-			var n int
-			if err := rows.Scan(&queue, &n); err != nil {
-				rows.Close()
-				return err
-			}
-			if wk := byQueue[queue]; wk != nil {
-				wk.lent += n
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		// nothing to lend: the waiting jobs are not looked at
-		lender := false
-		for _, wk := range workers {
-			if wk.paused > wk.lent {
-				lender = true
-			}
-			for _, n := range wk.clients {
-				if n-wk.lent >= 2 {
-					lender = true
-				}
-			}
-		}
-		if !lender {
-			return nil
-		}
-		type job struct {
-			id     int64
-			client string
-		}
-		var waiting []job
-		rows, err = tx.Query(ctx, `SELECT id, COALESCE(args->>'client', '') FROM river_job
-			WHERE kind = $1 AND queue = $2 AND state = 'available' AND created_at < now() - $3 * interval '1 microsecond'
-			  AND priority = (SELECT min(priority) FROM river_job WHERE kind = $1 AND queue = $2 AND state = 'available')
-			ORDER BY priority, scheduled_at, id LIMIT 100`, kind, river.QueueDefault, lendAfter.Microseconds())
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var j job
-			if err := rows.Scan(&j.id, &j.client); err != nil {
-				rows.Close()
-				return err
-			}
-			waiting = append(waiting, j)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		for _, j := range waiting {
-			var to *worker
-			for _, wk := range workers { // a paused run's slot first
-				if wk.paused > wk.lent && (to == nil || wk.paused-wk.lent > to.paused-to.lent) {
-					to = wk
-				}
-			}
-			if to == nil && running[j.client] == 0 {
-				best := 0
-				for _, wk := range workers { // the worker where one client holds the most
-					for c, n := range wk.clients {
-						if c != j.client && n-wk.lent >= 2 && n-wk.lent > best {
-							to, best = wk, n-wk.lent
-						}
-					}
-				}
-			}
+			to := l.target(j)
 			if to == nil {
 				continue
 			}
-			// the waiting jobs are read unlocked, so that River's fetches
-			// never skip them meanwhile; a job a worker is taking is left
-			tag, err := tx.Exec(ctx, `UPDATE river_job SET queue = $2,
-				metadata = metadata || jsonb_build_object('lent_us', (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT)
-				WHERE id = (SELECT id FROM river_job WHERE id = $1 AND queue = $3 AND state = 'available' FOR UPDATE SKIP LOCKED)`,
-				j.id, to.queue, river.QueueDefault)
+			ok, err := lendJob(ctx, tx, j, to)
 			if err != nil {
 				return err
 			}
-			if tag.RowsAffected() == 0 {
+			if !ok {
 				continue
 			}
 			to.lent++
-			running[j.client]++
+			l.running[j.client]++
 			moved++
 		}
 		return nil
 	})
 	return moved, err
+}
+
+// lendWorker is one worker as the lending sees it.
+type lendWorker struct {
+	queue   string
+	paused  int            // runs paused
+	lent    int            // jobs in its own queue, running or waiting
+	clients map[string]int // runs running (not paused) by client
+}
+
+// lending is the state of the workers that run jobs now.
+type lending struct {
+	workers map[string]*lendWorker // by worker name
+	byQueue map[string]*lendWorker // by the worker's own queue
+	running map[string]int         // runs running anywhere, by client
+}
+
+// waitingJob is a job waiting in the shared queue.
+type waitingJob struct {
+	id     int64
+	client string
+}
+
+// readLending reads the runs running on each worker (a job whose run has
+// ended may still be running for River a moment: its run's status says)
+// and the jobs waiting in each worker's own queue.
+func readLending(ctx context.Context, tx pgx.Tx, kind string) (*lending, error) {
+	l := &lending{workers: map[string]*lendWorker{}, byQueue: map[string]*lendWorker{}, running: map[string]int{}}
+	rows, err := tx.Query(ctx, `SELECT j.attempted_by[cardinality(j.attempted_by)], COALESCE(j.args->>'client', ''), r.status, j.queue
+		FROM river_job j JOIN runs r ON r.id = j.args->>'run_id'
+		WHERE j.kind = $1 AND j.state = 'running' AND cardinality(j.attempted_by) > 0
+		  AND r.status IN ('running', 'paused')`, kind)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var name, client, status, queue string
+		if err := rows.Scan(&name, &client, &status, &queue); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		wk := l.workers[name]
+		if wk == nil {
+			wk = &lendWorker{queue: lendQueue(name), clients: map[string]int{}}
+			l.workers[name], l.byQueue[wk.queue] = wk, wk
+		}
+		if queue == wk.queue {
+			wk.lent++
+		}
+		if status == "paused" {
+			wk.paused++
+			continue
+		}
+		wk.clients[client]++
+		l.running[client]++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(l.workers) == 0 {
+		return l, nil
+	}
+	rows, err = tx.Query(ctx, `SELECT queue, count(*) FROM river_job WHERE kind = $1 AND queue LIKE 'lend-%' AND state = 'available' GROUP BY queue`, kind)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var queue string
+		var n int
+		if err := rows.Scan(&queue, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if wk := l.byQueue[queue]; wk != nil {
+			wk.lent += n
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// canLend reports whether some worker has a slot to lend: a paused run's,
+// or one a single client holds two runs or more in.
+func (l *lending) canLend() bool {
+	for _, wk := range l.workers {
+		if wk.paused > wk.lent {
+			return true
+		}
+		for _, n := range wk.clients {
+			if n-wk.lent >= 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readWaiting reads up to 100 jobs of the shared queue's first priority
+// that have waited longer than lendAfter, oldest first.
+func readWaiting(ctx context.Context, tx pgx.Tx, kind string) ([]waitingJob, error) {
+	var waiting []waitingJob
+	rows, err := tx.Query(ctx, `SELECT id, COALESCE(args->>'client', '') FROM river_job
+		WHERE kind = $1 AND queue = $2 AND state = 'available' AND created_at < now() - $3 * interval '1 microsecond'
+		  AND priority = (SELECT min(priority) FROM river_job WHERE kind = $1 AND queue = $2 AND state = 'available')
+		ORDER BY priority, scheduled_at, id LIMIT 100`, kind, river.QueueDefault, lendAfter.Microseconds())
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var j waitingJob
+		if err := rows.Scan(&j.id, &j.client); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		waiting = append(waiting, j)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return waiting, nil
+}
+
+// target is the worker a waiting job is lent to, nil for none: the
+// worker with the most slots of paused runs first; else, for a client
+// with no run running, the worker where another client holds the most
+// runs.
+func (l *lending) target(j waitingJob) *lendWorker {
+	var to *lendWorker
+	for _, wk := range l.workers { // a paused run's slot first
+		if wk.paused > wk.lent && (to == nil || wk.paused-wk.lent > to.paused-to.lent) {
+			to = wk
+		}
+	}
+	if to == nil && l.running[j.client] == 0 {
+		best := 0
+		for _, wk := range l.workers { // the worker where one client holds the most
+			for c, n := range wk.clients {
+				if c != j.client && n-wk.lent >= 2 && n-wk.lent > best {
+					to, best = wk, n-wk.lent
+				}
+			}
+		}
+	}
+	return to
+}
+
+// lendJob moves a waiting job to the queue of the worker it is lent to,
+// stamped with the time, and reports whether it moved. The waiting jobs
+// are read unlocked, so that River's fetches never skip them meanwhile; a
+// job a worker is taking is left.
+func lendJob(ctx context.Context, tx pgx.Tx, j waitingJob, to *lendWorker) (bool, error) {
+	tag, err := tx.Exec(ctx, `UPDATE river_job SET queue = $2,
+		metadata = metadata || jsonb_build_object('lent_us', (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT)
+		WHERE id = (SELECT id FROM river_job WHERE id = $1 AND queue = $3 AND state = 'available' FOR UPDATE SKIP LOCKED)`,
+		j.id, to.queue, river.QueueDefault)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() != 0, nil
 }

@@ -68,16 +68,31 @@ const inkUp, inkDown = 0.75, 0.21
 // Parse reads an SVG that gonum/plot's vgsvg canvas wrote.
 func Parse(svg []byte) (*Doc, error) {
 	d := &Doc{}
+	texts, err := d.scan(svg)
+	if err != nil {
+		return nil, err
+	}
+	d.placeTexts(texts)
+	return d, nil
+}
+
+// rawText is a text as the SVG writes it: its string, its baseline's
+// position in the SVG's coordinates, its font size, and whether a group
+// rotates it by 90°.
+type rawText struct {
+	s       string
+	x, y    float64
+	size    float64
+	rotated bool
+}
+
+// scan reads the SVG's elements: the size from its viewBox, the axes from
+// its paths, and its texts, which it returns in the order written.
+func (d *Doc) scan(svg []byte) ([]rawText, error) {
 	dec := xml.NewDecoder(bytes.NewReader(svg))
 	var rot []bool // per open <g>: rotated by 90°
-	type raw struct {
-		s       string
-		x, y    float64
-		size    float64
-		rotated bool
-	}
-	var texts []raw
-	var cur *raw
+	var texts []rawText
+	var cur *rawText
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -103,7 +118,7 @@ func Parse(svg []byte) (*Doc, error) {
 			case "g":
 				rot = append(rot, attr["transform"] == "rotate(90)")
 			case "text":
-				r := raw{rotated: len(rot) > 0 && rot[len(rot)-1]}
+				r := rawText{rotated: len(rot) > 0 && rot[len(rot)-1]}
 				r.x, _ = strconv.ParseFloat(attr["x"], 64)
 				r.y, _ = strconv.ParseFloat(attr["y"], 64)
 				if m := sizeRe.FindStringSubmatch(attr["style"]); m != nil {
@@ -114,25 +129,7 @@ func Parse(svg []byte) (*Doc, error) {
 				}
 				cur = &r
 			case "path":
-				st := attr["style"]
-				if !strings.Contains(st, "stroke:#000000") || !strings.Contains(st, "stroke-width:0.5;") && !strings.HasSuffix(st, "stroke-width:0.5") {
-					continue
-				}
-				m := moveRe.FindStringSubmatch(attr["d"])
-				if m == nil {
-					continue
-				}
-				var p [4]float64
-				for i := range p {
-					p[i], _ = strconv.ParseFloat(m[i+1], 64)
-				}
-				// the outer group flips y: path coordinates are from the bottom
-				switch {
-				case p[1] == p[3] && math.Abs(p[2]-p[0]) > 20:
-					d.XAxes = append(d.XAxes, Rect{MinX: math.Min(p[0], p[2]), MaxX: math.Max(p[0], p[2]), MinY: p[1], MaxY: p[1]})
-				case p[0] == p[2] && math.Abs(p[3]-p[1]) > 20:
-					d.YAxes = append(d.YAxes, Rect{MinX: p[0], MaxX: p[0], MinY: math.Min(p[1], p[3]), MaxY: math.Max(p[1], p[3])})
-				}
+				d.addAxis(attr)
 			}
 		case xml.EndElement:
 			switch v.Name.Local {
@@ -152,6 +149,37 @@ func Parse(svg []byte) (*Doc, error) {
 			}
 		}
 	}
+	return texts, nil
+}
+
+// addAxis adds a path to the axes when it is one: a black line half a
+// point wide, horizontal (an x axis) or vertical (a y axis), longer than
+// 20 points.
+func (d *Doc) addAxis(attr map[string]string) {
+	st := attr["style"]
+	if !strings.Contains(st, "stroke:#000000") || !strings.Contains(st, "stroke-width:0.5;") && !strings.HasSuffix(st, "stroke-width:0.5") {
+		return
+	}
+	m := moveRe.FindStringSubmatch(attr["d"])
+	if m == nil {
+		return
+	}
+	var p [4]float64
+	for i := range p {
+		p[i], _ = strconv.ParseFloat(m[i+1], 64)
+	}
+	// the outer group flips y: path coordinates are from the bottom
+	switch {
+	case p[1] == p[3] && math.Abs(p[2]-p[0]) > 20:
+		d.XAxes = append(d.XAxes, Rect{MinX: math.Min(p[0], p[2]), MaxX: math.Max(p[0], p[2]), MinY: p[1], MaxY: p[1]})
+	case p[0] == p[2] && math.Abs(p[3]-p[1]) > 20:
+		d.YAxes = append(d.YAxes, Rect{MinX: p[0], MaxX: p[0], MinY: math.Min(p[1], p[3]), MaxY: math.Max(p[1], p[3])})
+	}
+}
+
+// placeTexts adds the texts to d.Texts with the boxes their glyphs take
+// in the figure's coordinates, an exponent joined to the text before it.
+func (d *Doc) placeTexts(texts []rawText) {
 	for _, r := range texts {
 		fc := font.DefaultCache.Lookup(face, vg.Length(r.size))
 		w := float64(fc.Width(r.s))
@@ -182,7 +210,6 @@ func Parse(svg []byte) (*Doc, error) {
 		}
 		d.Texts = append(d.Texts, t)
 	}
-	return d, nil
 }
 
 // number matches a text written as a number: digits with an optional
