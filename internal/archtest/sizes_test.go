@@ -38,7 +38,6 @@ var oversized = map[string]int{
 	"internal/bundle/stream.go:decoder.bundle": 110,
 	"internal/scenarios/ssvm.go:init":          102,
 	"internal/scenarios/toy.go:init":           127,
-	"internal/server/stream.go:stream.serve":   159,
 	"internal/store/runs.go:Store.List":        107,
 }
 

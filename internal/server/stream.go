@@ -57,47 +57,40 @@ type stream struct {
 	run  *session.Run
 	conn *wsConn
 	buf  []byte
+
+	// the state of serve's loop
+	readerDone <-chan struct{} // closed when the reader ends
+	traces     []*session.Trace
+	cursors    []int // the next record to send, by trace
+	ping       *time.Ticker
+	reread     <-chan time.Time // a run followed from the store: read it again
+	woken      <-chan struct{}  // the same, when the store says it changed
+	follow     bool
+	version    uint64 // the status version last sent
+	runStatus  string // a followed run's status last seen
+	instance   instanceSig
+	last       time.Time // when the last records message went
 }
 
+// serve streams the run until it is done, the client goes, or the server
+// shuts down: a hello, then, each time the run changes (at most once per
+// MinInterval), the records not yet sent and a status when it changed, and
+// a done once every trace has ended and every record is sent.
 func (st *stream) serve() {
-	o := &st.s.opts
 	sub := st.run.Subscribe()
 	defer sub.Close()
-
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		_ = st.conn.ReadLoop(o.PongWait)
-		_ = st.conn.Close() // unblock a writer stuck on a dead peer
-	}()
-	defer func() {
-		_ = st.conn.Close()
-		<-readerDone
-	}()
-
-	version := st.run.Version()
+	defer st.startReader()()
+	st.version = st.run.Version()
 	if !st.sendStatus("hello") {
 		return
 	}
-	traces := st.run.Traces()
-	cursors := make([]int, len(traces))
-	ping := time.NewTicker(o.PingInterval)
-	defer ping.Stop()
-	// a run live on a worker elsewhere: read it again from the store
-	var reread <-chan time.Time
-	var woken <-chan struct{}
-	follow := st.s.following(st.run)
-	if follow {
-		t := time.NewTicker(FollowInterval)
-		defer t.Stop()
-		reread = t.C
-		var stop func()
-		woken, stop = st.s.wakeups(st.run.ID)
-		defer stop()
-	}
-	runStatus := st.run.RunStatus()
-	instance := instanceKey(st.run.Info())
-	var last time.Time
+	st.traces = st.run.Traces()
+	st.cursors = make([]int, len(st.traces))
+	st.ping = time.NewTicker(st.s.opts.PingInterval)
+	defer st.ping.Stop()
+	defer st.followStore()()
+	st.runStatus = st.run.RunStatus()
+	st.instance = instanceKey(st.run.Info())
 	more := true // send what is stored at once
 	for {
 		select {
@@ -106,117 +99,198 @@ func (st *stream) serve() {
 			return
 		default:
 		}
-		if !more {
-			select {
-			case <-sub.C:
-			case <-reread:
-				st.run = st.s.reread(st.run)
-				traces = st.run.Traces()
-			case <-woken:
-				st.run = st.s.reread(st.run)
-				traces = st.run.Traces()
-			case <-ping.C:
-				if st.conn.Ping(time.Now().Add(o.WriteTimeout)) != nil {
-					return
-				}
-				continue
-			case <-readerDone:
-				return
-			case <-st.s.closing:
-				st.goAway()
-				return
-			}
-		}
-		// Coalesce: at most one records message per MinInterval.
-		if wait := o.MinInterval - time.Since(last); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-readerDone:
-				t.Stop()
-				return
-			case <-st.s.closing:
-				t.Stop()
-				st.goAway()
-				return
-			}
-		}
-		// Keep pinging while busy too: the reader's deadline depends on pongs.
-		select {
-		case <-ping.C:
-			if st.conn.Ping(time.Now().Add(o.WriteTimeout)) != nil {
-				return
-			}
-		default:
-		}
-		newVersion := st.run.Version()
-		finished := st.run.Finished() // read before the records: a finished trace has stored them all
-		if follow {
-			// a run read from the store: its status is the stored one, and
-			// it is finished once that is
-			newVersion = version
-			if s := st.run.RunStatus(); s != runStatus {
-				runStatus = s
-				newVersion = version + 1
-			}
-			// a worker builds the instance after it took the run: its
-			// description and panels reach the page with a status
-			if k := instanceKey(st.run.Info()); k != instance {
-				instance = k
-				newVersion = version + 1
-			}
-			finished = !store.Live(runStatus)
-		}
-		msg, pending, rerr := st.records(traces, cursors)
-		if rerr != nil {
-			// The stored records cannot all be read: say so and end the
-			// stream rather than send a done over missing records.
-			st.s.log.Error("streaming a run's records", "run", st.run.ID, "err", rerr)
-			_ = st.conn.CloseWith(closeInternalError, clipClose("reading the run's records failed: "+rerr.Error()), time.Now().Add(time.Second))
+		if !more && !st.waitForChange(sub) {
 			return
 		}
-		if msg != nil {
-			start := time.Now()
-			if st.conn.WriteText(msg, start.Add(o.WriteTimeout)) != nil {
-				return
-			}
-			last = time.Now()
-			if last.Sub(start) > o.SlowWrite && backlog(traces, cursors) > o.MaxLag {
-				_ = st.conn.CloseWith(closeTryLater, "too slow: fetch /api/runs/"+st.run.ID+"/trace", time.Now().Add(time.Second))
-				return
-			}
+		if !st.coalesce() || !st.pingWhileBusy() {
+			return
+		}
+		newVersion, finished := st.observe()
+		pending, ok := st.sendRecords()
+		if !ok {
+			return
 		}
 		more = pending > 0
-		if newVersion != version {
-			version = newVersion
+		if newVersion != st.version {
+			st.version = newVersion
 			if !st.sendStatus("status") {
 				return
 			}
 		}
 		if finished && !more {
-			// A run that ended because the server is shutting down (Close
-			// closes s.closing before it cancels the runs) says goodbye
-			// with 1001, not as a normal end.
-			select {
-			case <-st.s.closing:
-				st.goAway()
-				return
-			default:
-			}
-			if !st.sendStatus("done") {
-				return
-			}
-			_ = st.conn.CloseWith(closeNormal, "done", time.Now().Add(o.WriteTimeout))
-			// Give the client a moment to answer the close frame.
-			t := time.NewTimer(time.Second)
-			select {
-			case <-readerDone:
-			case <-t.C:
-			}
-			t.Stop()
+			st.finish()
 			return
 		}
 	}
+}
+
+// startReader starts the connection's reader (answering pings and close
+// frames, noticing a client that went away); the function it returns
+// closes the connection and waits for the reader.
+func (st *stream) startReader() func() {
+	done := make(chan struct{})
+	st.readerDone = done
+	go func() {
+		defer close(done)
+		_ = st.conn.ReadLoop(st.s.opts.PongWait)
+		_ = st.conn.Close() // unblock a writer stuck on a dead peer
+	}()
+	return func() {
+		_ = st.conn.Close()
+		<-done
+	}
+}
+
+// followStore sets up reading a run live on a worker elsewhere again from
+// the store, on a timer and on the store's wakeups; the function it
+// returns stops both.
+func (st *stream) followStore() func() {
+	st.follow = st.s.following(st.run)
+	if !st.follow {
+		return func() {}
+	}
+	t := time.NewTicker(FollowInterval)
+	st.reread = t.C
+	woken, stop := st.s.wakeups(st.run.ID)
+	st.woken = woken
+	return func() {
+		t.Stop()
+		stop()
+	}
+}
+
+// waitForChange waits until the run changes (or a followed run is read
+// again), pinging the client meanwhile; false when the stream is to end.
+func (st *stream) waitForChange(sub *session.Subscription) bool {
+	for {
+		select {
+		case <-sub.C:
+		case <-st.reread:
+			st.run = st.s.reread(st.run)
+			st.traces = st.run.Traces()
+		case <-st.woken:
+			st.run = st.s.reread(st.run)
+			st.traces = st.run.Traces()
+		case <-st.ping.C:
+			if st.conn.Ping(time.Now().Add(st.s.opts.WriteTimeout)) != nil {
+				return false
+			}
+			continue
+		case <-st.readerDone:
+			return false
+		case <-st.s.closing:
+			st.goAway()
+			return false
+		}
+		return true
+	}
+}
+
+// coalesce waits out MinInterval since the last records message; false
+// when the stream is to end.
+func (st *stream) coalesce() bool {
+	wait := st.s.opts.MinInterval - time.Since(st.last)
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-st.readerDone:
+		return false
+	case <-st.s.closing:
+		st.goAway()
+		return false
+	}
+}
+
+// pingWhileBusy pings when a ping is due while the loop has records to
+// send (the reader's deadline depends on pongs); false when the client is
+// gone.
+func (st *stream) pingWhileBusy() bool {
+	select {
+	case <-st.ping.C:
+		return st.conn.Ping(time.Now().Add(st.s.opts.WriteTimeout)) == nil
+	default:
+		return true
+	}
+}
+
+// observe returns the run's status version and whether it has finished,
+// read before its records (a finished trace has stored them all). A run
+// followed from the store is finished once its stored status says so, and
+// its version moves when that status or its instance's description does.
+func (st *stream) observe() (uint64, bool) {
+	if !st.follow {
+		v := st.run.Version()
+		return v, st.run.Finished()
+	}
+	v := st.version
+	if rs := st.run.RunStatus(); rs != st.runStatus {
+		st.runStatus = rs
+		v = st.version + 1
+	}
+	// a worker builds the instance after it took the run: its description
+	// and panels reach the page with a status
+	if k := instanceKey(st.run.Info()); k != st.instance {
+		st.instance = k
+		v = st.version + 1
+	}
+	return v, !store.Live(st.runStatus)
+}
+
+// sendRecords sends the records not yet sent (one message) and returns how
+// many stored records remain unsent; false when the stream is to end: the
+// client is gone or too slow, or the stored records cannot be read.
+func (st *stream) sendRecords() (int, bool) {
+	o := &st.s.opts
+	msg, pending, err := st.records(st.traces, st.cursors)
+	if err != nil {
+		// The stored records cannot all be read: say so and end the
+		// stream rather than send a done over missing records.
+		st.s.log.Error("streaming a run's records", "run", st.run.ID, "err", err)
+		_ = st.conn.CloseWith(closeInternalError, clipClose("reading the run's records failed: "+err.Error()), time.Now().Add(time.Second))
+		return 0, false
+	}
+	if msg == nil {
+		return pending, true
+	}
+	start := time.Now()
+	if st.conn.WriteText(msg, start.Add(o.WriteTimeout)) != nil {
+		return 0, false
+	}
+	st.last = time.Now()
+	if st.last.Sub(start) > o.SlowWrite && backlog(st.traces, st.cursors) > o.MaxLag {
+		_ = st.conn.CloseWith(closeTryLater, "too slow: fetch /api/runs/"+st.run.ID+"/trace", time.Now().Add(time.Second))
+		return 0, false
+	}
+	return pending, true
+}
+
+// finish ends the stream of a finished run whose records are all sent: a
+// done and a normal close. A run that ended because the server is shutting
+// down (Close closes s.closing before it cancels the runs) says goodbye
+// with 1001 instead.
+func (st *stream) finish() {
+	select {
+	case <-st.s.closing:
+		st.goAway()
+		return
+	default:
+	}
+	if !st.sendStatus("done") {
+		return
+	}
+	_ = st.conn.CloseWith(closeNormal, "done", time.Now().Add(st.s.opts.WriteTimeout))
+	// Give the client a moment to answer the close frame.
+	t := time.NewTimer(time.Second)
+	select {
+	case <-st.readerDone:
+	case <-t.C:
+	}
+	t.Stop()
 }
 
 func (st *stream) goAway() {
