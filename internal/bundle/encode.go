@@ -30,90 +30,13 @@ func Encode(w io.Writer, b *Bundle) error {
 func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record) error) error) error {
 	e := &encoder{w: w}
 	var dg digester
-	e.buf = append(e.buf, `{"format":`...)
-	e.str(Format)
-	e.buf = append(e.buf, `,"format_version":`...)
-	e.buf = strconv.AppendInt(e.buf, FormatVersion, 10)
-	e.buf = append(e.buf, `,"version":`...)
-	e.str(b.Version)
-	if b.Status != "" {
-		e.buf = append(e.buf, `,"status":`...)
-		e.str(b.Status)
-	}
-	if !b.Created.IsZero() {
-		e.buf = append(e.buf, `,"created":`...)
-		e.str(b.Created.UTC().Format(timeFormat))
-	}
-	if !b.Ended.IsZero() {
-		e.buf = append(e.buf, `,"ended":`...)
-		e.str(b.Ended.UTC().Format(timeFormat))
-	}
-	if b.Name != "" {
-		e.buf = append(e.buf, `,"name":`...)
-		e.str(b.Name)
-	}
-	if b.Note != "" {
-		e.buf = append(e.buf, `,"note":`...)
-		e.str(b.Note)
-	}
-	e.buf = append(e.buf, `,"spec":`...)
-	e.json("spec", b.Spec)
-	e.buf = append(e.buf, `,"info":{"dim":`...)
-	e.buf = strconv.AppendInt(e.buf, int64(b.Info.Dim), 10)
-	e.buf = append(e.buf, `,"samples":`...)
-	e.buf = strconv.AppendInt(e.buf, int64(b.Info.Samples), 10)
-	e.buf = append(e.buf, `,"blocks":`...)
-	e.buf = strconv.AppendInt(e.buf, int64(b.Info.Blocks), 10)
-	if b.Info.FStar != nil {
-		e.buf = append(e.buf, `,"fstar":`...)
-		e.float(*b.Info.FStar)
-	}
-	if len(b.Info.Panels) > 0 {
-		e.buf = append(e.buf, `,"panels":`...)
-		e.raw("info.panels", b.Info.Panels)
-	}
-	e.buf = append(e.buf, `},"traces":[`...)
+	e.header(b)
+	e.buf = append(e.buf, `,"traces":[`...)
 	for i := range b.Traces {
-		t := &b.Traces[i]
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
-		e.buf = append(e.buf, "\n{\"algo\":"...)
-		e.str(t.Algo)
-		e.buf = append(e.buf, `,"replication":`...)
-		e.buf = strconv.AppendInt(e.buf, int64(t.Replication), 10)
-		e.buf = append(e.buf, `,"seed":`...)
-		e.buf = strconv.AppendInt(e.buf, t.Seed, 10)
-		if t.Status != "" {
-			e.buf = append(e.buf, `,"status":`...)
-			e.str(t.Status)
-		}
-		if t.Summary != nil {
-			s := t.Summary
-			e.buf = append(e.buf, `,"summary":{"objective":`...)
-			e.float(s.Objective)
-			e.buf = append(e.buf, `,"gap":`...)
-			e.float(s.Gap)
-			e.buf = append(e.buf, `,"iters":`...)
-			e.buf = strconv.AppendInt(e.buf, int64(s.Iters), 10)
-			e.buf = append(e.buf, `,"passes":`...)
-			e.float(s.Passes)
-			e.buf = append(e.buf, `,"time_s":`...)
-			e.float(s.Time)
-			e.buf = append(e.buf, `,"status":`...)
-			e.str(s.Status)
-			e.buf = append(e.buf, `,"message":`...)
-			e.str(s.Message)
-			e.buf = append(e.buf, '}')
-		}
-		if len(t.Panels) > 0 {
-			e.buf = append(e.buf, `,"panels":`...)
-			e.raw(fmt.Sprintf("traces[%d].panels", i), t.Panels)
-		}
-		if t.PanelsError != "" {
-			e.buf = append(e.buf, `,"panels_error":`...)
-			e.str(t.PanelsError)
-		}
+		e.traceHead(i, &b.Traces[i])
 		e.buf = append(e.buf, `,"records":[`...)
 		j := 0
 		err := records(i, func(r *solver.Record) error {
@@ -145,6 +68,88 @@ func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record
 	e.buf = append(e.buf, "}\n"...)
 	e.flush()
 	return e.err
+}
+
+// header writes the bundle's fields before its traces: the format, the
+// run's version, status, times, name and note, its spec and its instance.
+func (e *encoder) header(b *Bundle) {
+	e.buf = append(e.buf, `{"format":`...)
+	e.str(Format)
+	e.buf = append(e.buf, `,"format_version":`...)
+	e.buf = strconv.AppendInt(e.buf, FormatVersion, 10)
+	e.buf = append(e.buf, `,"version":`...)
+	e.str(b.Version)
+	e.optStr("status", b.Status)
+	if !b.Created.IsZero() {
+		e.optStr("created", b.Created.UTC().Format(timeFormat))
+	}
+	if !b.Ended.IsZero() {
+		e.optStr("ended", b.Ended.UTC().Format(timeFormat))
+	}
+	e.optStr("name", b.Name)
+	e.optStr("note", b.Note)
+	e.buf = append(e.buf, `,"spec":`...)
+	e.json("spec", b.Spec)
+	e.buf = append(e.buf, `,"info":{"dim":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(b.Info.Dim), 10)
+	e.buf = append(e.buf, `,"samples":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(b.Info.Samples), 10)
+	e.buf = append(e.buf, `,"blocks":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(b.Info.Blocks), 10)
+	if b.Info.FStar != nil {
+		e.buf = append(e.buf, `,"fstar":`...)
+		e.float(*b.Info.FStar)
+	}
+	if len(b.Info.Panels) > 0 {
+		e.buf = append(e.buf, `,"panels":`...)
+		e.raw("info.panels", b.Info.Panels)
+	}
+	e.buf = append(e.buf, '}')
+}
+
+// optStr writes ,"key":"v" unless v is empty.
+func (e *encoder) optStr(key, v string) {
+	if v == "" {
+		return
+	}
+	e.buf = append(e.buf, ',', '"')
+	e.buf = append(e.buf, key...)
+	e.buf = append(e.buf, '"', ':')
+	e.str(v)
+}
+
+// traceHead writes trace i's fields before its records: its algorithm,
+// replication, seed, status, summary and panels.
+func (e *encoder) traceHead(i int, t *Trace) {
+	e.buf = append(e.buf, "\n{\"algo\":"...)
+	e.str(t.Algo)
+	e.buf = append(e.buf, `,"replication":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(t.Replication), 10)
+	e.buf = append(e.buf, `,"seed":`...)
+	e.buf = strconv.AppendInt(e.buf, t.Seed, 10)
+	e.optStr("status", t.Status)
+	if s := t.Summary; s != nil {
+		e.buf = append(e.buf, `,"summary":{"objective":`...)
+		e.float(s.Objective)
+		e.buf = append(e.buf, `,"gap":`...)
+		e.float(s.Gap)
+		e.buf = append(e.buf, `,"iters":`...)
+		e.buf = strconv.AppendInt(e.buf, int64(s.Iters), 10)
+		e.buf = append(e.buf, `,"passes":`...)
+		e.float(s.Passes)
+		e.buf = append(e.buf, `,"time_s":`...)
+		e.float(s.Time)
+		e.buf = append(e.buf, `,"status":`...)
+		e.str(s.Status)
+		e.buf = append(e.buf, `,"message":`...)
+		e.str(s.Message)
+		e.buf = append(e.buf, '}')
+	}
+	if len(t.Panels) > 0 {
+		e.buf = append(e.buf, `,"panels":`...)
+		e.raw(fmt.Sprintf("traces[%d].panels", i), t.Panels)
+	}
+	e.optStr("panels_error", t.PanelsError)
 }
 
 // timeFormat writes times in RFC 3339 to the microsecond (the store's
