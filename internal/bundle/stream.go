@@ -136,7 +136,6 @@ func (d *decoder) bundle() (*Bundle, error) {
 	if err := d.delim("", '{'); err != nil {
 		return nil, err
 	}
-	b := d.b
 	seen := map[string]bool{}
 	version := 0
 	last := ""
@@ -158,67 +157,74 @@ func (d *decoder) bundle() (*Bundle, error) {
 			return nil, errorf(k, "appears twice")
 		}
 		seen[k] = true
-		switch k {
-		case "format":
-			s, err := d.string(k)
-			if err != nil {
-				return nil, err
-			}
-			if s != Format {
-				return nil, errorf(k, "must be %q, got %s", Format, quoteShort(s))
-			}
-			d.formatSeen = true
-		case "format_version":
-			v, err := d.int(k)
-			if err != nil {
-				return nil, err
-			}
-			if v < 1 || v > FormatVersion {
-				return nil, errorf(k, "must be between 1 and %d (this fwlab's), got %d: a newer fwlab wrote it", FormatVersion, v)
-			}
-			version = int(v)
-		case "version", "status", "name", "note", "created", "ended":
-			if err := d.header(k); err != nil {
-				return nil, err
-			}
-		case "spec":
-			// checked once the document is known to be a bundle
-			if d.specRaw, err = d.raw(k); err != nil {
-				return nil, err
-			}
-		case "info":
-			if infoRaw, err = d.rawMax(k, MaxPanelBytes+64<<10); err != nil {
-				return nil, err
-			}
-		case "traces":
-			if err := d.traces(); err != nil {
-				return nil, err
-			}
-		case "aggregates":
-			if d.skipAggregates {
-				err = d.skip(k)
-			} else {
-				b.Aggregates, err = d.rawMax(k, -1)
-			}
-			if err != nil {
-				return nil, err
-			}
-		case "digest":
-			s, err := d.string(k)
-			if err != nil {
-				return nil, err
-			}
-			if !validDigest(s) {
-				return nil, errorf(k, "must be %q followed by 64 lower-case hexadecimal digits, got %s", DigestPrefix, quoteShort(s))
-			}
-			b.Digest = s
-		default:
-			if version == 0 {
-				return nil, errorf(k, "unknown field (is this a fwlab bundle of a newer format version?)")
-			}
-			return nil, errorf(k, "unknown field")
+		if err := d.field(k, &version, &infoRaw); err != nil {
+			return nil, err
 		}
 	}
+	return d.end(seen, infoRaw)
+}
+
+// field reads the bundle's field k; version is the format version once
+// read, infoRaw the instance's description, checked at the end.
+func (d *decoder) field(k string, version *int, infoRaw *json.RawMessage) error {
+	b := d.b
+	var err error
+	switch k {
+	case "format":
+		s, err := d.string(k)
+		if err != nil {
+			return err
+		}
+		if s != Format {
+			return errorf(k, "must be %q, got %s", Format, quoteShort(s))
+		}
+		d.formatSeen = true
+	case "format_version":
+		v, err := d.int(k)
+		if err != nil {
+			return err
+		}
+		if v < 1 || v > FormatVersion {
+			return errorf(k, "must be between 1 and %d (this fwlab's), got %d: a newer fwlab wrote it", FormatVersion, v)
+		}
+		*version = int(v)
+	case "version", "status", "name", "note", "created", "ended":
+		err = d.header(k)
+	case "spec":
+		// checked once the document is known to be a bundle
+		d.specRaw, err = d.raw(k)
+	case "info":
+		*infoRaw, err = d.rawMax(k, MaxPanelBytes+64<<10)
+	case "traces":
+		err = d.traces()
+	case "aggregates":
+		if d.skipAggregates {
+			err = d.skip(k)
+		} else {
+			b.Aggregates, err = d.rawMax(k, -1)
+		}
+	case "digest":
+		s, err := d.string(k)
+		if err != nil {
+			return err
+		}
+		if !validDigest(s) {
+			return errorf(k, "must be %q followed by 64 lower-case hexadecimal digits, got %s", DigestPrefix, quoteShort(s))
+		}
+		b.Digest = s
+	default:
+		if *version == 0 {
+			return errorf(k, "unknown field (is this a fwlab bundle of a newer format version?)")
+		}
+		return errorf(k, "unknown field")
+	}
+	return err
+}
+
+// end checks the bundle once its closing brace is read: the required
+// fields, the spec, the instance's description, nothing after it.
+func (d *decoder) end(seen map[string]bool, infoRaw json.RawMessage) (*Bundle, error) {
+	b := d.b
 	if !seen["format"] {
 		return nil, errorf("format", "is required: this is not a fwlab bundle (%q)", Format)
 	}
