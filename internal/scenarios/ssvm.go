@@ -80,6 +80,12 @@ func ssvmInfo(p *ssvm.Problem) Info {
 }
 
 func init() {
+	registerOCR()
+	registerChain()
+}
+
+// registerOCR registers the structural SVM on the OCR data set.
+func registerOCR() {
 	Register(&Scenario{
 		Name:  "ssvm-ocr",
 		Title: "Structural SVM on OCR words",
@@ -117,6 +123,10 @@ func init() {
 			return &SSVMInstance{Problem: p, Meta: ssvmInfo(p)}, nil
 		},
 	})
+}
+
+// registerChain registers the structural SVM on a synthetic chain.
+func registerChain() {
 	def := ssvm.DefaultChain
 	Register(&Scenario{
 		Name:  "ssvm-chain",

@@ -94,6 +94,15 @@ func toyInfo(dim, samples int, fstar float64, panels map[string]any) Info {
 }
 
 func init() {
+	registerPolygon()
+	registerSimplex()
+	registerL1Ball()
+	registerBox()
+	registerZigzag()
+}
+
+// registerPolygon registers the teaching polygon.
+func registerPolygon() {
 	Register(&Scenario{
 		Name:  "toy-polygon",
 		Title: "Quadratic over a polygon",
@@ -125,6 +134,10 @@ func init() {
 				Meta: toyInfo(2, pg.Samples(), pg.FStar(), map[string]any{"geometry": pg.Geometry()})}, nil
 		},
 	})
+}
+
+// registerSimplex registers least squares over the simplex.
+func registerSimplex() {
 	Register(&Scenario{
 		Name:       "simplex",
 		Memory:     lsqMemory,
@@ -151,6 +164,10 @@ func init() {
 			return &FWInstance{Problem: s, Prox: s, Coefficients: true, Meta: lsqInfo(s.Dim(), s.Samples(), s.KnownOptimum(), s.FStar())}, nil
 		},
 	})
+}
+
+// registerL1Ball registers least squares over an l1 ball.
+func registerL1Ball() {
 	Register(&Scenario{
 		Name:   "l1ball",
 		Memory: lsqMemory,
@@ -178,6 +195,10 @@ func init() {
 			return &FWInstance{Problem: b, Prox: b, Coefficients: true, Meta: lsqInfo(b.Dim(), b.Samples(), b.KnownOptimum(), b.FStar())}, nil
 		},
 	})
+}
+
+// registerBox registers least squares over a box.
+func registerBox() {
 	Register(&Scenario{
 		Name:   "box",
 		Memory: lsqMemory,
@@ -206,6 +227,10 @@ func init() {
 			return &FWInstance{Problem: b, Prox: b, Coefficients: true, Meta: lsqInfo(b.Dim(), b.Samples(), b.KnownOptimum(), b.FStar())}, nil
 		},
 	})
+}
+
+// registerZigzag registers the teaching preset of away steps against the zig-zag.
+func registerZigzag() {
 	RegisterPreset(&Preset{
 		Name:  "teach-zigzag",
 		Title: "Away steps vs zig-zag",
