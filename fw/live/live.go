@@ -11,9 +11,10 @@
 //	…
 //	run.End("converged")
 //
-// The record is fwlab's own record type, internal/solver.Record for now (so
-// only code inside this module can build one until the public package fw
-// names it).
+// The record is fwlab's own, fw.Record. A method of fw/methods logs
+// through Recorder:
+//
+//	res, err := methods.Run(ctx, p, methods.Options{Algorithm: "afw"}, run.Recorder("afw"))
 //
 // Record only queues the record: a background goroutine sends the queued
 // records in one HTTP request per batch, when FlushRecords are waiting or
@@ -44,7 +45,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fwlab/fwlab/internal/solver"
+	"github.com/fwlab/fwlab/fw"
 )
 
 // Defaults of RunInfo's batching.
@@ -194,13 +195,21 @@ func Open(ctx context.Context, baseURL string, info RunInfo) (*Run, error) {
 	return r, nil
 }
 
+// Recorder returns a fw.Recorder that queues each record it receives for
+// trace, as Record does: the recorder a method of fw/methods reports to. A
+// record refused stops the logging as for Record; Flush and End return the
+// error.
+func (r *Run) Recorder(trace string) fw.Recorder {
+	return fw.RecorderFunc(func(rec fw.Record) { _ = r.Record(trace, rec) })
+}
+
 // Record queues rec for trace (one of RunInfo.Traces). A record with no
 // Step is sent with the step "none". Record waits only when
 // DefaultMaxPending records are queued already (the dashboard is slower
 // than the solver). It returns the error that stopped the logging, if any
 // (see the package documentation), or an error for an unknown trace or a
 // run that has ended.
-func (r *Run) Record(trace string, rec solver.Record) error {
+func (r *Run) Record(trace string, rec fw.Record) error {
 	if e := r.err.Load(); e != nil {
 		return *e
 	}
@@ -283,7 +292,7 @@ func (r *Run) EndWith(ctx context.Context, status, message string) error {
 	defer r.flushMu.Unlock()
 	ferr := r.flushLocked(ctx)
 	if ferr != nil {
-		status, message = solver.StatusFailed, ferr.Error()
+		status, message = fw.StatusFailed, ferr.Error()
 	}
 	body, err := json.Marshal(map[string]string{"status": status, "message": message})
 	if err != nil {

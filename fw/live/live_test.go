@@ -2,7 +2,10 @@ package live_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"github.com/fwlab/fwlab/fw/methods"
+	"github.com/fwlab/fwlab/internal/problems/toy"
 	"math"
 	"net/http/httptest"
 	"path/filepath"
@@ -196,4 +199,49 @@ func BenchmarkLiveRecord(b *testing.B) {
 	b.StopTimer()
 	end()
 	b.ReportMetric(float64((b.Elapsed()+cost).Nanoseconds())/float64(b.N), "sender-ns/record")
+}
+
+// A method of fw/methods logs through Run.Recorder: the dashboard stores
+// the records methods.Collect returns for the same options, bit for bit
+// (time aside, a clock reading), and the run ends with the method's status.
+func TestMethodLogsThroughRecorder(t *testing.T) {
+	srv, url := dashboard(t)
+	ctx := context.Background()
+	p, err := toy.NewSimplex(ctx, 30, 40, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := methods.Options{Algorithm: "afw", MaxIters: 200, Seed: 3}
+	want, _, err := methods.Collect(ctx, p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := live.Open(ctx, url, live.RunInfo{Problem: "simplex from a Go program", Traces: []string{"afw"}, Iters: opts.MaxIters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := methods.Run(ctx, p, opts, run.Recorder("afw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.End(res.Summary.Status); err != nil {
+		t.Fatal(err)
+	}
+	got, err := srv.Manager().Store().Records(ctx, run.ID, 0, 0, -1)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("%d records stored (%v), the method reported %d", len(got), err, len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		g.Time, w.Time = 0, 0
+		gj, _ := json.Marshal(g)
+		wj, _ := json.Marshal(w)
+		if string(gj) != string(wj) {
+			t.Fatalf("record %d: stored %s, the method reported %s", i, gj, wj)
+		}
+	}
+	sr, err := srv.Manager().Store().Get(ctx, run.ID)
+	if err != nil || sr.Traces[0].Summary.Status != res.Summary.Status {
+		t.Fatalf("stored: %v %+v, want the status %s", err, sr, res.Summary.Status)
+	}
 }
