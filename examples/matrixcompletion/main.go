@@ -12,7 +12,9 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"flag"
 	"fmt"
+	"github.com/fwlab/fwlab/fw/live"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -289,16 +291,51 @@ func RelErr(x, full []float64) float64 {
 }
 
 func main() {
+	dashboard := flag.String("dashboard", "", "a running fwlab dashboard (http://localhost:8080) to log both methods' records to, live")
+	flag.Parse()
 	p, full := NewCompletion(20, 20, 2, 0.6, 1)
 	fmt.Printf("a 20×20 matrix of rank 2, %d of its 400 entries observed, δ = %g\n", len(p.Vals), p.Delta)
-	for _, algo := range []string{"afw", "fw"} {
-		res, err := methods.Run(context.Background(), p, methods.Options{Algorithm: algo, MaxIters: 1000}, nil)
+	if err := solve(context.Background(), p, full, *dashboard); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// solve runs afw and fw on p and prints their results; with a dashboard's
+// address, it logs their records there as one run of two traces, live.
+func solve(ctx context.Context, p *Completion, full []float64, dashboard string) error {
+	algos := []string{"afw", "fw"}
+	var run *live.Run
+	if dashboard != "" {
+		var err error
+		run, err = live.Open(ctx, dashboard, live.RunInfo{Problem: "matrix completion (nuclear-norm ball)", Traces: algos, Iters: 1000})
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			return err
+		}
+		fmt.Println("logging to", run.Page)
+	}
+	status := fw.StatusConverged
+	for _, algo := range algos {
+		var rec fw.Recorder
+		if run != nil {
+			rec = run.Recorder(algo)
+		}
+		res, err := methods.Run(ctx, p, methods.Options{Algorithm: algo, MaxIters: 1000}, rec)
+		if err != nil {
+			if run != nil {
+				_ = run.EndWith(ctx, fw.StatusFailed, err.Error())
+			}
+			return err
 		}
 		s := res.Summary
+		if s.Status != fw.StatusConverged {
+			status = s.Status
+		}
 		fmt.Printf("%-4s %-10s iterations %4d  F %.3e  gap %.3e  relative error on every entry %.3e\n",
 			algo, s.Status, s.Iters, s.Objective, s.Gap, RelErr(res.X, full))
 	}
+	if run != nil {
+		return run.End(status)
+	}
+	return nil
 }

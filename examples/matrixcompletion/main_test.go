@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"github.com/fwlab/fwlab/internal/server"
+	"github.com/fwlab/fwlab/internal/store"
 	"math"
 	"math/rand/v2"
+	"net/http/httptest"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -78,6 +81,47 @@ func TestCompletionRuns(t *testing.T) {
 		}
 		if algo == "afw" && last.Active >= res.Summary.Iters {
 			t.Errorf("afw: %d active atoms after %d iterations", last.Active, res.Summary.Iters)
+		}
+	}
+}
+
+// With a dashboard's address, both methods' records are logged there as
+// one run of two traces, every record the method reports, ended with the
+// methods' status.
+func TestLogsLiveToADashboard(t *testing.T) {
+	srv, err := server.New(server.Options{UploadDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer func() {
+		ts.Close()
+		_ = srv.Close()
+	}()
+	ctx := context.Background()
+	p, full := NewCompletion(12, 10, 2, 0.6, 3)
+	if err := solve(ctx, p, full, ts.URL); err != nil {
+		t.Fatal(err)
+	}
+	runs, _, err := srv.Manager().Store().List(ctx, store.Filter{Limit: 10})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs stored (%v), want the example's one", len(runs), err)
+	}
+	r, err := srv.Manager().Store().Get(ctx, runs[0].ID)
+	if err != nil || !r.Outside || len(r.Traces) != 2 || r.Traces[0].Algo != "afw" || r.Traces[1].Algo != "fw" {
+		t.Fatalf("the run: %v %+v", err, r)
+	}
+	for i, algo := range []string{"afw", "fw"} {
+		want, _, err := methods.Collect(ctx, p, methods.Options{Algorithm: algo, MaxIters: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := srv.Manager().Store().Records(ctx, r.ID, i, 0, -1)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("%s: %d records stored (%v), the method reports %d", algo, len(got), err, len(want))
+		}
+		if *got[len(got)-1].Gap != *want[len(want)-1].Gap {
+			t.Errorf("%s: the last gap stored %g, the method's %g", algo, *got[len(got)-1].Gap, *want[len(want)-1].Gap)
 		}
 	}
 }
