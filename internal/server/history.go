@@ -225,21 +225,59 @@ func queryInt(r *http.Request, name string, def, max int) (int, *apiError) {
 	return n, nil
 }
 
+// handleList answers GET of the History list: a page of runs by offset or
+// by cursor, with the list's total, the store's disk use and the cursors
+// of the pages on either side.
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	f, ok := s.listFilter(w, r)
+	if !ok {
+		return
+	}
+	page, err := s.st.ListPage(r.Context(), f)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	runs, total := page.Runs, page.Total
+	disk, err := s.st.DiskUsage(r.Context())
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	rows, err := s.listRows(r, runs)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	offset := pageOffset(f, page, total, len(rows))
+	var prev, next *string
+	if page.Prev != nil {
+		prev = new(page.Prev.String())
+	}
+	if page.Next != nil {
+		next = new(page.Next.String())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": offset, "limit": f.Limit, "disk_bytes": disk, "prev": prev, "next": next})
+}
+
+// listFilter reads the History list's filter and page from the request's
+// query; on bad input it writes the error naming the field and returns
+// false.
+func (s *Server) listFilter(w http.ResponseWriter, r *http.Request) (store.Filter, bool) {
 	q := r.URL.Query()
 	f := store.Filter{Problem: q.Get("problem"), Algorithm: q.Get("algo"), Status: q.Get("status"), Text: q.Get("q"), Sweep: q.Get("sweep")}
 	if f.Status != "" && !knownStatus(f.Status) {
 		writeError(w, http.StatusBadRequest, "status", "must be one of queued, running, paused, done, failed, cancelled, interrupted, got "+quote(f.Status))
-		return
+		return f, false
 	}
 	var aerr *apiError
 	if f.Offset, aerr = queryInt(r, "offset", 0, math.MaxInt32); aerr != nil {
 		writeError(w, http.StatusBadRequest, aerr.Field, aerr.Error)
-		return
+		return f, false
 	}
 	if f.Limit, aerr = queryInt(r, "limit", store.DefaultLimit, store.MaxLimit); aerr != nil {
 		writeError(w, http.StatusBadRequest, aerr.Field, aerr.Error)
-		return
+		return f, false
 	}
 	if f.Limit == 0 {
 		f.Limit = store.DefaultLimit
@@ -254,7 +292,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 			cur, err := store.ParseCursor(c.name, v[0])
 			if err != nil {
 				s.storeError(w, err)
-				return
+				return f, false
 			}
 			*c.to = cur
 		}
@@ -263,29 +301,24 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		last, err := strconv.ParseBool(v)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "last", "must be true or false, got "+quote(v))
-			return
+			return f, false
 		}
 		f.Last = last
 	}
-	page, err := s.st.ListPage(r.Context(), f)
-	if err != nil {
-		s.storeError(w, err)
-		return
-	}
-	runs, total := page.Runs, page.Total
-	disk, err := s.st.DiskUsage(r.Context())
-	if err != nil {
-		s.storeError(w, err)
-		return
-	}
+	return f, true
+}
+
+// listRows are the History rows of a page's runs: each with its progress
+// (read from the store for a run on a worker), its last verification, its
+// sweep and its worker.
+func (s *Server) listRows(r *http.Request, runs []*store.Run) ([]RunRow, error) {
 	ids := make([]string, len(runs))
 	for i, run := range runs {
 		ids[i] = run.ID
 	}
 	last, err := s.st.LastVerifications(r.Context(), ids)
 	if err != nil {
-		s.storeError(w, err)
-		return
+		return nil, err
 	}
 	rows := make([]RunRow, 0, len(runs))
 	for _, run := range runs {
@@ -301,30 +334,25 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 	s.attachSweeps(r, rows)
 	if err := s.attachWorkers(r.Context(), rows); err != nil {
-		s.storeError(w, err)
-		return
+		return nil, err
 	}
-	// offset is the page's place when it is known: a page by cursor
-	// tells it only at the list's ends
-	var offset *int
+	return rows, nil
+}
+
+// pageOffset is the place of a page of n rows among total when it is
+// known: a page by cursor tells it only at the list's ends.
+func pageOffset(f store.Filter, page *store.Page, total, n int) *int {
 	switch {
 	case f.Last:
-		offset = new(max(total-len(rows), 0))
+		return new(max(total-n, 0))
 	case f.After == nil && f.Before == nil:
-		offset = new(f.Offset)
-	case page.Prev == nil && len(rows) > 0:
-		offset = new(0)
-	case page.Next == nil && len(rows) > 0:
-		offset = new(max(total-len(rows), 0))
+		return new(f.Offset)
+	case page.Prev == nil && n > 0:
+		return new(0)
+	case page.Next == nil && n > 0:
+		return new(max(total-n, 0))
 	}
-	var prev, next *string
-	if page.Prev != nil {
-		prev = new(page.Prev.String())
-	}
-	if page.Next != nil {
-		next = new(page.Next.String())
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": rows, "total": total, "offset": offset, "limit": f.Limit, "disk_bytes": disk, "prev": prev, "next": next})
+	return nil
 }
 
 func knownStatus(st string) bool {

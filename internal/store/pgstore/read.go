@@ -175,18 +175,6 @@ func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, erro
 	if err != nil {
 		return nil, err
 	}
-	var where []string
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
-	if f.Problem != "" {
-		where = append(where, "runs.problem = "+arg(f.Problem))
-	}
-	if f.Status != "" {
-		where = append(where, "runs.status = "+arg(f.Status))
-	}
 	if f.Text != "" {
 		if strings.IndexByte(f.Text, 0) >= 0 {
 			return nil, spec.Errorf("text", "must not contain the NUL character")
@@ -194,117 +182,191 @@ func (s *Store) ListPage(ctx context.Context, f store.Filter) (*store.Page, erro
 		if f.Problem == "" && f.Status == "" && f.Sweep == "" && f.Algorithm == "" && (f.Keyed() || f.Offset == 0) {
 			return s.searchPage(ctx, f)
 		}
+	}
+	lq := newListQuery(f)
+	s.counting(ctx, f, lq)
+	cond := ""
+	if len(lq.where) > 0 {
+		cond = " WHERE " + strings.Join(lq.where, " AND ")
+	}
+	if lq.count == "" {
+		lq.count, lq.cargs = `SELECT COUNT(*)`+lq.from+cond, lq.args
+	}
+	p := &store.Page{}
+	if err := s.pool.QueryRow(ctx, lq.count, listArgs(lq.cargs)...).Scan(&p.Total); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	pq, ok := lq.page(f, cond, p.Total)
+	if !ok {
+		return p, nil
+	}
+	if p.Runs, err = s.scanRuns(ctx, pq.q, lq.args); err != nil {
+		return nil, err
+	}
+	if err := s.pageEnds(ctx, f, p, pq, lq.args); err != nil {
+		return nil, err
+	}
+	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
+		return nil, fmt.Errorf("store: listing runs: %w", err)
+	}
+	return p, nil
+}
+
+// listQuery is a History list's query as ListPage builds it from a
+// filter: its conditions and their arguments (numbered in the order
+// written), what the page is read from and ordered by, and the query
+// counting the runs it selects with its arguments.
+type listQuery struct {
+	where []string
+	args  []any
+	// from is what the page is read from: the runs, or the algorithm's
+	// entries of run_algos (in list order) joined to them; keys orders it
+	from  string
+	keys  [2]string
+	count string
+	cargs []any
+}
+
+// arg adds v to the query's arguments and returns its placeholder.
+func (lq *listQuery) arg(v any) string {
+	lq.args = append(lq.args, v)
+	return fmt.Sprintf("$%d", len(lq.args))
+}
+
+// newListQuery is the query of the runs f selects (a search among other
+// conditions: a search alone is searchPage's).
+func newListQuery(f store.Filter) *listQuery {
+	lq := &listQuery{from: ` FROM runs`, keys: [2]string{"created_us", `id COLLATE "C"`}}
+	if f.Problem != "" {
+		lq.where = append(lq.where, "runs.problem = "+lq.arg(f.Problem))
+	}
+	if f.Status != "" {
+		lq.where = append(lq.where, "runs.status = "+lq.arg(f.Status))
+	}
+	if f.Text != "" {
 		// the trigram indexes of schema 11 answer these
-		p := arg("%" + store.LikeEscape(f.Text) + "%")
-		where = append(where, `(LOWER(name) LIKE LOWER(`+p+`) ESCAPE '\' OR LOWER(note) LIKE LOWER(`+p+`) ESCAPE '\')`)
+		p := lq.arg("%" + store.LikeEscape(f.Text) + "%")
+		lq.where = append(lq.where, `(LOWER(name) LIKE LOWER(`+p+`) ESCAPE '\' OR LOWER(note) LIKE LOWER(`+p+`) ESCAPE '\')`)
 	}
 	if f.Sweep != "" {
-		where = append(where, `id IN (SELECT run_id FROM sweep_cells WHERE sweep_id = `+arg(f.Sweep)+` AND run_id IS NOT NULL)`)
-	}
-	// from is what the page is read from: the runs, or the algorithm's
-	// entries of run_algos (in list order) joined to them
-	from, keys := ` FROM runs`, [2]string{"created_us", `id COLLATE "C"`}
-	count, countArgs := "", 0
-	// the count of a page filtered by an algorithm, a problem and a
-	// status at most: run_count_deltas (algo '' for every run)
-	var cargs []any
-	if f.Text == "" && f.Sweep == "" && !strings.Contains(f.Algorithm, store.VariantSep) {
-		cargs = append(cargs, f.Algorithm)
-		count = `SELECT COALESCE(SUM(n), 0) FROM run_count_deltas WHERE algo = $1`
-		if f.Problem != "" {
-			cargs = append(cargs, f.Problem)
-			count += fmt.Sprintf(" AND problem = $%d", len(cargs))
-		}
-		if f.Status != "" {
-			cargs = append(cargs, f.Status)
-			count += fmt.Sprintf(" AND status = $%d", len(cargs))
-		}
-		s.compactCounts(ctx)
+		lq.where = append(lq.where, `id IN (SELECT run_id FROM sweep_cells WHERE sweep_id = `+lq.arg(f.Sweep)+` AND run_id IS NOT NULL)`)
 	}
 	if f.Algorithm != "" {
 		if strings.Contains(f.Algorithm, store.VariantSep) {
 			// run_algos files a variant under its own name and its
 			// algorithm's, not under every prefix: a rare filter
-			where = append(where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND (t.algo = "+arg(f.Algorithm)+
-				" OR t.algo LIKE "+arg(store.AlgorithmLike(f.Algorithm))+` ESCAPE '\'))`)
+			lq.where = append(lq.where, "EXISTS (SELECT 1 FROM traces t WHERE t.run_id = runs.id AND (t.algo = "+lq.arg(f.Algorithm)+
+				" OR t.algo LIKE "+lq.arg(store.AlgorithmLike(f.Algorithm))+` ESCAPE '\'))`)
 		} else {
 			// run_algos.run_id sorts in "C", as the lists do; the join
 			// compares in the runs' collation, so that it reads runs' key
-			from, keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id COLLATE "default"`, [2]string{"ra.at_us", "ra.run_id"}
-			where = append(where, "ra.algo = "+arg(f.Algorithm))
+			lq.from, lq.keys = ` FROM run_algos ra JOIN runs ON runs.id = ra.run_id COLLATE "default"`, [2]string{"ra.at_us", "ra.run_id"}
+			lq.where = append(lq.where, "ra.algo = "+lq.arg(f.Algorithm))
 		}
 	}
-	cond := ""
-	if len(where) > 0 {
-		cond = " WHERE " + strings.Join(where, " AND ")
+	return lq
+}
+
+// counting sets the count of a page filtered by an algorithm, a problem
+// and a status at most: run_count_deltas (an empty algo for every run), folded
+// first; other pages are counted from the rows they are read from.
+func (s *Store) counting(ctx context.Context, f store.Filter, lq *listQuery) {
+	if f.Text != "" || f.Sweep != "" || strings.Contains(f.Algorithm, store.VariantSep) {
+		return
 	}
-	if count == "" {
-		count, countArgs = `SELECT COUNT(*)`+from+cond, len(args)
-		cargs = args[:countArgs]
+	lq.cargs = append(lq.cargs, f.Algorithm)
+	lq.count = `SELECT COALESCE(SUM(n), 0) FROM run_count_deltas WHERE algo = $1`
+	if f.Problem != "" {
+		lq.cargs = append(lq.cargs, f.Problem)
+		lq.count += fmt.Sprintf(" AND problem = $%d", len(lq.cargs))
 	}
-	p := &store.Page{}
-	if err := s.pool.QueryRow(ctx, count, listArgs(cargs)...).Scan(&p.Total); err != nil {
-		return nil, fmt.Errorf("store: listing runs: %w", err)
+	if f.Status != "" {
+		lq.cargs = append(lq.cargs, f.Status)
+		lq.count += fmt.Sprintf(" AND status = $%d", len(lq.cargs))
 	}
-	var q, other string // other: a keyed page's query of a run on the cursor's other side
-	var reverse bool
-	otherArgs := 0
+	s.compactCounts(ctx)
+}
+
+// pageQuery is the query of a page's runs, whether the rows it reads are
+// to be reversed, and for a keyed page the query of a run on the cursor's
+// other side (other, with the first otherArgs of the list's arguments).
+type pageQuery struct {
+	q, other  string
+	otherArgs int
+	reverse   bool
+}
+
+// page is the query of the page f asks for, by cursor or by offset among
+// total runs selected under cond; its arguments are added to lq's. ok is
+// false past the last run.
+func (lq *listQuery) page(f store.Filter, cond string, total int) (pq pageQuery, ok bool) {
 	if f.Keyed() {
 		var seek, otherCond, order string
-		seek, otherCond, order, reverse = f.Seek(keys, arg)
+		seek, otherCond, order, pq.reverse = f.Seek(lq.keys, lq.arg)
 		c := cond
 		if seek != "" {
-			c = " WHERE " + strings.Join(append(slices.Clone(where), seek), " AND ")
-			other, otherArgs = `SELECT EXISTS (SELECT 1`+from+" WHERE "+strings.Join(append(slices.Clone(where), otherCond), " AND ")+`)`, len(args)
+			c = " WHERE " + strings.Join(append(slices.Clone(lq.where), seek), " AND ")
+			pq.other, pq.otherArgs = `SELECT EXISTS (SELECT 1`+lq.from+" WHERE "+strings.Join(append(slices.Clone(lq.where), otherCond), " AND ")+`)`, len(lq.args)
 		}
-		q = `SELECT ` + runColsOf("runs.") + from + c + order + ` LIMIT ` + arg(f.Limit+1)
-	} else {
-		n, offset, order, rev, ok := f.Page(p.Total, keys)
-		if !ok {
-			return p, nil
-		}
-		reverse = rev
-		q = `SELECT ` + runColsOf("runs.") + from + cond + order + ` LIMIT ` + arg(n) + ` OFFSET ` + arg(offset)
+		pq.q = `SELECT ` + runColsOf("runs.") + lq.from + c + order + ` LIMIT ` + lq.arg(f.Limit+1)
+		return pq, true
 	}
+	n, offset, order, rev, ok := f.Page(total, lq.keys)
+	if !ok {
+		return pq, false
+	}
+	pq.reverse = rev
+	pq.q = `SELECT ` + runColsOf("runs.") + lq.from + cond + order + ` LIMIT ` + lq.arg(n) + ` OFFSET ` + lq.arg(offset)
+	return pq, true
+}
+
+// scanRuns reads the runs query q selects, without their traces.
+func (s *Store) scanRuns(ctx context.Context, q string, args []any) ([]*store.Run, error) {
 	rows, err := s.pool.Query(ctx, q, listArgs(args)...)
 	if err != nil {
 		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
+	var runs []*store.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("store: listing runs: %w", err)
 		}
-		p.Runs = append(p.Runs, r)
+		runs = append(runs, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: listing runs: %w", err)
 	}
-	if f.Keyed() {
-		more := len(p.Runs) > f.Limit
-		p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
-		var beyond bool
-		if other != "" && len(p.Runs) > 0 {
-			if err := s.pool.QueryRow(ctx, other, listArgs(args[:otherArgs])...).Scan(&beyond); err != nil {
-				return nil, fmt.Errorf("store: listing runs: %w", err)
-			}
-		}
-		if reverse {
-			slices.Reverse(p.Runs)
-		}
-		f.Ends(p, more, beyond)
-	} else {
-		if reverse {
+	return runs, nil
+}
+
+// pageEnds puts p's runs (read by pq) in list order and sets the cursors
+// of the pages on either side; a keyed page reads one run past its limit
+// and asks pq.other (with args' first pq.otherArgs) whether a run lies on
+// the cursor's other side.
+func (s *Store) pageEnds(ctx context.Context, f store.Filter, p *store.Page, pq pageQuery, args []any) error {
+	if !f.Keyed() {
+		if pq.reverse {
 			slices.Reverse(p.Runs)
 		}
 		f.OffsetEnds(p)
+		return nil
 	}
-	if err := s.loadTraces(ctx, p.Runs, false); err != nil {
-		return nil, fmt.Errorf("store: listing runs: %w", err)
+	more := len(p.Runs) > f.Limit
+	p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
+	var beyond bool
+	if pq.other != "" && len(p.Runs) > 0 {
+		if err := s.pool.QueryRow(ctx, pq.other, listArgs(args[:pq.otherArgs])...).Scan(&beyond); err != nil {
+			return fmt.Errorf("store: listing runs: %w", err)
+		}
 	}
-	return p, nil
+	if pq.reverse {
+		slices.Reverse(p.Runs)
+	}
+	f.Ends(p, more, beyond)
+	return nil
 }
 
 // searchPage is ListPage of a search alone, read by cursor or from the
