@@ -20,7 +20,7 @@ func (r Record) AppendJSON(b []byte) []byte {
 	b = append(b, `,"time_s":`...)
 	b = AppendJSONFloat(b, finiteOr0(r.Time))
 	b = append(b, `,"step":`...)
-	b = appendJSONString(b, r.Step)
+	b = AppendJSONString(b, r.Step)
 	b = append(b, `,"gamma":`...)
 	b = AppendJSONFloat(b, finiteOr0(r.Gamma))
 	b = append(b, `,"batch":`...)
@@ -86,7 +86,7 @@ func AppendJSONMetrics(b []byte, m map[string]float64) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = AppendJSONString(b, k)
 		b = append(b, ':')
 		b = AppendJSONFloat(b, m[k])
 	}
@@ -121,10 +121,11 @@ func AppendJSONFloat(b []byte, f float64) []byte {
 	return b
 }
 
-// appendJSONString appends s as a JSON string: directly when it holds only
-// characters encoding/json writes as they are (letters, digits, and a few
-// punctuation marks), through encoding/json otherwise.
-func appendJSONString(b []byte, s string) []byte {
+// AppendJSONString appends s as a JSON string, the bytes encoding/json
+// writes: directly when it holds only characters encoding/json writes as
+// they are (letters, digits, and a few punctuation marks), through
+// encoding/json otherwise.
+func AppendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ' ' || c == '+') {

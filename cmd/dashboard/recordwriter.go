@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/fw"
 	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -58,22 +59,8 @@ var jsonStyle = recordfields.JSONStyle{
 		}
 		return solver.AppendJSONFloat(b, f)
 	},
-	Str:  appendJSONString,
+	Str:  fw.AppendJSONString,
 	Keep: func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) },
-}
-
-// appendJSONString appends s as encoding/json writes it.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ' ' || c == '+') {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // appendRecordJSON appends the record's JSON object, field by declared

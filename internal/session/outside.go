@@ -99,23 +99,9 @@ func (m *Manager) OpenOutside(ctx context.Context, sp spec.Run, fstar *float64, 
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, errors.New("session: the manager is closed")
-	}
-	if err := m.admitLocked(client, budget, recBytes); err != nil {
-		m.mu.Unlock()
+	release, err := m.reserve(client, budget, recBytes)
+	if err != nil {
 		return nil, err
-	}
-	m.pending++
-	m.reserved += budget
-	m.reservedB += recBytes
-	m.mu.Unlock()
-	unreserve := func() {
-		m.pending--
-		m.reserved -= budget
-		m.reservedB -= recBytes
 	}
 
 	runCtx, cancel := context.WithCancel(m.baseCtx)
@@ -144,14 +130,12 @@ func (m *Manager) OpenOutside(ctx context.Context, sp spec.Run, fstar *float64, 
 
 	id, err := m.putOutside(ctx, r, tokenHash)
 	if err != nil {
-		m.mu.Lock()
-		unreserve()
-		m.mu.Unlock()
+		release()
 		cancel()
 		return nil, err
 	}
 	m.mu.Lock()
-	unreserve()
+	m.unreserveLocked(budget, recBytes)
 	if m.closed {
 		m.mu.Unlock()
 		cancel()
