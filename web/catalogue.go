@@ -60,13 +60,6 @@ func Catalogue(list []*scenarios.Scenario, presets []*scenarios.Preset) template
 	for _, p := range presets {
 		c.Presets = append(c.Presets, templates.Preset{Name: p.Name, Title: p.Title, Help: p.Help, Spec: p.Spec})
 	}
-	c.Algorithms = append([]string(nil), spec.AlgoNames...)
-	for _, a := range spec.AlgoNames {
-		if spec.Stochastic(a) {
-			c.Stochastic = append(c.Stochastic, a)
-		}
-	}
-	c.NotInPaper = spec.NotInPaper
 	c.Defaults = templates.Defaults{
 		Stepsize: spec.DefaultStepsize, Schedule: spec.DefaultSchedule,
 		Rho: spec.DefaultRho, Alpha: spec.DefaultAlpha, M0: spec.DefaultM0, Growth: spec.DefaultGrowth,
@@ -90,6 +83,10 @@ func StartPage(deps Deps) templates.StartPage {
 				sel = p.Name
 			}
 		}
+	}
+	c.Algorithms = []any{}
+	if deps.Algorithms != nil {
+		c.Algorithms = deps.Algorithms()
 	}
 	return templates.StartPage{Catalogue: c, Selected: sel, DataDir: deps.DataDir, Asset: AssetURL}
 }

@@ -32,6 +32,11 @@ type Deps struct {
 	Scenarios func() []*scenarios.Scenario
 	// Presets lists the ready-made runs; nil means scenarios.Presets.
 	Presets func() []*scenarios.Preset
+	// Algorithms is the API's algorithm table (the algorithms of GET
+	// /api/scenarios, from the same function), embedded in the start page,
+	// which takes every rule of an algorithm row from it; nil embeds an
+	// empty table.
+	Algorithms func() any
 	// DataDir is the server's data directory, shown beside file-path
 	// parameters (empty: not shown).
 	DataDir string

@@ -665,8 +665,8 @@ func TestCompareLogicPure(t *testing.T) {
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
-	waitFor(t, ctx, "the script", `!!(window.fwlab && fwlab.modules && fwlab.effective)`, ``, 10*time.Second)
-	cat := `{defaults: {iters: 1000, replications: 1, stepsize: 'curvature', schedule: 'paper', rho: 0.1, alpha: 0.5, m0: 1, growth: 1.1, L: 'auto'}, algorithms: [{name: 'ssfw-as', stochastic: true}, {name: 'afw'}, {name: 'fw'}, {name: 'bc-ssfw-as', stochastic: true}, {name: 'spg'}], problems: [{name: 'toy-polygon', params: [{name: 'vertices', default: '6'}, {name: 'points', default: ''}]}]}`
+	waitFor(t, ctx, "the script", `!!(window.fwlab && fwlab.modules && fwlab.effective && fwlab.catalogue)`, ``, 10*time.Second)
+	cat := `{defaults: {iters: 1000, replications: 1, stepsize: 'curvature', schedule: 'paper', rho: 0.1, alpha: 0.5, m0: 1, growth: 1.1, L: 'auto'}, algorithms: fwlab.catalogue.algorithms, problems: [{name: 'toy-polygon', params: [{name: 'vertices', default: '6'}, {name: 'points', default: ''}]}]}`
 	same := func(a, b string) bool {
 		return eval[bool](t, ctx, `(() => { const c = `+cat+`; const x = fwlab.effective.effectiveSpec(`+a+`, c), y = fwlab.effective.effectiveSpec(`+b+`, c); return JSON.stringify(x) === JSON.stringify(y); })()`)
 	}

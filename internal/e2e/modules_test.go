@@ -223,27 +223,27 @@ func TestPureModules(t *testing.T) {
 			{"ssg", "ssvm-chain", false, false},
 			{"cd", "lasso", false, false},
 		} {
-			got := eval[map[string]bool](t, ctx, fmt.Sprintf(`fwlab.uses(%q, false, %q)`, c.algo, c.problem))
+			got := eval[map[string]bool](t, ctx, fmt.Sprintf(`fwlab.uses(%q, false, %q, fwlab.catalogue)`, c.algo, c.problem))
 			if got["stepsize"] != c.stepsize || got["L"] != c.l {
 				t.Errorf("uses(%s on %s) = %v, want stepsize %v, L %v", c.algo, c.problem, got, c.stepsize, c.l)
 			}
 		}
 		// cd's spec names no step-size rule and no L (the server rejects any
 		// but the defaults), and its menu entry says it is not the paper's.
-		if got := eval[map[string]string](t, ctx, `fwlab.specRule({algo: 'cd', stepsize: 'backtrack', L: '3'})`); len(got) != 0 {
+		if got := eval[map[string]string](t, ctx, `fwlab.specRule({algo: 'cd', stepsize: 'backtrack', L: '3'}, fwlab.catalogue)`); len(got) != 0 {
 			t.Errorf("specRule(cd) = %v, want no stepsize and no L", got)
 		}
-		if got := eval[map[string]string](t, ctx, `fwlab.specRule({algo: 'fista', stepsize: 'backtrack', L: '3'})`); got["stepsize"] != "backtrack" || got["L"] != "3" {
+		if got := eval[map[string]string](t, ctx, `fwlab.specRule({algo: 'fista', stepsize: 'backtrack', L: '3'}, fwlab.catalogue)`); got["stepsize"] != "backtrack" || got["L"] != "3" {
 			t.Errorf("specRule(fista) = %v", got)
 		}
-		if got := eval[string](t, ctx, `fwlab.algoText('cd', {not_in_paper: {cd: 'coordinate descent'}})`); got != "cd (baseline, not in the paper)" {
+		if got := eval[string](t, ctx, `fwlab.algoText('cd', fwlab.catalogue)`); got != "cd (baseline, not in the paper)" {
 			t.Errorf("algoText(cd) = %q", got)
 		}
 		// A row whose L is not used is not checked for it.
-		if e := eval[map[string]string](t, ctx, `fwlab.checkAlgo({algo: 'spg', L: '-1', stepsize: 'curvature'}, false, 0, fwlab.uses('spg', false, 'gflasso'))`); len(e) != 0 {
+		if e := eval[map[string]string](t, ctx, `fwlab.checkAlgo({algo: 'spg', L: '-1', stepsize: 'curvature'}, false, 0, fwlab.uses('spg', false, 'gflasso', fwlab.catalogue), fwlab.catalogue)`); len(e) != 0 {
 			t.Errorf("spg row with an unused L = -1: %v", e)
 		}
-		if e := eval[map[string]string](t, ctx, `fwlab.checkAlgo({algo: 'afw', L: '-1', stepsize: 'curvature'}, false, 0, fwlab.uses('afw', false, 'lasso'))`); e["L"] == "" {
+		if e := eval[map[string]string](t, ctx, `fwlab.checkAlgo({algo: 'afw', L: '-1', stepsize: 'curvature'}, false, 0, fwlab.uses('afw', false, 'lasso', fwlab.catalogue), fwlab.catalogue)`); e["L"] == "" {
 			t.Errorf("afw row with L = -1 passes: %v", e)
 		}
 	})

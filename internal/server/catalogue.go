@@ -94,11 +94,7 @@ func (s *Server) catalogue() Catalogue {
 		},
 		Presets: presetEntries(),
 	}
-	for _, a := range spec.Algorithms {
-		c.Algorithms = append(c.Algorithms, Algorithm{Name: a.Name, Family: a.Family, Stochastic: a.Stochastic,
-			Stepsizes: a.Stepsizes, Stepsize: a.Stepsize, OwnStep: a.OwnStep, TakesL: a.TakesL, Blockwise: a.Blockwise,
-			SlackCollapse: a.Reshape, NotInPaper: a.NotInPaper})
-	}
+	c.Algorithms = algorithms()
 	for _, sc := range scenarios.All() {
 		p := Problem{Name: sc.Name, Title: sc.Title, Help: sc.Help, Group: sc.Group,
 			Params: []Param{}, Algorithms: append([]string{}, sc.Algorithms...), Defaults: []spec.Algo{}}
@@ -113,6 +109,19 @@ func (s *Server) catalogue() Catalogue {
 		c.Problems = append(c.Problems, p)
 	}
 	return c
+}
+
+// algorithms is the catalogue's algorithm table, from spec.Algorithms: the
+// API serves it and the start page embeds it (mountPages), so that the page
+// takes every rule of an algorithm row from it.
+func algorithms() []Algorithm {
+	out := []Algorithm{}
+	for _, a := range spec.Algorithms {
+		out = append(out, Algorithm{Name: a.Name, Family: a.Family, Stochastic: a.Stochastic,
+			Stepsizes: a.Stepsizes, Stepsize: a.Stepsize, OwnStep: a.OwnStep, TakesL: a.TakesL, Blockwise: a.Blockwise,
+			SlackCollapse: a.Reshape, NotInPaper: a.NotInPaper})
+	}
+	return out
 }
 
 func presetEntries() []PresetEntry {

@@ -62,16 +62,15 @@ type Preset struct {
 }
 
 // Catalogue is what the start page's script reads: problems, presets and
-// the algorithm vocabulary, as embedded JSON.
+// the algorithm table, as embedded JSON.
 type Catalogue struct {
-	Groups     []Group  `json:"groups"`
-	Presets    []Preset `json:"presets"`
-	Algorithms []string `json:"algorithms"`
-	Stochastic []string `json:"stochastic"`
-	// NotInPaper names the baselines that are not methods of the paper,
-	// with what each is (spec.NotInPaper).
-	NotInPaper map[string]string `json:"not_in_paper,omitempty"`
-	Defaults   Defaults          `json:"defaults"`
+	Groups  []Group  `json:"groups"`
+	Presets []Preset `json:"presets"`
+	// Algorithms is the API's algorithm table (web.Deps.Algorithms): the
+	// rules of each algorithm row (step-size rules and default, own step,
+	// L, stochastic, blockwise, not in the paper).
+	Algorithms any      `json:"algorithms"`
+	Defaults   Defaults `json:"defaults"`
 }
 
 // Defaults are the run-level and algorithm defaults of the spec package.

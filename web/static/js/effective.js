@@ -5,7 +5,7 @@
 // their algorithms and id. Pure functions, no DOM access (tested in the
 // browser harness).
 
-import { uses } from './rules.js';
+import { uses, algorithm } from './rules.js';
 
 const num = (v) => {
   if (typeof v === 'number') return v;
@@ -22,9 +22,9 @@ export function effectiveAlgo(a, problem, cat) {
   const stochastic = new Set(((cat && cat.algorithms) || []).filter((x) => x.stochastic).map((x) => x.name));
   const algo = a.algo;
   const st = stochastic.has(algo);
-  const use = uses(algo, st, problem);
+  const use = uses(algo, st, problem, cat);
   const out = { algo };
-  if (use.stepsize) out.stepsize = a.stepsize || (algo === 'fw' ? 'open-loop' : d.stepsize || 'curvature');
+  if (use.stepsize) out.stepsize = a.stepsize || algorithm(cat, algo).stepsize || d.stepsize || 'curvature';
   if (use.L) out.L = a.L ? String(a.L) : d.L || 'auto';
   if (st) {
     const sch = a.schedule || d.schedule || 'paper';

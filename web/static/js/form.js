@@ -3,7 +3,7 @@
 // instance preview, uploads and submission.
 
 import { $, $$, el, api, postRaw, fwlab } from './util.js';
-import { checkParam, checkAlgo, isInt, num, uses, specRule, algoText } from './rules.js';
+import { checkParam, checkAlgo, isInt, num, uses, specRule, algoText, algorithm, stepsizeChoices } from './rules.js';
 import { scheduleSize, previewSeries, niceTicks } from './schedule.js';
 import { fmtNum, plural } from './format.js';
 import * as lab from './lab.js';
@@ -12,7 +12,7 @@ export function initStart() {
   const cat = JSON.parse($('#catalogue').textContent);
   const problems = {};
   for (const g of cat.groups || []) for (const p of g.problems) problems[p.name] = p;
-  const stoch = new Set(cat.stochastic || []);
+  const stoch = new Set((cat.algorithms || []).filter((a) => a.stochastic).map((a) => a.name));
   const D = cat.defaults;
   const form = $('#start-form');
   const sel = $('#problem');
@@ -20,7 +20,7 @@ export function initStart() {
   const tmpl = $('#algo-row-template');
   fwlab.catalogue = cat;
 
-  const isBlock = (algo) => algo.startsWith('bc');
+  const isBlock = (algo) => !!algorithm(cat, algo).blockwise;
 
   function fieldset(name) {
     return $(`fieldset[data-problem="${CSS.escape(name)}"]`);
@@ -219,13 +219,15 @@ export function initStart() {
     row.dataset.keep = JSON.stringify(keep);
     const algoSel = $('[data-key=algo]', row);
     for (const name of p.algorithms) algoSel.append(el('option', { value: name, text: algoText(name, cat) }));
+    const stepSel = $('[data-key=stepsize]', row);
+    for (const c of stepsizeChoices(cat, D.stepsize)) stepSel.append(el('option', c));
     a = a || {};
     algoSel.value = a.algo && p.algorithms.includes(a.algo) ? a.algo : p.algorithms[0];
     const set = (k, v) => {
       const c = $(`[data-key=${k}]`, row);
       if (c && v != null && v !== '') c.value = v;
     };
-    set('stepsize', a.stepsize || (algoSel.value === 'fw' ? 'open-loop' : D.stepsize));
+    set('stepsize', a.stepsize || algorithm(cat, algoSel.value).stepsize || D.stepsize);
     set('L', a.L || 'auto');
     set('schedule', a.schedule && a.schedule !== 'full' ? a.schedule : stoch.has(algoSel.value) ? D.schedule : 'full');
     set('rho', a.rho || D.rho);
@@ -291,7 +293,7 @@ export function initStart() {
   }
 
   function specAlgo(a) {
-    const o = Object.assign({ algo: a.algo, ...specRule(a), schedule: a.schedule }, a.keep || {});
+    const o = Object.assign({ algo: a.algo, ...specRule(a, cat), schedule: a.schedule }, a.keep || {});
     if (stoch.has(a.algo)) {
       if (a.schedule === 'paper') Object.assign(o, { rho: a.rho, alpha: a.alpha });
       if (a.schedule === 'constant' || a.schedule === 'geometric') o.m0 = a.m0;
@@ -304,14 +306,18 @@ export function initStart() {
   function updateRow(row) {
     const a = readRow(row);
     const s = stoch.has(a.algo);
-    const use = uses(a.algo, s, sel.value);
+    const use = uses(a.algo, s, sel.value, cat);
     for (const e of $$('[data-stochastic]', row)) e.hidden = !s;
     for (const e of $$('[data-sched]', row)) e.hidden = !s || !e.dataset.sched.split(' ').includes(a.schedule);
     for (const e of $$('[data-blocks]', row)) e.hidden = !isBlock(a.algo);
     for (const e of $$('[data-uses]', row)) e.hidden = !use[e.dataset.uses];
     const own = $('[data-own-step]', row);
-    if (own) own.hidden = use.stepsize || use.L;
-    const errs = checkAlgo(a, s, knownQ(), use);
+    if (own) {
+      own.hidden = use.stepsize || use.L;
+      const how = algorithm(cat, a.algo).own_step;
+      own.textContent = `${how ? `${a.algo} ${how}` : 'The structural SVM problems set the step of every method'}: no stepsize or L applies.`;
+    }
+    const errs = checkAlgo(a, s, knownQ(), use, cat);
     for (const e of $$('[data-error-key]', row)) e.textContent = errs[e.dataset.errorKey] || '';
     const rIn = $('[data-key=r]', row);
     if (rIn) rIn.classList.toggle('invalid', !!errs.r);
@@ -500,7 +506,7 @@ export function initStart() {
     if (!rowEls.length) errs.push(['algorithms', 'at least one algorithm is required']);
     rowEls.forEach((row, i) => {
       const a = readRow(row);
-      const ae = checkAlgo(a, stoch.has(a.algo), knownQ(), uses(a.algo, stoch.has(a.algo), p.name));
+      const ae = checkAlgo(a, stoch.has(a.algo), knownQ(), uses(a.algo, stoch.has(a.algo), p.name, cat), cat);
       for (const [k, m] of Object.entries(ae)) errs.push([`algorithms[${i}].${k}`, m]);
       spec.algorithms.push(specAlgo(a));
     });

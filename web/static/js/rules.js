@@ -1,5 +1,7 @@
-// The start page's rules, mirrored from internal/spec so that a mistake
-// shows before the round trip: pure functions, no DOM access.
+// The start page's rules, so that a mistake shows before the round trip:
+// pure functions, no DOM access. An algorithm's rules come from the
+// catalogue's table (GET /api/scenarios, embedded in the start page),
+// never from a copy here.
 
 export function isInt(s) {
   return /^[+-]?\d+$/.test(String(s).trim());
@@ -35,48 +37,75 @@ export function checkParam(p, raw) {
   return '';
 }
 
-// Algorithms whose step is not chosen by a step-size rule and that take no
-// L: spg (1/L of its smoothed problem, from the data and μ) and the
-// structural SVM solvers (exact line search, or 1/k for ssg), and cd (each
-// coordinate minimised exactly). fista and pgd do take both: their step is
-// 1/L, or backtracking on L.
-const OWN_STEP = new Set(['spg', 'bcfw-as', 'ssg', 'cd']);
+// algorithm is an algorithm's entry in the catalogue's table (the
+// algorithms of GET /api/scenarios, which the start page embeds): its
+// step-size rules and default, own_step, takes_L, stochastic, blockwise and
+// not_in_paper. A name the table lacks gets an entry with no rules.
+export function algorithm(cat, name) {
+  return ((cat && cat.algorithms) || []).find((a) => a.name === name) || { name, stepsizes: [] };
+}
 
-// NO_RULE are the algorithms whose spec must not name a step-size rule or
-// an L at all (the server rejects any but the defaults): the form leaves
-// them out of the spec when their controls are hidden.
-const NO_RULE = new Set(['cd']);
+const orList = (xs) => (xs.length <= 1 ? xs.join('') : `${xs.slice(0, -1).join(', ')} or ${xs[xs.length - 1]}`);
 
-// specRule returns the stepsize and L fields a spec gives an algorithm row.
-export function specRule(a) {
-  return NO_RULE.has(a.algo) ? {} : { stepsize: a.stepsize, L: a.L };
+// stepsizeChoices are the step-size rules the rows offer: every rule some
+// algorithm of the table takes, the default first, then in the table's
+// order; a rule that fewer than half the algorithms take names them.
+export function stepsizeChoices(cat, first) {
+  const all = (cat && cat.algorithms) || [];
+  const rules = [];
+  for (const a of all) for (const r of a.stepsizes || []) if (!rules.includes(r)) rules.push(r);
+  if (rules.includes(first)) rules.sort((x, y) => (y === first) - (x === first));
+  return rules.map((r) => {
+    const takers = all.filter((a) => (a.stepsizes || []).includes(r)).map((a) => a.name);
+    return { value: r, text: takers.length * 2 < all.length ? `${r} (${takers.join(', ')})` : r };
+  });
+}
+
+// specRule returns the stepsize and L fields a spec gives an algorithm row:
+// none of a rule an algorithm cannot choose (a single rule, or no L), which
+// the server rejects but for the defaults.
+export function specRule(a, cat) {
+  const e = algorithm(cat, a.algo);
+  const o = {};
+  if ((e.stepsizes || []).length > 1) o.stepsize = a.stepsize;
+  if (e.takes_L) o.L = a.L;
+  return o;
 }
 
 // algoText is an algorithm's name as the form's menu shows it: a baseline
 // that is not a method of the paper says so (the catalogue's not_in_paper).
 export function algoText(name, cat) {
-  return cat && cat.not_in_paper && cat.not_in_paper[name] ? `${name} (baseline, not in the paper)` : name;
+  return algorithm(cat, name).not_in_paper ? `${name} (baseline, not in the paper)` : name;
 }
 
 // uses says which controls of an algorithm row apply to an algorithm:
-// {stepsize, L, schedule, r}.
-export function uses(algo, stochastic, problem) {
+// {stepsize, L, schedule, r}. An algorithm with its own step (own_step)
+// shows neither stepsize nor L; the structural SVM problems set the step
+// of every method.
+export function uses(algo, stochastic, problem, cat) {
+  const e = algorithm(cat, algo);
   const ssvm = typeof problem === 'string' && problem.startsWith('ssvm');
+  const rule = !e.own_step && !ssvm;
   return {
-    stepsize: !OWN_STEP.has(algo) && !ssvm,
-    L: !OWN_STEP.has(algo) && !ssvm,
+    stepsize: rule && (e.stepsizes || []).length > 0,
+    L: rule && !!e.takes_L,
     schedule: !!stochastic,
-    r: algo.startsWith('bc'),
+    r: !!e.blockwise,
   };
 }
 
 // checkAlgo checks an algorithm row; blocks (the instance's q from its
 // preview), when known, bounds r as the server does.
-export function checkAlgo(a, stochastic, blocks, use) {
+export function checkAlgo(a, stochastic, blocks, use, cat) {
   use = use || { stepsize: true, L: true };
   const errs = {};
-  if (use.stepsize && ['open-loop', 'short'].includes(a.stepsize) && a.algo !== 'fw')
-    errs.stepsize = `${q(a.stepsize)} is a rule of fw only (use paper, curvature or backtrack)`;
+  const e = algorithm(cat, a.algo);
+  if (use.stepsize && !(e.stepsizes || []).includes(a.stepsize)) {
+    const takers = ((cat && cat.algorithms) || []).filter((b) => (b.stepsizes || []).includes(a.stepsize)).map((b) => b.name);
+    errs.stepsize = takers.length
+      ? `${q(a.stepsize)} is a rule of ${takers.join(', ')} only (use ${orList(e.stepsizes)})`
+      : `must be ${orList(e.stepsizes)}, got ${q(a.stepsize)}`;
+  }
   if (use.L && a.L !== 'auto') {
     const l = num(a.L);
     if (!(l > 0)) errs.L = `must be a positive number or "auto", got ${q(a.L)}`;
