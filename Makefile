@@ -3,7 +3,7 @@ GO      ?= go
 ADDR    ?= localhost:8080
 PKGS    := ./...
 
-.PHONY: run build build-openblas test test-race fuzz loadtest check-format check-generated check-size check-clean bench generate vendor clean
+.PHONY: run build build-openblas test test-declared test-race fuzz loadtest check-format check-generated check-size check-clean bench generate vendor clean
 
 ## run: start the dashboard on its built-in scenarios at http://$(ADDR)
 run:
@@ -29,8 +29,20 @@ test: check-format check-generated check-size
 	@if [ -z "$$CI" ] && [ -z "$$FWLAB_PG_BIN" ] && [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then \
 		echo "*** make test: no PostgreSQL 15 found, so the tests of the PostgreSQL store, the queue and dashboard worker were SKIPPED (Debian: apt-get install postgresql, or set FWLAB_PG_BIN; with CI set they fail instead) ***"; fi
 	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
+	$(MAKE) --no-print-directory test-declared
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory check-clean
+
+# The test builds that add one record field (recordfields_extra) and one
+# algorithm (algos_extra) to their declarations, as a developer would: the
+# field travels every path (solve, bundle and digest, both stores, import,
+# verify) and the start page's rules follow the algorithm table.
+DECLARED_FIELD_TESTS := ^(TestDeclaredFieldsTravelEveryPath|TestTableCoversRecord|TestAccessorsReachTheirField|TestCodecReadsVersion1Blob|TestCodecRefusesNewerVersion|TestTodaysBundleKeepsItsDigest|TestNewerBundleRefusedNamingBothVersions|TestSQLite|TestConformance)$$
+
+## test-declared: the tests of a field and an algorithm added to their one declaration (run by make test)
+test-declared:
+	$(GO) test -count=1 -tags recordfields_extra -run '$(DECLARED_FIELD_TESTS)' ./cmd/dashboard/ ./internal/recordfields/ ./internal/store/... ./internal/bundle/
+	$(GO) test -count=1 -tags algos_extra -run '^TestStartPageFollowsAlgorithmTable$$' ./internal/e2e/
 
 # The fuzz targets of everything a user or a web page can send: the run
 # spec, the data-file parsers, uploads. Each runs FUZZTIME: a number of
