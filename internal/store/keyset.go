@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -143,6 +144,35 @@ func (f Filter) Ends(p *Page, more, other bool) {
 		c := CursorOf(p.Runs[len(p.Runs)-1])
 		p.Next = &c
 	}
+}
+
+// FinishPage puts a page's runs, as its query read them (reversed when it
+// read the list backwards; a keyed page with one run past its limit), in
+// list order and fills the page's cursors. other tells whether a run lies
+// on a keyed page's cursor's other side; it is asked only for a page with
+// runs (nil: none does). Both stores' History lists end their pages here.
+func (f Filter) FinishPage(p *Page, reversed bool, other func() (bool, error)) error {
+	if !f.Keyed() {
+		if reversed {
+			slices.Reverse(p.Runs)
+		}
+		f.OffsetEnds(p)
+		return nil
+	}
+	more := len(p.Runs) > f.Limit
+	p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
+	beyond := false
+	if other != nil && len(p.Runs) > 0 {
+		var err error
+		if beyond, err = other(); err != nil {
+			return err
+		}
+	}
+	if reversed {
+		slices.Reverse(p.Runs)
+	}
+	f.Ends(p, more, beyond)
+	return nil
 }
 
 // OffsetEnds fills an offset page's cursors: the runs before it and after

@@ -201,26 +201,17 @@ func (s *Store) scanRuns(ctx context.Context, q string, args []any) ([]*store.Ru
 // and asks pq.other (with args' first pq.otherArgs) whether a run lies on
 // the cursor's other side.
 func (s *Store) pageEnds(ctx context.Context, f store.Filter, p *store.Page, pq pageQuery, args []any) error {
-	if !f.Keyed() {
-		if pq.reverse {
-			slices.Reverse(p.Runs)
-		}
-		f.OffsetEnds(p)
-		return nil
-	}
-	more := len(p.Runs) > f.Limit
-	p.Runs = p.Runs[:min(len(p.Runs), f.Limit)]
-	var beyond bool
-	if pq.other != "" && len(p.Runs) > 0 {
-		if err := s.pool.QueryRow(ctx, pq.other, listArgs(args[:pq.otherArgs])...).Scan(&beyond); err != nil {
-			return fmt.Errorf("store: listing runs: %w", err)
+	var other func() (bool, error)
+	if pq.other != "" {
+		other = func() (bool, error) {
+			var beyond bool
+			if err := s.pool.QueryRow(ctx, pq.other, listArgs(args[:pq.otherArgs])...).Scan(&beyond); err != nil {
+				return false, fmt.Errorf("store: listing runs: %w", err)
+			}
+			return beyond, nil
 		}
 	}
-	if pq.reverse {
-		slices.Reverse(p.Runs)
-	}
-	f.Ends(p, more, beyond)
-	return nil
+	return f.FinishPage(p, pq.reverse, other)
 }
 
 // searchPage is ListPage of a search alone, read by cursor or from the
