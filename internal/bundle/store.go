@@ -37,6 +37,7 @@ func Put(ctx context.Context, st store.Backend, b *Bundle) (string, error) {
 		return "", err
 	}
 	const chunk = 4096
+	end := store.Ending{Traces: map[int]store.TraceResult{}, Status: status, Ended: b.Ended}
 	for i, t := range b.Traces {
 		for lo := 0; lo < len(t.Records); lo += chunk {
 			if err := st.AppendRecords(ctx, id, i, t.Records[lo:min(lo+chunk, len(t.Records))]); err != nil {
@@ -44,13 +45,10 @@ func Put(ctx context.Context, st store.Backend, b *Bundle) (string, error) {
 			}
 		}
 		if t.Summary != nil || t.Panels != nil || t.PanelsError != "" || t.Status != "" {
-			res := store.TraceResult{Status: traceStatus(&t, status), Summary: t.Summary, Panels: t.Panels, PanelsError: t.PanelsError}
-			if err := st.SetTrace(ctx, id, i, res); err != nil {
-				return fail(err)
-			}
+			end.Traces[i] = store.TraceResult{Status: traceStatus(&t, status), Summary: t.Summary, Panels: t.Panels, PanelsError: t.PanelsError}
 		}
 	}
-	if err := st.SetStatus(ctx, id, status, b.Ended); err != nil {
+	if err := st.EndRun(ctx, id, end); err != nil {
 		return fail(err)
 	}
 	return id, nil

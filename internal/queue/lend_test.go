@@ -154,7 +154,19 @@ func TestLenderSaysItWaitsOnTheCluster(t *testing.T) {
 		}
 		return false
 	})
-	_, n0 := records(t, st, lender)
+	// Records made before the lender paused may still reach the store
+	// (the appender flushes in batches): wait until its count stays put,
+	// then it must stay put.
+	n0 := -1
+	waitFor(t, 30*time.Second, "the lender's last records stored", func() bool {
+		_, n := records(t, st, lender)
+		if n == n0 {
+			return true
+		}
+		n0 = n
+		time.Sleep(300 * time.Millisecond)
+		return false
+	})
 	time.Sleep(time.Second)
 	if s, n := records(t, st, lender); s != store.StatusQueued || n > n0+1 {
 		t.Fatalf("the lender: %s with %d records after %d, want queued and still", s, n, n0)

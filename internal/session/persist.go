@@ -45,8 +45,9 @@ func (m *Manager) putRun(ctx context.Context, r *Run) (string, error) {
 }
 
 // persistEnd writes the end of a finished run, in the order that keeps
-// the store truthful: the appender's last records (committed), then every
-// trace's result, then the run's final status and end time. When the store
+// the store truthful: the appender's last records (committed), then the
+// run's end in one write (every trace's result, the message, the final
+// status and end time: writeEnd). When the store
 // refused any of it the run is failed (never done), its message naming the
 // store and the cause; a trace whose records the store did not all take is
 // failed too.
@@ -68,16 +69,17 @@ func (r *Run) persistEnd() error {
 }
 
 // writeEnd writes a finished run's result once its records are in (or
-// refused): every trace's result, then the message and the final status
-// (r.persistMu held).
+// refused), in one write: every trace's result, the message and the final
+// status (r.persistMu held). Written as one, a restart never finds the
+// run failed without saying why.
 func (r *Run) writeEnd(ctx context.Context) error {
 	st := r.m.st
-	var errs []error
 	storeErr, reason := r.storeFailure()
 	var held map[int]int // records the store holds by trace, after a failure
 	if storeErr != nil {
 		held = r.storedCounts(ctx)
 	}
+	end := runstore.Ending{Traces: make(map[int]runstore.TraceResult, len(r.traces))}
 	for _, t := range r.traces {
 		res := t.Result()
 		if n, ok := held[t.Index]; storeErr != nil && (!ok || n < t.Len()) && res.Status != solver.StatusFailed {
@@ -87,29 +89,21 @@ func (r *Run) writeEnd(ctx context.Context) error {
 			}
 			res.Status, res.Summary = sum.Status, &sum
 		}
-		if err := st.SetTrace(ctx, r.ID, t.Index, res); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 && storeErr == nil {
-		// the records are in, a trace's result is not: not done either
-		r.noteStoreErr(errors.Join(errs...))
-		slog.Error("run store write failed; the run ends failed", "run", r.ID, "store", st.Path(), "err", errors.Join(errs...))
+		end.Traces[t.Index] = res
 	}
 	r.mu.Lock()
-	reason = r.reason
+	end.Message = r.reason
 	r.mu.Unlock()
-	if reason != "" {
-		if err := st.SetMessage(ctx, r.ID, reason); err != nil {
-			errs = append(errs, err)
-		}
+	end.Status, end.Ended = r.RunStatus(), time.Now()
+	err := st.EndRun(ctx, r.ID, end)
+	if err != nil && storeErr == nil {
+		// the records are in, the run's end is not: not done either (the
+		// retry writes it failed, naming the store)
+		r.noteStoreErr(err)
+		slog.Error("run store write failed; the run ends failed", "run", r.ID, "store", st.Path(), "err", err)
 	}
-	status := r.RunStatus()
-	if err := st.SetStatus(ctx, r.ID, status, time.Now()); err != nil {
-		errs = append(errs, err)
-	}
-	r.persisted, r.final = status, true
-	return errors.Join(errs...)
+	r.persisted, r.final = end.Status, true
+	return err
 }
 
 // retryEnd writes the end of a run whose end the store refused, once the
@@ -134,8 +128,8 @@ func (m *Manager) retryEnd(r *Run) {
 			r.persistMu.Lock()
 			err := r.writeEnd(context.Background())
 			r.persistMu.Unlock()
-			if err == nil {
-				return
+			if err == nil || errors.Is(err, runstore.ErrNotFound) {
+				return // written, or the run is gone
 			}
 		}
 	}()

@@ -24,6 +24,7 @@ type Backend interface {
 	SetStatus(ctx context.Context, id, status string, ended time.Time) error
 	SetMessage(ctx context.Context, id, msg string) error
 	SetTrace(ctx context.Context, id string, trace int, r TraceResult) error
+	EndRun(ctx context.Context, id string, e Ending) error
 	SetInstance(ctx context.Context, id string, in Instance) error
 	Update(ctx context.Context, id string, e Edit) error
 	Get(ctx context.Context, id string) (*Run, error)

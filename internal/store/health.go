@@ -241,18 +241,28 @@ func (s *Store) makeReserve() bool {
 var errSpent = fmt.Errorf("the disk is full and its last room is kept for runs' endings: %w", syscall.ENOSPC)
 
 // ending runs a write of a run's ending; when the disk is full it frees
-// the reserve and tries once more.
+// the reserve (records are refused from then on, so the room stays for
+// endings) and tries again, a few times: the endings of runs that stop
+// together share the room. (No checkpoint between tries: it would copy the
+// write-ahead log into the main file and spend the room on that.)
 func (s *Store) ending(write func() error) error {
 	err := write()
 	if !full(err) || s.path == Memory {
 		return err
 	}
-	if rerr := os.Remove(s.reservePath()); rerr != nil && !s.spent.Load() {
+	wasSpent := s.spent.Swap(true)
+	if rerr := os.Remove(s.reservePath()); rerr != nil && !wasSpent {
+		s.spent.Store(false)
 		return err // no reserve left
 	}
-	s.spent.Store(true)
-	return write()
+	for try := 0; try < endingTries && full(err); try++ {
+		err = write()
+	}
+	return err
 }
+
+// endingTries is how many times ending writes again on a full disk.
+const endingTries = 3
 
 // full reports whether err says the disk (or the file's quota) is full.
 func full(err error) bool {

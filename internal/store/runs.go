@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -104,6 +105,33 @@ type TraceResult struct {
 	Summary     *solver.Summary
 	Panels      json.RawMessage
 	PanelsError string
+}
+
+// Ending is a run's end as EndRun writes it, in one transaction.
+type Ending struct {
+	Traces  map[int]TraceResult // by trace index: the traces' results
+	Message string              // why the run ended as it did ("": none)
+	Status  string              // the run's final status
+	Ended   time.Time           // when it ended (zero: not known)
+}
+
+// Check reports what is wrong with an ending, naming the field.
+func (e Ending) Check() error {
+	if !knownStatus(e.Status) {
+		return spec.Errorf("status", "must be one of %s, got %q", strings.Join(Statuses, ", "), e.Status)
+	}
+	return checkText("message", e.Message, MaxNote)
+}
+
+// TraceOrder returns the indexes of e.Traces in increasing order, the
+// order both stores write them in.
+func (e Ending) TraceOrder() []int {
+	out := make([]int, 0, len(e.Traces))
+	for i := range e.Traces {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // Edit changes a run's user fields; nil fields stay as they are.

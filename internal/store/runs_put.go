@@ -219,22 +219,12 @@ func (s *Store) SetMessage(ctx context.Context, id, msg string) error {
 
 // SetTrace records a trace's end: its status, summary and panels.
 func (s *Store) SetTrace(ctx context.Context, id string, trace int, r TraceResult) error {
-	if r.Status == "" {
-		return spec.Errorf("status", "is required")
-	}
-	if err := checkJSON("panels", r.Panels); err != nil {
+	sum, err := traceResultArgs(r)
+	if err != nil {
 		return err
 	}
-	var sum any
-	if r.Summary != nil {
-		b, err := marshalSummary(r.Summary)
-		if err != nil {
-			return fmt.Errorf("store: run %s trace %d: %w", id, trace, err)
-		}
-		sum = string(b)
-	}
 	var res sql.Result
-	err := s.ending(func() (err error) {
+	err = s.ending(func() (err error) {
 		res, err = s.exec(ctx, `UPDATE traces SET status = ?, summary = ?, panels = ?, panels_error = ? WHERE run_id = ? AND idx = ?`,
 			r.Status, sum, nullJSON(r.Panels), r.PanelsError, id, trace)
 		return err
@@ -244,6 +234,73 @@ func (s *Store) SetTrace(ctx context.Context, id string, trace int, r TraceResul
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("store: run %s trace %d: %w", id, trace, ErrNotFound)
+	}
+	return nil
+}
+
+// traceResultArgs checks a trace's result and returns its summary as the
+// store keeps it (nil: none).
+func traceResultArgs(r TraceResult) (any, error) {
+	if r.Status == "" {
+		return nil, spec.Errorf("status", "is required")
+	}
+	if err := checkJSON("panels", r.Panels); err != nil {
+		return nil, err
+	}
+	if r.Summary == nil {
+		return nil, nil
+	}
+	b, err := marshalSummary(r.Summary)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// EndRun writes a run's end in one transaction: every trace's result, the
+// message when there is one, then the run's status and end time (the
+// traces still live take the status, as in SetStatus). Either all of it
+// is stored or none: a restart never finds a run failed without its
+// message. On a full disk it takes the reserve's room (see ReserveBytes).
+func (s *Store) EndRun(ctx context.Context, id string, e Ending) error {
+	if err := e.Check(); err != nil {
+		return err
+	}
+	sums := make(map[int]any, len(e.Traces))
+	for i, r := range e.Traces {
+		sum, err := traceResultArgs(r)
+		if err != nil {
+			return fmt.Errorf("store: run %s trace %d: %w", id, i, err)
+		}
+		sums[i] = sum
+	}
+	var end any
+	if !e.Ended.IsZero() {
+		end = micros(e.Ended)
+	}
+	err := s.ending(func() error {
+		return s.tx(ctx, func(tx *sql.Tx) error {
+			for _, i := range e.TraceOrder() {
+				r := e.Traces[i]
+				res, err := tx.ExecContext(ctx, `UPDATE traces SET status = ?, summary = ?, panels = ?, panels_error = ? WHERE run_id = ? AND idx = ?`,
+					r.Status, sums[i], nullJSON(r.Panels), r.PanelsError, id, i)
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); n == 0 {
+					return fmt.Errorf("trace %d: %w", i, ErrNotFound)
+				}
+			}
+			if e.Message != "" {
+				if _, err := tx.ExecContext(ctx, `UPDATE runs SET message = ? WHERE id = ?`, e.Message, id); err != nil {
+					return err
+				}
+			}
+			return setStatusTx(ctx, tx, id, e.Status, end)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("store: ending run %s: %w", id, err)
 	}
 	return nil
 }

@@ -21,9 +21,9 @@
 //	st.SetInstance(ctx, id, inst)          // once the instance is built
 //	st.SetStatus(ctx, id, store.StatusRunning, time.Time{})
 //	a := st.NewAppender(id, 0)             // the Recorder calls a.Add(trace, rec)
-//	st.SetTrace(ctx, id, trace, result)    // as each trace ends (after a.Flush)
-//	a.Close()
-//	st.SetStatus(ctx, id, store.StatusDone, time.Now())
+//	a.Close()                              // the last records, committed
+//	st.EndRun(ctx, id, store.Ending{       // the end in one write
+//		Traces: results, Message: why, Status: store.StatusDone, Ended: time.Now()})
 //
 // The file is opened in WAL mode with a busy timeout and foreign keys on, so
 // several goroutines (and processes: `dashboard import` beside a running

@@ -345,27 +345,94 @@ func (s *Store) SetMessage(ctx context.Context, id, msg string) error {
 
 // SetTrace records a trace's end: its status, summary and panels.
 func (s *Store) SetTrace(ctx context.Context, id string, trace int, r store.TraceResult) error {
-	if r.Status == "" {
-		return spec.Errorf("status", "is required")
-	}
-	if err := store.CheckJSON("panels", r.Panels); err != nil {
+	sum, err := traceResultArgs(r)
+	if err != nil {
 		return err
-	}
-	if strings.IndexByte(r.PanelsError, 0) >= 0 {
-		return spec.Errorf("panels_error", "must not contain the NUL character (PostgreSQL's text cannot hold it)")
-	}
-	var sum *string
-	if r.Summary != nil {
-		b, err := store.MarshalSummary(r.Summary)
-		if err != nil {
-			return fmt.Errorf("store: run %s trace %d: %w", id, trace, err)
-		}
-		str := string(b)
-		sum = &str
 	}
 	return s.exec(ctx, fmt.Sprintf("run %s trace %d", id, trace), "setting",
 		`UPDATE traces SET status = $1, summary = $2, panels = $3, panels_error = $4 WHERE run_id = $5 AND idx = $6`,
 		r.Status, sum, nullJSON(r.Panels), r.PanelsError, id, trace)
+}
+
+// EndRun writes a run's end in one transaction, as store.Store.EndRun does.
+func (s *Store) EndRun(ctx context.Context, id string, e store.Ending) error {
+	if err := e.Check(); err != nil {
+		return err
+	}
+	if err := checkText("message", e.Message, store.MaxNote); err != nil {
+		return err
+	}
+	sums := make(map[int]*string, len(e.Traces))
+	for i, r := range e.Traces {
+		sum, err := traceResultArgs(r)
+		if err != nil {
+			return fmt.Errorf("store: run %s trace %d: %w", id, i, err)
+		}
+		sums[i] = sum
+	}
+	var end *int64
+	if !e.Ended.IsZero() {
+		us := micros(e.Ended)
+		end = &us
+	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		for _, i := range e.TraceOrder() {
+			r := e.Traces[i]
+			tag, err := tx.Exec(ctx, `UPDATE traces SET status = $1, summary = $2, panels = $3, panels_error = $4 WHERE run_id = $5 AND idx = $6`,
+				r.Status, sums[i], nullJSON(r.Panels), r.PanelsError, id, i)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return fmt.Errorf("trace %d: %w", i, store.ErrNotFound)
+			}
+		}
+		if e.Message != "" {
+			if _, err := tx.Exec(ctx, `UPDATE runs SET message = $1 WHERE id = $2`, e.Message, id); err != nil {
+				return err
+			}
+		}
+		tag, err := tx.Exec(ctx, `UPDATE runs SET status = $1, ended_us = $2 WHERE id = $3`, e.Status, end, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return store.ErrNotFound
+		}
+		_, err = tx.Exec(ctx, `UPDATE traces SET status = $1 WHERE run_id = $2 AND status IN ($3, $4, $5)`,
+			e.Status, id, store.StatusQueued, store.StatusRunning, store.StatusPaused)
+		if err != nil {
+			return err
+		}
+		return notifyControl(ctx, tx, id)
+	})
+	if err != nil {
+		return fmt.Errorf("store: ending run %s: %w", id, err)
+	}
+	return nil
+}
+
+// traceResultArgs checks a trace's result and returns its summary as the
+// store keeps it (nil: none).
+func traceResultArgs(r store.TraceResult) (*string, error) {
+	if r.Status == "" {
+		return nil, spec.Errorf("status", "is required")
+	}
+	if err := store.CheckJSON("panels", r.Panels); err != nil {
+		return nil, err
+	}
+	if strings.IndexByte(r.PanelsError, 0) >= 0 {
+		return nil, spec.Errorf("panels_error", "must not contain the NUL character (PostgreSQL's text cannot hold it)")
+	}
+	if r.Summary == nil {
+		return nil, nil
+	}
+	b, err := store.MarshalSummary(r.Summary)
+	if err != nil {
+		return nil, err
+	}
+	str := string(b)
+	return &str, nil
 }
 
 // SetInstance records the instance summary of a run.

@@ -327,3 +327,73 @@ func checkTracePanels(t *testing.T, s store.Backend) {
 		t.Errorf("GetLean of an unknown run: %v", err)
 	}
 }
+
+// checkEndRun: a run's end is one write. Every trace's result, the message
+// and the status land together; an ending that cannot be written whole
+// (a trace that does not exist) leaves the run as it was; bad input is
+// refused naming the field.
+func checkEndRun(t *testing.T, s store.Backend) {
+	ctx := context.Background()
+	id := put(t, s, TestRun("lasso", "ssfw-as", "fista", "afw"))
+	end := time.Date(2026, 3, 4, 5, 6, 7, 8000, time.UTC)
+	sum := &solver.Summary{Objective: 0.5, Gap: 1e-7, Iters: 12, Status: solver.StatusConverged}
+	bad := store.Ending{
+		Traces: map[int]store.TraceResult{
+			0: {Status: solver.StatusConverged, Summary: sum},
+			9: {Status: solver.StatusConverged},
+		},
+		Message: "failed: half an ending", Status: store.StatusFailed, Ended: end,
+	}
+	if err := s.EndRun(ctx, id, bad); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an ending naming a trace that does not exist: %v, want ErrNotFound", err)
+	}
+	got, err := s.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.StatusRunning || got.Message != "" || !got.Ended.IsZero() || got.Traces[0].Status != store.StatusRunning || got.Traces[0].Summary != nil {
+		t.Fatalf("after an ending that failed, the run changed: %+v %+v", got, got.Traces[0])
+	}
+	for _, c := range []struct {
+		field string
+		e     store.Ending
+	}{
+		{"status", store.Ending{Status: "finished", Ended: end}},
+		{"message", store.Ending{Status: store.StatusDone, Ended: end, Message: strings.Repeat("m", store.MaxNote+1)}},
+		{"status", store.Ending{Status: store.StatusDone, Ended: end, Traces: map[int]store.TraceResult{1: {}}}},
+		{"panels", store.Ending{Status: store.StatusDone, Ended: end, Traces: map[int]store.TraceResult{1: {Status: "x", Panels: json.RawMessage(`{`)}}}},
+	} {
+		if err := s.EndRun(ctx, id, c.e); !fieldErr(err, c.field) {
+			t.Errorf("ending %+v: %v, want an error naming %s", c.e, err, c.field)
+		}
+	}
+	if err := s.EndRun(ctx, "nosuchrun222", store.Ending{Status: store.StatusDone, Ended: end}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ending a run that does not exist: %v", err)
+	}
+	good := store.Ending{
+		Traces: map[int]store.TraceResult{
+			0: {Status: solver.StatusConverged, Summary: sum, Panels: json.RawMessage(`{"p":[1]}`)},
+			2: {Status: solver.StatusFailed, PanelsError: "too large"},
+		},
+		Message: "failed: the run store could not write", Status: store.StatusFailed, Ended: end,
+	}
+	if err := s.EndRun(ctx, id, good); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.Get(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.StatusFailed || got.Message != good.Message || !got.Ended.Equal(end) {
+		t.Errorf("ended run: %s %q %v", got.Status, got.Message, got.Ended)
+	}
+	t0, t1, t2 := got.Traces[0], got.Traces[1], got.Traces[2]
+	if t0.Status != solver.StatusConverged || t0.Summary == nil || t0.Summary.Iters != 12 || string(t0.Panels) != `{"p":[1]}` {
+		t.Errorf("trace 0: %+v", t0)
+	}
+	if t1.Status != store.StatusFailed || t1.Summary != nil {
+		t.Errorf("trace 1 (no result: it takes the run's status): %+v", t1)
+	}
+	if t2.Status != solver.StatusFailed || t2.PanelsError != "too large" {
+		t.Errorf("trace 2: %+v", t2)
+	}
+}

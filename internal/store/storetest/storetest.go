@@ -40,6 +40,7 @@ var Checks = []Check{
 	{"EachRecordStopsOnError", checkEachRecord},
 	{"StatusReachesLiveTracesOnly", checkStatus},
 	{"MessageAndInstance", checkMessageAndInstance},
+	{"EndRunIsOneWrite", checkEndRun},
 	{"EditsAndUser", checkEdits},
 	{"DefaultNames", checkDefaultNames},
 	{"ImportNames", checkImportNames},
