@@ -126,7 +126,9 @@ type SalvageReport struct {
 // new store at to, which must not exist yet: every run whose row and
 // traces read, each trace's records up to the first batch that does not
 // (a run that lost records is marked failed, its message saying which),
-// and the sweeps. Copied rows keep their ids and dates. It returns what it
+// the sweeps with their names, notes and stars, the runs' verifications
+// and the names uploads were sent with. Copied rows keep their ids and
+// dates. It returns what it
 // did; an error means the new store could not be made.
 func Salvage(ctx context.Context, from, to string) (*SalvageReport, error) {
 	if _, err := os.Stat(to); err == nil {
@@ -158,7 +160,7 @@ func Salvage(ctx context.Context, from, to string) (*SalvageReport, error) {
 		}
 	}
 	for _, id := range readIDs(ctx, src, rep, "sweeps", `SELECT id FROM sweeps`) {
-		if err := salvageSweep(ctx, src, dst, id); err != nil {
+		if err := salvageSweep(ctx, src, dst, id, v); err != nil {
 			if storageFailure(err) {
 				return rep, fmt.Errorf("store: writing %s: %w", to, err)
 			}
@@ -167,7 +169,48 @@ func Salvage(ctx context.Context, from, to string) (*SalvageReport, error) {
 		}
 		rep.Sweeps++
 	}
+	if v >= 5 {
+		salvageRows(ctx, src, dst, rep, "verifications",
+			`SELECT id, run_id, at_us, outcome, records, detail, version, rerun_id FROM verifications`,
+			`INSERT INTO verifications (id, run_id, at_us, outcome, records, detail, version, rerun_id)
+			 SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?2)`)
+	}
+	if v >= 9 {
+		salvageRows(ctx, src, dst, rep, "upload names",
+			`SELECT sha256, name, at_us FROM upload_names`,
+			`INSERT INTO upload_names (sha256, name, at_us) VALUES (?, ?, ?)`)
+	}
 	return rep, nil
+}
+
+// salvageRows copies the rows a query reads, as far as it reads, with
+// insert (a row of a run that was not copied is left out by the insert
+// itself); what could not be read or written is said in rep.Lost.
+func salvageRows(ctx context.Context, src *sql.DB, dst *Store, rep *SalvageReport, what, query, insert string) {
+	rows, err := src.QueryContext(ctx, query)
+	if err != nil {
+		rep.Lost = append(rep.Lost, fmt.Sprintf("the %s could not be read: %v", what, err))
+		return
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			rep.Lost = append(rep.Lost, fmt.Sprintf("a row of the %s: %v", what, err))
+			continue
+		}
+		if _, err := dst.exec(ctx, insert, vals...); err != nil {
+			rep.Lost = append(rep.Lost, fmt.Sprintf("a row of the %s: %v", what, err))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		rep.Lost = append(rep.Lost, fmt.Sprintf("the %s were read in part: %v", what, err))
+	}
 }
 
 // readIDs reads the ids the queries return, as far as each reads, and
@@ -205,12 +248,15 @@ func readIDs(ctx context.Context, db *sql.DB, rep *SalvageReport, what string, q
 }
 
 // salvageCols are the columns of a run as Salvage copies them.
-const salvageCols = `id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, message, entered_us, digest`
+const salvageCols = `id, created_us, ended_us, status, problem, spec, version, name, note, starred, dim, samples, blocks, fstar, info_panels, message, entered_us, digest, outside, token_hash`
 
 // salvageSelect reads salvageCols from a file at schema version v (older
 // files lack the later columns).
 func salvageSelect(v int) string {
 	cols := salvageCols
+	if v < 10 {
+		cols = strings.Replace(cols, "outside, token_hash", "0, NULL", 1)
+	}
 	if v < 4 {
 		cols = strings.Replace(cols, "entered_us, digest", "created_us, NULL", 1)
 	}
@@ -229,7 +275,7 @@ type salvTrace struct {
 
 // salvageRun copies one run, its traces and the records that read.
 func salvageRun(ctx context.Context, src *sql.DB, dst *Store, id, cols, from string, rep *SalvageReport) error {
-	vals := make([]any, 18)
+	vals := make([]any, strings.Count(salvageCols, ",")+1)
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -382,10 +428,14 @@ func copyBatch(ctx context.Context, dst *Store, id string, trace, next, first, n
 
 // salvageSweep copies a sweep and its cells (a cell whose run was not
 // copied loses its link).
-func salvageSweep(ctx context.Context, src *sql.DB, dst *Store, id string) error {
-	var created int64
-	var status, base, axes string
-	if err := src.QueryRowContext(ctx, `SELECT created_us, status, base, axes FROM sweeps WHERE id = ?`, id).Scan(&created, &status, &base, &axes); err != nil {
+func salvageSweep(ctx context.Context, src *sql.DB, dst *Store, id string, v int) error {
+	var created, starred int64
+	var status, base, axes, name, note string
+	user := `name, note, starred`
+	if v < 6 {
+		user = `'', '', 0`
+	}
+	if err := src.QueryRowContext(ctx, `SELECT created_us, status, base, axes, `+user+` FROM sweeps WHERE id = ?`, id).Scan(&created, &status, &base, &axes, &name, &note, &starred); err != nil {
 		return err
 	}
 	rows, err := src.QueryContext(ctx, `SELECT idx, vals, run_id FROM sweep_cells WHERE sweep_id = ? ORDER BY idx`, id)
@@ -411,7 +461,7 @@ func salvageSweep(ctx context.Context, src *sql.DB, dst *Store, id string) error
 		return err
 	}
 	return dst.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sweeps (id, created_us, status, base, axes) VALUES (?, ?, ?, ?, ?)`, id, created, status, base, axes); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sweeps (id, created_us, status, base, axes, name, note, starred) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, created, status, base, axes, name, note, starred); err != nil {
 			return err
 		}
 		for _, c := range cells {

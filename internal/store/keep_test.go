@@ -280,3 +280,70 @@ func TestDamagedStoreIsRefusedCheckedAndSalvaged(t *testing.T) {
 		t.Errorf("%d records read back, salvage reported %d", total, rep.Records)
 	}
 }
+
+// Salvage keeps what users made beside the runs' records: a run opened
+// from outside stays marked with its token's hash, runs and sweeps keep
+// their names, notes and stars, the verifications and the names uploads
+// were sent with are copied (a verification of a run that was not copied
+// is left out).
+func TestSalvageKeepsWhatUsersMade(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	out := testRun("lasso", "mine")
+	out.Spec.Outside, out.TokenHash = true, []byte("0123456789abcdef0123456789abcdef")
+	out.Name, out.Note, out.Starred = "my solver", "a note", true
+	id, err := s.PutRun(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swID, err := s.PutSweep(ctx, &Sweep{Axes: []byte(`[]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, note, star := "ρ study", "why", true
+	if err := s.UpdateSweep(ctx, swID, Edit{Name: &name, Note: &note, Starred: &star}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	if _, err := s.AddVerification(ctx, &Verification{RunID: id, At: at, Outcome: VerifyReproduced, Records: 12, Version: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	sum := strings.Repeat("ab", 32)
+	if err := s.SetUploadName(ctx, sum, "train.csv"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	to := path + ".salvaged"
+	rep, err := Salvage(ctx, path, to)
+	if err != nil || len(rep.Lost) != 0 || rep.Runs != 1 || rep.Sweeps != 1 {
+		t.Fatalf("salvage of a sound store: %+v, %v", rep, err)
+	}
+	s2, err := Open(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	got, err := s2.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Outside || got.Name != "my solver" || got.Note != "a note" || !got.Starred {
+		t.Errorf("salvaged run: outside %v, %q %q starred %v", got.Outside, got.Name, got.Note, got.Starred)
+	}
+	var hash []byte
+	if err := s2.db.QueryRowContext(ctx, `SELECT token_hash FROM runs WHERE id = ?`, id).Scan(&hash); err != nil || string(hash) != string(out.TokenHash) {
+		t.Errorf("salvaged token hash %q, %v", hash, err)
+	}
+	sw, err := s2.GetSweep(ctx, swID)
+	if err != nil || sw.Name != name || sw.Note != note || !sw.Starred {
+		t.Errorf("salvaged sweep %+v, %v", sw, err)
+	}
+	vs, err := s2.Verifications(ctx, id)
+	if err != nil || len(vs) != 1 || vs[0].Records != 12 || !vs[0].At.Equal(at) || vs[0].Version != "v1" {
+		t.Errorf("salvaged verifications %+v, %v", vs, err)
+	}
+	names, err := s2.UploadNames(ctx, []string{sum})
+	if err != nil || names[sum] != "train.csv" {
+		t.Errorf("salvaged upload names %v, %v", names, err)
+	}
+}
