@@ -38,7 +38,7 @@ type serveOpts struct {
 	mem, quota, clientQuota, maxUpload, maxFile, maxImport        *int64
 	maxActive, slots, maxQueued, maxClient, maxStreams, maxSweeps *int
 	keep, maxImports                                              *int
-	drain, rescue, pauseTimeout                                   *time.Duration
+	drain, rescue, pauseTimeout, outsideIdle                      *time.Duration
 	readHeader, readTimeout, writeTimeout, idleTimeout            *time.Duration
 	defDBErr                                                      error // why there is no default -db
 }
@@ -64,6 +64,7 @@ func (o *serveOpts) define(fs *flag.FlagSet) {
 	o.maxSweeps = fs.Int("max-sweeps", server.DefaultMaxSweeps, "sweeps one client address may have queued or running (with -db postgres://…: counted in the database, as -max-client-runs)")
 	o.watch = fs.String("watch", "", "a folder where job arrays write sweeps (`solve -sweep DOC -cell I -out DIR`, DIR being the folder or one of its subfolders): each is imported as one sweep once all its cells' bundles are there, looking every 5s")
 	o.pauseTimeout = fs.Duration("pause-timeout", session.DefaultPauseTimeout, "a run paused for longer is cancelled")
+	o.outsideIdle = fs.Duration("outside-idle", session.DefaultOutsideIdle, "a run opened from outside (docs/live.md) that gets no records for this long is ended failed (at least 1s); with -db postgres://…, any server ends such a run a fifth later if the server that held it stopped")
 	o.readHeader = fs.Duration("read-header-timeout", 10*time.Second, "time to read a request's headers")
 	o.readTimeout = fs.Duration("read-timeout", 30*time.Second, "time to read a whole request (uploads: 5 minutes)")
 	o.writeTimeout = fs.Duration("write-timeout", 90*time.Second, "time to answer a request (downloads and websockets set their own per-write deadlines)")
@@ -83,6 +84,9 @@ func (o *serveOpts) define(fs *flag.FlagSet) {
 func (o *serveOpts) check() error {
 	if *o.maxImports < 1 {
 		return usageError("-max-imports: must be at least 1, got %d", *o.maxImports)
+	}
+	if *o.outsideIdle < time.Second {
+		return usageError("-outside-idle: must be at least 1s, got %v", *o.outsideIdle)
 	}
 	if *o.keep < 0 {
 		return usageError("-keep: must be 0 (keep all) or a positive number of runs, got %d", *o.keep)
@@ -134,12 +138,12 @@ func (o *serveOpts) serverOptions(st store.Backend, submit server.Submitter, sub
 		Session: session.Options{
 			MaxActive: *o.maxActive, MaxQueued: *o.maxQueued, MaxClientRuns: *o.maxClient,
 			MaxMemory: *o.mem, PauseTimeout: *o.pauseTimeout, MaxFile: *o.maxFile,
-			Store: st, Keep: *o.keep,
+			OutsideIdle: *o.outsideIdle, Store: st, Keep: *o.keep,
 		},
 		Flags: map[string]string{
 			"MaxMemory": "-mem", "UploadQuota": "-upload-quota", "ClientUploadQuota": "-client-upload-quota", "MaxUpload": "-max-upload",
 			"MaxActive": "-max-active", "MaxQueued": "-max-queued", "MaxClientRuns": "-max-client-runs",
-			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file",
+			"MaxStreamsPerClient": "-max-streams", "PauseTimeout": "-pause-timeout", "MaxFile": "-max-file", "OutsideIdle": "-outside-idle",
 			"MaxImport": "-max-import", "MaxImports": "-max-imports", "MaxSweeps": "-max-sweeps",
 		},
 	}

@@ -169,6 +169,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"-addr", "256.1.1.1:99999"}, 1, "-addr"},
 		{[]string{"-keep", "-1"}, 2, "-keep"},
 		{[]string{"-max-imports", "0"}, 2, "-max-imports"},
+		{[]string{"-outside-idle", "500ms"}, 2, "-outside-idle: must be at least 1s"},
+		{[]string{"-outside-idle", "-1m"}, 2, "-outside-idle: must be at least 1s"},
 		{[]string{"-db", ""}, 2, "-db"},
 		{[]string{"-db", "/dev/null/x.db"}, 1, "-db"},
 	}

@@ -68,6 +68,7 @@ type outside struct {
 	tokenHash [sha256.Size]byte
 	idle      time.Duration
 	last      atomic.Int64 // when the last batch came (UnixNano)
+	beat      atomic.Int64 // when the last heartbeat was stored (outsideshared.go)
 
 	// mu serialises the batches and the end: a batch is checked whole,
 	// then kept whole, before the next one or the end is looked at.
@@ -157,6 +158,7 @@ func (m *Manager) OpenOutside(ctx context.Context, sp spec.Run, fstar *float64, 
 	m.evictLocked()
 	m.wg.Add(1)
 	m.mu.Unlock()
+	r.beatOutside() // the first beat, on the store's clock
 	go r.watchOutside()
 	r.changed()
 	return r, nil
@@ -302,6 +304,7 @@ func (r *Run) AppendOutside(path string, recs []OutsideRecord) error {
 		r.traces[recs[i].Trace].keep(recs[i].Rec)
 	}
 	o.last.Store(time.Now().UnixNano())
+	r.beatOutside()
 	return nil
 }
 

@@ -278,6 +278,7 @@ func NewManager(o Options) *Manager {
 		m.kick = make(chan struct{}, 1)
 		m.writerEnd = make(chan struct{})
 		go m.statusWriter()
+		m.startOrphanEnder()
 	}
 	return m
 }
