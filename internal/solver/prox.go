@@ -22,8 +22,8 @@ type proxMethod struct {
 }
 
 // NewProx configures a proximal method on pp, run as "fista" or "pgd" (its
-// Variant's Method); lift is the P1 problem used to
-// report the objective and the FW gap of its iterates. The step is 1/L with
+// Variant's Method); lift is the P1 problem used to report the objective
+// and the FW gap of its iterates. The step is 1/L with
 // L the user's number, else the problem's SmoothLipschitz bound; with
 // stepsize "backtrack", or when no bound is known, L is found by
 // backtracking on the smooth part.
