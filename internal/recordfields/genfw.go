@@ -11,7 +11,8 @@ import (
 // from the declaration (FWRecordJSON): the public Record's JSON encoder.
 // Package fw cannot read this table (the table reads fw's Record), so its
 // encoder is generated from it, and a test checks that regenerating
-// changes nothing.
+// changes nothing. The generator builds with package fw, so it rewrites
+// the file in place: restore a deleted one from version control first.
 const FWRecordJSONFile = "fw/recordjson_gen.go"
 
 // FWRecordJSON returns the Go source of package fw's Record.AppendJSON,
