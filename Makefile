@@ -36,13 +36,15 @@ test: check-format check-generated check-size
 # The test builds that add one record field (recordfields_extra) and one
 # algorithm (algos_extra) to their declarations, as a developer would: the
 # field travels every path (solve, bundle and digest, both stores, import,
-# verify) and the start page's rules follow the algorithm table.
-DECLARED_FIELD_TESTS := ^(TestDeclaredFieldsTravelEveryPath|TestTableCoversRecord|TestAccessorsReachTheirField|TestCodecReadsVersion1Blob|TestCodecRefusesNewerVersion|TestTodaysBundleKeepsItsDigest|TestNewerBundleRefusedNamingBothVersions|TestSQLite|TestConformance)$$
+# verify), the added algorithm runs from the spec, the command line and the
+# API, and the start and run pages' rules follow the algorithm table.
+DECLARED_FIELD_TESTS := ^(TestDeclaredFieldsTravelEveryPath|TestTableCoversRecord|TestAccessorsReachTheirField|TestCodecReadsVersion1Blob|TestCodecRefusesNewerVersion|TestTodaysBundleKeepsItsDigest|TestNewerBundleRefusedNamingBothVersions|TestSQLite|TestConformance|TestStoreKeepsEveryDeclaredField)$$
 
 ## test-declared: the tests of a field and an algorithm added to their one declaration (run by make test)
 test-declared:
-	$(GO) test -count=1 -tags recordfields_extra -run '$(DECLARED_FIELD_TESTS)' ./cmd/dashboard/ ./internal/recordfields/ ./internal/store/... ./internal/bundle/
-	$(GO) test -count=1 -tags algos_extra -run '^TestStartPageFollowsAlgorithmTable$$' ./internal/e2e/
+	$(GO) test -count=1 -tags recordfields_extra -run '$(DECLARED_FIELD_TESTS)' ./cmd/dashboard/ ./internal/recordfields/ ./internal/store/... ./internal/bundle/ ./internal/session/
+	$(GO) test -count=1 -tags algos_extra -run '^(TestAlgorithmTableFromCLIAndAPI|TestBuiltinVariantsAreTheTable|TestAlgorithmTableDispatch)$$' ./cmd/dashboard/ ./internal/scenarios/
+	$(GO) test -count=1 -tags algos_extra -run '^(TestStartPageFollowsAlgorithmTable|TestRunPageFollowsAlgorithmTable)$$' ./internal/e2e/
 
 # The fuzz targets of everything a user or a web page can send: the run
 # spec, the data-file parsers, uploads. Each runs FUZZTIME: a number of

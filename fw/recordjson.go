@@ -7,57 +7,6 @@ import (
 	"strconv"
 )
 
-// AppendJSON appends the record's JSON, byte for byte what json.Marshal
-// gives for it (Record.MarshalJSON: non-finite values as null, or left out
-// of Extra), without reflection: a record costs a few hundred nanoseconds,
-// which matters when a method reports thousands a second (an OCR pass of
-// bcfw reports 6 251).
-func (r Record) AppendJSON(b []byte) []byte {
-	b = append(b, `{"k":`...)
-	b = strconv.AppendInt(b, int64(r.K), 10)
-	b = append(b, `,"passes":`...)
-	b = AppendJSONFloat(b, finiteOr0(r.Passes))
-	b = append(b, `,"time_s":`...)
-	b = AppendJSONFloat(b, finiteOr0(r.Time))
-	b = append(b, `,"step":`...)
-	b = AppendJSONString(b, r.Step)
-	b = append(b, `,"gamma":`...)
-	b = AppendJSONFloat(b, finiteOr0(r.Gamma))
-	b = append(b, `,"batch":`...)
-	b = strconv.AppendInt(b, int64(r.Batch), 10)
-	b = append(b, `,"active":`...)
-	b = strconv.AppendInt(b, int64(r.Active), 10)
-	if r.FWSteps != 0 {
-		b = append(b, `,"fw_steps":`...)
-		b = strconv.AppendInt(b, int64(r.FWSteps), 10)
-	}
-	if r.AwaySteps != 0 {
-		b = append(b, `,"away_steps":`...)
-		b = strconv.AppendInt(b, int64(r.AwaySteps), 10)
-	}
-	if r.Drops != 0 {
-		b = append(b, `,"drops":`...)
-		b = strconv.AppendInt(b, int64(r.Drops), 10)
-	}
-	if r.Cleanups != 0 {
-		b = append(b, `,"cleanups":`...)
-		b = strconv.AppendInt(b, int64(r.Cleanups), 10)
-	}
-	b = append(b, `,"objective":`...)
-	b = appendJSONPtr(b, finitePtr(r.Objective))
-	b = append(b, `,"gap":`...)
-	b = appendJSONPtr(b, finitePtr(r.Gap))
-	if g := finitePtr(r.GradErr); g != nil {
-		b = append(b, `,"grad_err":`...)
-		b = AppendJSONFloat(b, *g)
-	}
-	if finiteCount(r.Extra) > 0 {
-		b = append(b, `,"extra":`...)
-		b = AppendJSONMetrics(b, r.Extra)
-	}
-	return append(b, '}')
-}
-
 // finiteCount is the number of finite values in m.
 func finiteCount(m map[string]float64) int {
 	c := 0

@@ -217,3 +217,129 @@ func TestStartPageFollowsAlgorithmTable(t *testing.T) {
 		t.Errorf("the page never offered %s", extra.Name)
 	}
 }
+
+// TestRunPageFollowsAlgorithmTable checks that the run page takes what it
+// knows of an algorithm from the table GET /api/scenarios serves: a trace's
+// label names the step-size rule and L only for an algorithm whose step a
+// rule chooses on that problem (own_step empty, not a structural SVM
+// problem), and L only for one that takes it; each trace knows its
+// family (the teaching view draws a proximal method's path). It runs every
+// algorithm of the table, each with a rule other than its default where it
+// has one, on a problem of each group; built with -tags algos_extra the
+// table's added algorithm is among them.
+func TestRunPageFollowsAlgorithmTable(t *testing.T) {
+	ts := app(t)
+	type algorithm struct {
+		Name      string   `json:"name"`
+		Family    string   `json:"family"`
+		Stepsizes []string `json:"stepsizes"`
+		Stepsize  string   `json:"stepsize"`
+		OwnStep   string   `json:"own_step"`
+		TakesL    bool     `json:"takes_L"`
+	}
+	var api struct {
+		Problems []struct {
+			Name       string   `json:"name"`
+			Group      string   `json:"group"`
+			Algorithms []string `json:"algorithms"`
+		} `json:"problems"`
+		Algorithms []algorithm `json:"algorithms"`
+	}
+	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/scenarios"), &api); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]algorithm{}
+	for _, a := range api.Algorithms {
+		byName[a.Name] = a
+	}
+	ctx := newBrowser(t)
+	seen := map[string]bool{}
+	groups := map[string]bool{}
+	for _, p := range api.Problems {
+		if groups[p.Group] || p.Name == "ssvm-ocr" {
+			continue // one problem a group; the OCR set's evaluations decode 6251 words
+		}
+		groups[p.Group] = true
+		type row struct {
+			Algo     string `json:"algo"`
+			Stepsize string `json:"stepsize,omitempty"`
+			L        string `json:"L,omitempty"`
+		}
+		var rows []row
+		for _, name := range p.Algorithms {
+			a := byName[name]
+			r := row{Algo: name}
+			for _, s := range a.Stepsizes {
+				if s != a.Stepsize {
+					r.Stepsize = s // a rule other than the default, so that the label's is the spec's
+					break
+				}
+			}
+			if a.TakesL {
+				r.L = "2"
+			}
+			rows = append(rows, r)
+			seen[name] = true
+		}
+		body, _ := json.Marshal(map[string]any{"problem": p.Name, "algorithms": rows, "iters": 2})
+		id := postRun(t, ts.URL, string(body))
+		step(t, ctx, "open run "+id+" of "+p.Name, 20*time.Second, chromedp.Navigate(ts.URL+"/runs/"+id))
+		waitFor(t, ctx, p.Name+"'s traces on the page", fmt.Sprintf(`(window.fwlab.groups || []).length === %d && fwlab.traces.length === %d`, len(rows), len(rows)),
+			`JSON.stringify(window.fwlab.groups || null)`, 30*time.Second)
+		var labels []string
+		for _, g := range eval[[]any](t, ctx, `fwlab.groups.map(g => g.label)`) {
+			labels = append(labels, g.(string))
+		}
+		families := map[string]string{}
+		for _, tr := range eval[[]any](t, ctx, `fwlab.traces.map(t => [t.algo, t.family || ''])`) {
+			x := tr.([]any)
+			families[x[0].(string)] = x[1].(string)
+		}
+		for _, r := range rows {
+			a := byName[r.Algo]
+			what := r.Algo + " on " + p.Name
+			var label string
+			for _, l := range labels {
+				if ofAlgo(l, r.Algo) {
+					label = l
+				}
+			}
+			if label == "" {
+				t.Errorf("%s: no trace label among %q", what, labels)
+				continue
+			}
+			rule := a.OwnStep == "" && p.Group != "ssvm"
+			shown := strings.Contains(label, "("+r.Stepsize+",") || strings.Contains(label, "("+r.Stepsize+")") || r.Stepsize == "" && strings.Contains(label, "("+a.Stepsize)
+			if wantStep := rule && len(a.Stepsizes) > 0; shown != wantStep {
+				t.Errorf("%s: label %q names the rule %v, want %v (own_step %q, group %s)", what, label, shown, wantStep, a.OwnStep, p.Group)
+			}
+			if hasL, wantL := strings.Contains(label, "L=2"), rule && a.TakesL; hasL != wantL {
+				t.Errorf("%s: label %q names L=2 %v, want %v", what, label, hasL, wantL)
+			}
+			found := false
+			for algo, fam := range families {
+				if ofAlgo(algo, r.Algo) {
+					found = true
+					if fam != a.Family {
+						t.Errorf("%s: the page's trace %s has family %q, the table %q", what, algo, fam, a.Family)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: no trace among %v", what, families)
+			}
+		}
+	}
+	for _, a := range api.Algorithms {
+		if !seen[a.Name] {
+			t.Errorf("%s ran on no problem of the groups %v", a.Name, groups)
+		}
+	}
+}
+
+// ofAlgo reports whether a trace's name or label is algorithm algo's: the
+// name, then nothing, its settings in brackets or " + slack collapse".
+func ofAlgo(label, algo string) bool {
+	rest, ok := strings.CutPrefix(label, algo)
+	return ok && (rest == "" || strings.HasPrefix(rest, " (") || strings.HasPrefix(rest, " + "))
+}

@@ -8,7 +8,7 @@
 // formats stay readable when one is added).
 package recordfields
 
-//go:generate go run ./gendoc ../../docs/compatibility.md
+//go:generate go run ./gen ../..
 
 // declared is the record's fields, in the order of its JSON. A field added
 // later gets the next Since (the record codec's version that carries it)

@@ -1,12 +1,14 @@
 package recordfields
 
 import (
+	"math"
 	"math/rand/v2"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/fwlab/fwlab/fw"
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -153,6 +155,55 @@ func TestProducingKeepsEvalRequests(t *testing.T) {
 		p.Record(solver.Record{K: 3, Objective: solver.F(1)})
 		if len(r.got) != 1 || r.got[0].K != 3 {
 			t.Errorf("records passed on: %+v", r.got)
+		}
+	}
+}
+
+// Package fw's Record.AppendJSON is the one `go generate` writes from the
+// declaration: regenerating changes nothing.
+func TestFWRecordJSONIsCurrent(t *testing.T) {
+	if len(buildExtra) > 0 {
+		t.Skip("a test build with an added field: the committed encoder is the declaration's without it")
+	}
+	got, err := os.ReadFile("../../" + FWRecordJSONFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := FWRecordJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s is not what the declaration generates: run go generate ./internal/recordfields", FWRecordJSONFile)
+	}
+}
+
+// fwStyle is what fw.Record's JSON writes by the declaration's rules: a
+// non-finite Float as 0, a non-finite optional number or metric as absent.
+var fwStyle = JSONStyle{
+	Float: func(b []byte, f float64) []byte {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			f = 0
+		}
+		return fw.AppendJSONFloat(b, f)
+	},
+	Str:  fw.AppendJSONString,
+	Keep: func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) },
+}
+
+// The generated encoder writes what the table's own encoder writes with
+// fw's style, field for field, on records exercising every declared field
+// (values JSON cannot hold included).
+func TestFWRecordJSONFollowsTheTable(t *testing.T) {
+	if len(Slots) > 0 {
+		t.Skip("a test build with a slot field: fw.Record's JSON writes it among the metrics")
+	}
+	recs := RandRecords(rand.New(rand.NewPCG(7, 8)), 5000, true)
+	for i := range recs {
+		got := recs[i].AppendJSON(nil)
+		want := append(AppendJSON([]byte{'{'}, &recs[i], &fwStyle), '}')
+		if string(got) != string(want) {
+			t.Fatalf("record %d:\n fw    %s\n table %s", i, got, want)
 		}
 	}
 }

@@ -234,6 +234,27 @@ func (f *Field) OptPtr(r *solver.Record) *float64 {
 	return *(**float64)(f.ptr(r))
 }
 
+// SetOptPtr sets a struct OptFloat field's pointer to p (a slot field is
+// left alone: use SetOpt).
+func (f *Field) SetOptPtr(r *solver.Record, p *float64) {
+	if !f.slot {
+		*(**float64)(f.ptr(r)) = p
+	}
+}
+
+// StructOpts are the OptFloat fields held in the struct (pointers), the
+// slot fields left out: what a copy of a record must copy besides its
+// values and its Extra map.
+var StructOpts = func() []*Field {
+	var out []*Field
+	for i := range Fields {
+		if Fields[i].Kind == OptFloat && !Fields[i].slot {
+			out = append(out, &Fields[i])
+		}
+	}
+	return out
+}()
+
 // SetOpt sets an OptFloat field to v (a fresh pointer, or an entry of the
 // record's Extra map for a slot field).
 func (f *Field) SetOpt(r *solver.Record, v float64) {

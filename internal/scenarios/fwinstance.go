@@ -95,10 +95,16 @@ func column(x []float64) [][]float64 {
 // Info returns the instance's description.
 func (f *FWInstance) Info() Info { return f.Meta }
 
-// Config translates an algorithm spec into a solver configuration.
+// Config translates an algorithm spec into a solver configuration, with
+// the variant the algorithm table says the algorithm runs as.
 func Config(a spec.Algo, lim solver.Limits, seed int64) solver.Config {
+	var v solver.Variant
+	if alg := spec.AlgorithmByName(a.Algo); alg != nil {
+		v = solver.Variant(alg.Runs)
+	}
 	return solver.Config{
 		Algorithm: a.Algo,
+		Variant:   v,
 		Step:      a.Stepsize,
 		L:         a.LValue(),
 		Schedule: solver.Schedule{

@@ -69,9 +69,10 @@ func (g *GFLASSOInstance) CoefMatrix(x []float64) [][]float64 { return rows(g.P.
 // SolutionRows exports a solution as its coefficient matrix B.
 func (g *GFLASSOInstance) SolutionRows(x []float64) [][]float64 { return g.CoefMatrix(x) }
 
-// Method configures bc-ssfw-as, bcfw or spg.
+// Method configures bc-ssfw-as, bcfw or spg: an algorithm of the family
+// spg (the table's) runs as SPG, the others as FWInstance runs them.
 func (g *GFLASSOInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.Method, error) {
-	if a.Algo != "spg" {
+	if alg := spec.AlgorithmByName(a.Algo); alg == nil || alg.Family != "spg" {
 		return g.FWInstance.Method(a, lim, seed)
 	}
 	m, err := gflasso.NewSPG(g.P, gflasso.SPGConfig{Mu: a.Mu, Eps: a.Eps, Limits: lim})

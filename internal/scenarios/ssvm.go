@@ -49,11 +49,22 @@ func (s *SSVMInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solve
 	if (a.Schedule == "constant" || a.Schedule == "geometric") && a.M0 > d {
 		return nil, spec.Errorf("m0", "must be at most the feature dimension d = %d, got %d", d, a.M0)
 	}
+	method, alg := "", spec.AlgorithmByName(a.Algo)
+	switch {
+	case alg == nil:
+		return nil, spec.Errorf("algo", "unknown algorithm %q", a.Algo)
+	case alg.Family == "ssvm":
+		method = alg.Method
+	case alg.Family == "fw" && alg.Method == "fw" && alg.Blockwise && !alg.Stochastic:
+		method = ssvm.AlgoBCFW // the structural SVM's own block-coordinate Frank-Wolfe
+	default:
+		return nil, spec.Errorf("algo", "%s does not apply to this problem: the structural SVM runs its own methods (bcfw-as, ssg) and block-coordinate Frank-Wolfe", a.Algo)
+	}
 	sched := solver.Schedule{Kind: a.Schedule, Rho: a.Rho, Alpha: a.Alpha, M0: a.M0, Growth: a.Growth}
-	if a.Algo != ssvm.AlgoBCFWAS {
+	if !alg.Stochastic {
 		sched = solver.Schedule{Kind: "full"}
 	}
-	m, err := p.NewMethod(ssvm.Options{Algo: a.Algo, Average: !a.NoAverage, Schedule: sched, Limits: lim, Seed: seed})
+	m, err := p.NewMethod(ssvm.Options{Algo: method, Average: !a.NoAverage, Schedule: sched, Limits: lim, Seed: seed})
 	if err != nil {
 		return nil, spec.Errorf("algo", "%v", err)
 	}

@@ -47,6 +47,11 @@ type Algorithm struct {
 	OwnStep   string   `json:"own_step,omitempty"`
 	TakesL    bool     `json:"takes_L"`
 	Blockwise bool     `json:"blockwise"`
+	// Method is how it runs: the method of its family's code (for the
+	// family fw its directions: fw, away or pairwise).
+	Method string `json:"method"`
+	// Settings are the spec fields it takes beyond the common ones.
+	Settings []string `json:"settings,omitempty"`
 	// SlackCollapse: with slack=collapse it runs the slack collapse.
 	SlackCollapse bool `json:"slack_collapse"`
 	// NotInPaper, when set, says that the algorithm is a baseline that is
@@ -119,7 +124,7 @@ func algorithms() []Algorithm {
 	for _, a := range spec.Algorithms {
 		out = append(out, Algorithm{Name: a.Name, Family: a.Family, Stochastic: a.Stochastic,
 			Stepsizes: a.Stepsizes, Stepsize: a.Stepsize, OwnStep: a.OwnStep, TakesL: a.TakesL, Blockwise: a.Blockwise,
-			SlackCollapse: a.Reshape, NotInPaper: a.NotInPaper})
+			Method: a.Method, Settings: a.Settings, SlackCollapse: a.Reshape, NotInPaper: a.NotInPaper})
 	}
 	return out
 }

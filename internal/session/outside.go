@@ -35,6 +35,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fwlab/fwlab/internal/bundle"
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/spec"
@@ -318,12 +319,11 @@ func checkOutsideRecord(p string, rec *solver.Record) error {
 		}
 		return nil
 	}
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"passes", rec.Passes}, {"time_s", rec.Time}, {"gamma", rec.Gamma}} {
-		if err := finite(f.name, f.v); err != nil {
-			return err
+	for i := range recordfields.Fields {
+		if f := &recordfields.Fields[i]; f.Kind == recordfields.Float {
+			if err := finite(f.JSON, f.Float(rec)); err != nil {
+				return err
+			}
 		}
 	}
 	if rec.Passes < 0 {
@@ -332,12 +332,9 @@ func checkOutsideRecord(p string, rec *solver.Record) error {
 	if rec.Time < 0 {
 		return spec.Errorf(p+".time_s", "must be non-negative, got %v", rec.Time)
 	}
-	for _, f := range []struct {
-		name string
-		v    *float64
-	}{{"objective", rec.Objective}, {"gap", rec.Gap}, {"grad_err", rec.GradErr}} {
-		if f.v != nil {
-			if err := finite(f.name, *f.v); err != nil {
+	for _, f := range recordfields.StructOpts {
+		if v := f.OptPtr(rec); v != nil {
+			if err := finite(f.JSON, *v); err != nil {
 				return err
 			}
 		}

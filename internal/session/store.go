@@ -3,6 +3,7 @@ package session
 import (
 	"unsafe"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 	runstore "github.com/fwlab/fwlab/internal/store"
 )
@@ -44,8 +45,8 @@ type store struct {
 // with room to grow; the keys' bytes are shared with the solver's).
 func recordBytes(rec *solver.Record) int64 {
 	b := int64(unsafe.Sizeof(*rec))
-	for _, p := range [...]*float64{rec.Objective, rec.Gap, rec.GradErr} {
-		if p != nil {
+	for _, f := range recordfields.StructOpts {
+		if f.OptPtr(rec) != nil {
 			b += 8
 		}
 	}
@@ -94,10 +95,10 @@ func (s *store) view() view {
 // scratch lets fill reuse its allocations from one record to the next, and
 // holds the chunk it decoded last.
 type scratch struct {
-	objective, gap, gradErr float64
-	extra                   map[string]float64
-	chunk                   int // the decoded chunk's index + 1 (0: none)
-	recs                    []solver.Record
+	opts  []float64 // the values of the record's optional numbers (recordfields.StructOpts)
+	extra map[string]float64
+	chunk int // the decoded chunk's index + 1 (0: none)
+	recs  []solver.Record
 }
 
 // at returns record i of the view: from the open chunk, or decoded from its
@@ -123,17 +124,14 @@ func (v *view) at(i int, sc *scratch) *solver.Record {
 func (v *view) fill(i int, rec *solver.Record, sc *scratch) {
 	src := v.at(i, sc)
 	*rec = *src
-	if src.Objective != nil {
-		sc.objective = *src.Objective
-		rec.Objective = &sc.objective
+	if sc.opts == nil {
+		sc.opts = make([]float64, len(recordfields.StructOpts))
 	}
-	if src.Gap != nil {
-		sc.gap = *src.Gap
-		rec.Gap = &sc.gap
-	}
-	if src.GradErr != nil {
-		sc.gradErr = *src.GradErr
-		rec.GradErr = &sc.gradErr
+	for j, f := range recordfields.StructOpts {
+		if p := f.OptPtr(src); p != nil {
+			sc.opts[j] = *p
+			f.SetOptPtr(rec, &sc.opts[j])
+		}
 	}
 	rec.Extra = nil
 	if len(src.Extra) > 0 {
@@ -153,10 +151,9 @@ func (v *view) fill(i int, rec *solver.Record, sc *scratch) {
 func (v *view) copyOut(i int, sc *scratch) solver.Record {
 	src := v.at(i, sc)
 	rec := *src
-	for _, p := range [...]**float64{&rec.Objective, &rec.Gap, &rec.GradErr} {
-		if *p != nil {
-			x := **p
-			*p = &x
+	for _, f := range recordfields.StructOpts {
+		if p := f.OptPtr(&rec); p != nil {
+			f.SetOpt(&rec, *p)
 		}
 	}
 	rec.Extra = nil

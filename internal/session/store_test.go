@@ -2,11 +2,14 @@ package session
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"testing"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
@@ -100,18 +103,65 @@ func BenchmarkStoreAppend(b *testing.B) {
 	}
 }
 
-// The store (and the server's encoders) copy solver.Record field by field: a
-// new field must be added there too, and this test says so.
-func TestRecordFieldsAreAllStored(t *testing.T) {
-	known := []string{"K", "Passes", "Time", "Step", "Gamma", "Batch", "Active", "FWSteps", "AwaySteps", "Drops", "Cleanups", "Objective", "Gap", "GradErr", "Extra"}
-	typ := reflect.TypeOf(solver.Record{})
-	var got []string
-	for i := 0; i < typ.NumField(); i++ {
-		got = append(got, typ.Field(i).Name)
+// The store keeps every declared field of a record (internal/recordfields,
+// the added field of a test build included) bit for bit, in sealed chunks
+// and in the open one, and what Records hands out is the caller's own:
+// writing through its pointers and map changes nothing stored.
+func TestStoreKeepsEveryDeclaredField(t *testing.T) {
+	const n = 2*chunkSize + 40
+	want := recordfields.RandRecords(rand.New(rand.NewPCG(11, 12)), n, false)
+	tr := &Trace{}
+	for i := range want {
+		rec := ownCopy(want[i]) // pointers and map of its own, as a method makes them
+		tr.store.append(&rec)
 	}
-	if !reflect.DeepEqual(got, known) {
-		t.Fatalf("solver.Record has fields %v; the store and the encoders know %v", got, known)
+	check := func(when string) {
+		got := tr.Records(0, n)
+		if len(got) != n {
+			t.Fatalf("%s: %d records back, want %d", when, len(got), n)
+		}
+		for i := range got {
+			if d := recordfields.Diff(&got[i], &want[i]); d != "" {
+				t.Fatalf("%s: record %d: %s", when, i, d)
+			}
+		}
+		seen := 0
+		tr.Each(0, n, func(i int, rec *solver.Record) bool {
+			if d := recordfields.Diff(rec, &want[i]); d != "" {
+				t.Fatalf("%s: Each record %d: %s", when, i, d)
+			}
+			seen++
+			return true
+		})
+		if seen != n {
+			t.Fatalf("%s: Each saw %d records, want %d", when, seen, n)
+		}
 	}
+	check("stored")
+	for _, r := range tr.Records(0, n) {
+		for _, f := range recordfields.StructOpts {
+			if p := f.OptPtr(&r); p != nil {
+				*p = math.Pi
+			}
+		}
+		for k := range r.Extra {
+			r.Extra[k] = math.E
+		}
+	}
+	check("after the records handed out were written to")
+}
+
+// ownCopy returns r with pointers and a map of its own.
+func ownCopy(r solver.Record) solver.Record {
+	for _, f := range recordfields.StructOpts {
+		if p := f.OptPtr(&r); p != nil {
+			f.SetOpt(&r, *p)
+		}
+	}
+	if r.Extra != nil {
+		r.Extra = maps.Clone(r.Extra)
+	}
+	return r
 }
 
 // A trace counts what its records really hold: the heap the store grows by,
@@ -150,4 +200,37 @@ func TestStoreBytesMeasured(t *testing.T) {
 	t.Logf("%.1f bytes a record held (heap grew %.1f)", float64(held)/n, grown/n)
 	runtime.KeepAlive(tr)
 	runtime.KeepAlive(recs)
+}
+
+// A record from outside with any of its declared numbers not finite is
+// refused naming that field.
+func TestOutsideRecordChecksEveryNumber(t *testing.T) {
+	ok := solver.Record{K: 1, Passes: 1, Time: 1, Step: solver.StepFW, Gamma: 0.5, Objective: solver.F(1), Gap: solver.F(1), GradErr: solver.F(1)}
+	if err := checkOutsideRecord("records[0]", &ok); err != nil {
+		t.Fatalf("a good record refused: %v", err)
+	}
+	checked := 0
+	for i := range recordfields.Fields {
+		f := &recordfields.Fields[i]
+		if f.Kind != recordfields.Float && (f.Kind != recordfields.OptFloat || f.IsSlot()) {
+			continue
+		}
+		for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			r := ownCopy(ok)
+			if f.Kind == recordfields.Float {
+				f.SetFloat(&r, bad)
+			} else {
+				f.SetOpt(&r, bad)
+			}
+			err := checkOutsideRecord("records[0]", &r)
+			want := "records[0]." + f.JSON + ": must be a finite number, got " + fmt.Sprint(bad)
+			if err == nil || err.Error() != want {
+				t.Errorf("%s = %v: %v, want %q", f.JSON, bad, err, want)
+			}
+		}
+		checked++
+	}
+	if checked < 6 {
+		t.Errorf("%d numbers checked", checked)
+	}
 }

@@ -87,7 +87,7 @@ type cdMethod struct {
 // used to report the objective and the FW gap of its iterates, as for the
 // proximal methods.
 func NewCD(pp CoordProblem, lift Problem, cfg Config) (Method, error) {
-	if cfg.Algorithm != "cd" {
+	if cfg.variant().Method != "cd" {
 		return nil, fmt.Errorf("solver: unknown coordinate descent algorithm %q", cfg.Algorithm)
 	}
 	if err := checkLimits(cfg.Limits); err != nil {

@@ -31,6 +31,7 @@ type fwMethod struct {
 	cfg        Config
 	blocks     []Block
 	mode       mode
+	reshape    bool // collapse a Reshaper problem's slack after the steps (Variant.Reshape)
 	stochastic bool // batches follow cfg.Schedule (else full gradients)
 	r          int  // blocks per iteration
 	blockwise  bool // r of q blocks sampled per iteration
@@ -83,27 +84,30 @@ type stepPlan struct {
 	err        error
 }
 
-// New configures a Frank-Wolfe-type algorithm on p: "ssfw-as" (Algorithm 1;
-// on a problem with several blocks every block steps each iteration),
-// "afw", "pfw", "fw", "bc-ssfw-as" (Algorithm 3), "bcfw".
+// New configures a Frank-Wolfe-type algorithm on p, as cfg's Variant
+// says it runs (its directions, batches, blocks and slack collapse): the
+// built-in ones are "ssfw-as" (Algorithm 1; on a problem with several
+// blocks every block steps each iteration), "afw", "pfw", "fw",
+// "bc-ssfw-as" (Algorithm 3) and "bcfw".
 func New(p Problem, cfg Config) (Method, error) {
 	m := &fwMethod{p: p, cfg: cfg, blocks: p.Blocks()}
-	switch cfg.Algorithm {
-	case "ssfw-as":
-		m.mode, m.stochastic = modeAway, true
-	case "afw":
+	v := cfg.variant()
+	switch v.Method {
+	case "away":
 		m.mode = modeAway
-	case "pfw":
+	case "pairwise":
 		m.mode = modePairwise
 	case "fw":
 		m.mode = modeVanilla
-	case "bc-ssfw-as":
-		m.mode, m.stochastic, m.blockwise = modeAway, true, true
-	case "bcfw":
-		m.mode, m.blockwise = modeVanilla, true
+		if v.Reshape {
+			return nil, fmt.Errorf("solver: %s: the slack collapse needs away or pairwise directions, not Frank-Wolfe steps only", cfg.Algorithm)
+		}
+	case "":
+		return nil, fmt.Errorf("solver: unknown Frank-Wolfe algorithm %q (no variant given, and not a built-in one)", cfg.Algorithm)
 	default:
-		return nil, fmt.Errorf("solver: unknown Frank-Wolfe algorithm %q", cfg.Algorithm)
+		return nil, fmt.Errorf("solver: unknown Frank-Wolfe algorithm %q: it runs as %q, not as Frank-Wolfe directions (fw, away or pairwise)", cfg.Algorithm, v.Method)
 	}
+	m.stochastic, m.blockwise, m.reshape = v.Stochastic, v.Blockwise, v.Reshape
 	if err := checkLimits(cfg.Limits); err != nil {
 		return nil, err
 	}
@@ -184,11 +188,8 @@ func (m *fwMethod) setStep(p Problem, cfg Config) error {
 		m.cfg.Step = "curvature"
 	case "paper", "backtrack":
 	case "open-loop", "short":
-		if cfg.Algorithm != "fw" {
-			return fmt.Errorf("stepsize: %q is a rule of fw only", cfg.Step)
-		}
 	default:
-		return fmt.Errorf("stepsize: must be paper, curvature or backtrack (fw also open-loop, short), got %q", cfg.Step)
+		return fmt.Errorf("stepsize: must be paper, curvature, backtrack, open-loop or short, got %q", cfg.Step)
 	}
 	if cfg.L < 0 || math.IsNaN(cfg.L) || math.IsInf(cfg.L, 0) {
 		return fmt.Errorf("L: must be a positive number or auto, got %v", cfg.L)

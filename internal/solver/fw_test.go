@@ -441,7 +441,9 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{Config{Algorithm: "afw", Schedule: Schedule{Kind: "paper", Rho: .1, Alpha: .5}, Limits: limits(1)}, "schedule"},
 		{Config{Algorithm: "ssfw-as", Schedule: Schedule{Kind: "paper", Rho: 1, Alpha: .5}, Limits: limits(1)}, "rho"},
 		{Config{Algorithm: "bc-ssfw-as", R: 3, Schedule: Schedule{Kind: "full"}, Limits: limits(1)}, "r:"},
-		{Config{Algorithm: "afw", Step: "open-loop", Limits: limits(1)}, "stepsize"},
+		{Config{Algorithm: "afw", Step: "exact", Limits: limits(1)}, "stepsize"},
+		{Config{Algorithm: "x", Variant: Variant{Method: "sideways"}, Limits: limits(1)}, `unknown Frank-Wolfe algorithm "x": it runs as "sideways"`},
+		{Config{Algorithm: "x", Variant: Variant{Method: "fw", Reshape: true}, Limits: limits(1)}, "slack collapse needs away or pairwise"},
 		{Config{Algorithm: "afw", L: math.NaN(), Limits: limits(1)}, "L:"},
 	} {
 		_, err := New(p, c.cfg)

@@ -21,19 +21,20 @@ type proxMethod struct {
 	lRef      float64 // the problem's bound, for the KKT residual (0: none)
 }
 
-// NewProx configures "fista" or "pgd" on pp; lift is the P1 problem used to
-// report the objective and the FW gap of its iterates. The step is 1/L with
+// NewProx configures a proximal method on pp, run as "fista" or "pgd" (its
+// Variant's Method); lift is the P1 problem used to report the objective
+// and the FW gap of its iterates. The step is 1/L with
 // L the user's number, else the problem's SmoothLipschitz bound; with
 // stepsize "backtrack", or when no bound is known, L is found by
 // backtracking on the smooth part.
 func NewProx(pp ProxProblem, lift Problem, cfg Config) (Method, error) {
 	m := &proxMethod{pp: pp, lift: lift, cfg: cfg}
-	switch cfg.Algorithm {
+	switch cfg.variant().Method {
 	case "fista":
 		m.accel = true
 	case "pgd":
 	default:
-		return nil, fmt.Errorf("solver: unknown proximal algorithm %q", cfg.Algorithm)
+		return nil, fmt.Errorf("solver: unknown proximal algorithm %q (it runs as fista or pgd)", cfg.Algorithm)
 	}
 	if err := checkLimits(cfg.Limits); err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ func (a *ActiveSet) Find(key []byte) (Vertex, float64, bool) {
 // among the clean-ups.
 func (st *fwRun) reshape(bs *blockState) int {
 	rs, ok := st.m.p.(Reshaper)
-	if !ok || bs.plan.kind == StepNone || st.m.mode == modeVanilla || st.m.cfg.KeepSlack {
+	if !ok || bs.plan.kind == StepNone || !st.m.reshape || st.m.cfg.KeepSlack {
 		return 0
 	}
 	xb := st.x[bs.blk.Offset : bs.blk.Offset+bs.blk.Size]
@@ -82,16 +82,10 @@ func (st *fwRun) reshape(bs *blockState) int {
 	return removed
 }
 
-// UsesReshape reports whether the FW algorithm algo reshapes (collapses the
-// slack of) a Reshaper problem's blocks unless Config.KeepSlack: the
-// methods with away or pairwise steps.
-func UsesReshape(algo string) bool {
-	switch algo {
-	case "ssfw-as", "afw", "pfw", "bc-ssfw-as":
-		return true
-	}
-	return false
-}
+// UsesReshape reports whether the built-in FW algorithm algo reshapes
+// (collapses the slack of) a Reshaper problem's blocks unless
+// Config.KeepSlack.
+func UsesReshape(algo string) bool { return Builtin[algo].Reshape }
 
 // Normalize rescales the weights to sum to one.
 func (a *ActiveSet) Normalize() {

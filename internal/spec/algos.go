@@ -22,20 +22,50 @@ type Algorithm struct {
 	// OwnStep says how an algorithm whose step no step-size rule chooses
 	// moves (the rules it accepts then change nothing; the page hides them).
 	OwnStep string
-	// Stochastic: it samples batches (takes a batch schedule, reports the
-	// sampled gradient's error).
-	Stochastic bool
-	// Blockwise: block-coordinate, so r (blocks per iteration) applies.
-	Blockwise bool
-	// Reshape: with slack=collapse on an epigraph problem, it lowers the
-	// epigraph variable after its steps (the slack collapse).
-	Reshape bool
+	// Runs says how it runs: the method of its family's code and the
+	// settings that make the algorithm (so that a row added here runs with
+	// no other edit).
+	Runs
+	// Settings are the spec's fields (Algo's JSON names) it takes beyond
+	// those every algorithm of its kind takes (spg: mu, eps).
+	Settings []string
 	// TakesL: it uses a Lipschitz constant (L).
 	TakesL bool
 	// NotInPaper, when set, says the algorithm is a baseline that is not a
 	// method of the paper (nor a classic Frank-Wolfe variant it builds
 	// on), and what it is.
 	NotInPaper string
+}
+
+// Runs is how an algorithm runs. internal/solver takes it as it is
+// (solver.Variant, a conversion of this type): keep the two alike.
+type Runs struct {
+	// Method is the method of its family's code it runs as. For the family
+	// "fw", its directions: "fw" (Frank-Wolfe steps only), "away"
+	// (Frank-Wolfe or away steps) or "pairwise" (pairwise steps), which
+	// with the settings below make the whole method; "prox": "fista" or
+	// "pgd"; "cd": "cd"; "spg": "spg"; "ssvm": "bcfw-as" or "ssg" (and the
+	// structural SVM runs a family "fw" row with Frank-Wolfe directions
+	// and blocks as its own bcfw).
+	Method string
+	// Stochastic: it samples batches (takes a batch schedule, reports the
+	// sampled gradient's error).
+	Stochastic bool
+	// Blockwise: block-coordinate, so r (blocks per iteration) applies.
+	Blockwise bool
+	// Reshape: with slack=collapse on an epigraph problem, it lowers the
+	// epigraph variable after its steps (the slack collapse); for the
+	// family "fw", directions "away" or "pairwise" only.
+	Reshape bool
+}
+
+// Methods are the methods each family's code runs (Runs.Method).
+var Methods = map[string][]string{
+	"fw":   {"fw", "away", "pairwise"},
+	"prox": {"fista", "pgd"},
+	"cd":   {"cd"},
+	"spg":  {"spg"},
+	"ssvm": {"bcfw-as", "ssg"},
 }
 
 var (
@@ -45,21 +75,21 @@ var (
 
 // Algorithms is the table of every algorithm, in the order lists show them.
 var Algorithms = []Algorithm{
-	{Name: "ssfw-as", Family: "fw", Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, Stochastic: true, Reshape: true, TakesL: true},
-	{Name: "afw", Family: "fw", Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, Reshape: true, TakesL: true},
-	{Name: "pfw", Family: "fw", Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, Reshape: true, TakesL: true},
-	{Name: "fw", Family: "fw", Groups: []string{"toy", "model"}, Stepsizes: fwRules, Stepsize: "open-loop", TakesL: true},
-	{Name: "fista", Family: "prox", Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true},
-	{Name: "pgd", Family: "prox", Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true},
-	{Name: "bc-ssfw-as", Family: "fw", Groups: []string{"gflasso"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, Stochastic: true, Blockwise: true, Reshape: true, TakesL: true},
-	{Name: "bcfw", Family: "fw", Groups: []string{"gflasso", "ssvm"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, Blockwise: true, TakesL: true},
-	{Name: "spg", Family: "spg", Groups: []string{"gflasso"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true,
+	{Name: "ssfw-as", Family: "fw", Runs: Runs{Method: "away", Stochastic: true, Reshape: true}, Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true},
+	{Name: "afw", Family: "fw", Runs: Runs{Method: "away", Reshape: true}, Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true},
+	{Name: "pfw", Family: "fw", Runs: Runs{Method: "pairwise", Reshape: true}, Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true},
+	{Name: "fw", Family: "fw", Runs: Runs{Method: "fw"}, Groups: []string{"toy", "model"}, Stepsizes: fwRules, Stepsize: "open-loop", TakesL: true},
+	{Name: "fista", Family: "prox", Runs: Runs{Method: "fista"}, Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true},
+	{Name: "pgd", Family: "prox", Runs: Runs{Method: "pgd"}, Groups: []string{"toy", "model"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true},
+	{Name: "bc-ssfw-as", Family: "fw", Runs: Runs{Method: "away", Stochastic: true, Blockwise: true, Reshape: true}, Groups: []string{"gflasso"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true},
+	{Name: "bcfw", Family: "fw", Runs: Runs{Method: "fw", Blockwise: true}, Groups: []string{"gflasso", "ssvm"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true},
+	{Name: "spg", Family: "spg", Runs: Runs{Method: "spg"}, Groups: []string{"gflasso"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true, Settings: []string{"mu", "eps"},
 		OwnStep: "steps 1/L of its smoothed problem, from the data and μ"},
-	{Name: "bcfw-as", Family: "ssvm", Groups: []string{"ssvm"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, Stochastic: true, Blockwise: true, TakesL: true,
+	{Name: "bcfw-as", Family: "ssvm", Runs: Runs{Method: "bcfw-as", Stochastic: true, Blockwise: true}, Groups: []string{"ssvm"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true,
 		OwnStep: "takes the exact line search"},
-	{Name: "ssg", Family: "ssvm", Groups: []string{"ssvm"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true,
+	{Name: "ssg", Family: "ssvm", Runs: Runs{Method: "ssg"}, Groups: []string{"ssvm"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true,
 		OwnStep: "steps 1/k"},
-	{Name: "cd", Family: "cd", Groups: []string{"model"}, Stepsizes: []string{DefaultStepsize}, Stepsize: DefaultStepsize, OwnStep: "minimises each coordinate exactly",
+	{Name: "cd", Family: "cd", Runs: Runs{Method: "cd"}, Groups: []string{"model"}, Stepsizes: []string{DefaultStepsize}, Stepsize: DefaultStepsize, OwnStep: "minimises each coordinate exactly",
 		NotInPaper: "coordinate descent: a baseline, not a method of the paper (what glmnet and scikit-learn use for a LASSO)"},
 }
 

@@ -4,7 +4,7 @@
 // with the differing parameters highlighted. Runs on different instances
 // are allowed and flagged.
 
-import { $, el, api, fwlab } from './util.js';
+import { $, el, api, fwlab, catalogue } from './util.js';
 import { fmtCell, COLORS } from './format.js';
 import { Trace, Group, specRow } from './traces.js';
 import { createCharts, resizeWithWindow, bindViewControls } from './charts.js';
@@ -62,14 +62,6 @@ export function initCompare() {
     return { id, status: st.data, text };
   }
 
-  // The catalogue resolves the specs' defaults (fetched once).
-  let catalogue = null;
-  async function loadCatalogue() {
-    if (catalogue) return catalogue;
-    const res = await api('GET', '/api/scenarios');
-    catalogue = res.ok && res.data ? res.data : {};
-    return catalogue;
-  }
 
   // cellValues finds the sweep cell of each run that has no name: from the
   // sweep named in the URL (?sweep=ID), else from the server's recent
@@ -117,7 +109,7 @@ export function initCompare() {
     const bad = got.filter((g) => g.error);
     if (bad.length) showError(bad.map((g) => g.error).join('; '));
     const runs = got.filter((g) => !g.error);
-    const [cat, values] = await Promise.all([loadCatalogue().catch(() => ({})), cellValues(runs).catch(() => ({}))]);
+    const [cat, values] = await Promise.all([catalogue().catch(() => ({})), cellValues(runs).catch(() => ({}))]);
     for (const r of runs) {
       r.label = runLabel({ ...r.status, id: r.id }, values[r.id]);
       r.byAlgo = !ownName(r.status) && !values[r.id];

@@ -16,7 +16,8 @@ const num = (v) => {
 // effectiveAlgo resolves one algorithm row as internal/spec's Normalize
 // does, and keeps only the fields that act on this algorithm on this
 // problem (a schedule's ρ only under the paper's schedule, L only where
-// the step uses it, r only for block methods, μ and ε only for spg).
+// the step uses it, r only for block methods, μ and ε only for those the
+// algorithm table gives them: spg).
 export function effectiveAlgo(a, problem, cat) {
   const d = (cat && cat.defaults) || {};
   const stochastic = new Set(((cat && cat.algorithms) || []).filter((x) => x.stochastic).map((x) => x.name));
@@ -37,10 +38,9 @@ export function effectiveAlgo(a, problem, cat) {
     if (sch === 'geometric') out.growth = a.growth || d.growth || 1.1;
   }
   if (use.r) out.r = a.r || 'all blocks';
-  if (algo === 'spg') {
-    out.mu = a.mu || 'from ε';
-    if (a.eps) out.eps = a.eps;
-  }
+  const settings = algorithm(cat, algo).settings || []; // the table's (spg's smoothing: mu, eps)
+  if (settings.includes('mu')) out.mu = a.mu || 'from ε';
+  if (settings.includes('eps') && a.eps) out.eps = a.eps;
   if (a.caratheodory) out.caratheodory = true;
   if (typeof problem === 'string' && problem.startsWith('ssvm')) out.no_average = !!a.no_average;
   return out;

@@ -2,7 +2,8 @@
 // algorithm, replications behind a toggle), the page's one legend, the
 // controls and the server/page record counts.
 
-import { $, $$, el, api, fwlab } from './util.js';
+import { $, $$, el, api, fwlab, catalogue } from './util.js';
+import { uses, algorithm } from './rules.js';
 import { fmtCell, COLORS, plural } from './format.js';
 import { Trace, Group, extraCap, MAX_EXTRA_KEYS, specRow } from './traces.js';
 import { createCharts, resizeWithWindow, bindViewControls } from './charts.js';
@@ -91,17 +92,16 @@ export function initRun() {
     return !!st && st.status !== 'running' && st.status !== 'paused';
   }
 
-  // Algorithms whose step is not chosen by a step-size rule.
-  function ownStep(a) {
-    const problem = S.status && S.status.spec && S.status.spec.problem;
-    return a.algo === 'spg' || a.algo === 'ssg' || a.algo === 'bcfw-as' || (typeof problem === 'string' && problem.startsWith('ssvm'));
-  }
-
+  // describe names what an algorithm row sets that acts on it: the
+  // controls that apply to it come from the catalogue's algorithm table
+  // (GET /api/scenarios, S.cat), as on the start page (rules.js uses).
   function describe(a) {
     if (!a) return '';
+    const problem = S.status && S.status.spec && S.status.spec.problem;
+    const use = uses(a.algo, algorithm(S.cat, a.algo).stochastic, problem, S.cat);
     const bits = [];
-    if (a.stepsize && !ownStep(a)) bits.push(a.stepsize);
-    if (a.L && a.L !== 'auto' && !ownStep(a)) bits.push('L=' + a.L);
+    if (a.stepsize && use.stepsize) bits.push(a.stepsize);
+    if (a.L && a.L !== 'auto' && use.L) bits.push('L=' + a.L);
     if (a.schedule && a.schedule !== 'full') {
       let s = a.schedule;
       if (a.schedule === 'paper') s += ` ρ=${a.rho || 0.1} α=${a.alpha || 0.5}`;
@@ -125,14 +125,18 @@ export function initRun() {
       if (S.traces[tm.trace]) continue;
       const key = tm.algo + '#' + ord;
       let g = S.byKey[key];
+      const { row: a, numbered } = specRow(run.spec, run.traces, tm, ord);
       if (!g) {
-        const { row: a, numbered } = specRow(run.spec, run.traces, tm, ord);
         const label = tm.algo + (numbered ? ` #${ord + 1}` : '') + (a && describe(a) ? ` (${describe(a)})` : '');
         g = S.byKey[key] = new Group(key, label, COLORS[S.groups.length % COLORS.length]);
         S.groups.push(g);
       }
       const t = new Trace(tm, !!(S.info && S.info.panels && S.info.panels.geometry));
       t.group = g;
+      // the table's family of the spec row's algorithm (the trace's name may
+      // add " + slack collapse"): the teaching view draws a proximal
+      // method's path
+      t.family = algorithm(S.cat, a ? a.algo : tm.algo).family;
       g.traces.push(t);
       S.traces[tm.trace] = t;
       added = true;
@@ -141,6 +145,7 @@ export function initRun() {
     fwlab.traces = S.traces.map((t) => ({
       trace: t.meta.trace,
       algo: t.meta.algo,
+      family: t.family,
       replication: t.meta.replication,
       color: t.group.color,
       get n() {
@@ -763,6 +768,7 @@ export function initRun() {
       return;
     }
     fwlab.runId = S.runId;
+    S.cat = await catalogue(); // before the traces' labels, which name what acts on each algorithm
     if (res.data && res.data.has_panels) {
       // the panels first: the teaching view's geometry decides what the
       // traces keep

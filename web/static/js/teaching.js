@@ -461,7 +461,7 @@ function drawPlane(cv, ts, lines) {
     const ex = t.extras;
     const p = Math.min(pos, t.n - 1);
     const color = t.group.color;
-    const prox = t.meta.algo === 'fista' || t.meta.algo === 'pgd' || t.step[p] === 'prox';
+    const prox = t.family === 'prox' || t.step[p] === 'prox';
     // The iterate path: one polyline, points closer than half a pixel to
     // the last one drawn skipped.
     ctx.lineWidth = 1.4;

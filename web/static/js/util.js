@@ -35,6 +35,20 @@ export async function api(method, url, body) {
   return answer(await fetch(url, opt));
 }
 
+// catalogue returns the catalogue GET /api/scenarios serves (the problems
+// and the algorithm table, from which the pages take every rule of an
+// algorithm), fetched once per page; {} when the server does not give it.
+let cataloguePromise = null;
+export function catalogue() {
+  if (!cataloguePromise) {
+    cataloguePromise = api('GET', '/api/scenarios').then(
+      (res) => (res.ok && res.data ? res.data : {}),
+      () => ({}),
+    );
+  }
+  return cataloguePromise;
+}
+
 // answer reads a response's JSON body ({error} with the text when it is not
 // JSON; null when it is empty).
 async function answer(res) {
