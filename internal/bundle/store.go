@@ -280,18 +280,20 @@ func (s *storeSink) beginTrace(i int) error {
 	return s.submit(sinkOp{call: func() error { return s.im.AddTrace(s.ctx, store.Trace{Index: i}) }})
 }
 
-func (s *storeSink) records(i int, recs []solver.Record) error {
+// records hands recs to the writer and the digester as it is (no copy)
+// and returns a free chunk (cleared) for the decoder to fill next.
+func (s *storeSink) records(i int, recs []solver.Record) ([]solver.Record, error) {
 	if err := s.failure(); err != nil {
-		return err
+		return nil, err
 	}
-	var chunk []solver.Record
+	var next []solver.Record
 	select {
-	case chunk = <-s.free:
+	case next = <-s.free:
 	case <-s.ctx.Done():
-		return s.ctx.Err()
+		return nil, s.ctx.Err()
 	}
-	chunk = append(chunk, recs...)
-	return s.submit(sinkOp{call: func() error { return s.im.AppendRecords(s.ctx, i, chunk) },
+	chunk := recs
+	return next, s.submit(sinkOp{call: func() error { return s.im.AppendRecords(s.ctx, i, chunk) },
 		digest: func() {
 			for j := range chunk {
 				s.dig.record(i, &chunk[j])

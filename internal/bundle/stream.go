@@ -25,7 +25,9 @@ const chunkRecords = 4096
 // sink receives the traces of a bundle as they are read.
 type sink interface {
 	beginTrace(i int) error
-	records(i int, recs []solver.Record) error // recs is reused after the call
+	// records takes recs (the sink's from then on) and returns an empty
+	// slice to fill next (of any capacity)
+	records(i int, recs []solver.Record) ([]solver.Record, error)
 	endTrace(i int, t *Trace) error            // t without its Records
 }
 
@@ -34,9 +36,10 @@ type memSink struct{ traces []Trace }
 
 func (m *memSink) beginTrace(int) error { m.traces = append(m.traces, Trace{}); return nil }
 
-func (m *memSink) records(i int, recs []solver.Record) error {
+func (m *memSink) records(i int, recs []solver.Record) ([]solver.Record, error) {
 	m.traces[i].Records = append(m.traces[i].Records, recs...)
-	return nil
+	clear(recs)
+	return recs[:0], nil
 }
 
 func (m *memSink) endTrace(i int, t *Trace) error {

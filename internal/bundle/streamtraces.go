@@ -193,6 +193,9 @@ func (d *decoder) records(path string, i int) error {
 			}
 		}
 		line := s.line
+		if cap(chunk) == 0 {
+			chunk = make([]solver.Record, 0, chunkRecords)
+		}
 		chunk = append(chunk, solver.Record{})
 		r := &chunk[len(chunk)-1]
 		if err := s.record(r); err != nil {
@@ -206,20 +209,19 @@ func (d *decoder) records(path string, i int) error {
 			return err
 		}
 		if len(chunk) == chunkRecords {
-			if err := d.sink.records(i, chunk); err != nil {
+			var err error
+			if chunk, err = d.sink.records(i, chunk); err != nil {
 				return err
 			}
-			clear(chunk)
-			chunk = chunk[:0]
+		}
+	}
+	if len(chunk) > 0 {
+		var err error
+		if chunk, err = d.sink.records(i, chunk); err != nil {
+			return err
 		}
 	}
 	d.chunk = chunk[:0]
-	if len(chunk) > 0 {
-		if err := d.sink.records(i, chunk); err != nil {
-			return err
-		}
-		clear(chunk)
-	}
 	if err := d.resume(); err != nil {
 		return d.ioError(path, err)
 	}
