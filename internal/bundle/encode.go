@@ -157,9 +157,10 @@ func (e *encoder) traceHead(i int, t *Trace) {
 const timeFormat = "2006-01-02T15:04:05.999999Z07:00"
 
 type encoder struct {
-	w   io.Writer
-	buf []byte
-	err error
+	w     io.Writer
+	buf   []byte
+	err   error
+	style *recordfields.JSONStyle // how records are written (nil: recordStyle)
 }
 
 func (e *encoder) flush() {
@@ -222,7 +223,11 @@ func appendFloat(b []byte, f float64) []byte {
 // declared field.
 func (e *encoder) record(r *solver.Record) {
 	e.buf = append(e.buf, '{')
-	e.buf = recordfields.AppendJSON(e.buf, r, &recordStyle)
+	st := e.style
+	if st == nil {
+		st = &recordStyle
+	}
+	e.buf = recordfields.AppendJSON(e.buf, r, st)
 	e.buf = append(e.buf, '}')
 }
 

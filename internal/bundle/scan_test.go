@@ -304,6 +304,10 @@ func TestContentDigestOfRecordsAsRead(t *testing.T) {
 		"white space":        strings.ReplaceAll(run, `,"active":`, `, "active":`),
 		"extra reordered":    regexp.MustCompile(`"extra":\{("nnz":[^,]*),("t_slack":[^}]*)\}`).ReplaceAllString(run, `"extra":{$2,$1}`),
 		"grad_err null":      regexp.MustCompile(`(,"objective":[^,]*),"gap":`).ReplaceAllString(run, `$1,"grad_err":null,"gap":`),
+		"exponents spelt":    strings.NewReplacer("e-05", "e-5", "e+06", "E6").Replace(run),
+		"a digit more":       regexp.MustCompile(`("gamma":0\.\d{15})(\d)`).ReplaceAllString(run, "${1}${2}1"),
+		"a digit fewer":      regexp.MustCompile(`("objective":\d+\.\d{10,})\d,`).ReplaceAllString(run, "${1},"),
+		"a digit changed":    regexp.MustCompile(`("gap":\d+\.\d{10,})\d,`).ReplaceAllString(run, "${1}5,"),
 	} {
 		if name != "as written" && name != "a run as written" && (d == doc || d == run) {
 			t.Fatalf("%s: the document is unchanged", name)
@@ -315,7 +319,7 @@ func TestContentDigestOfRecordsAsRead(t *testing.T) {
 		c := newContentDigest()
 		for i := range b.Traces {
 			for j := range b.Traces[i].Records {
-				c.record(i, &b.Traces[i].Records[j])
+				c.record(&b.Traces[i].Records[j], nil, 0)
 			}
 			c.endTrace(i)
 		}
@@ -498,4 +502,116 @@ func TestScannerFollowsTheDeclaration(t *testing.T) {
 			t.Errorf("the declared field %q is neither the scanner's nor read by its kind", f.JSON)
 		}
 	}
+}
+
+// checkEncoderForm fails t when readNumber says s is the encoder's form of
+// the number it reads and the encoder writes that number otherwise, or
+// reads it otherwise than strconv.ParseFloat; it reports what readNumber
+// said.
+func checkEncoderForm(t testing.TB, s string) bool {
+	x, ok, enc := readNumber([]byte(s), true)
+	if !ok {
+		if enc {
+			t.Fatalf("%s: not read, but said to be the encoder's form", s)
+		}
+		return false
+	}
+	if want, err := strconv.ParseFloat(s, 64); err != nil || math.Float64bits(x) != math.Float64bits(want) {
+		t.Fatalf("%s: read %v (%x), strconv %v (%x, %v)", s, x, math.Float64bits(x), want, math.Float64bits(want), err)
+	}
+	if w := string(appendFloat(nil, x)); enc != (w == s) && enc {
+		t.Fatalf("%s: said to be the encoder's form, which is %s", s, w)
+	}
+	return enc
+}
+
+// readNumber says a number is in the encoder's form only when it is: for
+// the encoder's own forms of random float64s (of every exponent, short and
+// long) and for other forms of the same and nearby numbers (other digits,
+// one digit more or fewer, the last changed, %e, %f and %g at other
+// precisions, exponents written otherwise); and it says so for nearly all
+// of the encoder's forms (of normal numbers).
+func TestEncoderForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	written, said := 0, 0
+	for i := 0; i < 300_000; i++ {
+		var x float64
+		switch i % 5 {
+		case 0:
+			x = math.Float64frombits(rng.Uint64())
+		case 1:
+			x = rng.Float64() * math.Pow(10, float64(rng.IntN(40)-20))
+		case 2:
+			// short decimals: k/500, steps, counts
+			x = float64(rng.IntN(1_000_000)) / float64([]int{1, 2, 10, 500, 1000, 1 << 20}[rng.IntN(6)])
+		case 3:
+			x = math.Nextafter(math.Pow(10, float64(rng.IntN(40)-20)), math.Inf(rng.IntN(3)-1))
+		default:
+			x = rng.NormFloat64() * math.Pow(2, float64(rng.IntN(2000)-1000))
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		s := strconv.FormatFloat(x, 'g', -1, 64)
+		if checkEncoderForm(t, s) {
+			said++
+		}
+		if x != 0 && math.Abs(x) >= 0x1p-1022 && math.Abs(x) != math.Pow(2, math.Round(math.Log2(math.Abs(x)))) {
+			written++
+		}
+		// other forms of x and of numbers near it
+		others := []string{
+			strconv.FormatFloat(x, 'e', rng.IntN(20), 64),
+			strconv.FormatFloat(x, 'f', rng.IntN(25), 64),
+			strconv.FormatFloat(x, 'g', 1+rng.IntN(19), 64),
+			strconv.FormatFloat(x, 'e', 16, 64),
+			strconv.FormatFloat(x, 'e', 15, 64),
+			strings.Replace(s, "e+0", "e+", 1),
+			strings.Replace(s, "e-0", "e-", 1),
+			strings.Replace(s, "e+", "e", 1),
+			strings.Replace(s, "e", "E", 1),
+			s + "0",
+		}
+		if j := strings.LastIndexAny(s, "0123456789"); j >= 0 && !strings.Contains(s, "e") {
+			for _, c := range "0123456789" {
+				others = append(others, s[:j]+string(c)+s[j+1:], s[:j+1]+string(c))
+			}
+		} else if j := strings.IndexByte(s, 'e'); j > 0 {
+			for _, c := range "0123456789" {
+				others = append(others, s[:j-1]+string(c)+s[j:], s[:j]+string(c)+s[j:])
+			}
+		}
+		for _, o := range others {
+			checkEncoderForm(t, o)
+		}
+	}
+	// subnormals and powers of two, at every precision
+	for i := 0; i < 2000; i++ {
+		x := math.Float64frombits(rng.Uint64N(1 << 52 >> rng.IntN(52)))
+		if i%2 == 1 {
+			x = math.Ldexp(1, rng.IntN(2000)-1000)
+		}
+		for p := -1; p < 18; p++ {
+			checkEncoderForm(t, strconv.FormatFloat(x, 'g', p, 64))
+			checkEncoderForm(t, strconv.FormatFloat(x, 'e', p, 64))
+		}
+	}
+	for _, s := range []string{"0", "-0", "0.0", "00", "1", "-1", "1e+06", "1e6", "1000000", "999999", "100000", "1e+05", "0.0001", "1e-04",
+		"1e-05", "0.00001", "1.5e-05", "123456.5", "1.234565e+05", "5e-324", "2.2250738585072014e-308", "1.7976931348623157e+308",
+		"9007199254740993", "9.007199254740993e+15", "0.30000000000000004", "0.3", "0.1", "1.0", "1.", "+1", "1e+6", "1e+006"} {
+		checkEncoderForm(t, s)
+	}
+	if said < written*99/100 {
+		t.Errorf("readNumber said %d of the encoder's %d forms (normal, not powers of two) were its", said, written)
+	}
+}
+
+// FuzzEncoderForm: readNumber says a number is in the encoder's form only
+// when it is.
+func FuzzEncoderForm(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1.5", "0.30000000000000004", "1.7976931348623157e+308", "5e-324", "1e+06", "1e-05",
+		"0.0001", "123456", "9007199254740993", "-7.450580596923828e-09", "1.2345678901234567e-30", "3.141592653589793"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkEncoderForm(t, s) })
 }

@@ -4,8 +4,58 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"strconv"
 	"sync"
 )
+
+// numberForms are the numbers of a chunk's records that were read in the
+// encoder's form, kept as read: an import's digest, which hashes the
+// records as the encoder writes them, copies them instead of writing them
+// (contentDigest). Numbers read otherwise are not kept.
+type numberForms struct {
+	text  []byte       // the numbers' text
+	nums  []numberForm // record by record
+	first []int32      // each record's first in nums
+}
+
+type numberForm struct {
+	bits   uint64 // the float64 read
+	off, n uint32 // its text: text[off:off+n]
+}
+
+func (f *numberForms) reset() {
+	f.text, f.nums, f.first = f.text[:0], f.nums[:0], f.first[:0]
+}
+
+// of are the numbers of record j kept.
+func (f *numberForms) of(j int) []numberForm {
+	if j >= len(f.first) {
+		return nil
+	}
+	end := len(f.nums)
+	if j+1 < len(f.first) {
+		end = int(f.first[j+1])
+	}
+	return f.nums[f.first[j]:end]
+}
+
+// float reads a record's number (number), keeping it in s.forms when
+// there is one and the number is in the encoder's form.
+func (s *scanner) float(v []byte) (float64, error) {
+	if s.forms == nil {
+		return number(v)
+	}
+	x, ok, enc := readNumber(v, true)
+	if !ok {
+		return parseFloat("", v)
+	}
+	if enc {
+		f := s.forms
+		f.nums = append(f.nums, numberForm{bits: math.Float64bits(x), off: uint32(len(f.text)), n: uint32(len(v))})
+		f.text = append(f.text, v...)
+	}
+	return x, nil
+}
 
 // smallInt reads a JSON integer of up to 18 digits (one parseInt reads
 // the same), or reports false.
@@ -58,6 +108,13 @@ func number(v []byte) (float64, error) {
 // Eisel-Lemire algorithm (eiselLemire), the one strconv.ParseFloat takes for
 // them after reading the text as it does.
 func fastFloat(v []byte) (float64, bool) {
+	x, ok, _ := readNumber(v, false)
+	return x, ok
+}
+
+// readNumber is fastFloat, and when form is set it also reports whether v
+// is what the encoder writes for the number (encoderForm).
+func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 	i, neg := 0, false
 	if i < len(v) && v[i] == '-' {
 		neg = true
@@ -71,12 +128,12 @@ func fastFloat(v []byte) (float64, bool) {
 			continue
 		}
 		if nd == 19 { // 20 digits may be more than 2⁶⁴
-			return 0, false
+			return 0, false, false
 		}
 		m, nd = 10*m+uint64(v[i]-'0'), nd+1
 	}
 	if i == start {
-		return 0, false
+		return 0, false, false
 	}
 	if i < len(v) && v[i] == '.' {
 		start = i + 1
@@ -86,12 +143,12 @@ func fastFloat(v []byte) (float64, bool) {
 				continue
 			}
 			if nd == 19 {
-				return 0, false
+				return 0, false, false
 			}
 			m, nd, exp = 10*m+uint64(v[i]-'0'), nd+1, exp-1
 		}
 		if i == start {
-			return 0, false
+			return 0, false, false
 		}
 	}
 	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
@@ -107,26 +164,26 @@ func fastFloat(v []byte) (float64, bool) {
 		start = i
 		for ; i < len(v) && isDigit(v[i]); i++ {
 			if e > 1000 {
-				return 0, false
+				return 0, false, false
 			}
 			e = 10*e + int(v[i]-'0')
 		}
 		if i == start {
-			return 0, false
+			return 0, false, false
 		}
 		exp += sign * e
 	}
 	if i != len(v) {
-		return 0, false
+		return 0, false, false
 	}
 	if m == 0 {
 		if neg {
-			return math.Copysign(0, -1), true
+			return math.Copysign(0, -1), true, form && string(v) == "-0"
 		}
-		return 0, true
+		return 0, true, form && string(v) == "0"
 	}
 	if m <= 1<<53 && -22 <= exp && exp <= 22 {
-		x := float64(m)
+		x = float64(m)
 		if exp > 0 {
 			x *= pow10[exp]
 		} else if exp < 0 {
@@ -135,9 +192,10 @@ func fastFloat(v []byte) (float64, bool) {
 		if neg {
 			x = -x
 		}
-		return x, true
+	} else if x, ok = eiselLemire(m, exp, neg); !ok {
+		return 0, false, false
 	}
-	return eiselLemire(m, exp, neg)
+	return x, true, form && encoderForm(v, neg, m, nd, exp, x)
 }
 
 // eiselLemire is the float64 nearest to man·10^exp10 (man > 0), negated
@@ -246,4 +304,127 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// encoderForm reports whether v, the number m·10^exp of nd digits (m > 0)
+// read as x, is exactly what the encoder writes for x (appendFloat:
+// strconv's shortest form that reads back as x, in %g's layout), without
+// writing x in that form: an import's digest hashes the encoder's form of
+// every number and takes v as it is when this says so. It is sure or says
+// false (x subnormal, a power of two, too close to call: those are written
+// by strconv).
+//
+// v is in that form when its digits are the fewest of any decimal that
+// reads back as x and, of the decimals of that many digits, the nearest to
+// x; and when it is laid out as %g lays out those digits. For at most 15
+// digits (x normal) the first holds always: two decimals of at most 15
+// digits never read as the same float64 (their spacing is more than a
+// float64's: 10⁻¹⁵ of the value at least, against 2⁻⁵² at most), so no
+// shorter decimal reads as x and no other of as many digits. For 16 and 17
+// digits it is checked (nearestOfFewest); more digits are never the
+// fewest.
+func encoderForm(v []byte, neg bool, m uint64, nd, exp int, x float64) bool {
+	for m%10 == 0 {
+		m, nd, exp = m/10, nd-1, exp+1
+	}
+	fb := math.Float64bits(x)
+	// (readNumber reads no subnormal: strconv does)
+	if e := fb >> 52 & 0x7FF; e == 0 || e == 0x7FF || nd > 17 {
+		return false
+	}
+	if nd > 15 && !nearestOfFewest(m, exp, fb) {
+		return false
+	}
+	// %g of the shortest precision: %e below 1e-4 and from 1e6 up
+	var buf [40]byte
+	var digs [20]byte
+	d := digs[:nd]
+	for i, q := nd-1, m; i >= 0; i, q = i-1, q/10 {
+		d[i] = byte('0' + q%10)
+	}
+	dp := nd + exp // v = 0.d₁d₂…dₙ × 10^dp
+	b := buf[:0]
+	if neg {
+		b = append(b, '-')
+	}
+	if e := dp - 1; e < -4 || e >= 6 {
+		b = append(b, d[0])
+		if nd > 1 {
+			b = append(append(b, '.'), d[1:]...)
+		}
+		b = append(b, 'e', '+')
+		if e < 0 {
+			b[len(b)-1], e = '-', -e
+		}
+		if e < 10 {
+			b = append(b, '0')
+		}
+		b = strconv.AppendInt(b, int64(e), 10)
+	} else {
+		switch {
+		case dp <= 0:
+			b = append(b, '0', '.')
+			for range -dp {
+				b = append(b, '0')
+			}
+			b = append(b, d...)
+		case dp < nd:
+			b = append(append(append(b, d[:dp]...), '.'), d[dp:]...)
+		default:
+			b = append(b, d...)
+			for range dp - nd {
+				b = append(b, '0')
+			}
+		}
+	}
+	return string(b) == string(v)
+}
+
+// nearestOfFewest reports whether the decimal m·10^exp of 16 or 17 digits
+// (the last not 0), which reads as the float64 x of bits fb (normal), is
+// the nearest to x of the decimals of as many digits while no decimal of
+// fewer digits reads as x; false also when it cannot tell for sure.
+//
+// In units of x's last bit (ulp): the decimal is x + δ, its neighbours of
+// one digit fewer are x + δ − r·q and x + δ + (10−r)·q (r its last digit, q
+// = 10^exp/ulp = (M+δ)/m where x = M·ulp), and x reads back from [x − ½,
+// x + ½] (unless x is a power of two: false). δ comes from m·10^exp to 128
+// bits (Eisel-Lemire's product, always the wider one): the bits below the
+// 53 of x's mantissa, exact to about 2⁻⁷⁰; q from δ. Each comparison keeps
+// a margin of 10⁻⁷ ulp, far above the float64 arithmetic's errors (about
+// 10⁻¹⁵).
+func nearestOfFewest(m uint64, exp int, fb uint64) bool {
+	M := fb&(1<<52-1) | 1<<52
+	if M == 1<<52 || exp < pow10Min || exp > pow10Max {
+		return false
+	}
+	pow := pow10Table()[exp-pow10Min]
+	man := m << uint(bits.LeadingZeros64(m))
+	hi, lo := bits.Mul64(man, pow.hi)
+	yHi, _ := bits.Mul64(man, pow.lo)
+	var c uint64
+	lo, c = bits.Add64(lo, yHi, 0)
+	hi += c
+	if hi>>63 == 0 {
+		hi, lo = hi<<1|lo>>63, lo<<1
+	}
+	mant := hi >> 11
+	f := float64(hi&0x7FF<<53|lo>>11) / (1 << 64) // in [0, 1]
+	const margin = 1e-7
+	var delta float64
+	switch {
+	case f < 0.5-margin:
+		delta = f
+	case f > 0.5+margin:
+		delta, mant = f-1, mant+1
+	default:
+		return false
+	}
+	if mant != M {
+		return false // not x's mantissa: not to be trusted
+	}
+	q := (float64(M) + delta) / float64(m)
+	r := float64(m % 10)
+	return math.Abs(delta) < q/2-margin &&
+		math.Abs(delta-r*q) > 0.5+margin && math.Abs(delta+(10-r)*q) > 0.5+margin
 }
