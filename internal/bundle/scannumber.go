@@ -4,14 +4,13 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-	"strconv"
 	"sync"
 )
 
-// numberForms are the numbers of a chunk's records that were read in the
-// encoder's form, kept as read: an import's digest, which hashes the
-// records as the encoder writes them, copies them instead of writing them
-// (contentDigest). Numbers read otherwise are not kept.
+// numberForms are the numbers of a chunk's records as read (those read by
+// fastFloat): an import's digest, which hashes the records as the encoder
+// writes them, copies those in the encoder's form instead of writing them
+// (contentDigest), telling which they are on its own goroutine.
 type numberForms struct {
 	text  []byte       // the numbers' text
 	nums  []numberForm // record by record
@@ -39,18 +38,14 @@ func (f *numberForms) of(j int) []numberForm {
 	return f.nums[f.first[j]:end]
 }
 
-// float reads a record's number (number), keeping it in s.forms when
-// there is one and the number is in the encoder's form.
+// float reads a record's number (number), keeping its text in s.forms
+// when there is one.
 func (s *scanner) float(v []byte) (float64, error) {
-	if s.forms == nil {
-		return number(v)
-	}
-	x, ok, enc := readNumber(v, true)
+	x, ok := fastFloat(v)
 	if !ok {
 		return parseFloat("", v)
 	}
-	if enc {
-		f := s.forms
+	if f := s.forms; f != nil {
 		f.nums = append(f.nums, numberForm{bits: math.Float64bits(x), off: uint32(len(f.text)), n: uint32(len(v))})
 		f.text = append(f.text, v...)
 	}
@@ -123,6 +118,8 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 	var m uint64
 	nd, exp := 0, 0
 	start := i
+	var at numberParts
+	at.intLo = i
 	for ; i < len(v) && isDigit(v[i]); i++ {
 		if m == 0 && v[i] == '0' {
 			continue
@@ -135,6 +132,7 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 	if i == start {
 		return 0, false, false
 	}
+	at.intHi = i
 	if i < len(v) && v[i] == '.' {
 		start = i + 1
 		for i++; i < len(v) && isDigit(v[i]); i++ {
@@ -151,7 +149,9 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 			return 0, false, false
 		}
 	}
+	at.fracHi, at.eAt = i, len(v)
 	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		at.eAt = i
 		i++
 		sign := 1
 		if i < len(v) && (v[i] == '+' || v[i] == '-') {
@@ -162,6 +162,7 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 		}
 		e := 0
 		start = i
+		at.eDigits = i
 		for ; i < len(v) && isDigit(v[i]); i++ {
 			if e > 1000 {
 				return 0, false, false
@@ -195,7 +196,7 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 	} else if x, ok = eiselLemire(m, exp, neg); !ok {
 		return 0, false, false
 	}
-	return x, true, form && encoderForm(v, neg, m, nd, exp, x)
+	return x, true, form && encoderForm(v, &at, m, nd, exp, x)
 }
 
 // eiselLemire is the float64 nearest to man·10^exp10 (man > 0), negated
@@ -323,7 +324,7 @@ func abs(x int) int {
 // shorter decimal reads as x and no other of as many digits. For 16 and 17
 // digits it is checked (nearestOfFewest); more digits are never the
 // fewest.
-func encoderForm(v []byte, neg bool, m uint64, nd, exp int, x float64) bool {
+func encoderForm(v []byte, at *numberParts, m uint64, nd, exp int, x float64) bool {
 	for m%10 == 0 {
 		m, nd, exp = m/10, nd-1, exp+1
 	}
@@ -335,50 +336,41 @@ func encoderForm(v []byte, neg bool, m uint64, nd, exp int, x float64) bool {
 	if nd > 15 && !nearestOfFewest(m, exp, fb) {
 		return false
 	}
-	// %g of the shortest precision: %e below 1e-4 and from 1e6 up
-	var buf [40]byte
-	var digs [20]byte
-	d := digs[:nd]
-	for i, q := nd-1, m; i >= 0; i, q = i-1, q/10 {
-		d[i] = byte('0' + q%10)
+	// %g of the shortest precision, for the digits d₁…dₙ (d₁, dₙ not 0) of
+	// 0.d₁…dₙ·10^dp: %e below 1e-4 and from 1e6 up (d₁[.d₂…dₙ]e±XX, at
+	// least two digits of exponent), else %f (0.0…0d₁…dₙ, d₁….…dₙ or
+	// d₁…dₙ0…0)
+	frac := at.fracHi > at.intHi
+	if frac && v[at.fracHi-1] == '0' {
+		return false // a fraction ends in a digit not 0
 	}
-	dp := nd + exp // v = 0.d₁d₂…dₙ × 10^dp
-	b := buf[:0]
-	if neg {
-		b = append(b, '-')
-	}
-	if e := dp - 1; e < -4 || e >= 6 {
-		b = append(b, d[0])
-		if nd > 1 {
-			b = append(append(b, '.'), d[1:]...)
+	if e := nd + exp - 1; e < -4 || e >= 6 {
+		if at.eAt == len(v) || v[at.eAt] != 'e' || at.eDigits != at.eAt+2 ||
+			at.intHi-at.intLo != 1 || v[at.intLo] == '0' {
+			return false
 		}
-		b = append(b, 'e', '+')
+		digits := v[at.eDigits:]
 		if e < 0 {
-			b[len(b)-1], e = '-', -e
+			e = -e
 		}
 		if e < 10 {
-			b = append(b, '0')
+			return len(digits) == 2 && digits[0] == '0'
 		}
-		b = strconv.AppendInt(b, int64(e), 10)
-	} else {
-		switch {
-		case dp <= 0:
-			b = append(b, '0', '.')
-			for range -dp {
-				b = append(b, '0')
-			}
-			b = append(b, d...)
-		case dp < nd:
-			b = append(append(append(b, d[:dp]...), '.'), d[dp:]...)
-		default:
-			b = append(b, d...)
-			for range dp - nd {
-				b = append(b, '0')
-			}
-		}
+		return digits[0] != '0'
 	}
-	return string(b) == string(v)
+	if at.eAt != len(v) {
+		return false
+	}
+	if v[at.intLo] == '0' {
+		return at.intHi-at.intLo == 1 && frac
+	}
+	return true
 }
+
+// numberParts are where the parts of a number read are: its integer's
+// digits v[intLo:intHi], its fraction's v[intHi+1:fracHi] (if any), the
+// exponent's letter v[eAt] (len(v): none) and its digits v[eDigits:].
+type numberParts struct{ intLo, intHi, fracHi, eAt, eDigits int }
 
 // nearestOfFewest reports whether the decimal m·10^exp of 16 or 17 digits
 // (the last not 0), which reads as the float64 x of bits fb (normal), is
