@@ -3,6 +3,7 @@ package bundle
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -614,4 +615,24 @@ func FuzzEncoderForm(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkEncoderForm(t, s) })
+}
+
+// eightDigits reads every eight ASCII digits as their number and refuses
+// every eight bytes with one that is not a digit.
+func TestEightDigits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	for i := 0; i < 200_000; i++ {
+		var b [8]byte
+		for j := range b {
+			b[j] = byte('0' + rng.IntN(10))
+		}
+		if i%2 == 1 {
+			b[rng.IntN(8)] = byte(rng.IntN(256))
+		}
+		want, err := strconv.ParseUint(string(b[:]), 10, 64)
+		got, ok := eightDigits(binary.LittleEndian.Uint64(b[:]))
+		if ok != (err == nil) || ok && got != want {
+			t.Fatalf("%q: eightDigits %d %v, strconv %d %v", b, got, ok, want, err)
+		}
+	}
 }

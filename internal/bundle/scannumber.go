@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"encoding/binary"
 	"math"
 	"math/big"
 	"math/bits"
@@ -136,6 +137,13 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 	if i < len(v) && v[i] == '.' {
 		start = i + 1
 		for i++; i < len(v) && isDigit(v[i]); i++ {
+			if m != 0 && nd <= 11 && i+8 <= len(v) {
+				// eight digits at once (the digits of a long fraction)
+				if d, ok := eightDigits(binary.LittleEndian.Uint64(v[i:])); ok {
+					m, nd, exp, i = m*1e8+d, nd+8, exp-8, i+7
+					continue
+				}
+			}
 			if m == 0 && v[i] == '0' {
 				exp--
 				continue
@@ -197,6 +205,19 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 		return 0, false, false
 	}
 	return x, true, form && encoderForm(v, &at, m, nd, exp, x)
+}
+
+// eightDigits is the number of the eight ASCII digits of x (little-endian:
+// the first in its low byte), or false when they are not all digits
+// (Lemire's fast_float, parse_eight_digits_unrolled).
+func eightDigits(x uint64) (uint64, bool) {
+	if ((x+0x4646464646464646)|(x-0x3030303030303030))&0x8080808080808080 != 0 {
+		return 0, false
+	}
+	x -= 0x3030303030303030
+	x = x*10 + x>>8
+	x = ((x&0x000000FF000000FF)*(100+1000000<<32) + (x>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
+	return x & 0xFFFFFFFF, true
 }
 
 // eiselLemire is the float64 nearest to man·10^exp10 (man > 0), negated
