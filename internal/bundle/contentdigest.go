@@ -26,8 +26,8 @@ type contentDigest struct {
 	recs hash.Hash // every record, trace by trace, as Encode writes it
 	enc  encoder   // its buf: what recs is yet to hash
 
-	// the numbers of the record being hashed as read: copied rather than
-	// written again when in the encoder's form
+	// the numbers of the record being hashed that were read in the
+	// encoder's form: copied as read rather than written again
 	forms *numberForms
 	nums  []numberForm
 }
@@ -40,18 +40,14 @@ func newContentDigest() *contentDigest {
 	return c
 }
 
-// float appends f as the encoder writes it: a text read as f when that is
-// in the encoder's form (the form is f's alone, whichever field it was
-// read in), else by appendFloat.
+// float appends f as the encoder writes it: its text as read when it was
+// read in that form (the form is f's alone, whichever field it was read
+// in), else by appendFloat.
 func (c *contentDigest) float(b []byte, f float64) []byte {
 	bits := math.Float64bits(f)
 	for _, n := range c.nums {
 		if n.bits == bits {
-			text := c.forms.text[n.off : n.off+n.n]
-			if x, _, enc := readNumber(text, true); enc && math.Float64bits(x) == bits {
-				return append(b, text...)
-			}
-			break
+			return append(b, c.forms.text[n.off:n.off+n.n]...)
 		}
 	}
 	return appendFloat(b, f)

@@ -8,10 +8,11 @@ import (
 	"sync"
 )
 
-// numberForms are the numbers of a chunk's records as read (those read by
-// fastFloat): an import's digest, which hashes the records as the encoder
-// writes them, copies those in the encoder's form instead of writing them
-// (contentDigest), telling which they are on its own goroutine.
+// numberForms are the numbers of a chunk's records that were read in the
+// encoder's form, kept as read: an import's digest, which hashes the
+// records as the encoder writes them, copies them instead of writing them
+// (contentDigest). Telling the form while the number is read costs about a
+// third of writing it; apart, reading it again, as much.
 type numberForms struct {
 	text  []byte       // the numbers' text
 	nums  []numberForm // record by record
@@ -39,14 +40,14 @@ func (f *numberForms) of(j int) []numberForm {
 	return f.nums[f.first[j]:end]
 }
 
-// float reads a record's number (number), keeping its text in s.forms
-// when there is one.
+// float reads a record's number (number), keeping it in s.forms when
+// there is one and the number is in the encoder's form.
 func (s *scanner) float(v []byte) (float64, error) {
-	x, ok := fastFloat(v)
+	x, ok, enc := readNumber(v, s.forms != nil)
 	if !ok {
 		return parseFloat("", v)
 	}
-	if f := s.forms; f != nil {
+	if f := s.forms; enc {
 		f.nums = append(f.nums, numberForm{bits: math.Float64bits(x), off: uint32(len(f.text)), n: uint32(len(v))})
 		f.text = append(f.text, v...)
 	}
