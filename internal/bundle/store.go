@@ -162,9 +162,9 @@ func finalStatus(s string) string {
 // of records on their way. The first failure stops the writing (and the
 // digest), and the decoder at its next call.
 //
-// The digest encodes each record as Encode writes it. Hashing the bytes
-// read instead would do only for records written so, and telling that
-// takes writing each number in its shortest form: the cost of encoding.
+// The digest encodes each record as Encode writes it, with the numbers
+// the reader read in the encoder's form copied as read (numberForms): only
+// the others are written again.
 type storeSink struct {
 	ctx    context.Context
 	im     store.RunImport
