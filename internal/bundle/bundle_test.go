@@ -491,3 +491,25 @@ func TestPutLiveBundleIsInterrupted(t *testing.T) {
 		t.Errorf("statuses %s: %s %s %s", r.Status, r.Traces[0].Status, r.Traces[1].Status, r.Traces[2].Status)
 	}
 }
+
+// appendString writes every string as encoding/json does: plain ones
+// directly, the others (quotes, backslashes, HTML's <, > and &, control
+// characters, non-ASCII, invalid UTF-8, U+2028) by encoding/json.
+func TestAppendStringIsJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	alphabet := []string{"a", "Z", "0", " ", "_", "-", "\"", "\\", "<", ">", "&", "\n", "\t", "\x00", "\x1f", "\x7f", "é", "\u2028", "\xff", "/", "'", "fw"}
+	for i := 0; i < 20_000; i++ {
+		var sb strings.Builder
+		for n := rng.IntN(12); n > 0; n-- {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := sb.String()
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("%q: appendString %s, encoding/json %s", s, got[1:], want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"math"
 	"strconv"
 
 	"github.com/fwlab/fwlab/internal/solver"
@@ -24,13 +25,43 @@ import (
 type contentDigest struct {
 	recs hash.Hash // every record, trace by trace, as Encode writes it
 	enc  encoder   // its buf: what recs is yet to hash
+
+	// the numbers of the record being hashed that were read in the
+	// encoder's form: copied as read rather than written again
+	forms *numberForms
+	nums  []numberForm
 }
 
-func newContentDigest() *contentDigest { return &contentDigest{recs: sha256.New()} }
+func newContentDigest() *contentDigest {
+	c := &contentDigest{recs: sha256.New()}
+	st := recordStyle
+	st.Float = c.float
+	c.enc.style = &st
+	return c
+}
 
-// record hashes r, encoded.
-func (c *contentDigest) record(_ int, r *solver.Record) {
+// float appends f as the encoder writes it: its text as read when it was
+// read in that form (the form is f's alone, whichever field it was read
+// in), else by appendFloat.
+func (c *contentDigest) float(b []byte, f float64) []byte {
+	bits := math.Float64bits(f)
+	for _, n := range c.nums {
+		if n.bits == bits {
+			return append(b, c.forms.text[n.off:n.off+n.n]...)
+		}
+	}
+	return appendFloat(b, f)
+}
+
+// record hashes r, encoded; forms (if any) has the numbers of r (record j
+// of its chunk) that were read in the encoder's form.
+func (c *contentDigest) record(r *solver.Record, forms *numberForms, j int) {
+	c.forms, c.nums = forms, nil
+	if forms != nil {
+		c.nums = forms.of(j)
+	}
 	c.enc.record(r)
+	c.forms, c.nums = nil, nil
 	c.enc.buf = append(c.enc.buf, '\n')
 	c.flush(32 << 10)
 }

@@ -157,9 +157,10 @@ func (e *encoder) traceHead(i int, t *Trace) {
 const timeFormat = "2006-01-02T15:04:05.999999Z07:00"
 
 type encoder struct {
-	w   io.Writer
-	buf []byte
-	err error
+	w     io.Writer
+	buf   []byte
+	err   error
+	style *recordfields.JSONStyle // how records are written (nil: recordStyle)
 }
 
 func (e *encoder) flush() {
@@ -169,16 +170,18 @@ func (e *encoder) flush() {
 	e.buf = e.buf[:0]
 }
 
-func (e *encoder) str(s string) {
+func (e *encoder) str(s string) { e.buf = appendString(e.buf, s) }
+
+// appendString appends s as encoding/json writes it: directly when it has
+// nothing to escape, else by encoding/json.
+func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a string always encodes
-			e.buf = append(e.buf, b...)
-			return
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
 		}
 	}
-	// as encoding/json writes it
-	e.buf = append(append(append(e.buf, '"'), s...), '"')
+	return append(append(append(b, '"'), s...), '"')
 }
 
 func (e *encoder) json(field string, v any) {
@@ -220,13 +223,14 @@ func appendFloat(b []byte, f float64) []byte {
 // declared field.
 func (e *encoder) record(r *solver.Record) {
 	e.buf = append(e.buf, '{')
-	e.buf = recordfields.AppendJSON(e.buf, r, &recordStyle)
+	st := e.style
+	if st == nil {
+		st = &recordStyle
+	}
+	e.buf = recordfields.AppendJSON(e.buf, r, st)
 	e.buf = append(e.buf, '}')
 }
 
 // recordStyle writes a record's fields as the declaration says
 // (internal/recordfields), non-finite numbers as "NaN", "Inf", "-Inf".
-var recordStyle = recordfields.JSONStyle{Float: appendFloat, Str: func(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
-}}
+var recordStyle = recordfields.JSONStyle{Float: appendFloat, Str: appendString}

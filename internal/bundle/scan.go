@@ -61,6 +61,7 @@ type scanner struct {
 	extras []extraKV
 	keys   map[string]string // the extra keys met so far, each one string
 	floats []float64         // where the records' optional numbers are kept
+	forms  *numberForms      // where the numbers read in the encoder's form go (nil: nowhere)
 }
 
 // fill reads more into the buffer, keeping buf[keep:]; false when nothing

@@ -3,10 +3,12 @@ package bundle
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -303,6 +305,10 @@ func TestContentDigestOfRecordsAsRead(t *testing.T) {
 		"white space":        strings.ReplaceAll(run, `,"active":`, `, "active":`),
 		"extra reordered":    regexp.MustCompile(`"extra":\{("nnz":[^,]*),("t_slack":[^}]*)\}`).ReplaceAllString(run, `"extra":{$2,$1}`),
 		"grad_err null":      regexp.MustCompile(`(,"objective":[^,]*),"gap":`).ReplaceAllString(run, `$1,"grad_err":null,"gap":`),
+		"exponents spelt":    strings.NewReplacer("e-05", "e-5", "e+06", "E6").Replace(run),
+		"a digit more":       regexp.MustCompile(`("gamma":0\.\d{15})(\d)`).ReplaceAllString(run, "${1}${2}1"),
+		"a digit fewer":      regexp.MustCompile(`("objective":\d+\.\d{10,})\d,`).ReplaceAllString(run, "${1},"),
+		"a digit changed":    regexp.MustCompile(`("gap":\d+\.\d{10,})\d,`).ReplaceAllString(run, "${1}5,"),
 	} {
 		if name != "as written" && name != "a run as written" && (d == doc || d == run) {
 			t.Fatalf("%s: the document is unchanged", name)
@@ -314,7 +320,7 @@ func TestContentDigestOfRecordsAsRead(t *testing.T) {
 		c := newContentDigest()
 		for i := range b.Traces {
 			for j := range b.Traces[i].Records {
-				c.record(i, &b.Traces[i].Records[j])
+				c.record(&b.Traces[i].Records[j], nil, 0)
 			}
 			c.endTrace(i)
 		}
@@ -332,44 +338,145 @@ func TestContentDigestOfRecordsAsRead(t *testing.T) {
 	}
 }
 
-// exactFloat reads what it reads as strconv.ParseFloat does, bit for bit.
-func TestExactFloatIsParseFloat(t *testing.T) {
-	rng := rand.New(rand.NewPCG(51, 52))
-	check := func(s string) {
-		x, ok := exactFloat([]byte(s))
-		if !ok {
-			return
-		}
-		want, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.Float64bits(x) != math.Float64bits(want) {
-			t.Fatalf("%s: exactFloat %v (%x), strconv %v (%x, %v)", s, x, math.Float64bits(x), want, math.Float64bits(want), err)
-		}
+// checkFastFloat fails t when fastFloat reads s and strconv.ParseFloat
+// reads it otherwise (or refuses it), and reports whether fastFloat read it.
+func checkFastFloat(t testing.TB, s string) bool {
+	x, ok := fastFloat([]byte(s))
+	if !ok {
+		return false
 	}
-	taken := 0
-	for i := 0; i < 200_000; i++ {
+	want, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.Float64bits(x) != math.Float64bits(want) {
+		t.Fatalf("%s: fastFloat %v (%x), strconv %v (%x, %v)", s, x, math.Float64bits(x), want, math.Float64bits(want), err)
+	}
+	return true
+}
+
+// fastFloat reads what it reads as strconv.ParseFloat does, bit for bit:
+// the shortest forms the encoder writes for random float64s of every
+// exponent (subnormals and the largest included), the same numbers with
+// one more or one fewer digit, numbers of 16 to 19 digits near halfway
+// points, and edge cases; and it reads most of the encoder's forms itself.
+func TestFastFloatIsParseFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	taken, written, writtenTaken := 0, 0, 0
+	for i := 0; i < 400_000; i++ {
 		var s string
-		switch i % 4 {
+		enc := false
+		switch i % 8 {
 		case 0:
-			s = strconv.FormatFloat(randFloat(rng), 'g', -1, 64)
+			s, enc = strconv.FormatFloat(randFloat(rng), 'g', -1, 64), true
 		case 1:
-			s = strconv.FormatFloat(rng.Float64()*math.Pow(10, float64(rng.IntN(50)-25)), 'g', -1, 64)
+			s, enc = strconv.FormatFloat(rng.Float64()*math.Pow(10, float64(rng.IntN(50)-25)), 'g', -1, 64), true
 		case 2:
 			s = strconv.FormatFloat(rng.NormFloat64(), 'f', rng.IntN(20), 64)
-		default:
+		case 3:
 			s = fmt.Sprintf("%d.%de%d", rng.Int64N(1<<53), rng.IntN(1000), rng.IntN(60)-30)
+		case 4:
+			// any bit pattern: subnormals, the largest exponents
+			x := math.Float64frombits(rng.Uint64() &^ (1 << 63 >> rng.IntN(2)))
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				x = math.MaxFloat64
+			}
+			s, enc = strconv.FormatFloat(x, 'g', -1, 64), true
+		case 5:
+			// 16 to 19 digits, up to the largest a uint64 holds
+			s = fmt.Sprintf("%de%d", rng.Uint64N(1e19-1e15)+1e15, rng.IntN(700)-360)
+		case 6:
+			// the exact value of a float64 or the halfway point above it,
+			// to 17 to 25 digits: the cases hardest to round
+			x := math.Float64frombits(rng.Uint64() &^ (1 << 63))
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				x = 1
+			}
+			bf := new(big.Float).SetPrec(200).SetFloat64(x)
+			if rng.IntN(2) == 0 {
+				up := new(big.Float).SetPrec(200).SetFloat64(math.Nextafter(x, math.Inf(1)))
+				bf.Add(bf, up).Quo(bf, big.NewFloat(2))
+			}
+			s = bf.Text('e', 16+rng.IntN(9))
+		default:
+			// the encoder's form with its last digit changed, or cut
+			s = strconv.FormatFloat(rng.NormFloat64()*math.Pow(10, float64(rng.IntN(40)-20)), 'g', -1, 64)
+			if j := strings.LastIndexAny(s, "123456789"); j > 0 && rng.IntN(2) == 0 {
+				s = s[:j] + string(rune('0'+rng.IntN(10))) + s[j+1:]
+			} else if len(s) > 3 {
+				s = s[:len(s)-1]
+			}
 		}
-		if _, ok := exactFloat([]byte(s)); ok {
+		if x, err := strconv.ParseFloat(s, 64); err != nil || math.Abs(x) < 0x1p-1022 {
+			enc = false // not a number, or subnormal: strconv's
+		}
+		ok := checkFastFloat(t, s)
+		if ok {
 			taken++
 		}
-		check(s)
+		if enc {
+			written++
+			if ok {
+				writtenTaken++
+			}
+		}
 	}
-	for _, s := range []string{"0", "-0", "0.0", "-0.0e5", "1e22", "1e23", "9007199254740992", "9007199254740993", "9007199254740991e-22",
-		"1.7976931348623157e308", "5e-324", "123456789012345678", "0.000000000000000000000001", "1e", "-", "", `"NaN"`, "null", "1.5e+3", "1E-3"} {
-		check(s)
+	for _, s := range []string{"0", "-0", "0.0", "-0.0e5", "0e-400", "1e22", "1e23", "9007199254740992", "9007199254740993", "9007199254740995",
+		"9007199254740991e-22", "18446744073709551615", "18446744073709551616", "9999999999999999999", "1.7976931348623157e308",
+		"1.7976931348623158e308", "1.7976931348623159e308", "1e308", "1e309", "-1e400", "2.2250738585072014e-308", "2.2250738585072011e-308",
+		"2.225073858507201e-308", "4.9406564584124654e-324", "5e-324", "2.4703282292062327e-324", "1e-323", "1e-400", "1e-348", "1e-349",
+		"1e347", "123456789012345678", "0.000000000000000000000001", "0.1", "0.2", "0.30000000000000004", "-1.2345678901234567e-5",
+		"7.450580596923828e-9", "1e", "-", "", "01", "1.", ".5", "+1", "1e+", `"NaN"`, "null", "1.5e+3", "1E-3", "1_0", "0x10", "inf"} {
+		checkFastFloat(t, s)
 	}
-	if taken < 50_000 {
-		t.Errorf("exactFloat read %d of 200 000 numbers: the fast path is hardly taken", taken)
+	if taken < 250_000 {
+		t.Errorf("fastFloat read %d of 400 000 numbers: the fast path is hardly taken", taken)
 	}
+	if writtenTaken < written*85/100 { // less: exact values of 17 digits, the halfway case Eisel-Lemire leaves to strconv
+		t.Errorf("fastFloat read %d of the encoder's %d forms", writtenTaken, written)
+	}
+}
+
+// The powers of ten fastFloat multiplies by: each within one unit of its
+// last bit below the exact power, its top bit set, its power of two the
+// one strconv's integer approximation gives.
+func TestPow10Table(t *testing.T) {
+	tab := pow10Table()
+	for e := pow10Min; e <= pow10Max; e++ {
+		p := tab[e-pow10Min]
+		if p.hi>>63 != 1 {
+			t.Fatalf("1e%d: top bit not set: %x %x", e, p.hi, p.lo)
+		}
+		// mant·2^(exp2−128) ≤ 10^e < (mant+1)·2^(exp2−128)
+		mant := new(big.Int).Lsh(new(big.Int).SetUint64(p.hi), 64)
+		mant.Or(mant, new(big.Int).SetUint64(p.lo))
+		lo := new(big.Rat).SetInt(mant)
+		hi := new(big.Rat).SetInt(new(big.Int).Add(mant, big.NewInt(1)))
+		scale := new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), uint(abs(pow10Exp2(e)-128))))
+		if pow10Exp2(e) >= 128 {
+			lo.Mul(lo, scale)
+			hi.Mul(hi, scale)
+		} else {
+			lo.Quo(lo, scale)
+			hi.Quo(hi, scale)
+		}
+		var want *big.Rat
+		if e >= 0 {
+			want = new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e)), nil))
+		} else {
+			want = new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-e)), nil))
+		}
+		if lo.Cmp(want) > 0 || hi.Cmp(want) <= 0 {
+			t.Fatalf("1e%d: the table's mantissa %x%016x (2^%d) is not 10^%d rounded down", e, p.hi, p.lo, pow10Exp2(e), e)
+		}
+	}
+}
+
+// FuzzFastFloat: whatever fastFloat reads, strconv.ParseFloat reads the
+// same, bit for bit.
+func FuzzFastFloat(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1.5", "0.30000000000000004", "1.7976931348623157e308", "5e-324", "2.2250738585072011e-308",
+		"9007199254740993", "18446744073709551615", "1e-348", "1e347", "-7.450580596923828e-9", "123456789.12345678e-30"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkFastFloat(t, s) })
 }
 
 // TestScannerFollowsTheDeclaration: the fields the scanner reads by its own
@@ -394,6 +501,138 @@ func TestScannerFollowsTheDeclaration(t *testing.T) {
 	for _, f := range fs[numRecordFields:] {
 		if laterFields[f.JSON] == nil {
 			t.Errorf("the declared field %q is neither the scanner's nor read by its kind", f.JSON)
+		}
+	}
+}
+
+// checkEncoderForm fails t when readNumber says s is the encoder's form of
+// the number it reads and the encoder writes that number otherwise, or
+// reads it otherwise than strconv.ParseFloat; it reports what readNumber
+// said.
+func checkEncoderForm(t testing.TB, s string) bool {
+	x, ok, enc := readNumber([]byte(s), true)
+	if !ok {
+		if enc {
+			t.Fatalf("%s: not read, but said to be the encoder's form", s)
+		}
+		return false
+	}
+	if want, err := strconv.ParseFloat(s, 64); err != nil || math.Float64bits(x) != math.Float64bits(want) {
+		t.Fatalf("%s: read %v (%x), strconv %v (%x, %v)", s, x, math.Float64bits(x), want, math.Float64bits(want), err)
+	}
+	if w := string(appendFloat(nil, x)); enc != (w == s) && enc {
+		t.Fatalf("%s: said to be the encoder's form, which is %s", s, w)
+	}
+	return enc
+}
+
+// readNumber says a number is in the encoder's form only when it is: for
+// the encoder's own forms of random float64s (of every exponent, short and
+// long) and for other forms of the same and nearby numbers (other digits,
+// one digit more or fewer, the last changed, %e, %f and %g at other
+// precisions, exponents written otherwise); and it says so for nearly all
+// of the encoder's forms (of normal numbers).
+func TestEncoderForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	written, said := 0, 0
+	for i := 0; i < 300_000; i++ {
+		var x float64
+		switch i % 5 {
+		case 0:
+			x = math.Float64frombits(rng.Uint64())
+		case 1:
+			x = rng.Float64() * math.Pow(10, float64(rng.IntN(40)-20))
+		case 2:
+			// short decimals: k/500, steps, counts
+			x = float64(rng.IntN(1_000_000)) / float64([]int{1, 2, 10, 500, 1000, 1 << 20}[rng.IntN(6)])
+		case 3:
+			x = math.Nextafter(math.Pow(10, float64(rng.IntN(40)-20)), math.Inf(rng.IntN(3)-1))
+		default:
+			x = rng.NormFloat64() * math.Pow(2, float64(rng.IntN(2000)-1000))
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		s := strconv.FormatFloat(x, 'g', -1, 64)
+		if checkEncoderForm(t, s) {
+			said++
+		}
+		if x != 0 && math.Abs(x) >= 0x1p-1022 && math.Abs(x) != math.Pow(2, math.Round(math.Log2(math.Abs(x)))) {
+			written++
+		}
+		// other forms of x and of numbers near it
+		others := []string{
+			strconv.FormatFloat(x, 'e', rng.IntN(20), 64),
+			strconv.FormatFloat(x, 'f', rng.IntN(25), 64),
+			strconv.FormatFloat(x, 'g', 1+rng.IntN(19), 64),
+			strconv.FormatFloat(x, 'e', 16, 64),
+			strconv.FormatFloat(x, 'e', 15, 64),
+			strings.Replace(s, "e+0", "e+", 1),
+			strings.Replace(s, "e-0", "e-", 1),
+			strings.Replace(s, "e+", "e", 1),
+			strings.Replace(s, "e", "E", 1),
+			s + "0",
+		}
+		if j := strings.LastIndexAny(s, "0123456789"); j >= 0 && !strings.Contains(s, "e") {
+			for _, c := range "0123456789" {
+				others = append(others, s[:j]+string(c)+s[j+1:], s[:j+1]+string(c))
+			}
+		} else if j := strings.IndexByte(s, 'e'); j > 0 {
+			for _, c := range "0123456789" {
+				others = append(others, s[:j-1]+string(c)+s[j:], s[:j]+string(c)+s[j:])
+			}
+		}
+		for _, o := range others {
+			checkEncoderForm(t, o)
+		}
+	}
+	// subnormals and powers of two, at every precision
+	for i := 0; i < 2000; i++ {
+		x := math.Float64frombits(rng.Uint64N(1 << 52 >> rng.IntN(52)))
+		if i%2 == 1 {
+			x = math.Ldexp(1, rng.IntN(2000)-1000)
+		}
+		for p := -1; p < 18; p++ {
+			checkEncoderForm(t, strconv.FormatFloat(x, 'g', p, 64))
+			checkEncoderForm(t, strconv.FormatFloat(x, 'e', p, 64))
+		}
+	}
+	for _, s := range []string{"0", "-0", "0.0", "00", "00.5", "-00.25", "000.001", "01", "1", "-1", "1e+06", "1e6", "1000000", "999999", "100000", "1e+05", "0.0001", "1e-04",
+		"1e-05", "0.00001", "1.5e-05", "123456.5", "1.234565e+05", "5e-324", "2.2250738585072014e-308", "1.7976931348623157e+308",
+		"9007199254740993", "9.007199254740993e+15", "0.30000000000000004", "0.3", "0.1", "1.0", "1.", "+1", "1e+6", "1e+006"} {
+		checkEncoderForm(t, s)
+	}
+	if said < written*99/100 {
+		t.Errorf("readNumber said %d of the encoder's %d forms (normal, not powers of two) were its", said, written)
+	}
+}
+
+// FuzzEncoderForm: readNumber says a number is in the encoder's form only
+// when it is.
+func FuzzEncoderForm(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1.5", "0.30000000000000004", "1.7976931348623157e+308", "5e-324", "1e+06", "1e-05",
+		"0.0001", "123456", "9007199254740993", "-7.450580596923828e-09", "1.2345678901234567e-30", "3.141592653589793"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkEncoderForm(t, s) })
+}
+
+// eightDigits reads every eight ASCII digits as their number and refuses
+// every eight bytes with one that is not a digit.
+func TestEightDigits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	for i := 0; i < 200_000; i++ {
+		var b [8]byte
+		for j := range b {
+			b[j] = byte('0' + rng.IntN(10))
+		}
+		if i%2 == 1 {
+			b[rng.IntN(8)] = byte(rng.IntN(256))
+		}
+		want, err := strconv.ParseUint(string(b[:]), 10, 64)
+		got, ok := eightDigits(binary.LittleEndian.Uint64(b[:]))
+		if ok != (err == nil) || ok && got != want {
+			t.Fatalf("%q: eightDigits %d %v, strconv %d %v", b, got, ok, want, err)
 		}
 	}
 }

@@ -273,6 +273,9 @@ func (s *scanner) member(key []byte, plain bool, v span) {
 // the rules (and in the order) of a record's fields.
 func (s *scanner) fields(r *solver.Record) error {
 	*r = solver.Record{}
+	if s.forms != nil {
+		s.forms.first = append(s.forms.first, int32(len(s.forms.nums)))
+	}
 	if s.twice >= 0 {
 		return s.fail(s.spans[s.twice].lo, "."+recordFields[s.twice], errorf("", "appears twice"))
 	}
@@ -315,7 +318,7 @@ func (s *scanner) fields(r *solver.Record) error {
 				return
 			}
 			var x float64
-			if x, err = number(v); err == nil {
+			if x, err = s.float(v); err == nil {
 				// one allocation for many records' numbers
 				if len(s.floats) == cap(s.floats) {
 					s.floats = make([]float64, 0, 3*chunkRecords)
@@ -328,11 +331,11 @@ func (s *scanner) fields(r *solver.Record) error {
 		case fieldK:
 			nonNeg(&r.K)
 		case fieldPasses:
-			r.Passes, err = number(v)
+			r.Passes, err = s.float(v)
 		case fieldTime:
-			r.Time, err = number(v)
+			r.Time, err = s.float(v)
 		case fieldGamma:
-			r.Gamma, err = number(v)
+			r.Gamma, err = s.float(v)
 		case fieldStep:
 			r.Step, err = step(v)
 		case fieldBatch:
@@ -497,7 +500,7 @@ func (s *scanner) extra(sp span) (map[string]float64, error) {
 		if i > 0 && s.extras[i-1].key == kv.key {
 			return nil, s.fail(kv.v.lo, ".extra."+kv.key, errorf("", "appears twice"))
 		}
-		f, err := number(s.buf[kv.v.lo:kv.v.hi])
+		f, err := s.float(s.buf[kv.v.lo:kv.v.hi])
 		if err != nil {
 			return nil, s.fail(kv.v.lo, ".extra."+kv.key, err)
 		}

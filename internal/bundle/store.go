@@ -80,7 +80,7 @@ func Import(ctx context.Context, st store.Importer, r io.Reader) (*Imported, err
 	}
 	ss := newStoreSink(ctx, im)
 	d := newDecoder(r, ss)
-	d.skipAggregates = true
+	d.skipAggregates, d.keepForms = true, true
 	fail := func(err error) (*Imported, error) {
 		ss.finish()
 		if aerr := im.Abort(context.WithoutCancel(ctx)); aerr != nil {
@@ -160,32 +160,32 @@ func finalStatus(s string) string {
 // of records on their way. The first failure stops the writing (and the
 // digest), and the decoder at its next call.
 //
-// The digest encodes each record as Encode writes it. Hashing the bytes
-// read instead would do only for records written so, and telling that
-// takes writing each number in its shortest form: the cost of encoding.
+// The digest encodes each record as Encode writes it, with the numbers
+// the reader read in the encoder's form copied as read (numberForms): only
+// the others are written again.
 type storeSink struct {
 	ctx    context.Context
 	im     store.RunImport
 	dig    *contentDigest // read by the caller after finish
 	traces []Trace        // without records
 
-	ops      chan sinkOp          // to the writer
-	digests  chan sinkOp          // from the writer to the digester
-	free     chan []solver.Record // chunks to copy records into
-	done     chan struct{}        // closed when both have ended
+	ops      chan sinkOp       // to the writer
+	digests  chan sinkOp       // from the writer to the digester
+	free     chan *recordBatch // batches for the decoder to fill
+	done     chan struct{}     // closed when both have ended
 	finished bool
 
 	mu  sync.Mutex
 	err error // the first failure
 }
 
-// sinkOp is one call of the import and what it adds to the digest; chunk
+// sinkOp is one call of the import and what it adds to the digest; batch
 // (if any) goes back to free once both have run (or been skipped after a
 // failure).
 type sinkOp struct {
 	call   func() error
 	digest func()
-	chunk  []solver.Record
+	batch  *recordBatch
 }
 
 // sinkChunks is how many chunks of records may be on their way (about
@@ -195,7 +195,7 @@ const sinkChunks = 8
 
 func newStoreSink(ctx context.Context, im store.RunImport) *storeSink {
 	s := &storeSink{ctx: ctx, im: im, dig: newContentDigest(), ops: make(chan sinkOp, 2*sinkChunks), digests: make(chan sinkOp, 2*sinkChunks),
-		free: make(chan []solver.Record, sinkChunks), done: make(chan struct{})}
+		free: make(chan *recordBatch, sinkChunks), done: make(chan struct{})}
 	for range sinkChunks {
 		s.free <- nil
 	}
@@ -222,9 +222,9 @@ func (s *storeSink) digest() {
 		if op.digest != nil && s.failure() == nil {
 			op.digest()
 		}
-		if op.chunk != nil {
-			clear(op.chunk)
-			s.free <- op.chunk[:0]
+		if op.batch != nil {
+			op.batch.reset()
+			s.free <- op.batch
 		}
 	}
 }
@@ -252,8 +252,8 @@ func (s *storeSink) submit(op sinkOp) error {
 	case s.ops <- op:
 		return nil
 	case <-s.ctx.Done():
-		if op.chunk != nil {
-			s.free <- op.chunk
+		if op.batch != nil {
+			s.free <- op.batch
 		}
 		return s.ctx.Err()
 	}
@@ -278,23 +278,24 @@ func (s *storeSink) beginTrace(i int) error {
 	return s.submit(sinkOp{call: func() error { return s.im.AddTrace(s.ctx, store.Trace{Index: i}) }})
 }
 
-func (s *storeSink) records(i int, recs []solver.Record) error {
+// records hands b to the writer and the digester as it is (no copy) and
+// returns a free batch (empty, or nil) for the decoder to fill next.
+func (s *storeSink) records(i int, b *recordBatch) (*recordBatch, error) {
 	if err := s.failure(); err != nil {
-		return err
+		return nil, err
 	}
-	var chunk []solver.Record
+	var next *recordBatch
 	select {
-	case chunk = <-s.free:
+	case next = <-s.free:
 	case <-s.ctx.Done():
-		return s.ctx.Err()
+		return nil, s.ctx.Err()
 	}
-	chunk = append(chunk, recs...)
-	return s.submit(sinkOp{call: func() error { return s.im.AppendRecords(s.ctx, i, chunk) },
+	return next, s.submit(sinkOp{call: func() error { return s.im.AppendRecords(s.ctx, i, b.recs) },
 		digest: func() {
-			for j := range chunk {
-				s.dig.record(i, &chunk[j])
+			for j := range b.recs {
+				s.dig.record(&b.recs[j], &b.forms, j)
 			}
-		}, chunk: chunk})
+		}, batch: b})
 }
 
 func (s *storeSink) endTrace(i int, t *Trace) error {

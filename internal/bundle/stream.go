@@ -25,8 +25,10 @@ const chunkRecords = 4096
 // sink receives the traces of a bundle as they are read.
 type sink interface {
 	beginTrace(i int) error
-	records(i int, recs []solver.Record) error // recs is reused after the call
-	endTrace(i int, t *Trace) error            // t without its Records
+	// records takes b (the sink's from then on) and returns an empty
+	// batch to fill next (nil: a new one)
+	records(i int, b *recordBatch) (*recordBatch, error)
+	endTrace(i int, t *Trace) error // t without its Records
 }
 
 // memSink keeps everything (Decode).
@@ -34,9 +36,22 @@ type memSink struct{ traces []Trace }
 
 func (m *memSink) beginTrace(int) error { m.traces = append(m.traces, Trace{}); return nil }
 
-func (m *memSink) records(i int, recs []solver.Record) error {
-	m.traces[i].Records = append(m.traces[i].Records, recs...)
-	return nil
+func (m *memSink) records(i int, b *recordBatch) (*recordBatch, error) {
+	m.traces[i].Records = append(m.traces[i].Records, b.recs...)
+	b.reset()
+	return b, nil
+}
+
+// recordBatch is a chunk of a trace's records on its way to a sink.
+type recordBatch struct {
+	recs  []solver.Record
+	forms numberForms // their numbers read in the encoder's form (kept by Import)
+}
+
+func (b *recordBatch) reset() {
+	clear(b.recs)
+	b.recs = b.recs[:0]
+	b.forms.reset()
 }
 
 func (m *memSink) endTrace(i int, t *Trace) error {
@@ -59,7 +74,11 @@ type decoder struct {
 	specRaw    json.RawMessage
 	sp         *spec.Run // the normalised spec, once checked
 	metas      []traceMeta
-	chunk      []solver.Record
+	batch      *recordBatch // the records being read
+
+	// keepForms keeps the numbers read in the encoder's form (Import's
+	// digest copies them).
+	keepForms bool
 
 	// skipAggregates reads "aggregates" without keeping it (Import).
 	skipAggregates bool

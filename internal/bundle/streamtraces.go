@@ -170,7 +170,17 @@ func (d *decoder) records(path string, i int) error {
 	m := &d.metas[i]
 	m.checkedK = d.sp != nil
 	s := d.takeOver()
-	chunk := d.chunk[:0]
+	b := d.batch
+	newBatch := func() {
+		if b == nil {
+			b = &recordBatch{recs: make([]solver.Record, 0, chunkRecords)}
+		}
+		if s.forms = nil; d.keepForms {
+			s.forms = &b.forms
+		}
+	}
+	newBatch()
+	defer func() { s.forms = nil }()
 	for j := 0; ; j++ {
 		rp := func() string { return fmt.Sprintf("%s[%d]", path, j) }
 		c, ok := s.skipSpace()
@@ -193,8 +203,8 @@ func (d *decoder) records(path string, i int) error {
 			}
 		}
 		line := s.line
-		chunk = append(chunk, solver.Record{})
-		r := &chunk[len(chunk)-1]
+		b.recs = append(b.recs, solver.Record{})
+		r := &b.recs[len(b.recs)-1]
 		if err := s.record(r); err != nil {
 			return s.errorAt(rp(), err)
 		}
@@ -205,21 +215,21 @@ func (d *decoder) records(path string, i int) error {
 			}
 			return err
 		}
-		if len(chunk) == chunkRecords {
-			if err := d.sink.records(i, chunk); err != nil {
+		if len(b.recs) == chunkRecords {
+			var err error
+			if b, err = d.sink.records(i, b); err != nil {
 				return err
 			}
-			clear(chunk)
-			chunk = chunk[:0]
+			newBatch()
 		}
 	}
-	d.chunk = chunk[:0]
-	if len(chunk) > 0 {
-		if err := d.sink.records(i, chunk); err != nil {
+	if len(b.recs) > 0 {
+		var err error
+		if b, err = d.sink.records(i, b); err != nil {
 			return err
 		}
-		clear(chunk)
 	}
+	d.batch = b
 	if err := d.resume(); err != nil {
 		return d.ioError(path, err)
 	}
