@@ -81,11 +81,11 @@ func TestNewerBundleRefusedNamingBothVersions(t *testing.T) {
 // of testdata, a long run's records (runBundle) and random records with
 // non-finite numbers (testBundle).
 func TestContentDigestsKept(t *testing.T) {
-	if FormatVersion != 2 {
-		// the digest covers the bundle's head as written today, its
-		// format_version included: a build with a field added writes 3
-		t.Skipf("the digests pinned are those of format version 2; this build writes version %d", FormatVersion)
-	}
+	// A build with a record field added (-tags recordfields_extra, a
+	// higher format version) keeps the digests of the bundles written
+	// before it (the files of testdata); the records it makes itself
+	// carry the new field, so its own bundles differ.
+	added := FormatVersion != contentDigestFormat
 	st, err := store.Open(store.Memory)
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +108,9 @@ func TestContentDigestsKept(t *testing.T) {
 		{"a run", encodeT(t, runBundle(3, 3000)), "sha256:6908b9e1974b7028a49e3ec6eebf8fd39e0915ac4ac50fad2e47a1a77e462b67"},
 		{"random records", encodeT(t, testBundle(rand.New(rand.NewPCG(41, 42)), 300)), "sha256:ed26bfe0be49ea2d9b8288e22973ebdc06073a641f9a2dfebd45d8a3e5920a77"},
 	} {
+		if added && !strings.HasSuffix(c.name, ".json") {
+			continue
+		}
 		res, err := Import(context.Background(), st, bytes.NewReader(c.doc))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)

@@ -80,13 +80,20 @@ func (c *contentDigest) endTrace(i int) {
 	c.flush(0)
 }
 
+// contentDigestFormat is the format version the content digest hashes a
+// bundle's head as: the version fwlab wrote when the digest was defined,
+// fixed, so that a field added to the record (a higher format version,
+// docs/compatibility.md) leaves every bundle's content digest as it was,
+// and an import of a bundle imported before finds the run it stored.
+const contentDigestFormat = 2
+
 // sum is the digest of b (its Traces without records, as they were read)
 // with the records hashed so far.
 func (c *contentDigest) sum(b *Bundle) (string, error) {
 	h := sha256.New()
 	head := *b
 	head.Aggregates, head.Digest = nil, ""
-	if err := encode(h, &head, func(int, func(*solver.Record) error) error { return nil }); err != nil {
+	if err := encodeAs(h, &head, contentDigestFormat, func(int, func(*solver.Record) error) error { return nil }); err != nil {
 		return "", err
 	}
 	c.flush(0)

@@ -28,7 +28,12 @@ func Encode(w io.Writer, b *Bundle) error {
 // encode writes b with the records of trace i given by records (b's own
 // Records are not read).
 func encode(w io.Writer, b *Bundle, records func(i int, emit func(*solver.Record) error) error) error {
-	e := &encoder{w: w}
+	return encodeAs(w, b, FormatVersion, records)
+}
+
+// encodeAs is encode with the head saying format version v.
+func encodeAs(w io.Writer, b *Bundle, v int64, records func(i int, emit func(*solver.Record) error) error) error {
+	e := &encoder{w: w, version: v}
 	var dg digester
 	e.header(b)
 	e.buf = append(e.buf, `,"traces":[`...)
@@ -76,7 +81,7 @@ func (e *encoder) header(b *Bundle) {
 	e.buf = append(e.buf, `{"format":`...)
 	e.str(Format)
 	e.buf = append(e.buf, `,"format_version":`...)
-	e.buf = strconv.AppendInt(e.buf, FormatVersion, 10)
+	e.buf = strconv.AppendInt(e.buf, e.version, 10)
 	e.buf = append(e.buf, `,"version":`...)
 	e.str(b.Version)
 	e.optStr("status", b.Status)
@@ -157,10 +162,11 @@ func (e *encoder) traceHead(i int, t *Trace) {
 const timeFormat = "2006-01-02T15:04:05.999999Z07:00"
 
 type encoder struct {
-	w     io.Writer
-	buf   []byte
-	err   error
-	style *recordfields.JSONStyle // how records are written (nil: recordStyle)
+	w       io.Writer
+	buf     []byte
+	err     error
+	style   *recordfields.JSONStyle // how records are written (nil: recordStyle)
+	version int64                   // the format version the head says (encodeAs)
 }
 
 func (e *encoder) flush() {
