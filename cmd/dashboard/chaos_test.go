@@ -228,7 +228,7 @@ func stopInsideTx(t *testing.T, st *pgstore.Store, w *workerProc, id string) {
 	}
 	waitUntil(t, 30*time.Second, "the worker's append to wait inside its transaction", func() bool {
 		var n int
-		err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+		err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
 			AND query LIKE 'SELECT records FROM traces%FOR UPDATE'`).Scan(&n)
 		return err == nil && n > 0
 	})
@@ -242,7 +242,7 @@ func stopInsideTx(t *testing.T, st *pgstore.Store, w *workerProc, id string) {
 	}
 	waitUntil(t, 10*time.Second, "the stopped worker's transaction to sit idle holding the run", func() bool {
 		var n int
-		err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'
+		err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'
 			AND query LIKE 'SELECT records FROM traces%FOR UPDATE'`).Scan(&n)
 		return err == nil && n > 0
 	})

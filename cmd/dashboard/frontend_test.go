@@ -21,7 +21,7 @@ import (
 // record once, to its end; its status names the worker.
 func TestFrontEndQueuesForAWorker(t *testing.T) {
 	sessiontest.Register()
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	// a bad spec is refused as by a server that runs it, naming the field
@@ -113,7 +113,7 @@ func TestSlotsFlagErrors(t *testing.T) {
 // worker.
 func TestFrontEndQueuesSweepsForWorkers(t *testing.T) {
 	sessiontest.Register()
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	startWorkerProc(t, db, "w0", "-slots", "2")
@@ -194,7 +194,7 @@ func TestStopFromTheServerReachesAWorker(t *testing.T) {
 // a run of the server's own: from the records the worker stored.
 func TestHistoryProgressOfARunOnAWorker(t *testing.T) {
 	sessiontest.Register()
-	db := pgtest.Start(t).NewDB(t)
+	db := pgtest.Shared(t).NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	w := startWorkerProc(t, db, "w1", "-slots", "1")
 	const n = 60000 // about a minute at 1 ms a record

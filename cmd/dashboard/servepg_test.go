@@ -26,7 +26,7 @@ import (
 // through the server, naming the worker that ran it.
 func TestServeOnPostgreSQL(t *testing.T) {
 	sessiontest.Register()
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	srv := startChild(t, "-db", db)
 	self := serveWorkerName(t, srv)

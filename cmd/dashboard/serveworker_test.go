@@ -192,7 +192,7 @@ func TestServeWithSlotsStopsLikeAWorker(t *testing.T) {
 // refused with 429 naming the flag; a run that ends makes room again.
 func TestFrontEndClientLimits(t *testing.T) {
 	sessiontest.Register()
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0", "-max-client-runs", "2", "-max-sweeps", "1")
 	run := `{"problem":"test-fake","params":{"n":"50"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":50}`

@@ -146,8 +146,9 @@ func TestVerifyCancelReachesTheWorker(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	// long enough that the re-run is still running when it is cancelled
-	id := post(t, srv.url+"/api/runs", `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"50000"},"algorithms":[{"algo":"fista"}],"iters":150000}`)
+	// about 10 s of sleeping between records (no solver work), long
+	// enough that the re-run is still running when it is cancelled
+	id := post(t, srv.url+"/api/runs", fakeSpec(10000, 1000))
 	waitFor("the run's end", 5*time.Minute, func() bool { s, _ := status(id); return !store.Live(s) })
 	rerun := postVerify(t, srv.url, id)
 	waitFor("the re-run running on w1", time.Minute, func() bool { s, wk := status(rerun); return s == "running" && wk == "w1" })

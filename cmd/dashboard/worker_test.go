@@ -439,14 +439,14 @@ func TestRescueGoesByHeartbeat(t *testing.T) {
 	}
 }
 
-// pgStore starts a throwaway PostgreSQL cluster (the test fails under CI
-// without PostgreSQL, and is skipped otherwise), opens a store on a new
-// database of it and registers the test problem; the store is closed at
-// the test's end.
+// pgStore takes a new database of the PostgreSQL cluster the package's
+// tests share (the test fails under CI without PostgreSQL, and is skipped
+// otherwise), opens a store on it and registers the test problem; the
+// store is closed at the test's end.
 func pgStore(t *testing.T) (db string, st *pgstore.Store) {
 	t.Helper()
 	sessiontest.Register()
-	db = pgtest.Start(t).NewDB(t)
+	db = pgtest.Shared(t).NewDB(t)
 	st, err := pgstore.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
