@@ -127,6 +127,7 @@ func runEnded(t *testing.T, st *pgstore.Store, id string, d time.Duration) strin
 // -rescue-after (and one rescue look) after the last heartbeat, and the
 // run's records are those of the same spec run undisturbed.
 func TestKilledWorkerIsSeenSilentAndTakenOver(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	fe := startChild(t, "-db", db, "-slots", "0")
@@ -257,6 +258,7 @@ func stopInsideTx(t *testing.T, st *pgstore.Store, w *workerProc, id string) {
 // cancel`, each answering within 5 s, while History (GET /api/runs) still
 // answers within 5 s; continued, the worker leaves the run cancelled.
 func TestStoppedWorkerBlocksNeitherRescueNorCancel(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	const after = 6 * time.Second

@@ -20,6 +20,7 @@ import (
 // runs it, and the run's websocket on the server streams it live, every
 // record once, to its end; its status names the worker.
 func TestFrontEndQueuesForAWorker(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
 	c := pgtest.Shared(t)
 	db := c.NewDB(t)
@@ -112,6 +113,7 @@ func TestSlotsFlagErrors(t *testing.T) {
 // the sweep's page data shows every cell done, each cell's run naming its
 // worker.
 func TestFrontEndQueuesSweepsForWorkers(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
 	c := pgtest.Shared(t)
 	db := c.NewDB(t)
@@ -153,6 +155,7 @@ func TestFrontEndQueuesSweepsForWorkers(t *testing.T) {
 // server stops the run on its worker: it ends cancelled, its records kept,
 // well before it would have finished.
 func TestStopFromTheServerReachesAWorker(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	srv := startChild(t, "-db", db, "-slots", "0")
@@ -193,6 +196,7 @@ func TestStopFromTheServerReachesAWorker(t *testing.T) {
 // running on a worker process its progress towards its limits, as it does
 // a run of the server's own: from the records the worker stored.
 func TestHistoryProgressOfARunOnAWorker(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
 	db := pgtest.Shared(t).NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")

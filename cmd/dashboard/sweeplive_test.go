@@ -17,6 +17,7 @@ import (
 // running cell had when first read; the sweep list counts a running cell
 // as not done.
 func TestSweepPageFollowsCellsOnWorkers(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
 	db := pgtest.Shared(t).NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")

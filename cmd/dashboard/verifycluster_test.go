@@ -20,6 +20,7 @@ import (
 // function (a variant's included), and verify re-runs it here and finds
 // every record, summary and name identical.
 func TestVerifyRunsMadeOnTheCluster(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	w, err := serveWorker(ctx, st, "w1", 2, queue.DefaultRescueAfter, "", io.Discard)
@@ -74,6 +75,7 @@ func TestVerifyRunsMadeOnTheCluster(t *testing.T) {
 // /api/runs queues a run, a worker runs it, and the verification is
 // recorded reproduced.
 func TestVerifyButtonQueuesForTheWorkers(t *testing.T) {
+	t.Parallel()
 	db, _ := pgStore(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	w := startWorkerProc(t, db, "w1", "-slots", "1")
@@ -127,6 +129,7 @@ func TestVerifyButtonQueuesForTheWorkers(t *testing.T) {
 // /api/runs/{id}/verify) as any run on a worker is: through the store, at
 // once, and the worker stops it.
 func TestVerifyCancelReachesTheWorker(t *testing.T) {
+	t.Parallel()
 	db, _ := pgStore(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	w := startWorkerProc(t, db, "w1", "-slots", "1")
