@@ -689,7 +689,11 @@ func settledGoroutines(target int) int {
 }
 
 func TestTooSlowClientIsClosedWith1013(t *testing.T) {
-	srv, ts := newTestServer(t, Options{MaxLag: 1000, SlowWrite: 100 * time.Millisecond, MinInterval: 10 * time.Millisecond})
+	// The client stalls for as long as the run takes (far beyond the
+	// default write timeout of 10 s under the race detector on a busy
+	// machine): a write that waits that long is slow, not dead, so the
+	// write timeout is set beyond any such wait.
+	srv, ts := newTestServer(t, Options{MaxLag: 1000, SlowWrite: 100 * time.Millisecond, MinInterval: 10 * time.Millisecond, WriteTimeout: 10 * time.Minute})
 	const n = 300_000
 	id := create(t, ts, fakeRun(n, "fw"))
 	c := dial(t, ts, id)
