@@ -64,12 +64,20 @@ FUZZ_TARGETS := \
 	./internal/bundle:FuzzDigestRecordField \
 	./internal/sweep:FuzzSweepDecode
 
-## fuzz: run each input fuzz target for FUZZTIME (default 20000 inputs)
+## fuzz: run each input fuzz target for FUZZTIME (default 20000 inputs); the instrumented
+## test binary of each package is built once (go test -c -fuzz) and runs its targets in the
+## package's folder (its testdata/fuzz seeds) with the cache go test -fuzz uses
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
+	@set -e; bin=$$(mktemp -d); trap 'rm -rf "$$bin"' EXIT; \
+	cache=$$($(GO) env GOCACHE)/fuzz; last=; \
+	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
+		if [ "$$pkg" != "$$last" ]; then \
+			out=$$($(GO) test -c -fuzz . -o "$$bin/fuzz.test" $$pkg 2>&1) || { echo "$$out"; exit 1; }; \
+			ipath=$$($(GO) list $$pkg); last=$$pkg; fi; \
 		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
-		out=$$($(GO) test -count=1 -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
+		out=$$(cd $$pkg && "$$bin/fuzz.test" -test.run '^$$' -test.fuzz "^$$name$$" -test.fuzztime $(FUZZTIME) \
+			-test.fuzzcachedir "$$cache/$$ipath" -test.paniconexit0 -test.timeout 10m 2>&1) || \
 			{ echo "$$out"; exit 1; }; \
 	done
 
