@@ -28,10 +28,27 @@ test: check-format check-generated check-size
 		echo "*** make test: no C compiler or no OpenBLAS found, so the check that make build-openblas gives the same traces was SKIPPED (Debian: apt-get install gcc libopenblas-dev; with CI set it fails instead) ***"; fi
 	@if [ -z "$$CI" ] && [ -z "$$FWLAB_PG_BIN" ] && [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then \
 		echo "*** make test: no PostgreSQL 15 found, so the tests of the PostgreSQL store, the queue and dashboard worker were SKIPPED (Debian: apt-get install postgresql, or set FWLAB_PG_BIN; with CI set they fail instead) ***"; fi
-	$(GO) test -count=1 -race -timeout 15m ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
+	$(MAKE) --no-print-directory test-race
 	$(MAKE) --no-print-directory test-declared
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory check-clean
+
+# The race detector runs over the packages with concurrent code: live runs
+# and their sessions, the server's streams and handlers, the solvers' worker
+# goroutines, both stores and the bundle import's writer and digester. It
+# leaves out the tests that run one goroutine's code over large inputs or
+# measure memory, which it slows five- to twentyfold and whose memory figures
+# it distorts; they run without it in the package tests above:
+# TestImportMemoryIsBounded (peak RSS of a 400 000-record import),
+# TestEveryTruncationIsRefused (Decode of every prefix of a bundle),
+# TestFigureOfALongRunStreams (peak RSS of a 600 000-record figure) and
+# TestFigureExport (drawing SVG, PNG and PDF).
+RACE_PKGS := ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
+RACE_SKIP := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestFigureOfALongRunStreams|TestFigureExport)$$
+
+## test-race: the race detector's part of make test
+test-race:
+	$(GO) test -count=1 -race -timeout 15m -skip '$(RACE_SKIP)' $(RACE_PKGS)
 
 # The test builds that add one record field (recordfields_extra) and one
 # algorithm (algos_extra) to their declarations, as a developer would: the
