@@ -18,10 +18,14 @@ build:
 build-openblas:
 	CGO_ENABLED=1 $(GO) build -tags openblas -o bin/dashboard-openblas ./cmd/dashboard
 
+# -parallel 4: the tests that call t.Parallel (those of cmd/dashboard and
+# internal/queue that drive workers, the two stores' cases of a browser test)
+# mostly wait on processes, heartbeats and timers, so four of them at once
+# share two cores well; every other test runs one at a time in its package.
 ## test: formatting, vet, generated files, every test (browser tests included), race detector on the concurrent packages, a short run of every fuzz target of the inputs
 test: check-format check-generated check-size
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -timeout 20m -parallel 4 $(PKGS)
 	@if [ -z "$$CI" ] && { [ "$$FWLAB_CHROMIUM" = none ] || { [ -z "$$FWLAB_CHROMIUM" ] && [ ! -x /usr/bin/chromium ] && [ ! -x /usr/bin/chromium-browser ] && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; }; }; then \
 		echo "*** make test: no Chromium found, so the browser tests in internal/e2e were SKIPPED (install Debian's chromium or set FWLAB_CHROMIUM; with CI set they fail instead) ***"; fi
 	@if [ -z "$$CI" ] && { ! command -v "$$($(GO) env CC)" >/dev/null 2>&1 || { ! pkg-config --exists openblas 2>/dev/null && ! ls /usr/lib/*/libopenblas.so /usr/lib64/libopenblas.so /usr/lib/libopenblas.so /usr/local/lib/libopenblas.so 2>/dev/null | grep -q .; }; }; then \
