@@ -127,6 +127,7 @@ func runEnded(t *testing.T, st *pgstore.Store, id string, d time.Duration) strin
 // -rescue-after (and one rescue look) after the last heartbeat, and the
 // run's records are those of the same spec run undisturbed.
 func TestKilledWorkerIsSeenSilentAndTakenOver(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	fe := startChild(t, "-db", db, "-slots", "0")
@@ -228,7 +229,7 @@ func stopInsideTx(t *testing.T, st *pgstore.Store, w *workerProc, id string) {
 	}
 	waitUntil(t, 30*time.Second, "the worker's append to wait inside its transaction", func() bool {
 		var n int
-		err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+		err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
 			AND query LIKE 'SELECT records FROM traces%FOR UPDATE'`).Scan(&n)
 		return err == nil && n > 0
 	})
@@ -242,7 +243,7 @@ func stopInsideTx(t *testing.T, st *pgstore.Store, w *workerProc, id string) {
 	}
 	waitUntil(t, 10*time.Second, "the stopped worker's transaction to sit idle holding the run", func() bool {
 		var n int
-		err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'
+		err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'
 			AND query LIKE 'SELECT records FROM traces%FOR UPDATE'`).Scan(&n)
 		return err == nil && n > 0
 	})
@@ -257,6 +258,7 @@ func stopInsideTx(t *testing.T, st *pgstore.Store, w *workerProc, id string) {
 // cancel`, each answering within 5 s, while History (GET /api/runs) still
 // answers within 5 s; continued, the worker leaves the run cancelled.
 func TestStoppedWorkerBlocksNeitherRescueNorCancel(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	const after = 6 * time.Second

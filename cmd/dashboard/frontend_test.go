@@ -20,8 +20,9 @@ import (
 // runs it, and the run's websocket on the server streams it live, every
 // record once, to its end; its status names the worker.
 func TestFrontEndQueuesForAWorker(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	// a bad spec is refused as by a server that runs it, naming the field
@@ -112,8 +113,9 @@ func TestSlotsFlagErrors(t *testing.T) {
 // the sweep's page data shows every cell done, each cell's run naming its
 // worker.
 func TestFrontEndQueuesSweepsForWorkers(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	startWorkerProc(t, db, "w0", "-slots", "2")
@@ -153,6 +155,7 @@ func TestFrontEndQueuesSweepsForWorkers(t *testing.T) {
 // server stops the run on its worker: it ends cancelled, its records kept,
 // well before it would have finished.
 func TestStopFromTheServerReachesAWorker(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	srv := startChild(t, "-db", db, "-slots", "0")
@@ -193,8 +196,9 @@ func TestStopFromTheServerReachesAWorker(t *testing.T) {
 // running on a worker process its progress towards its limits, as it does
 // a run of the server's own: from the records the worker stored.
 func TestHistoryProgressOfARunOnAWorker(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
-	db := pgtest.Start(t).NewDB(t)
+	db := pgtest.Shared(t).NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	w := startWorkerProc(t, db, "w1", "-slots", "1")
 	const n = 60000 // about a minute at 1 ms a record

@@ -16,7 +16,7 @@ import (
 // the bundles of a job array's sweep into a PostgreSQL store as one sweep
 // with its cells' runs; importing again stores no run twice.
 func TestImportIntoPostgreSQL(t *testing.T) {
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	out := filepath.Join(t.TempDir(), "out")
 	doc := `{"name":"ρ on PostgreSQL","base":{"problem":"lasso","params":{"n":"20","p":"10"},"algorithms":[{"algo":"ssfw-as"}],"replications":1,"seed":1,"iters":20},

@@ -81,7 +81,7 @@ func TestDeclaredFieldsTravelEveryPath(t *testing.T) {
 	// import into SQLite and PostgreSQL: bit for bit, and exported again as
 	// the same bundle, digest included
 	db := filepath.Join(dir, "store", "fwlab.db")
-	pg := pgtest.Start(t).NewDB(t)
+	pg := pgtest.Shared(t).NewDB(t)
 	ctx := context.Background()
 	for _, target := range []string{db, pg} {
 		o, stderr, code := runImportArgs("-db", target, file)

@@ -32,6 +32,7 @@ func control(t *testing.T, url, id, op string) (int, string) {
 // one more record and leaves it paused, a resume lets it run on; a stop
 // while paused ends it cancelled; an unknown run is 404.
 func TestPauseStepResumeFromTheServerReachAWorker(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	srv := startChild(t, "-db", db, "-slots", "0")
@@ -119,6 +120,7 @@ func TestPauseStepResumeFromTheServerReachAWorker(t *testing.T) {
 // stops on its worker, its queued cells never start, the sweep ends
 // cancelled.
 func TestSweepCancelFromTheServerReachesWorkers(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	srv := startChild(t, "-db", db, "-slots", "0")

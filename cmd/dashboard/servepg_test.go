@@ -25,8 +25,9 @@ import (
 // with `dashboard submit` beside a worker process is listed and read
 // through the server, naming the worker that ran it.
 func TestServeOnPostgreSQL(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	srv := startChild(t, "-db", db)
 	self := serveWorkerName(t, srv)
@@ -138,6 +139,7 @@ func TestServeOnPostgreSQL(t *testing.T) {
 // worker process streams it from the store while it runs, every record
 // once, then says done (the server, a pure front end, runs nothing).
 func TestServerStreamsAWorkersRunLive(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	srv := startChild(t, "-db", db, "-slots", "0")

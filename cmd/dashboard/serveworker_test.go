@@ -95,6 +95,7 @@ func jobOf(t *testing.T, st *pgstore.Store, id string) (client string, ok bool) 
 // a run queued by `dashboard submit` and one started through another
 // server, a pure front end.
 func TestServeWithSlotsIsAWorker(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	srv := startChild(t, "-db", db, "-slots", "2")
@@ -137,6 +138,7 @@ func TestServeWithSlotsIsAWorker(t *testing.T) {
 // server exits 0 within the bound; a worker process then runs the run from
 // the start to its end, every record once.
 func TestServeWithSlotsStopsLikeAWorker(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	srv := startChild(t, "-db", db, "-slots", "1", "-drain", "300ms")
@@ -191,8 +193,9 @@ func TestServeWithSlotsStopsLikeAWorker(t *testing.T) {
 // live runs and -max-sweeps live sweeps, counted from the store, the next
 // refused with 429 naming the flag; a run that ends makes room again.
 func TestFrontEndClientLimits(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
-	c := pgtest.Start(t)
+	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0", "-max-client-runs", "2", "-max-sweeps", "1")
 	run := `{"problem":"test-fake","params":{"n":"50"},"algorithms":[{"algo":"fw"}],"replications":1,"iters":50}`

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
 	"github.com/fwlab/fwlab/internal/store"
 )
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		sessiontest.Register()
 		os.Exit(runServe(strings.Split(args, "\n"), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m)) // removes the PostgreSQL cluster the tests shared
 }
 
 type child struct {

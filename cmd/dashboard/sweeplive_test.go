@@ -17,8 +17,9 @@ import (
 // running cell had when first read; the sweep list counts a running cell
 // as not done.
 func TestSweepPageFollowsCellsOnWorkers(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
-	db := pgtest.Start(t).NewDB(t)
+	db := pgtest.Shared(t).NewDB(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	startWorkerProc(t, db, "w0", "-slots", "2")
 	const n = 3000 // about 3 s at 1 ms a record

@@ -20,6 +20,7 @@ import (
 // function (a variant's included), and verify re-runs it here and finds
 // every record, summary and name identical.
 func TestVerifyRunsMadeOnTheCluster(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	w, err := serveWorker(ctx, st, "w1", 2, queue.DefaultRescueAfter, "", io.Discard)
@@ -74,6 +75,7 @@ func TestVerifyRunsMadeOnTheCluster(t *testing.T) {
 // /api/runs queues a run, a worker runs it, and the verification is
 // recorded reproduced.
 func TestVerifyButtonQueuesForTheWorkers(t *testing.T) {
+	t.Parallel()
 	db, _ := pgStore(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	w := startWorkerProc(t, db, "w1", "-slots", "1")
@@ -127,6 +129,7 @@ func TestVerifyButtonQueuesForTheWorkers(t *testing.T) {
 // /api/runs/{id}/verify) as any run on a worker is: through the store, at
 // once, and the worker stops it.
 func TestVerifyCancelReachesTheWorker(t *testing.T) {
+	t.Parallel()
 	db, _ := pgStore(t)
 	srv := startChild(t, "-db", db, "-slots", "0")
 	w := startWorkerProc(t, db, "w1", "-slots", "1")
@@ -146,8 +149,9 @@ func TestVerifyCancelReachesTheWorker(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	// long enough that the re-run is still running when it is cancelled
-	id := post(t, srv.url+"/api/runs", `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"50000"},"algorithms":[{"algo":"fista"}],"iters":150000}`)
+	// about 10 s of sleeping between records (no solver work), long
+	// enough that the re-run is still running when it is cancelled
+	id := post(t, srv.url+"/api/runs", fakeSpec(10000, 1000))
 	waitFor("the run's end", 5*time.Minute, func() bool { s, _ := status(id); return !store.Live(s) })
 	rerun := postVerify(t, srv.url, id)
 	waitFor("the re-run running on w1", time.Minute, func() bool { s, wk := status(rerun); return s == "running" && wk == "w1" })

@@ -123,6 +123,7 @@ func metricValue(t *testing.T, url, name string) float64 {
 // while it runs cells and another stopped with SIGTERM; the cells of both
 // are completed by the workers left, every record stored exactly once.
 func TestWorkerProcessesRunASweep(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	const n = 400 // records per trace; 2 ms each: about a second a cell
@@ -314,6 +315,7 @@ func jobStates(ctx context.Context, st *pgstore.Store) string {
 // a worker process stops it within a heartbeat or two, its records kept;
 // cancelling a sweep cancels its live cells, so queued ones never start.
 func TestCancelReachesAWorkerProcess(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	startWorkerProc(t, db, "w0", "-slots", "1")
@@ -375,6 +377,7 @@ func TestCancelReachesAWorkerProcess(t *testing.T) {
 // another about -rescue-after after the killed worker's last heartbeat
 // and run again from the start, done, its records whole and stored once.
 func TestRescueGoesByHeartbeat(t *testing.T) {
+	t.Parallel()
 	db, st := pgStore(t)
 	ctx := context.Background()
 	const after = 4 * time.Second
@@ -439,14 +442,19 @@ func TestRescueGoesByHeartbeat(t *testing.T) {
 	}
 }
 
-// pgStore starts a throwaway PostgreSQL cluster (the test fails under CI
-// without PostgreSQL, and is skipped otherwise), opens a store on a new
-// database of it and registers the test problem; the store is closed at
-// the test's end.
+// The tests that drive worker processes on the shared cluster mostly wait
+// (for heartbeats, rescues, runs that sleep between records) and each
+// works in a database of its own: they call t.Parallel, so that their
+// waits overlap.
+//
+// pgStore takes a new database of the PostgreSQL cluster the package's
+// tests share (the test fails under CI without PostgreSQL, and is skipped
+// otherwise), opens a store on it and registers the test problem; the
+// store is closed at the test's end.
 func pgStore(t *testing.T) (db string, st *pgstore.Store) {
 	t.Helper()
 	sessiontest.Register()
-	db = pgtest.Start(t).NewDB(t)
+	db = pgtest.Shared(t).NewDB(t)
 	st, err := pgstore.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)

@@ -87,11 +87,19 @@ func (b *backend) checkRanHere(t *testing.T, id string) {
 }
 
 // onBothStores runs f as the subtests sqlite and cluster, each on a
-// backend of its own made for it.
+// backend and in a browser context of its own made for it. The two run at
+// the same time (t.Parallel): they share nothing, and the cluster's case
+// mostly waits for its processes to start and for its workers.
 func onBothStores(t *testing.T, f func(t *testing.T, b *backend)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { f(t, sqliteBackend(t)) })
-	t.Run("cluster", func(t *testing.T) { f(t, clusterBackend(t)) })
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		f(t, sqliteBackend(t))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		f(t, clusterBackend(t))
+	})
 }
 
 // sqliteBackend is the real server in-process over a SQLite file.

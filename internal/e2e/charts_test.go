@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -59,6 +60,15 @@ func burnCPU(t *testing.T) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
+}
+
+// nextDraw waits until the run page has drawn everything (charts, table,
+// teaching view) once more after the call: a draw that began after
+// whatever the test did before it (the run page counts its whole draws).
+func nextDraw(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	d0 := eval[float64](t, ctx, `fwlab.chartScale('gap').draws`)
+	waitFor(t, ctx, what+": the next draw", fmt.Sprintf(`fwlab.chartScale('gap').draws > %v`, d0), `[fwlab.status, fwlab.chartScale('gap')]`, 30*time.Second)
 }
 
 // traceRec is a record of GET /api/runs/{id}/trace?format=jsonl.
@@ -277,12 +287,12 @@ func TestBoxZoomWhileStreaming(t *testing.T) {
 		}
 	}
 	// Let a draw pass so that every chart's attributes are current.
-	time.Sleep(300 * time.Millisecond)
+	nextDraw(t, ctx, "after the zoom")
 	check("after the zoom")
 	shot(t, ctx, t.TempDir(), "box-zoom.png")
 	dataMax := eval[float64](t, ctx, `fwlab.chartScale('gap').dataMax`)
 	waitFor(t, ctx, "more records drawn while zoomed", fmt.Sprintf(`fwlab.chartScale('gap').dataMax > %v + 50`, dataMax), `fwlab.chartScale('gap')`, 60*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	nextDraw(t, ctx, "while data arrives")
 	check("while data arrives")
 
 	follows := func(what string) {

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,11 +112,48 @@ func appWith(t *testing.T, o server.Options) *httptest.Server {
 // testCSP is the policy the browser tests serve the pages under.
 const testCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
-// newBrowser starts a headless Chromium with a fresh profile; the returned
-// context has no deadline (each step gets its own).
+// newBrowser opens a tab for the test in a browser context of its own (a
+// fresh profile: no cookies, storage or cache of another test) of the
+// Chromium the package's tests share, started by the first caller and
+// again if it has stopped; the returned context has no deadline (each step
+// gets its own). Starting Chromium costs seconds, a browser context a few
+// milliseconds.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	path := browserPath(t)
+	bctx, err := sharedChromium(path)
+	if err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil { // opens the tab
+		t.Fatalf("opening a tab in %s: %v", path, err)
+	}
+	return ctx
+}
+
+// chromium is the browser the package's tests share (TestMain stops it).
+var chromium struct {
+	mu      sync.Mutex
+	ctx     context.Context // its first tab, kept open: the browser's life
+	cancel  func()
+	profile string
+}
+
+// sharedChromium returns the context of the shared browser, starting it
+// if no browser runs (the first test, or one whose browser crashed).
+func sharedChromium(path string) (context.Context, error) {
+	chromium.mu.Lock()
+	defer chromium.mu.Unlock()
+	if chromium.ctx != nil && chromium.ctx.Err() == nil {
+		return chromium.ctx, nil
+	}
+	stopChromiumLocked()
+	profile, err := os.MkdirTemp("", "fwlab-e2e-chromium-")
+	if err != nil {
+		return nil, err
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,
@@ -130,19 +168,43 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1400, 1000),
 	}
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
 		cancel()
 		acancel()
-	})
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("starting %s: %v", path, err)
+		os.RemoveAll(profile)
+		return nil, err
 	}
-	return ctx
+	chromium.ctx, chromium.profile = ctx, profile
+	chromium.cancel = func() {
+		cancel()
+		acancel()
+	}
+	return ctx, nil
+}
+
+// stopChromium stops the shared browser, if one was started.
+func stopChromium() {
+	chromium.mu.Lock()
+	defer chromium.mu.Unlock()
+	stopChromiumLocked()
+}
+
+func stopChromiumLocked() {
+	if chromium.cancel != nil {
+		chromium.cancel()
+		chromium.cancel = nil
+	}
+	if chromium.profile != "" {
+		_ = os.RemoveAll(chromium.profile)
+		chromium.profile = ""
+	}
+	chromium.ctx = nil
 }
 
 // step runs actions with a deadline and fails the test on error.
@@ -273,6 +335,7 @@ func testLiveRunToyPolygon(t *testing.T, be *backend) {
 	}
 	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dl,
+		BrowserContextID: chromedp.FromContext(ctx).BrowserContextID,
 	}); err != nil {
 		t.Fatalf("download behaviour: %v", err)
 	}

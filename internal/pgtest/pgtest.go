@@ -93,11 +93,29 @@ func startFor(tb testing.TB, durable bool) *Cluster {
 		tb.Fatalf("pgtest: %v", err)
 	}
 	tb.Cleanup(func() {
+		c.logTail(tb)
 		if err := c.Remove(); err != nil {
 			tb.Errorf("pgtest: %v", err)
 		}
 	})
 	return c
+}
+
+// logTail logs the end of the server's log when the test failed: a
+// connection the server dropped, a backend that crashed, say why there.
+func (c *Cluster) logTail(tb testing.TB) {
+	if !tb.Failed() {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(c.Dir, "log"))
+	if err != nil {
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 30 {
+		lines = lines[len(lines)-30:]
+	}
+	tb.Logf("pgtest: the end of the PostgreSQL log of %s:\n%s", c.Dir, strings.Join(lines, "\n"))
 }
 
 var shared struct {
@@ -255,6 +273,9 @@ func (c *Cluster) NewDB(tb testing.TB) string {
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		tb.Fatalf("pgtest: creating database %s: %v", name, err)
+	}
+	if c == shared.c { // Start's cleanup logs a cluster of the test's own
+		tb.Cleanup(func() { c.logTail(tb) })
 	}
 	return c.URL(name)
 }

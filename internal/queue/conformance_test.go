@@ -19,6 +19,7 @@ import (
 // after the end, for runs that end done, failed (a method's error, a panic)
 // or without panels.
 func TestRunsReadTheSameOnBothStores(t *testing.T) {
+	t.Parallel()
 	url, pg, q := newQueue(t)
 	startWorker(t, url, "w1", 2)
 	sq, err := store.Open(filepath.Join(t.TempDir(), "runs.db"))

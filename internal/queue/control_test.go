@@ -49,6 +49,7 @@ func steady(t *testing.T, st *pgstore.Store, id string) int {
 // longer than its pause timeout is cancelled by its worker, naming the
 // timeout.
 func TestPauseStepResumeReachTheWorker(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	// no heartbeat during the test: only the store's notifications wake

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fwlab/fwlab/internal/store"
 	"github.com/fwlab/fwlab/internal/sweep"
 )
 
@@ -18,12 +19,23 @@ func TestFairShareAcrossClients(t *testing.T) {
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)
-	doc := &sweep.Doc{Base: fakeSpec(150, 1000, "fw"), Axes: []sweep.Axis{{Param: "seed", Values: []json.RawMessage{json.RawMessage("1"), json.RawMessage("2"), json.RawMessage("3")}}}}
+	// The sweep's first cell holds the only slot for about 3 s (20 ms a
+	// record), so that every run below is queued while it runs whatever
+	// the machine's load; the other two take about 150 ms.
+	doc := &sweep.Doc{Base: fakeSpec(150, 1000, "fw"), Axes: []sweep.Axis{{Param: "params.delay_us", Values: []json.RawMessage{json.RawMessage(`"20000"`), json.RawMessage(`"1000"`), json.RawMessage(`"1000"`)}}}}
 	sid, err := q.SubmitSweepFor(ctx, doc, From{Client: "10.0.0.3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // the sweep's first cell starts
+	cellRunning := func() bool {
+		sw, err := st.GetSweep(ctx, sid)
+		if err != nil || len(sw.Cells) == 0 || sw.Cells[0].RunID == "" {
+			return false
+		}
+		r, err := st.Get(ctx, sw.Cells[0].RunID)
+		return err == nil && r.Status == store.StatusRunning
+	}
+	waitFor(t, time.Minute, "the sweep's first cell to start", cellRunning)
 	var a []string
 	for i := 0; i < 6; i++ {
 		id, err := q.SubmitFor(ctx, fakeSpec(150, 1000, "fw"), From{Client: "10.0.0.1"})
@@ -35,6 +47,9 @@ func TestFairShareAcrossClients(t *testing.T) {
 	b, err := q.SubmitFor(ctx, fakeSpec(150, 1000, "fw"), From{Client: "10.0.0.2"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !cellRunning() {
+		t.Fatal("the sweep's first cell ended before the runs were queued: the test's premise (the slot held while they are queued) failed")
 	}
 	sw, err := st.GetSweep(ctx, sid)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // that lent its slot goes on after, and A's runs never started are still
 // queued.
 func TestFirstRunBorrowsASlotOnTheCluster(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 4)
@@ -79,6 +80,7 @@ func TestFirstRunBorrowsASlotOnTheCluster(t *testing.T) {
 // paused run gave back and runs to its end; resumed, the paused run goes
 // on to its end too.
 func TestPausedRunGivesItsSlotOnTheCluster(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)
@@ -118,6 +120,7 @@ func contains(s []string, x string) bool {
 // B's run, the store says it is queued; once B's run has ended it is
 // running again.
 func TestLenderSaysItWaitsOnTheCluster(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 2)

@@ -24,6 +24,11 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m))
 }
 
+// The tests that mostly wait (for heartbeats, rescues, slots lent and
+// given back, a restarted server) work each in a database of their own and
+// call t.Parallel, so that their waits overlap; a test that sets
+// package-wide state (pgstore.SetClock, an environment variable) does not.
+
 // newQueue opens a store on a new database of the shared cluster and a
 // queue on it; it returns the database's URL too.
 func newQueue(t *testing.T) (string, *pgstore.Store, *Queue) {
@@ -302,6 +307,7 @@ func TestConcurrentStartsMigrateOnce(t *testing.T) {
 // and run again from their specs, and each ends done with its records
 // whole and not duplicated.
 func TestPostgreSQLRestartUnderLoad(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Start(t) // a cluster of its own: it is restarted
 	url := c.NewDB(t)
 	ctx := context.Background()

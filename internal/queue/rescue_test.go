@@ -26,6 +26,7 @@ func jobOf(t *testing.T, q *Queue, id string) (attempt int, errs []string) {
 // RescueAfter on a live worker (which beats) runs to its end in one
 // attempt, never rescued.
 func TestLongRunOnALiveWorkerIsNotRescued(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	w := startWorkerWith(t, url, Config{Name: "w1", Slots: 1, BeatEvery: 200 * time.Millisecond, RescueAfter: time.Second})
@@ -60,6 +61,7 @@ func TestLongRunOnALiveWorkerIsNotRescued(t *testing.T) {
 // last heartbeat, however long the run has lasted, and run again from the
 // start: done, its records whole and stored once.
 func TestDeadWorkersRunIsRescued(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	const n = 300
