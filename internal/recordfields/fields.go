@@ -9,6 +9,7 @@
 package recordfields
 
 //go:generate go run ./gen ../..
+//go:generate go run -tags recordfields_extra ./gen ../..
 
 // declared is the record's fields, in the order of its JSON. A field added
 // later gets the next Since (the record codec's version that carries it)
