@@ -101,6 +101,18 @@ func LiveRecord() ([]byte, error) {
 		b.WriteString("//go:build !recordfields_extra\n\n")
 	}
 	b.WriteString("package live\n\nimport (\n\"strconv\"\n\n\"github.com/fwlab/fwlab/fw\"\n)\n\n")
+	liveItem(&b, opts, hasType)
+	liveFill(&b, opts, metrics)
+	liveAppend(&b)
+	src, err := format.Source([]byte(b.String()))
+	if err != nil {
+		return nil, fmt.Errorf("recordfields: generated %s: %w", LiveRecordFile(), err)
+	}
+	return src, nil
+}
+
+// liveItem writes fw/live's item struct and its presence bits.
+func liveItem(b *strings.Builder, opts []*Field, hasType string) {
 	b.WriteString("// item is a queued record: its values copied out of the caller's\n// pointers and maps, its metrics in the queue's extras.\ntype item struct {\n")
 	for _, k := range []Kind{Int, Float, OptFloat, String} {
 		var names []string
@@ -114,45 +126,53 @@ func LiveRecord() ([]byte, error) {
 			if k == OptFloat {
 				typ = "float64"
 			}
-			fmt.Fprintf(&b, "%s %s\n", strings.Join(names, ", "), typ)
+			fmt.Fprintf(b, "%s %s\n", strings.Join(names, ", "), typ)
 		}
 	}
-	fmt.Fprintf(&b, "trace int32\nhas %s // a bit for each optional value present\nextraLo, extraHi int32 // its metrics, in queue.extras\n}\n\n", hasType)
+	fmt.Fprintf(b, "trace int32\nhas %s // a bit for each optional value present\nextraLo, extraHi int32 // its metrics, in queue.extras\n}\n\n", hasType)
 	if len(opts) > 0 {
 		b.WriteString("// The presence bits of the optional values.\nconst (\n")
 		for i, f := range opts {
 			if i == 0 {
-				fmt.Fprintf(&b, "%s = 1 << iota\n", hasName(f))
+				fmt.Fprintf(b, "%s = 1 << iota\n", hasName(f))
 			} else {
-				fmt.Fprintf(&b, "%s\n", hasName(f))
+				fmt.Fprintf(b, "%s\n", hasName(f))
 			}
 		}
 		b.WriteString(")\n\n")
 	}
+}
+
+// liveFill writes newItem and queue.addMetrics.
+func liveFill(b *strings.Builder, opts []*Field, metrics *Field) {
 	b.WriteString("// newItem copies rec's values (its metrics aside) for trace.\nfunc newItem(trace int32, rec *fw.Record) item {\nit := item{trace: trace")
 	for i := range Fields {
 		if f := &Fields[i]; f.Kind != OptFloat && f.Kind != Metrics {
-			fmt.Fprintf(&b, ", %s: rec.%s", liveName(f), f.Go)
+			fmt.Fprintf(b, ", %s: rec.%s", liveName(f), f.Go)
 		}
 	}
 	b.WriteString("}\n")
 	for _, f := range opts {
 		if f.slot {
-			fmt.Fprintf(&b, "if v, ok := rec.%s[%q]; ok {\nit.%s, it.has = v, it.has|%s\n}\n", metrics.Go, f.JSON, liveName(f), hasName(f))
+			fmt.Fprintf(b, "if v, ok := rec.%s[%q]; ok {\nit.%s, it.has = v, it.has|%s\n}\n", metrics.Go, f.JSON, liveName(f), hasName(f))
 		} else {
-			fmt.Fprintf(&b, "if p := rec.%s; p != nil {\nit.%s, it.has = *p, it.has|%s\n}\n", f.Go, liveName(f), hasName(f))
+			fmt.Fprintf(b, "if p := rec.%s; p != nil {\nit.%s, it.has = *p, it.has|%s\n}\n", f.Go, liveName(f), hasName(f))
 		}
 	}
 	b.WriteString("return it\n}\n\n")
-	fmt.Fprintf(&b, "// addMetrics copies rec's metrics to the end of q.extras for it.\nfunc (q *queue) addMetrics(it *item, rec *fw.Record) {\nit.extraLo = int32(len(q.extras))\nfor k, v := range rec.%s {\n", metrics.Go)
+	fmt.Fprintf(b, "// addMetrics copies rec's metrics to the end of q.extras for it.\nfunc (q *queue) addMetrics(it *item, rec *fw.Record) {\nit.extraLo = int32(len(q.extras))\nfor k, v := range rec.%s {\n", metrics.Go)
 	if len(Slots) > 0 {
 		var conds []string
 		for _, f := range Slots {
 			conds = append(conds, fmt.Sprintf("k == %q", f.JSON))
 		}
-		fmt.Fprintf(&b, "if %s {\ncontinue // a field of its own\n}\n", strings.Join(conds, " || "))
+		fmt.Fprintf(b, "if %s {\ncontinue // a field of its own\n}\n", strings.Join(conds, " || "))
 	}
 	b.WriteString("q.extras = append(q.extras, metric{k, v})\n}\nit.extraHi = int32(len(q.extras))\n}\n\n")
+}
+
+// liveAppend writes appendItem.
+func liveAppend(b *strings.Builder) {
 	b.WriteString("// appendItem appends the JSON of the item's fields, after its trace.\nfunc appendItem(b []byte, it *item, extras []metric) []byte {\n")
 	for i := range Fields {
 		f := &Fields[i]
@@ -161,24 +181,19 @@ func LiveRecord() ([]byte, error) {
 		switch f.Kind {
 		case Int:
 			if f.Omit {
-				fmt.Fprintf(&b, "if %s != 0 {\nb = strconv.AppendInt(append(b, %s...), int64(%s), 10)\n}\n", x, key, x)
+				fmt.Fprintf(b, "if %s != 0 {\nb = strconv.AppendInt(append(b, %s...), int64(%s), 10)\n}\n", x, key, x)
 			} else {
-				fmt.Fprintf(&b, "b = strconv.AppendInt(append(b, %s...), int64(%s), 10)\n", key, x)
+				fmt.Fprintf(b, "b = strconv.AppendInt(append(b, %s...), int64(%s), 10)\n", key, x)
 			}
 		case Float:
-			fmt.Fprintf(&b, "b = appendNum(append(b, %s...), %s)\n", key, x)
+			fmt.Fprintf(b, "b = appendNum(append(b, %s...), %s)\n", key, x)
 		case String:
-			fmt.Fprintf(&b, "b = appendStr(append(b, %s...), %s)\n", key, x)
+			fmt.Fprintf(b, "b = appendStr(append(b, %s...), %s)\n", key, x)
 		case OptFloat:
-			fmt.Fprintf(&b, "if it.has&%s != 0 {\nb = appendNum(append(b, %s...), %s)\n}\n", hasName(f), key, x)
+			fmt.Fprintf(b, "if it.has&%s != 0 {\nb = appendNum(append(b, %s...), %s)\n}\n", hasName(f), key, x)
 		case Metrics:
-			fmt.Fprintf(&b, "if it.extraHi > it.extraLo {\nb = append(b, %s...)\nfor j, m := range extras[it.extraLo:it.extraHi] {\nif j > 0 {\nb = append(b, ',')\n}\nb = appendNum(append(appendStr(b, m.key), ':'), m.v)\n}\nb = append(b, '}')\n}\n", "`,\""+f.JSON+"\":{`")
+			fmt.Fprintf(b, "if it.extraHi > it.extraLo {\nb = append(b, %s...)\nfor j, m := range extras[it.extraLo:it.extraHi] {\nif j > 0 {\nb = append(b, ',')\n}\nb = appendNum(append(appendStr(b, m.key), ':'), m.v)\n}\nb = append(b, '}')\n}\n", "`,\""+f.JSON+"\":{`")
 		}
 	}
 	b.WriteString("return b\n}\n")
-	src, err := format.Source([]byte(b.String()))
-	if err != nil {
-		return nil, fmt.Errorf("recordfields: generated %s: %w", LiveRecordFile(), err)
-	}
-	return src, nil
 }
