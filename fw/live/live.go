@@ -124,27 +124,15 @@ type queue struct {
 	extras []metric
 }
 
-// item is a queued record.
-type item struct {
-	k, batch, active, fwSteps, awaySteps, drops, cleanups int
-	passes, time, gamma, objective, gap, gradErr          float64
-	step                                                  string
-	trace                                                 int32
-	has                                                   uint8 // hasObjective | hasGap | hasGradErr
-	extraLo, extraHi                                      int32 // its extra metrics, in queue.extras
-}
+// item, its fill (newItem, queue.addMetrics) and its JSON (appendItem)
+// are generated from the record's declaration (internal/recordfields):
+// record_gen.go.
 
 // metric is an extra metric of a queued record.
 type metric struct {
 	key string
 	v   float64
 }
-
-const (
-	hasObjective = 1 << iota
-	hasGap
-	hasGradErr
-)
 
 // Open opens a run on the dashboard at baseURL (for example
 // "http://localhost:8080") and starts its sender.
@@ -217,16 +205,9 @@ func (r *Run) Record(trace string, rec fw.Record) error {
 	if !ok {
 		return fmt.Errorf("live: run %s has no trace %q", r.ID, trace)
 	}
-	it := item{trace: int32(i), k: rec.K, batch: rec.Batch, active: rec.Active, fwSteps: rec.FWSteps, awaySteps: rec.AwaySteps,
-		drops: rec.Drops, cleanups: rec.Cleanups, passes: rec.Passes, time: rec.Time, gamma: rec.Gamma, step: rec.Step}
-	if p := rec.Objective; p != nil {
-		it.objective, it.has = *p, it.has|hasObjective
-	}
-	if p := rec.Gap; p != nil {
-		it.gap, it.has = *p, it.has|hasGap
-	}
-	if p := rec.GradErr; p != nil {
-		it.gradErr, it.has = *p, it.has|hasGradErr
+	it := newItem(int32(i), &rec)
+	if it.step == "" {
+		it.step = "none"
 	}
 	r.mu.Lock()
 	if len(r.queue.items) >= DefaultMaxPending {
@@ -241,11 +222,7 @@ func (r *Run) Record(trace string, rec fw.Record) error {
 		return fmt.Errorf("live: run %s has ended", r.ID)
 	}
 	q := &r.queue
-	it.extraLo = int32(len(q.extras))
-	for k, v := range rec.Extra {
-		q.extras = append(q.extras, metric{k, v})
-	}
-	it.extraHi = int32(len(q.extras))
+	q.addMetrics(&it, &rec)
 	q.items = append(q.items, it)
 	n := len(q.items)
 	r.mu.Unlock()
@@ -367,52 +344,10 @@ func (r *Run) encode(b []byte, q *queue, from int) ([]byte, int) {
 		}
 		b = append(b, `{"trace":`...)
 		b = append(b, r.traceJSON[it.trace]...)
-		b = strconv.AppendInt(append(b, `,"k":`...), int64(it.k), 10)
-		b = appendNum(append(b, `,"passes":`...), it.passes)
-		b = appendNum(append(b, `,"time_s":`...), it.time)
-		step := it.step
-		if step == "" {
-			step = "none"
-		}
-		b = appendStr(append(b, `,"step":`...), step)
-		b = appendNum(append(b, `,"gamma":`...), it.gamma)
-		b = strconv.AppendInt(append(b, `,"batch":`...), int64(it.batch), 10)
-		b = strconv.AppendInt(append(b, `,"active":`...), int64(it.active), 10)
-		b = appendCount(b, `,"fw_steps":`, it.fwSteps)
-		b = appendCount(b, `,"away_steps":`, it.awaySteps)
-		b = appendCount(b, `,"drops":`, it.drops)
-		b = appendCount(b, `,"cleanups":`, it.cleanups)
-		if it.has&hasObjective != 0 {
-			b = appendNum(append(b, `,"objective":`...), it.objective)
-		}
-		if it.has&hasGap != 0 {
-			b = appendNum(append(b, `,"gap":`...), it.gap)
-		}
-		if it.has&hasGradErr != 0 {
-			b = appendNum(append(b, `,"grad_err":`...), it.gradErr)
-		}
-		if it.extraHi > it.extraLo {
-			b = append(b, `,"extra":{`...)
-			for j, m := range q.extras[it.extraLo:it.extraHi] {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = appendNum(append(appendStr(b, m.key), ':'), m.v)
-			}
-			b = append(b, '}')
-		}
+		b = appendItem(b, it, q.extras)
 		b = append(b, '}')
 	}
 	return append(b, "]}"...), len(q.items) - from
-}
-
-// appendCount appends an optional count (omitted when zero, as the
-// dashboard reads it).
-func appendCount(b []byte, key string, v int) []byte {
-	if v == 0 {
-		return b
-	}
-	return strconv.AppendInt(append(b, key...), int64(v), 10)
 }
 
 // appendNum appends v as JSON, a non-finite value as the string "NaN",

@@ -3,12 +3,14 @@
 // time and whether they are set only on evaluated iterations. The store's
 // codec, the JSON and CSV encoders of the server and of `dashboard solve`,
 // the bundle's encoder, decoder and digest, `verify`'s comparison and the
-// store's conformance suite all read the table below, so that a new field
-// is one line here plus its producer (docs/compatibility.md says how the
-// formats stay readable when one is added).
+// store's conformance suite all read the table below, and `go generate`
+// writes fw.Record's JSON encoder and fw/live's queued record from it, so
+// that a new field is one line here plus its producer (docs/compatibility.md
+// says how the formats stay readable when one is added).
 package recordfields
 
 //go:generate go run ./gen ../..
+//go:generate go run -tags recordfields_extra ./gen ../..
 
 // declared is the record's fields, in the order of its JSON. A field added
 // later gets the next Since (the record codec's version that carries it)

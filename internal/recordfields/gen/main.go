@@ -1,8 +1,10 @@
 // Command gen writes what follows from the declared record fields:
-// the table of fields in the compatibility policy (docs/compatibility.md)
-// and package fw's Record.AppendJSON (fw/recordjson_gen.go). Run as
+// the table of fields in the compatibility policy (docs/compatibility.md),
+// package fw's Record.AppendJSON (fw/recordjson_gen.go) and fw/live's
+// queued record (fw/live/record_gen.go). Run as
 // `go generate ./internal/recordfields`, with the module's root as its
-// argument.
+// argument. Built with -tags recordfields_extra it writes only fw/live's
+// file of that test build (fw/live/record_extra_gen.go).
 package main
 
 import (
@@ -25,6 +27,18 @@ func main() {
 }
 
 func run(root string) error {
+	live, err := recordfields.LiveRecord()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(recordfields.LiveRecordFile())), live, 0o644); err != nil {
+		return err
+	}
+	if recordfields.ExtraBuild {
+		// a test build's table: only fw/live's file of the build; the
+		// page and fw's encoder describe the declaration without it
+		return nil
+	}
 	docPath := filepath.Join(root, "docs", "compatibility.md")
 	doc, err := os.ReadFile(docPath)
 	if err != nil {
