@@ -25,6 +25,7 @@ func Catalogue(list []*scenarios.Scenario, presets []*scenarios.Preset) template
 			Name: s.Name, Title: s.Title, Help: s.Help, Group: s.Group,
 			Algorithms: append([]string(nil), s.Algorithms...),
 			Defaults:   append([]spec.Algo(nil), s.Defaults...),
+			OwnSteps:   s.OwnSteps, Averages: s.Averages,
 		}
 		if pr.Title == "" {
 			pr.Title = s.Name

@@ -276,23 +276,8 @@ func (s *scanner) fields(r *solver.Record) error {
 	if s.forms != nil {
 		s.forms.first = append(s.forms.first, int32(len(s.forms.nums)))
 	}
-	if s.twice >= 0 {
-		return s.fail(s.spans[s.twice].lo, "."+recordFields[s.twice], errorf("", "appears twice"))
-	}
-	for f := 0; f < requiredFields; f++ {
-		if s.have&(1<<f) == 0 {
-			return s.fail(s.pos, "."+recordFields[f], errorf("", "is required"))
-		}
-	}
-	if len(s.others) > 0 {
-		return s.fail(s.pos, "."+slices.Min(s.others), errorf("", "unknown field"))
-	}
-	for i, l := range s.later {
-		for _, m := range s.later[:i] {
-			if m.f == l.f {
-				return s.fail(l.v.lo, "."+l.f.JSON, errorf("", "appears twice"))
-			}
-		}
+	if err := s.checkNames(); err != nil {
+		return err
 	}
 	for f := 0; f < numRecordFields; f++ {
 		if s.have&(1<<f) == 0 {
@@ -370,6 +355,30 @@ func (s *scanner) fields(r *solver.Record) error {
 	for _, l := range s.later {
 		if err := readLater(l.f, s.buf[l.v.lo:l.v.hi], r); err != nil {
 			return s.fail(l.v.lo, "."+l.f.JSON, err)
+		}
+	}
+	return nil
+}
+
+// checkNames refuses a record whose field names are wrong: a field given
+// twice, a required one missing, an unknown one.
+func (s *scanner) checkNames() error {
+	if s.twice >= 0 {
+		return s.fail(s.spans[s.twice].lo, "."+recordFields[s.twice], errorf("", "appears twice"))
+	}
+	for f := 0; f < requiredFields; f++ {
+		if s.have&(1<<f) == 0 {
+			return s.fail(s.pos, "."+recordFields[f], errorf("", "is required"))
+		}
+	}
+	if len(s.others) > 0 {
+		return s.fail(s.pos, "."+slices.Min(s.others), errorf("", "unknown field"))
+	}
+	for i, l := range s.later {
+		for _, m := range s.later[:i] {
+			if m.f == l.f {
+				return s.fail(l.v.lo, "."+l.f.JSON, errorf("", "appears twice"))
+			}
 		}
 	}
 	return nil

@@ -48,6 +48,7 @@ func TestStartPageFollowsAlgorithmTable(t *testing.T) {
 			Name       string   `json:"name"`
 			Group      string   `json:"group"`
 			Algorithms []string `json:"algorithms"`
+			OwnSteps   bool     `json:"own_steps"`
 		} `json:"problems"`
 		Algorithms []algorithm `json:"algorithms"`
 		Defaults   struct {
@@ -164,7 +165,7 @@ func TestStartPageFollowsAlgorithmTable(t *testing.T) {
 			if got.Stepsize != a.Stepsize {
 				t.Errorf("%s: default stepsize %q, the API says %q", what, got.Stepsize, a.Stepsize)
 			}
-			rule := a.OwnStep == "" && p.Group != "ssvm"
+			rule := a.OwnStep == "" && !p.OwnSteps
 			if got.StepShown != rule || got.LShown != (rule && a.TakesL) || got.RShown != a.Blockwise || got.Sched != a.Stochastic {
 				t.Errorf("%s: shows stepsize %v, L %v, r %v, schedule %v; the API's %+v wants %v, %v, %v, %v",
 					what, got.StepShown, got.LShown, got.RShown, got.Sched, a, rule, rule && a.TakesL, a.Blockwise, a.Stochastic)
@@ -242,6 +243,7 @@ func TestRunPageFollowsAlgorithmTable(t *testing.T) {
 			Name       string   `json:"name"`
 			Group      string   `json:"group"`
 			Algorithms []string `json:"algorithms"`
+			OwnSteps   bool     `json:"own_steps"`
 		} `json:"problems"`
 		Algorithms []algorithm `json:"algorithms"`
 	}
@@ -308,7 +310,7 @@ func TestRunPageFollowsAlgorithmTable(t *testing.T) {
 				t.Errorf("%s: no trace label among %q", what, labels)
 				continue
 			}
-			rule := a.OwnStep == "" && p.Group != "ssvm"
+			rule := a.OwnStep == "" && !p.OwnSteps
 			shown := strings.Contains(label, "("+r.Stepsize+",") || strings.Contains(label, "("+r.Stepsize+")") || r.Stepsize == "" && strings.Contains(label, "("+a.Stepsize)
 			if wantStep := rule && len(a.Stepsizes) > 0; shown != wantStep {
 				t.Errorf("%s: label %q names the rule %v, want %v (own_step %q, group %s)", what, label, shown, wantStep, a.OwnStep, p.Group)

@@ -183,6 +183,11 @@ type Scenario struct {
 	// Defaults are the algorithms the dashboard proposes: the FW method and
 	// its proximal (or classic) baseline.
 	Defaults []spec.Algo
+	// OwnSteps says every method takes its step from the problem (the
+	// structural SVMs' closed-form line search): no step-size rule or L
+	// applies. Averages says the methods report a weighted average of the
+	// iterates, which an algorithm row may turn off (no_average).
+	OwnSteps, Averages bool
 	// Build makes the instance deterministically from the values and seed.
 	Build func(ctx context.Context, v Values, seed int64) (Instance, error)
 	// Iters and Passes are the limits of a run whose spec gives neither

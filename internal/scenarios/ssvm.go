@@ -102,6 +102,8 @@ func registerOCR() {
 		Title: "Structural SVM on OCR words",
 		Help:  "Chain-structured SVM on Taskar's handwritten words (n = 6251 training words, d = 4082): Algorithm 4 (bcfw-as) against block-coordinate Frank-Wolfe, duality gap per effective pass as in the paper's Figure 2.",
 		Group: "ssvm",
+		// the step is the line search of Algorithm 4; the average is reported
+		OwnSteps: true, Averages: true,
 		Params: []Param{
 			ssvmLambdaParam("0.01"),
 			{Name: "data", Kind: Path, Format: "ocr", Default: "", Help: "OCR data: ocr_letters.tsv.gz or its directory (default: $" + ssvm.EnvOCR + ", else ../shared/data/ocr)"},
@@ -144,6 +146,8 @@ func registerChain() {
 		Title: "Structural SVM on synthetic chains",
 		Help:  "A seeded synthetic stand-in for OCR: short words over a small alphabet, noisy letter features around per-label prototypes and a Markov chain of labels; runs with no data present.",
 		Group: "ssvm",
+		// the step is the line search of Algorithm 4; the average is reported
+		OwnSteps: true, Averages: true,
 		Params: []Param{
 			ssvmLambdaParam("0.1"),
 			ssvmIntParam("train", fmt.Sprint(def.Train), 1, 100000, "training words n (the dual's blocks)"),

@@ -29,6 +29,11 @@ type Problem struct {
 	// Iters and Passes are the limits of a run that gives neither.
 	Iters  int     `json:"iters"`
 	Passes float64 `json:"passes"`
+	// OwnSteps: every method takes its step from the problem (no step-size
+	// rule or L); Averages: the methods report a weighted average, which a
+	// row may turn off (no_average). See scenarios.Scenario.
+	OwnSteps bool `json:"own_steps"`
+	Averages bool `json:"averages"`
 }
 
 // Param is one problem parameter (see scenarios.ParamView).
@@ -102,7 +107,8 @@ func (s *Server) catalogue() Catalogue {
 	c.Algorithms = algorithms()
 	for _, sc := range scenarios.All() {
 		p := Problem{Name: sc.Name, Title: sc.Title, Help: sc.Help, Group: sc.Group,
-			Params: []Param{}, Algorithms: append([]string{}, sc.Algorithms...), Defaults: []spec.Algo{}}
+			Params: []Param{}, Algorithms: append([]string{}, sc.Algorithms...), Defaults: []spec.Algo{},
+			OwnSteps: sc.OwnSteps, Averages: sc.Averages}
 		p.Iters, p.Passes = sc.Budget()
 		for _, prm := range sc.Params {
 			p.Params = append(p.Params, prm.View())

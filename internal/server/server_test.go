@@ -20,6 +20,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
 	"github.com/fwlab/fwlab/internal/solver"
@@ -294,6 +295,19 @@ func TestCatalogue(t *testing.T) {
 		if (a.NotInPaper != "") != (a.Name == "cd") {
 			t.Errorf("algorithm %s: not_in_paper %q (only cd, coordinate descent, is a baseline outside the paper)", a.Name, a.NotInPaper)
 		}
+	}
+	// the problems' rules for the page are the scenarios' declarations:
+	// the structural SVMs set every method's step and report an average
+	declared := map[string]bool{}
+	for _, p := range c.Problems {
+		sc, ok := scenarios.Lookup(p.Name)
+		if !ok || p.OwnSteps != sc.OwnSteps || p.Averages != sc.Averages {
+			t.Errorf("problem %s: own_steps %v, averages %v; the scenario declares %+v", p.Name, p.OwnSteps, p.Averages, sc)
+		}
+		declared[p.Name] = p.OwnSteps && p.Averages
+	}
+	if !declared["ssvm-ocr"] || !declared["ssvm-chain"] || declared["lasso"] {
+		t.Errorf("own steps and averages: %v, want the two structural SVMs only", declared)
 	}
 	code, body = do(t, "GET", ts.URL+"/api/presets", nil)
 	var presets []PresetEntry

@@ -44,6 +44,11 @@ type Problem struct {
 	// Iters and Passes are the limits of a run that gives neither.
 	Iters  int     `json:"iters"`
 	Passes float64 `json:"passes"`
+	// OwnSteps and Averages are the scenario's (scenarios.Scenario): every
+	// method takes its step from the problem; the methods report an
+	// average a row may turn off.
+	OwnSteps bool `json:"own_steps"`
+	Averages bool `json:"averages"`
 }
 
 // Group is a set of problems shown together.

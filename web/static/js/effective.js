@@ -5,7 +5,7 @@
 // their algorithms and id. Pure functions, no DOM access (tested in the
 // browser harness).
 
-import { uses, algorithm } from './rules.js';
+import { uses, algorithm, problemEntry } from './rules.js';
 
 const num = (v) => {
   if (typeof v === 'number') return v;
@@ -42,7 +42,7 @@ export function effectiveAlgo(a, problem, cat) {
   if (settings.includes('mu')) out.mu = a.mu || 'from ε';
   if (settings.includes('eps') && a.eps) out.eps = a.eps;
   if (a.caratheodory) out.caratheodory = true;
-  if (typeof problem === 'string' && problem.startsWith('ssvm')) out.no_average = !!a.no_average;
+  if (problemEntry(cat, problem).averages) out.no_average = !!a.no_average;
   return out;
 }
 

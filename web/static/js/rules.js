@@ -45,6 +45,15 @@ export function algorithm(cat, name) {
   return ((cat && cat.algorithms) || []).find((a) => a.name === name) || { name, stepsizes: [] };
 }
 
+// problemEntry is a problem's entry in the catalogue (own_steps, averages,
+// …): GET /api/scenarios lists the problems, the start page's embedded
+// catalogue groups them. A problem the catalogue lacks (a run opened from
+// outside) has none of its rules.
+export function problemEntry(cat, name) {
+  const all = ((cat && cat.problems) || []).concat(...((cat && cat.groups) || []).map((g) => g.problems || []));
+  return all.find((p) => p.name === name) || { name };
+}
+
 const orList = (xs) => (xs.length <= 1 ? xs.join('') : `${xs.slice(0, -1).join(', ')} or ${xs[xs.length - 1]}`);
 
 // stepsizeChoices are the step-size rules the rows offer: every rule some
@@ -80,12 +89,11 @@ export function algoText(name, cat) {
 
 // uses says which controls of an algorithm row apply to an algorithm:
 // {stepsize, L, schedule, r}. An algorithm with its own step (own_step)
-// shows neither stepsize nor L; the structural SVM problems set the step
-// of every method.
+// shows neither stepsize nor L, nor does any algorithm on a problem that
+// sets every method's step (the catalogue's own_steps: the structural SVMs).
 export function uses(algo, stochastic, problem, cat) {
   const e = algorithm(cat, algo);
-  const ssvm = typeof problem === 'string' && problem.startsWith('ssvm');
-  const rule = !e.own_step && !ssvm;
+  const rule = !e.own_step && !problemEntry(cat, problem).own_steps;
   return {
     stepsize: rule && (e.stepsizes || []).length > 0,
     L: rule && !!e.takes_L,
