@@ -324,6 +324,13 @@ func (s *Store) SetInstance(ctx context.Context, id string, in Instance) error {
 
 // Update applies a user's edit to a run.
 func (s *Store) Update(ctx context.Context, id string, e Edit) error {
+	return s.edit(ctx, "runs", "run", id, e)
+}
+
+// edit applies a user's edit (name, note, star) to the row id of table
+// (runs or sweeps, named what in errors); an empty edit only checks that
+// the row exists.
+func (s *Store) edit(ctx context.Context, table, what, id string, e Edit) error {
 	var sets []string
 	var args []any
 	if e.Name != nil {
@@ -341,16 +348,16 @@ func (s *Store) Update(ctx context.Context, id string, e Edit) error {
 	if e.Starred != nil {
 		sets, args = append(sets, "starred = ?"), append(args, boolInt(*e.Starred))
 	}
-	q := `UPDATE runs SET ` + strings.Join(sets, ", ") + ` WHERE id = ?`
+	q := `UPDATE ` + table + ` SET ` + strings.Join(sets, ", ") + ` WHERE id = ?`
 	if len(sets) == 0 {
-		q = `UPDATE runs SET id = id WHERE id = ?` // only checks that the run exists
+		q = `UPDATE ` + table + ` SET id = id WHERE id = ?` // only checks that the row exists
 	}
 	res, err := s.exec(ctx, q, append(args, id)...)
 	if err != nil {
-		return fmt.Errorf("store: updating run %s: %w", id, err)
+		return fmt.Errorf("store: updating %s %s: %w", what, id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: run %s: %w", id, ErrNotFound)
+		return fmt.Errorf("store: %s %s: %w", what, id, ErrNotFound)
 	}
 	return nil
 }

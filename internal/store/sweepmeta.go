@@ -12,35 +12,7 @@ const sweepCols = `id, created_us, status, base, axes, name, note, starred`
 // UpdateSweep applies a user's edit (name, note, star; the rules of a
 // run's) to a sweep.
 func (s *Store) UpdateSweep(ctx context.Context, id string, e Edit) error {
-	var sets []string
-	var args []any
-	if e.Name != nil {
-		if err := checkText("name", *e.Name, MaxName); err != nil {
-			return err
-		}
-		sets, args = append(sets, "name = ?"), append(args, *e.Name)
-	}
-	if e.Note != nil {
-		if err := checkText("note", *e.Note, MaxNote); err != nil {
-			return err
-		}
-		sets, args = append(sets, "note = ?"), append(args, *e.Note)
-	}
-	if e.Starred != nil {
-		sets, args = append(sets, "starred = ?"), append(args, boolInt(*e.Starred))
-	}
-	q := `UPDATE sweeps SET ` + strings.Join(sets, ", ") + ` WHERE id = ?`
-	if len(sets) == 0 {
-		q = `UPDATE sweeps SET id = id WHERE id = ?`
-	}
-	res, err := s.db.ExecContext(ctx, q, append(args, id)...)
-	if err != nil {
-		return fmt.Errorf("store: updating sweep %s: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("store: sweep %s: %w", id, ErrNotFound)
-	}
-	return nil
+	return s.edit(ctx, "sweeps", "sweep", id, e)
 }
 
 // CellOf is the sweep cell a run was made for.
