@@ -53,11 +53,18 @@ func (c *contentDigest) float(b []byte, f float64) []byte {
 	return appendFloat(b, f)
 }
 
-// record hashes r, encoded; forms (if any) has the numbers of r (record j
-// of its chunk) that were read in the encoder's form.
+// record hashes r, encoded; forms (if any) has r's text (record j of its
+// chunk) when it is the encoder's (canonical), else the numbers of r that
+// were read in the encoder's form.
 func (c *contentDigest) record(r *solver.Record, forms *numberForms, j int) {
 	c.forms, c.nums = forms, nil
 	if forms != nil {
+		if w := forms.wholeText(j); w != nil {
+			// the encoder's text already: hashed as read
+			c.enc.buf = append(append(c.enc.buf, w...), '\n')
+			c.flush(32 << 10)
+			return
+		}
 		c.nums = forms.of(j)
 	}
 	c.enc.record(r)

@@ -62,6 +62,15 @@ type scanner struct {
 	keys   map[string]string // the extra keys met so far, each one string
 	floats []float64         // where the records' optional numbers are kept
 	forms  *numberForms      // where the numbers read in the encoder's form go (nil: nowhere)
+
+	// whether the record is in the encoder's form (canonical): loose when
+	// it has white space, an escaped key or its fields out of order (last:
+	// the field before); enc, the fields whose values are (with forms);
+	// lastEnc, whether the value just read is
+	loose   bool
+	last    int
+	enc     uint16
+	lastEnc bool
 }
 
 // fill reads more into the buffer, keeping buf[keep:]; false when nothing

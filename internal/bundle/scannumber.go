@@ -13,11 +13,18 @@ import (
 // records as the encoder writes them, copies them instead of writing them
 // (contentDigest). Telling the form while the number is read costs about a
 // third of writing it; apart, reading it again, as much.
+//
+// A record whose text is the encoder's own (canonical) has that text kept
+// instead, which the digest hashes as it is.
 type numberForms struct {
-	text  []byte       // the numbers' text
+	text  []byte       // the numbers' text, and the whole records'
 	nums  []numberForm // record by record
 	first []int32      // each record's first in nums
+	whole []textSpan   // each record's text in text when kept whole (n > 0)
 }
+
+// textSpan is text[off:off+n].
+type textSpan struct{ off, n uint32 }
 
 type numberForm struct {
 	bits   uint64 // the float64 read
@@ -25,7 +32,32 @@ type numberForm struct {
 }
 
 func (f *numberForms) reset() {
-	f.text, f.nums, f.first = f.text[:0], f.nums[:0], f.first[:0]
+	f.text, f.nums, f.first, f.whole = f.text[:0], f.nums[:0], f.first[:0], f.whole[:0]
+}
+
+// endRecord ends the record being read (rec, its text): when it is the
+// encoder's text, it is kept instead of its numbers.
+func (f *numberForms) endRecord(rec []byte, whole bool) {
+	if !whole {
+		f.whole = append(f.whole, textSpan{})
+		return
+	}
+	n0 := f.first[len(f.first)-1]
+	if int(n0) < len(f.nums) {
+		f.text = f.text[:f.nums[n0].off] // its numbers' text is the last
+	}
+	f.nums = f.nums[:n0]
+	f.whole = append(f.whole, textSpan{uint32(len(f.text)), uint32(len(rec))})
+	f.text = append(f.text, rec...)
+}
+
+// wholeText is record j's text when it was kept whole, else nil.
+func (f *numberForms) wholeText(j int) []byte {
+	if j >= len(f.whole) || f.whole[j].n == 0 {
+		return nil
+	}
+	w := f.whole[j]
+	return f.text[w.off : w.off+w.n]
 }
 
 // of are the numbers of record j kept.
@@ -41,9 +73,11 @@ func (f *numberForms) of(j int) []numberForm {
 }
 
 // float reads a record's number (number), keeping it in s.forms when
-// there is one and the number is in the encoder's form.
+// there is one and the number is in the encoder's form (lastEnc says
+// whether it is).
 func (s *scanner) float(v []byte) (float64, error) {
 	x, ok, enc := readNumber(v, s.forms != nil)
+	s.lastEnc = enc
 	if !ok {
 		return parseFloat("", v)
 	}

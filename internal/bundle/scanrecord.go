@@ -135,6 +135,9 @@ func (s *scanner) record(r *solver.Record) error {
 		if err := s.fields(r); err != nil {
 			return err
 		}
+		if s.forms != nil {
+			s.forms.endRecord(s.buf[s.pos:end], s.canonical(r))
+		}
 		s.line += bytes.Count(s.buf[s.pos:end], []byte{'\n'})
 		s.pos = end
 		return nil
@@ -145,6 +148,7 @@ func (s *scanner) record(r *solver.Record) error {
 // fields are.
 func (s *scanner) scanRecord() (int, error) {
 	s.have, s.twice, s.others, s.later = 0, -1, s.others[:0], s.later[:0]
+	s.loose, s.last = false, -1
 	i := s.pos
 	if s.buf[i] != '{' {
 		if _, err := s.value(i, 0); err != nil {
@@ -181,6 +185,9 @@ func (s *scanner) scanRecord() (int, error) {
 // white space, numbers.
 func (s *scanner) recordObject(i int) (int, error) {
 	b := s.buf
+	if i+1 >= len(b) || b[i+1] != '"' {
+		s.loose = true
+	}
 	i = s.ws(i + 1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
@@ -202,10 +209,12 @@ func (s *scanner) recordObject(i int) (int, error) {
 			if kend, plain, err = s.str(i); err != nil {
 				return 0, err
 			}
+			s.loose = s.loose || !plain
 		}
 		key := b[i:kend]
 		i = kend
 		if i >= len(b) || b[i] != ':' {
+			s.loose = true
 			if i = s.ws(i); i >= len(b) {
 				return 0, errShort
 			}
@@ -214,6 +223,7 @@ func (s *scanner) recordObject(i int) (int, error) {
 			}
 		}
 		if i++; i >= len(b) || isSpace(b[i]) {
+			s.loose = true
 			i = s.ws(i)
 		}
 		var end int
@@ -228,6 +238,7 @@ func (s *scanner) recordObject(i int) (int, error) {
 		}
 		s.member(key, plain, span{i, end})
 		if i = end; i >= len(b) || b[i] != ',' && b[i] != '}' {
+			s.loose = true
 			if i = s.ws(i); i >= len(b) {
 				return 0, errShort
 			}
@@ -237,6 +248,7 @@ func (s *scanner) recordObject(i int) (int, error) {
 			return i + 1, nil
 		case ',':
 			if i++; i >= len(b) || b[i] != '"' {
+				s.loose = true
 				i = s.ws(i)
 			}
 		default:
@@ -265,7 +277,10 @@ func (s *scanner) member(key []byte, plain bool, v span) {
 	if s.have&(1<<f) != 0 && s.twice < 0 {
 		s.twice = f
 	}
-	s.have |= 1 << f
+	if f <= s.last {
+		s.loose = true // not in the declaration's order
+	}
+	s.have, s.last = s.have|1<<f, f
 	s.spans[f] = v
 }
 
@@ -279,10 +294,12 @@ func (s *scanner) fields(r *solver.Record) error {
 	if err := s.checkNames(); err != nil {
 		return err
 	}
+	s.enc = 0
 	for f := 0; f < numRecordFields; f++ {
 		if s.have&(1<<f) == 0 {
 			continue
 		}
+		s.lastEnc = false
 		sp := s.spans[f]
 		v := s.buf[sp.lo:sp.hi]
 		var err error
@@ -291,6 +308,7 @@ func (s *scanner) fields(r *solver.Record) error {
 			if !ok {
 				n, err = parseInt("", v)
 			}
+			s.lastEnc = ok && canonicalSmallInt(v)
 			if err == nil {
 				if n < 0 {
 					err = errorf("", "must be non-negative, got %d", n)
@@ -300,6 +318,7 @@ func (s *scanner) fields(r *solver.Record) error {
 		}
 		opt := func(dst **float64) {
 			if string(v) == "null" {
+				s.lastEnc = true
 				return
 			}
 			var x float64
@@ -323,6 +342,7 @@ func (s *scanner) fields(r *solver.Record) error {
 			r.Gamma, err = s.float(v)
 		case fieldStep:
 			r.Step, err = step(v)
+			s.lastEnc = len(v) >= 2 && v[0] == '"' && encoderPlain(v[1:len(v)-1])
 		case fieldBatch:
 			nonNeg(&r.Batch)
 		case fieldActive:
@@ -343,6 +363,9 @@ func (s *scanner) fields(r *solver.Record) error {
 			opt(&r.GradErr)
 		case fieldExtra:
 			r.Extra, err = s.extra(sp)
+		}
+		if s.lastEnc {
+			s.enc |= 1 << f
 		}
 		if err != nil {
 			var fe *recordError
@@ -476,7 +499,16 @@ func (s *scanner) extra(sp span) (map[string]float64, error) {
 		return nil, errorf("", "must be an object of numbers")
 	}
 	s.extras = s.extras[:0]
+	s.lastEnc = s.forms != nil
+	prev := sp.lo // where the member before ends: { or ,
 	if _, err := s.object(sp.lo, 1, func(key []byte, plain bool, v span) {
+		// the encoder's form: plain keys in increasing order, nothing
+		// between the members but , and :
+		if !plain || !encoderPlain(key[1:len(key)-1]) || v.lo != prev+len(key)+2 || recordfields.IsSlot(string(key[1:len(key)-1])) ||
+			len(s.extras) > 0 && string(key[1:len(key)-1]) <= s.extras[len(s.extras)-1].key {
+			s.lastEnc = false
+		}
+		prev = v.hi
 		var k string
 		if plain {
 			var ok bool
@@ -497,9 +529,13 @@ func (s *scanner) extra(sp span) (map[string]float64, error) {
 		// not met: the record was scanned whole
 		return nil, errorf("", "must be an object of numbers")
 	}
+	if len(s.extras) == 0 || prev != sp.hi-1 {
+		s.lastEnc = false
+	}
 	if len(s.extras) == 0 {
 		return nil, nil
 	}
+	enc := s.lastEnc
 	slices.SortStableFunc(s.extras, func(a, b extraKV) int { return strings.Compare(a.key, b.key) })
 	out := make(map[string]float64, len(s.extras))
 	for i, kv := range s.extras {
@@ -513,7 +549,9 @@ func (s *scanner) extra(sp span) (map[string]float64, error) {
 		if err != nil {
 			return nil, s.fail(kv.v.lo, ".extra."+kv.key, err)
 		}
+		enc = enc && s.lastEnc
 		out[kv.key] = f
 	}
+	s.lastEnc = enc
 	return out, nil
 }
