@@ -88,6 +88,7 @@ FUZZ_TARGETS := \
 	./internal/bundle:FuzzDecode \
 	./internal/bundle:FuzzDecodeRecord \
 	./internal/bundle:FuzzDigestRecordField \
+	./internal/bundle:FuzzCanonicalRecord \
 	./internal/sweep:FuzzSweepDecode
 
 ## fuzz: run each input fuzz target for FUZZTIME (default 20000 inputs); the instrumented
