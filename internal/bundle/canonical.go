@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"github.com/fwlab/fwlab/internal/recordfields"
-	"github.com/fwlab/fwlab/internal/solver"
 )
 
 // An import's content digest hashes every record as the encoder writes it
@@ -15,74 +14,34 @@ import (
 // otherwise) is written again. TestCanonicalIsTheEncoders and
 // FuzzCanonicalRecord hold it to the encoder (recordfields.AppendJSON).
 
-// canonical reports whether the record just read into r is the encoder's
-// text of r: no white space, no escaped key, its fields in the
-// declaration's order (the scanner notes these), exactly the fields the
-// encoder writes for r (emittedFields), each value in the encoder's form
-// (s.enc).
-func (s *scanner) canonical(r *solver.Record) bool {
-	if s.loose || len(s.later) > 0 {
-		return false
-	}
-	want, ok := emittedFields(r)
-	return ok && s.have == want && s.enc&want == want
+// canonical reports whether the record just read is the encoder's text
+// of what was read: no white space, no escaped key, its fields in the
+// declaration's order (s.loose), each value in the encoder's form (s.enc,
+// which for a field the encoder leaves out when zero or null also says it
+// is not), and every field the encoder always writes there. A field left
+// out reads as zero or null, which the encoder leaves out too.
+func (s *scanner) canonical() bool {
+	return !s.loose && len(s.later) == 0 && !laterAlways && s.have&always == always && s.enc&s.have == s.have
 }
 
-// always are the scanner's fields the encoder writes for every record
-// (bits by scanner field, which are the declaration's first ones); omits
-// are the scanner's fields it may leave out (when zero, or the metrics
-// when none is kept), later the fields after the scanner's own
-// (laterFields).
-var always, omits, later = func() (a uint16, o, l []int) {
+// always are the scanner's fields the encoder writes for every record, a
+// bit each (the scanner's fields are the declaration's first ones);
+// omitField those it leaves out when zero or null (the metrics: when none
+// is kept); laterAlways says whether it always writes a field declared
+// after them (laterFields: then no record is in its form here).
+var always, omitField, laterAlways = func() (a uint16, o [numRecordFields]bool, l bool) {
 	for i, f := range recordfields.Fields {
 		switch {
 		case i >= numRecordFields:
-			l = append(l, i)
+			l = l || !f.Omit && f.Kind != recordfields.Metrics
 		case f.Omit || f.Kind == recordfields.Metrics:
-			o = append(o, i)
+			o[i] = true
 		default:
 			a |= 1 << i
 		}
 	}
 	return a, o, l
 }()
-
-// emittedFields are the scanner's fields the encoder writes for r (a bit
-// each), and false when it writes a field after them.
-func emittedFields(r *solver.Record) (uint16, bool) {
-	m := always
-	for _, i := range omits {
-		if emitted(&recordfields.Fields[i], r) {
-			m |= 1 << i
-		}
-	}
-	for _, i := range later {
-		if emitted(&recordfields.Fields[i], r) {
-			return 0, false
-		}
-	}
-	return m, true
-}
-
-// emitted reports whether recordfields.AppendJSON, with the record style
-// (which keeps every value), writes f for r.
-func emitted(f *recordfields.Field, r *solver.Record) bool {
-	switch f.Kind {
-	case recordfields.Int:
-		return !f.Omit || f.Int(r) != 0
-	case recordfields.OptFloat:
-		_, set := f.Opt(r)
-		return set || !f.Omit
-	case recordfields.Metrics:
-		for k := range r.Extra {
-			if !recordfields.IsSlot(k) {
-				return true
-			}
-		}
-		return false // none kept: nothing, whatever f.Omit says
-	}
-	return true
-}
 
 // canonicalSmallInt reports whether v, an integer smallInt read, is as
 // strconv.AppendInt writes it: without a leading zero (0 alone), a minus

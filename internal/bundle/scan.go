@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,6 +72,12 @@ type scanner struct {
 	last    int
 	enc     uint16
 	lastEnc bool
+
+	// the float fields' numbers read while the record was scanned
+	// (quickFloat), with a bit each, and whether in the encoder's form
+	quick, quickEnc uint16
+	quickX          [numRecordFields]float64
+	pending         []pendingForm // the numbers in the encoder's form (with forms)
 }
 
 // fill reads more into the buffer, keeping buf[keep:]; false when nothing
@@ -195,6 +202,18 @@ func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' ||
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
+// skipDigits is the index after the digits starting at b[i], read eight at
+// a time while eight follow (a long fraction's).
+func skipDigits(b []byte, i int) int {
+	for i+8 <= len(b) && allDigits(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i
+}
+
 // number checks the number starting at buf[i] and returns the index after
 // it.
 func (s *scanner) number(i int) (int, error) {
@@ -211,9 +230,7 @@ func (s *scanner) number(i int) (int, error) {
 	if b[i] == '0' {
 		i++
 	} else {
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
+		i = skipDigits(b, i)
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
@@ -223,9 +240,7 @@ func (s *scanner) number(i int) (int, error) {
 		if !isDigit(b[i]) {
 			return 0, s.syntax(i, "after decimal point in numeric literal")
 		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
+		i = skipDigits(b, i)
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++

@@ -146,7 +146,7 @@ func recordLine(rng *rand.Rand) []byte {
 	}
 	values := []string{`null`, `true`, `"x"`, `""`, `[]`, `[1,{"a":[null]}]`, `{}`, `{"a":1}`, `{"a":"NaN"}`, `{"":1}`, `{"a":null}`,
 		`-0`, `0`, `1E5`, `1e-400`, `1e400`, `-1`, `1.5`, `12345678901234567890`, `2147483648`, `"NaN"`, `"Inf"`, `"-Inf"`, `"nan"`,
-		`"5"`, `0.1e1`, `-0.0`, `"` + strings.Repeat("s", 65) + `"`, `"\u0066w"`, `"\ud800"`, `{"a":1,"a":2}`, `{"b":1,"a":"x"}`}
+		`"5"`, `0.1e1`, `-0.0`, `01`, `-01.5`, `00`, `1.`, `1e`, `-`, `1.5e+`, `"` + strings.Repeat("s", 65) + `"`, `"\u0066w"`, `"\ud800"`, `{"a":1,"a":2}`, `{"b":1,"a":"x"}`}
 	for n := 1 + rng.IntN(3); n > 0; n-- {
 		switch k := recordFields[rng.IntN(len(recordFields))]; rng.IntN(6) {
 		case 0:
@@ -634,5 +634,65 @@ func TestEightDigits(t *testing.T) {
 		if ok != (err == nil) || ok && got != want {
 			t.Fatalf("%q: eightDigits %d %v, strconv %d %v", b, got, ok, want, err)
 		}
+	}
+}
+
+// skipDigits ends where a byte-at-a-time reading of the digits ends, for
+// runs of every length and every byte after them.
+func TestSkipDigits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	for range 100_000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			if rng.IntN(6) == 0 {
+				b[i] = byte(rng.IntN(256))
+			} else {
+				b[i] = '0' + byte(rng.IntN(10))
+			}
+		}
+		i := rng.IntN(len(b) + 1)
+		want := i
+		for want < len(b) && '0' <= b[want] && b[want] <= '9' {
+			want++
+		}
+		if got := skipDigits(b, i); got != want {
+			t.Fatalf("skipDigits(%q, %d) = %d, want %d", b, i, got, want)
+		}
+	}
+}
+
+// Where quickFloat reads a number, number (the JSON check) accepts it and
+// ends at the same byte, and strconv reads the same float64.
+func TestQuickFloatIsNumberThenFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(63, 64))
+	const chars = "00123456789.eE+--x,}"
+	read := 0
+	for range 200_000 {
+		b := make([]byte, 1+rng.IntN(24))
+		for i := range b {
+			b[i] = chars[rng.IntN(len(chars))]
+		}
+		if rng.IntN(2) == 0 {
+			b = strconv.AppendFloat(b[:0], rng.NormFloat64()*math.Pow(10, float64(rng.IntN(40)-20)), 'g', -1, 64)
+			b = append(b, ",}"[rng.IntN(2)])
+		}
+		b[0] = "-0123456789"[rng.IntN(11)]
+		s := &scanner{buf: b}
+		end, ok := s.quickFloat(0, fieldGamma)
+		if !ok {
+			continue
+		}
+		read++
+		want, err := s.number(0)
+		if err != nil || want != end {
+			t.Fatalf("%q: quickFloat ends at %d, number at %d (%v)", b, end, want, err)
+		}
+		x, err := strconv.ParseFloat(string(b[:end]), 64)
+		if err != nil || math.Float64bits(x) != math.Float64bits(s.quickX[fieldGamma]) {
+			t.Fatalf("%q: quickFloat reads %v, strconv %v (%v)", b, s.quickX[fieldGamma], x, err)
+		}
+	}
+	if read < 50_000 {
+		t.Errorf("quickFloat read only %d of 200 000", read)
 	}
 }

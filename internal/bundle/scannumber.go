@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"math/bits"
 	"sync"
+
+	"github.com/fwlab/fwlab/internal/recordfields"
 )
 
 // numberForms are the numbers of a chunk's records that were read in the
@@ -35,20 +37,20 @@ func (f *numberForms) reset() {
 	f.text, f.nums, f.first, f.whole = f.text[:0], f.nums[:0], f.first[:0], f.whole[:0]
 }
 
-// endRecord ends the record being read (rec, its text): when it is the
-// encoder's text, it is kept instead of its numbers.
-func (f *numberForms) endRecord(rec []byte, whole bool) {
-	if !whole {
-		f.whole = append(f.whole, textSpan{})
+// endRecord keeps a record read in buf (rec: where): its text when it is
+// the encoder's (whole), else its numbers that are (nums).
+func (f *numberForms) endRecord(buf []byte, rec span, whole bool, nums []pendingForm) {
+	f.first = append(f.first, int32(len(f.nums)))
+	if whole {
+		f.whole = append(f.whole, textSpan{uint32(len(f.text)), uint32(rec.hi - rec.lo)})
+		f.text = append(f.text, buf[rec.lo:rec.hi]...)
 		return
 	}
-	n0 := f.first[len(f.first)-1]
-	if int(n0) < len(f.nums) {
-		f.text = f.text[:f.nums[n0].off] // its numbers' text is the last
+	f.whole = append(f.whole, textSpan{})
+	for _, n := range nums {
+		f.nums = append(f.nums, numberForm{bits: n.bits, off: uint32(len(f.text)), n: uint32(n.at.hi - n.at.lo)})
+		f.text = append(f.text, buf[n.at.lo:n.at.hi]...)
 	}
-	f.nums = f.nums[:n0]
-	f.whole = append(f.whole, textSpan{uint32(len(f.text)), uint32(len(rec))})
-	f.text = append(f.text, rec...)
 }
 
 // wholeText is record j's text when it was kept whole, else nil.
@@ -75,18 +77,82 @@ func (f *numberForms) of(j int) []numberForm {
 // float reads a record's number (number), keeping it in s.forms when
 // there is one and the number is in the encoder's form (lastEnc says
 // whether it is).
-func (s *scanner) float(v []byte) (float64, error) {
+func (s *scanner) float(sp span) (float64, error) {
+	v := s.buf[sp.lo:sp.hi]
 	x, ok, enc := readNumber(v, s.forms != nil)
-	s.lastEnc = enc
 	if !ok {
+		s.lastEnc = false
 		return parseFloat("", v)
 	}
-	if f := s.forms; enc {
-		f.nums = append(f.nums, numberForm{bits: math.Float64bits(x), off: uint32(len(f.text)), n: uint32(len(v))})
-		f.text = append(f.text, v...)
-	}
+	s.readForm(x, sp, enc)
 	return x, nil
 }
+
+// readForm notes that the number at sp was read as x, in the encoder's
+// form or not (enc): endRecord keeps it.
+func (s *scanner) readForm(x float64, sp span, enc bool) {
+	s.lastEnc = enc
+	if enc && s.forms != nil {
+		s.pending = append(s.pending, pendingForm{math.Float64bits(x), sp})
+	}
+}
+
+// fieldFloat is float for the value of the record's field f, read
+// already by quickFloat when it could.
+func (s *scanner) fieldFloat(f int) (float64, error) {
+	if s.quick&(1<<f) == 0 {
+		return s.float(s.spans[f])
+	}
+	s.readForm(s.quickX[f], s.spans[f], s.quickEnc&(1<<f) != 0)
+	return s.quickX[f], nil
+}
+
+// pendingForm is a number of the record being read in the encoder's form:
+// its bits and where it is in the scanner's buffer.
+type pendingForm struct {
+	bits uint64
+	at   span
+}
+
+// quickFloat reads the number at buf[i], the value of the record's float
+// field f, as it finds where it ends (once, where number and then float
+// would read it twice), when it is a JSON number followed by more of the
+// buffer; false leaves it to them (another field, a number that is not
+// JSON's or that may go on).
+func (s *scanner) quickFloat(i, f int) (int, bool) {
+	if f < 0 || !floatField[f] {
+		return 0, false
+	}
+	b, j := s.buf, i
+	if b[j] == '-' {
+		j++
+	}
+	if j+1 < len(b) && b[j] == '0' && isDigit(b[j+1]) {
+		return 0, false // a leading zero: not JSON
+	}
+	x, n, ok, enc := readNumberPrefix(b[i:], s.forms != nil)
+	if !ok || i+n >= len(b) {
+		return 0, false // not read, or it may go on: number says so, and the record is read again
+	}
+	s.quickX[f] = x
+	s.quick |= 1 << f
+	if enc {
+		s.quickEnc |= 1 << f
+	} else {
+		s.quickEnc &^= 1 << f
+	}
+	return i + n, true
+}
+
+// floatField are the scanner's fields whose values are numbers read by
+// float (the Float and OptFloat fields of the declaration).
+var floatField = func() (t [numRecordFields]bool) {
+	for i := range t {
+		k := recordfields.Fields[i].Kind
+		t[i] = k == recordfields.Float || k == recordfields.OptFloat
+	}
+	return t
+}()
 
 // smallInt reads a JSON integer of up to 18 digits (one parseInt reads
 // the same), or reports false.
@@ -146,6 +212,16 @@ func fastFloat(v []byte) (float64, bool) {
 // readNumber is fastFloat, and when form is set it also reports whether v
 // is what the encoder writes for the number (encoderForm).
 func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
+	x, n, ok, enc := readNumberPrefix(v, form)
+	if n != len(v) {
+		return 0, false, false
+	}
+	return x, ok, enc
+}
+
+// readNumberPrefix is readNumber for the number v starts with: n is where
+// it ends (the first byte that cannot go on with it).
+func readNumberPrefix(v []byte, form bool) (x float64, n int, ok, enc bool) {
 	i, neg := 0, false
 	if i < len(v) && v[i] == '-' {
 		neg = true
@@ -161,12 +237,12 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 			continue
 		}
 		if nd == 19 { // 20 digits may be more than 2⁶⁴
-			return 0, false, false
+			return 0, 0, false, false
 		}
 		m, nd = 10*m+uint64(v[i]-'0'), nd+1
 	}
 	if i == start {
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	at.intHi = i
 	if i < len(v) && v[i] == '.' {
@@ -184,15 +260,15 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 				continue
 			}
 			if nd == 19 {
-				return 0, false, false
+				return 0, 0, false, false
 			}
 			m, nd, exp = 10*m+uint64(v[i]-'0'), nd+1, exp-1
 		}
 		if i == start {
-			return 0, false, false
+			return 0, 0, false, false
 		}
 	}
-	at.fracHi, at.eAt = i, len(v)
+	at.fracHi, at.eAt = i, -1
 	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
 		at.eAt = i
 		i++
@@ -208,23 +284,24 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 		at.eDigits = i
 		for ; i < len(v) && isDigit(v[i]); i++ {
 			if e > 1000 {
-				return 0, false, false
+				return 0, 0, false, false
 			}
 			e = 10*e + int(v[i]-'0')
 		}
 		if i == start {
-			return 0, false, false
+			return 0, 0, false, false
 		}
 		exp += sign * e
 	}
-	if i != len(v) {
-		return 0, false, false
+	v = v[:i]
+	if at.eAt < 0 {
+		at.eAt = len(v) // none
 	}
 	if m == 0 {
 		if neg {
-			return math.Copysign(0, -1), true, form && string(v) == "-0"
+			return math.Copysign(0, -1), i, true, form && string(v) == "-0"
 		}
-		return 0, true, form && string(v) == "0"
+		return 0, i, true, form && string(v) == "0"
 	}
 	if m <= 1<<53 && -22 <= exp && exp <= 22 {
 		x = float64(m)
@@ -237,16 +314,21 @@ func readNumber(v []byte, form bool) (x float64, ok, enc bool) {
 			x = -x
 		}
 	} else if x, ok = eiselLemire(m, exp, neg); !ok {
-		return 0, false, false
+		return 0, 0, false, false
 	}
-	return x, true, form && encoderForm(v, &at, m, nd, exp, x)
+	return x, i, true, form && encoderForm(v, &at, m, nd, exp, x)
+}
+
+// allDigits reports whether the eight bytes of x are ASCII digits.
+func allDigits(x uint64) bool {
+	return ((x+0x4646464646464646)|(x-0x3030303030303030))&0x8080808080808080 == 0
 }
 
 // eightDigits is the number of the eight ASCII digits of x (little-endian:
 // the first in its low byte), or false when they are not all digits
 // (Lemire's fast_float, parse_eight_digits_unrolled).
 func eightDigits(x uint64) (uint64, bool) {
-	if ((x+0x4646464646464646)|(x-0x3030303030303030))&0x8080808080808080 != 0 {
+	if !allDigits(x) {
 		return 0, false
 	}
 	x -= 0x3030303030303030

@@ -136,7 +136,7 @@ func (s *scanner) record(r *solver.Record) error {
 			return err
 		}
 		if s.forms != nil {
-			s.forms.endRecord(s.buf[s.pos:end], s.canonical(r))
+			s.forms.endRecord(s.buf, span{s.pos, end}, s.canonical(), s.pending)
 		}
 		s.line += bytes.Count(s.buf[s.pos:end], []byte{'\n'})
 		s.pos = end
@@ -148,7 +148,7 @@ func (s *scanner) record(r *solver.Record) error {
 // fields are.
 func (s *scanner) scanRecord() (int, error) {
 	s.have, s.twice, s.others, s.later = 0, -1, s.others[:0], s.later[:0]
-	s.loose, s.last = false, -1
+	s.loose, s.last, s.quick = false, -1, 0
 	i := s.pos
 	if s.buf[i] != '{' {
 		if _, err := s.value(i, 0); err != nil {
@@ -226,17 +226,25 @@ func (s *scanner) recordObject(i int) (int, error) {
 			s.loose = true
 			i = s.ws(i)
 		}
+		f := -1
+		if plain {
+			f = recordField(key[1 : len(key)-1])
+		}
 		var end int
 		var err error
-		if i < len(b) && (b[i] == '-' || isDigit(b[i])) {
-			end, err = s.number(i)
-		} else {
+		switch {
+		case i < len(b) && (b[i] == '-' || isDigit(b[i])):
+			var ok bool
+			if end, ok = s.quickFloat(i, f); !ok {
+				end, err = s.number(i)
+			}
+		default:
 			end, err = s.value(i, 1)
 		}
 		if err != nil {
 			return 0, err
 		}
-		s.member(key, plain, span{i, end})
+		s.member(key, plain, f, span{i, end})
 		if i = end; i >= len(b) || b[i] != ',' && b[i] != '}' {
 			s.loose = true
 			if i = s.ws(i); i >= len(b) {
@@ -257,13 +265,13 @@ func (s *scanner) recordObject(i int) (int, error) {
 	}
 }
 
-// member notes a record's field (key: its bytes with the quotes).
-func (s *scanner) member(key []byte, plain bool, v span) {
-	f := -1
-	if plain {
-		f = recordField(key[1 : len(key)-1])
-	} else if name := unquote(key, false); len(name) < 16 {
-		f = recordField([]byte(name))
+// member notes a record's field (key: its bytes with the quotes; f: its
+// index when plain).
+func (s *scanner) member(key []byte, plain bool, f int, v span) {
+	if !plain {
+		if name := unquote(key, false); len(name) < 16 {
+			f = recordField([]byte(name))
+		}
 	}
 	if f < 0 {
 		name := unquote(key, plain)
@@ -288,9 +296,7 @@ func (s *scanner) member(key []byte, plain bool, v span) {
 // the rules (and in the order) of a record's fields.
 func (s *scanner) fields(r *solver.Record) error {
 	*r = solver.Record{}
-	if s.forms != nil {
-		s.forms.first = append(s.forms.first, int32(len(s.forms.nums)))
-	}
+	s.pending = s.pending[:0]
 	if err := s.checkNames(); err != nil {
 		return err
 	}
@@ -308,7 +314,7 @@ func (s *scanner) fields(r *solver.Record) error {
 			if !ok {
 				n, err = parseInt("", v)
 			}
-			s.lastEnc = ok && canonicalSmallInt(v)
+			s.lastEnc = ok && canonicalSmallInt(v) && (n != 0 || !omitField[f])
 			if err == nil {
 				if n < 0 {
 					err = errorf("", "must be non-negative, got %d", n)
@@ -318,11 +324,11 @@ func (s *scanner) fields(r *solver.Record) error {
 		}
 		opt := func(dst **float64) {
 			if string(v) == "null" {
-				s.lastEnc = true
+				s.lastEnc = !omitField[f]
 				return
 			}
 			var x float64
-			if x, err = s.float(v); err == nil {
+			if x, err = s.fieldFloat(f); err == nil {
 				// one allocation for many records' numbers
 				if len(s.floats) == cap(s.floats) {
 					s.floats = make([]float64, 0, 3*chunkRecords)
@@ -335,11 +341,11 @@ func (s *scanner) fields(r *solver.Record) error {
 		case fieldK:
 			nonNeg(&r.K)
 		case fieldPasses:
-			r.Passes, err = s.float(v)
+			r.Passes, err = s.fieldFloat(f)
 		case fieldTime:
-			r.Time, err = s.float(v)
+			r.Time, err = s.fieldFloat(f)
 		case fieldGamma:
-			r.Gamma, err = s.float(v)
+			r.Gamma, err = s.fieldFloat(f)
 		case fieldStep:
 			r.Step, err = step(v)
 			s.lastEnc = len(v) >= 2 && v[0] == '"' && encoderPlain(v[1:len(v)-1])
@@ -545,7 +551,7 @@ func (s *scanner) extra(sp span) (map[string]float64, error) {
 		if i > 0 && s.extras[i-1].key == kv.key {
 			return nil, s.fail(kv.v.lo, ".extra."+kv.key, errorf("", "appears twice"))
 		}
-		f, err := s.float(s.buf[kv.v.lo:kv.v.hi])
+		f, err := s.float(kv.v)
 		if err != nil {
 			return nil, s.fail(kv.v.lo, ".extra."+kv.key, err)
 		}
