@@ -117,6 +117,9 @@ func NewCD(pp CoordProblem, lift Problem, cfg Config) (Method, error) {
 	case c.L1 <= 0 && !(c.Lo <= c.Hi):
 		return nil, fmt.Errorf("solver: the problem's bounds [%v, %v] are empty", c.Lo, c.Hi)
 	}
+	if err := CheckCDPath(cfg.Path, c); err != nil {
+		return nil, fmt.Errorf("path: %w", err)
+	}
 	return &cdMethod{pp: pp, lift: lift, cfg: cfg, c: c}, nil
 }
 

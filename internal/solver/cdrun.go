@@ -32,6 +32,7 @@ type cdRun struct {
 	full  bool // the next iteration is a full pass
 	fresh bool // the working set was just made by a full pass
 	inner int  // sweeps over the current working set
+	path  *cdPath
 }
 
 // Run executes the method.
@@ -79,8 +80,9 @@ func (m *cdMethod) newRun(rec Recorder) (*cdRun, error) {
 	}
 	s.work += 0.5
 	s.refresh()
+	path := newPath(s, m.cfg.Path)
 	setup := Now() - t0
-	return &cdRun{m: m, s: s, rec: rec, ev: newLiftEval(pp, m.lift), lr: pp.SmoothLipschitz(), work: setup, full: true}, nil
+	return &cdRun{m: m, s: s, rec: rec, ev: newLiftEval(pp, m.lift), lr: pp.SmoothLipschitz(), work: setup, full: true, path: path}, nil
 }
 
 // evaluate returns the objective and the FW gap of the lifted iterate.
@@ -166,9 +168,19 @@ func (cr *cdRun) sweep(k int) (string, bool) {
 	cr.inner++
 	s.prune()
 	stationary := false
-	if most <= cdInnerTol*cr.scale {
-		// the working set is at its optimum
-		stationary = cr.fresh
+	tol := cdInnerTol
+	if cr.path.staging() {
+		tol = cdStageTol
+	}
+	if most <= tol*cr.scale {
+		// the working set is at its optimum: a continuation stage before
+		// the last ends (cdpath.go); the run ends where a full pass has
+		// just made the working set
+		if cr.path.staging() {
+			cr.path.advance(s)
+		} else {
+			stationary = cr.fresh
+		}
 		cr.full = true
 	} else if cr.inner >= cdMaxInner {
 		cr.full = true
@@ -188,10 +200,10 @@ func (cr *cdRun) coordinateMinimum(k int) {
 	sum := &cr.sum
 	if sum.Gap <= cdCertified*math.Abs(sum.Objective) {
 		sum.Status = StatusConverged
-		sum.Message = fmt.Sprintf("coordinate-wise minimum: no coordinate moves beyond rounding (gap %.3g)", sum.Gap)
+		sum.Message = fmt.Sprintf("coordinate-wise minimum: no coordinate moves beyond rounding (gap %.3g)", sum.Gap) + cr.path.note()
 		return
 	}
 	sum.Status = StatusStalled
-	sum.Message = fmt.Sprintf("stalled at iteration %d: no coordinate moves, but the gap %.3g is above %g·|F|", k, sum.Gap, cdCertified)
+	sum.Message = fmt.Sprintf("stalled at iteration %d: no coordinate moves, but the gap %.3g is above %g·|F|", k, sum.Gap, cdCertified) + cr.path.note()
 	atFloor(sum)
 }
