@@ -320,6 +320,19 @@ func (s *cdState) fullPass() int {
 	if c.Loss == nil && c.L1 > 0 {
 		s.screen()
 	}
+	nv := s.pick(c.L1)
+	s.chooseUpdates()
+	return nv
+}
+
+// pick makes the working set from the gradient s.grad: the free
+// coordinates and the violators, at most cdGrow(free) of them, the worst
+// first; for λ‖·‖₁ a violator is a coordinate at zero with |g_j| > thr
+// (thr = λ: its optimality condition; below λ: a strong rule). It returns
+// the number of violators.
+func (s *cdState) pick(thr float64) int {
+	c := s.c
+	s.set = s.set[:0]
 	s.viol = s.viol[:0]
 	for j := range s.y {
 		if s.out[j] {
@@ -330,8 +343,8 @@ func (s *cdState) fullPass() int {
 		case s.isFree(j):
 			s.set = append(s.set, j)
 		case c.L1 > 0:
-			if a := math.Abs(g); a > c.L1 {
-				s.viol = append(s.viol, cdViol{j, a - c.L1})
+			if a := math.Abs(g); a > thr {
+				s.viol = append(s.viol, cdViol{j, a - thr})
 			}
 		case s.y[j] <= c.Lo && g < 0, s.y[j] >= c.Hi && g > 0:
 			s.viol = append(s.viol, cdViol{j, math.Abs(g)})
@@ -354,7 +367,6 @@ func (s *cdState) fullPass() int {
 		s.set = append(s.set, v.j)
 	}
 	slices.Sort(s.set)
-	s.chooseUpdates()
 	return nv
 }
 

@@ -82,7 +82,7 @@ func (m *cdMethod) newRun(rec Recorder) (*cdRun, error) {
 	s.refresh()
 	path := newPath(s, m.cfg.Path)
 	setup := Now() - t0
-	return &cdRun{m: m, s: s, rec: rec, ev: newLiftEval(pp, m.lift), lr: pp.SmoothLipschitz(), work: setup, full: true, path: path}, nil
+	return &cdRun{m: m, s: s, rec: rec, ev: newLiftEval(pp, m.lift), lr: pp.SmoothLipschitz(), work: setup, full: !path.staging(), path: path}, nil
 }
 
 // evaluate returns the objective and the FW gap of the lifted iterate.
@@ -161,6 +161,9 @@ func (cr *cdRun) sweep(k int) (string, bool) {
 			s.refresh() // round-off control, and the start of the check
 		}
 		s.fullPass()
+		if cr.path.staging() {
+			cr.path.ref = s.c.L1 // the strong rule's gradient is this pass's
+		}
 		cr.full, cr.fresh, cr.inner = false, true, 0
 		return StepFullSweep, false
 	}
@@ -176,12 +179,13 @@ func (cr *cdRun) sweep(k int) (string, bool) {
 		// the working set is at its optimum: a continuation stage before
 		// the last ends (cdpath.go); the run ends where a full pass has
 		// just made the working set
+		cr.full = true
 		if cr.path.staging() {
-			cr.path.advance(s)
+			cr.full = cr.path.advance(s)
+			cr.inner = 0
 		} else {
 			stationary = cr.fresh
 		}
-		cr.full = true
 	} else if cr.inner >= cdMaxInner {
 		cr.full = true
 	}
