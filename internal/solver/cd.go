@@ -352,15 +352,7 @@ func (s *cdState) pick(thr float64) int {
 	}
 	nv := len(s.viol)
 	if k := cdGrow(len(s.set)); nv > k {
-		slices.SortFunc(s.viol, func(a, b cdViol) int {
-			if a.score != b.score {
-				if a.score > b.score {
-					return -1
-				}
-				return 1
-			}
-			return a.j - b.j
-		})
+		selectTop(s.viol, k)
 		s.viol = s.viol[:k]
 	}
 	for _, v := range s.viol {
@@ -374,6 +366,43 @@ func (s *cdState) pick(thr float64) int {
 type cdViol struct {
 	j     int
 	score float64
+}
+
+// cdBetter orders violators: the larger score first, then the smaller
+// index (a total order: the k best are one set).
+func cdBetter(a, b cdViol) bool { return a.score > b.score || a.score == b.score && a.j < b.j }
+
+// selectTop moves the k best violators (cdBetter) to v[:k], in no
+// particular order, in time linear in len(v) on average (Hoare's
+// selection): a strong rule may name every coordinate, of which a working
+// set takes a few.
+func selectTop(v []cdViol, k int) {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		p := v[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for cdBetter(v[i], p) {
+				i++
+			}
+			for cdBetter(p, v[j]) {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // cdGrow is the number of violators a full pass adds to a working set with

@@ -172,7 +172,8 @@ func certifiedCD(tb testing.TB, pr *glm.Problem, path int) solver.Summary {
 // are the CPU times to a relative suboptimality of 1e-6 (every record
 // evaluated, evaluations not counted), x-cold is cold-ms over path-ms;
 // cold-certified-ms and path-certified-ms the runs to their coordinate-wise
-// minimum, whose duality gap certifies F*.
+// minimum, whose duality gap certifies F*, and cold-passes and path-passes
+// their work counted in passes (the same on every machine).
 func BenchmarkCDLassoPath(b *testing.B) {
 	for _, sz := range []struct{ n, p int }{{2000, 5000}, {1000, 2000}} {
 		pr, _ := lassoBench(b, sz.n, sz.p)
@@ -181,17 +182,21 @@ func BenchmarkCDLassoPath(b *testing.B) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 				defer solver.SetClock(cpuTime)()
 				fstar := certifiedCD(b, pr, 0).Objective
-				var cold, path, coldC, pathC float64
+				var cold, path, coldC, pathC, coldP, pathP float64
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					t, _ := timeToPath(b, pr, "cd", 0, fstar, 1e-6)
 					cold += t
 					t, _ = timeToPath(b, pr, "cd", k, fstar, 1e-6)
 					path += t
-					coldC += certifiedCD(b, pr, 0).Time
-					pathC += certifiedCD(b, pr, k).Time
+					c, p := certifiedCD(b, pr, 0), certifiedCD(b, pr, k)
+					coldC += c.Time
+					pathC += p.Time
+					coldP, pathP = c.Passes, p.Passes
 				}
 				n := float64(b.N)
+				b.ReportMetric(coldP, "cold-passes")
+				b.ReportMetric(pathP, "path-passes")
 				b.ReportMetric(cold/n*1e3, "cold-ms")
 				b.ReportMetric(path/n*1e3, "path-ms")
 				b.ReportMetric(cold/path, "x-cold")
@@ -206,7 +211,7 @@ func BenchmarkCDLassoPath(b *testing.B) {
 // one run per λ ∈ {0.5, 0.2, 0.1, 0.05, 0.02, 0.01}·λ_max on the 1 000×2 000
 // instance, each independent, cold or with path = K; the total CPU time of
 // the six runs to their certified coordinate-wise minimum (cold-ms,
-// path-ms; x-cold is their ratio).
+// path-ms; x-cold is their ratio) and their total work in passes.
 func BenchmarkCDLassoPathSweep(b *testing.B) {
 	base, _ := lassoBench(b, 1000, 2000)
 	var cells []*glm.Problem
@@ -221,13 +226,19 @@ func BenchmarkCDLassoPathSweep(b *testing.B) {
 		b.Run(fmt.Sprintf("path=%d", k), func(b *testing.B) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 			defer solver.SetClock(cpuTime)()
-			var cold, path float64
+			var cold, path, coldP, pathP float64
 			for i := 0; i < b.N; i++ {
+				coldP, pathP = 0, 0
 				for _, pr := range cells {
-					cold += certifiedCD(b, pr, 0).Time
-					path += certifiedCD(b, pr, k).Time
+					c, p := certifiedCD(b, pr, 0), certifiedCD(b, pr, k)
+					cold += c.Time
+					path += p.Time
+					coldP += c.Passes
+					pathP += p.Passes
 				}
 			}
+			b.ReportMetric(coldP, "cold-passes")
+			b.ReportMetric(pathP, "path-passes")
 			b.ReportMetric(cold/float64(b.N)*1e3, "cold-ms")
 			b.ReportMetric(path/float64(b.N)*1e3, "path-ms")
 			b.ReportMetric(cold/path, "x-cold")
