@@ -13,7 +13,9 @@ import (
 // Coordinate descent's run: start evaluates the starting point, then each
 // iteration is a sweep, either a full pass (the gradient of every
 // coordinate not screened out, screening, a new working set) or a sweep of
-// exact coordinate steps over the working set, and its record.
+// exact coordinate steps over the working set, and its record. With a
+// continuation (Config.Path, cdpath.go) the sweeps first go through the
+// stages of a λ path, each stage's working set made by the strong rule.
 
 // cdRun is the state of one Run of coordinate descent.
 type cdRun struct {
