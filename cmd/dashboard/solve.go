@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 
@@ -113,6 +114,7 @@ func (o *solveOpts) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.algo.Caratheodory, "caratheodory", false, "keep at most p+1 active vertices per block (Carathéodory reduction)")
 	fs.Float64Var(&o.algo.Mu, "mu", 0, "spg: smoothing parameter μ (0: from -eps)")
 	fs.Float64Var(&o.algo.Eps, "eps", 0, "spg: target accuracy ε used to choose μ")
+	fs.IntVar(&o.algo.Path, "path", 0, "cd: continuation stages along λ, from λ_max down to -lambda, each warm-starting the next (0: none)")
 	fs.BoolVar(&o.algo.NoAverage, "no-average", false, "structural SVM: report the plain iterate instead of the weighted average")
 	fs.IntVar(&o.iters, "iters", spec.DefaultIters, fmt.Sprintf("maximum iterations (0: no limit, up to %d); when -passes is given without -iters, the passes alone govern; with neither, the problem's default (ssvm-ocr: 30 passes)", spec.MaxIters))
 	fs.Float64Var(&o.passes, "passes", 0, "maximum effective passes over the data (0: no limit); given alone, iterations are not limited")
@@ -262,12 +264,23 @@ func (c *solveCmd) runSpec() (spec.Run, error) {
 }
 
 // algorithms is -algo's list, each with the algorithm flags; a schedule's
-// parameter not given is left to the spec's default (0).
+// parameter not given is left to the spec's default (0). -path goes to
+// the algorithms that take it when the list holds one (-algo cd,fista
+// -path 10); else the spec refuses it, naming the field.
 func (c *solveCmd) algorithms() []spec.Algo {
 	var out []spec.Algo
-	for _, a := range strings.Split(c.o.algos, ",") {
+	names := strings.Split(c.o.algos, ",")
+	takesPath := func(name string) bool {
+		a := spec.AlgorithmByName(strings.TrimSpace(name))
+		return a != nil && slices.Contains(a.Settings, "path")
+	}
+	somePath := slices.ContainsFunc(names, takesPath)
+	for _, a := range names {
 		al := c.o.algo
 		al.Algo = strings.TrimSpace(a)
+		if somePath && !takesPath(a) {
+			al.Path = 0
+		}
 		if !c.set["rho"] {
 			al.Rho = 0
 		}

@@ -113,6 +113,7 @@ func Config(a spec.Algo, lim solver.Limits, seed int64) solver.Config {
 		R:            a.R,
 		Workers:      a.Workers,
 		Caratheodory: a.Caratheodory,
+		Path:         a.Path,
 		Limits:       lim,
 		Seed:         seed,
 	}
@@ -146,6 +147,9 @@ func (f *FWInstance) Method(a spec.Algo, lim solver.Limits, seed int64) (solver.
 		cp, ok := f.Prox.(solver.CoordProblem)
 		if !ok {
 			return nil, spec.Errorf("algo", "cd needs a problem whose non-smooth part separates over the coordinates (an l1 penalty or a box), which this problem is not")
+		}
+		if err := solver.CheckCDPath(a.Path, cp.Coords()); err != nil {
+			return nil, spec.Errorf("path", "%v", err)
 		}
 		return solver.NewCD(cp, f.Problem, cfg)
 	case "fw":

@@ -117,6 +117,9 @@ func NewCD(pp CoordProblem, lift Problem, cfg Config) (Method, error) {
 	case c.L1 <= 0 && !(c.Lo <= c.Hi):
 		return nil, fmt.Errorf("solver: the problem's bounds [%v, %v] are empty", c.Lo, c.Hi)
 	}
+	if err := CheckCDPath(cfg.Path, c); err != nil {
+		return nil, fmt.Errorf("path: %w", err)
+	}
 	return &cdMethod{pp: pp, lift: lift, cfg: cfg, c: c}, nil
 }
 
@@ -317,6 +320,19 @@ func (s *cdState) fullPass() int {
 	if c.Loss == nil && c.L1 > 0 {
 		s.screen()
 	}
+	nv := s.pick(c.L1)
+	s.chooseUpdates()
+	return nv
+}
+
+// pick makes the working set from the gradient s.grad: the free
+// coordinates and the violators, at most cdGrow(free) of them, the worst
+// first; for λ‖·‖₁ a violator is a coordinate at zero with |g_j| > thr
+// (thr = λ: its optimality condition; below λ: a strong rule). It returns
+// the number of violators.
+func (s *cdState) pick(thr float64) int {
+	c := s.c
+	s.set = s.set[:0]
 	s.viol = s.viol[:0]
 	for j := range s.y {
 		if s.out[j] {
@@ -327,8 +343,8 @@ func (s *cdState) fullPass() int {
 		case s.isFree(j):
 			s.set = append(s.set, j)
 		case c.L1 > 0:
-			if a := math.Abs(g); a > c.L1 {
-				s.viol = append(s.viol, cdViol{j, a - c.L1})
+			if a := math.Abs(g); a > thr {
+				s.viol = append(s.viol, cdViol{j, a - thr})
 			}
 		case s.y[j] <= c.Lo && g < 0, s.y[j] >= c.Hi && g > 0:
 			s.viol = append(s.viol, cdViol{j, math.Abs(g)})
@@ -336,22 +352,13 @@ func (s *cdState) fullPass() int {
 	}
 	nv := len(s.viol)
 	if k := cdGrow(len(s.set)); nv > k {
-		slices.SortFunc(s.viol, func(a, b cdViol) int {
-			if a.score != b.score {
-				if a.score > b.score {
-					return -1
-				}
-				return 1
-			}
-			return a.j - b.j
-		})
+		selectTop(s.viol, k)
 		s.viol = s.viol[:k]
 	}
 	for _, v := range s.viol {
 		s.set = append(s.set, v.j)
 	}
 	slices.Sort(s.set)
-	s.chooseUpdates()
 	return nv
 }
 
@@ -359,6 +366,43 @@ func (s *cdState) fullPass() int {
 type cdViol struct {
 	j     int
 	score float64
+}
+
+// cdBetter orders violators: the larger score first, then the smaller
+// index (a total order: the k best are one set).
+func cdBetter(a, b cdViol) bool { return a.score > b.score || a.score == b.score && a.j < b.j }
+
+// selectTop moves the k best violators (cdBetter) to v[:k], in no
+// particular order, in time linear in len(v) on average (Hoare's
+// selection): a strong rule may name every coordinate, of which a working
+// set takes a few.
+func selectTop(v []cdViol, k int) {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		p := v[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for cdBetter(v[i], p) {
+				i++
+			}
+			for cdBetter(p, v[j]) {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // cdGrow is the number of violators a full pass adds to a working set with

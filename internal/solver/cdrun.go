@@ -13,7 +13,9 @@ import (
 // Coordinate descent's run: start evaluates the starting point, then each
 // iteration is a sweep, either a full pass (the gradient of every
 // coordinate not screened out, screening, a new working set) or a sweep of
-// exact coordinate steps over the working set, and its record.
+// exact coordinate steps over the working set, and its record. With a
+// continuation (Config.Path, cdpath.go) the sweeps first go through the
+// stages of a λ path, each stage's working set made by the strong rule.
 
 // cdRun is the state of one Run of coordinate descent.
 type cdRun struct {
@@ -32,6 +34,7 @@ type cdRun struct {
 	full  bool // the next iteration is a full pass
 	fresh bool // the working set was just made by a full pass
 	inner int  // sweeps over the current working set
+	path  *cdPath
 }
 
 // Run executes the method.
@@ -79,8 +82,9 @@ func (m *cdMethod) newRun(rec Recorder) (*cdRun, error) {
 	}
 	s.work += 0.5
 	s.refresh()
+	path := newPath(s, m.cfg.Path)
 	setup := Now() - t0
-	return &cdRun{m: m, s: s, rec: rec, ev: newLiftEval(pp, m.lift), lr: pp.SmoothLipschitz(), work: setup, full: true}, nil
+	return &cdRun{m: m, s: s, rec: rec, ev: newLiftEval(pp, m.lift), lr: pp.SmoothLipschitz(), work: setup, full: !path.staging(), path: path}, nil
 }
 
 // evaluate returns the objective and the FW gap of the lifted iterate.
@@ -159,6 +163,9 @@ func (cr *cdRun) sweep(k int) (string, bool) {
 			s.refresh() // round-off control, and the start of the check
 		}
 		s.fullPass()
+		if cr.path.staging() {
+			cr.path.ref = s.c.L1 // the strong rule's gradient is this pass's
+		}
 		cr.full, cr.fresh, cr.inner = false, true, 0
 		return StepFullSweep, false
 	}
@@ -166,10 +173,21 @@ func (cr *cdRun) sweep(k int) (string, bool) {
 	cr.inner++
 	s.prune()
 	stationary := false
-	if most <= cdInnerTol*cr.scale {
-		// the working set is at its optimum
-		stationary = cr.fresh
+	tol := cdInnerTol
+	if cr.path.staging() {
+		tol = cdStageTol
+	}
+	if most <= tol*cr.scale {
+		// the working set is at its optimum: a continuation stage before
+		// the last ends (cdpath.go); the run ends where a full pass has
+		// just made the working set
 		cr.full = true
+		if cr.path.staging() {
+			cr.full = cr.path.advance(s)
+			cr.inner = 0
+		} else {
+			stationary = cr.fresh
+		}
 	} else if cr.inner >= cdMaxInner {
 		cr.full = true
 	}
@@ -188,10 +206,10 @@ func (cr *cdRun) coordinateMinimum(k int) {
 	sum := &cr.sum
 	if sum.Gap <= cdCertified*math.Abs(sum.Objective) {
 		sum.Status = StatusConverged
-		sum.Message = fmt.Sprintf("coordinate-wise minimum: no coordinate moves beyond rounding (gap %.3g)", sum.Gap)
+		sum.Message = fmt.Sprintf("coordinate-wise minimum: no coordinate moves beyond rounding (gap %.3g)", sum.Gap) + cr.path.note()
 		return
 	}
 	sum.Status = StatusStalled
-	sum.Message = fmt.Sprintf("stalled at iteration %d: no coordinate moves, but the gap %.3g is above %g·|F|", k, sum.Gap, cdCertified)
+	sum.Message = fmt.Sprintf("stalled at iteration %d: no coordinate moves, but the gap %.3g is above %g·|F|", k, sum.Gap, cdCertified) + cr.path.note()
 	atFloor(sum)
 }

@@ -40,8 +40,13 @@ type Config struct {
 	// RefreshEvery recomputes z = A x from scratch every so many iterations
 	// (0: 256).
 	RefreshEvery int
-	Limits       Limits
-	Seed         int64
+	// Path is coordinate descent's continuation along λ (NewCD only; see
+	// cdpath.go): the number of stages solved, warm-started one from the
+	// other, on the geometric path from λ_max down to the problem's λ
+	// before the problem itself. 0: none, the cold start.
+	Path   int
+	Limits Limits
+	Seed   int64
 }
 
 // Variant is how an algorithm runs, as the algorithm table says it

@@ -27,7 +27,7 @@ type Algorithm struct {
 	// no other edit).
 	Runs
 	// Settings are the spec's fields (Algo's JSON names) it takes beyond
-	// those every algorithm of its kind takes (spg: mu, eps).
+	// those every algorithm of its kind takes (spg: mu, eps; cd: path).
 	Settings []string
 	// TakesL: it uses a Lipschitz constant (L).
 	TakesL bool
@@ -89,7 +89,7 @@ var Algorithms = []Algorithm{
 		OwnStep: "takes the exact line search"},
 	{Name: "ssg", Family: "ssvm", Runs: Runs{Method: "ssg"}, Groups: []string{"ssvm"}, Stepsizes: paperRules, Stepsize: DefaultStepsize, TakesL: true,
 		OwnStep: "steps 1/k"},
-	{Name: "cd", Family: "cd", Runs: Runs{Method: "cd"}, Groups: []string{"model"}, Stepsizes: []string{DefaultStepsize}, Stepsize: DefaultStepsize, OwnStep: "minimises each coordinate exactly",
+	{Name: "cd", Family: "cd", Runs: Runs{Method: "cd"}, Groups: []string{"model"}, Stepsizes: []string{DefaultStepsize}, Stepsize: DefaultStepsize, OwnStep: "minimises each coordinate exactly", Settings: []string{"path"},
 		NotInPaper: "coordinate descent: a baseline, not a method of the paper (what glmnet and scikit-learn use for a LASSO)"},
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +49,10 @@ type Algo struct {
 	Mu           float64 `json:"mu,omitempty"`           // spg smoothing parameter (0: from eps)
 	Eps          float64 `json:"eps,omitempty"`          // spg target accuracy
 	NoAverage    bool    `json:"no_average,omitempty"`   // ssvm: report the plain iterate instead of the weighted average
+	// Path is cd's continuation along λ: the number of stages solved,
+	// warm-started, on the geometric path from λ_max down to the problem's
+	// λ before it (docs/cd.md); 0: none.
+	Path int `json:"path,omitempty"`
 	// Slack overrides the problem's slack parameter for this algorithm:
 	// "keep" (the paper's method) or "collapse" (the variant); "": the
 	// problem's. It lets one run draw the paper's method and the variant
@@ -228,10 +233,31 @@ func (a *Algo) Normalize(prefix string) error {
 	if !finite(a.Eps) || a.Eps < 0 {
 		return Errorf(prefix+"eps", "must be a positive number, got %v", a.Eps)
 	}
+	if err := a.checkPath(prefix, alg); err != nil {
+		return err
+	}
 	switch a.Slack {
 	case "", "keep", "collapse":
 	default:
 		return Errorf(prefix+"slack", "must be keep or collapse (or empty for the problem's slack parameter), got %q", a.Slack)
+	}
+	return nil
+}
+
+// MaxPath bounds cd's continuation stages (glmnet's path has 100 λ).
+const MaxPath = 1000
+
+// checkPath checks path: a setting of the algorithms whose table row
+// lists it (cd), a number of stages between 0 and MaxPath.
+func (a *Algo) checkPath(prefix string, alg *Algorithm) error {
+	if a.Path == 0 {
+		return nil
+	}
+	if !slices.Contains(alg.Settings, "path") {
+		return Errorf(prefix+"path", "continuation along λ is a setting of %s only: leave it at 0 for %s, got %d", orAnd(AlgorithmsWith(func(b *Algorithm) bool { return slices.Contains(b.Settings, "path") })), a.Algo, a.Path)
+	}
+	if a.Path < 0 || a.Path > MaxPath {
+		return Errorf(prefix+"path", "must be a number of continuation stages between 0 (none) and %d, got %d", MaxPath, a.Path)
 	}
 	return nil
 }

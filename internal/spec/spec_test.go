@@ -63,6 +63,8 @@ func TestAlgoNormalizeDefaults(t *testing.T) {
 		{spec.Algo{Algo: "ssfw-as", Schedule: "geometric", Rho: 0.3, Alpha: 0.9, M0: 7, Growth: 2, R: 3, Workers: 2, Caratheodory: true, Mu: 0.5, Eps: 1e-3},
 			spec.Algo{Algo: "ssfw-as", Stepsize: "curvature", L: "auto", Schedule: "geometric", Rho: 0.3, Alpha: 0.9, M0: 7, Growth: 2, R: 3, Workers: 2, Caratheodory: true, Mu: 0.5, Eps: 1e-3}},
 		{spec.Algo{Algo: "afw", Stepsize: "backtrack", Schedule: "full"}, full("afw", "backtrack")},
+		{spec.Algo{Algo: "cd", Path: 10}, func() spec.Algo { a := full("cd", "curvature"); a.Path = 10; return a }()},
+		{spec.Algo{Algo: "cd", Path: spec.MaxPath}, func() spec.Algo { a := full("cd", "curvature"); a.Path = spec.MaxPath; return a }()},
 	}
 	for _, tc := range tests {
 		got := tc.in
@@ -122,6 +124,9 @@ func TestAlgoNormalizeRejects(t *testing.T) {
 		{"mu NaN", spec.Algo{Algo: "spg", Mu: nan}, "mu", []string{"positive number"}},
 		{"eps negative", spec.Algo{Algo: "spg", Eps: -1e-3}, "eps", []string{"positive number"}},
 		{"eps Inf", spec.Algo{Algo: "spg", Eps: inf}, "eps", []string{"positive number"}},
+		{"path negative", spec.Algo{Algo: "cd", Path: -1}, "path", []string{"between 0 (none) and 1000", "got -1"}},
+		{"path too long", spec.Algo{Algo: "cd", Path: 1001}, "path", []string{"between 0 (none) and 1000", "got 1001"}},
+		{"path not cd", spec.Algo{Algo: "fista", Path: 5}, "path", []string{"a setting of cd only", "for fista", "got 5"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
