@@ -16,8 +16,9 @@ const num = (v) => {
 // effectiveAlgo resolves one algorithm row as internal/spec's Normalize
 // does, and keeps only the fields that act on this algorithm on this
 // problem (a schedule's ρ only under the paper's schedule, L only where
-// the step uses it, r only for block methods, μ and ε only for those the
-// algorithm table gives them: spg).
+// the step uses it, r only for block methods, μ, ε and the table's other
+// settings only for those the algorithm table gives them: spg's μ and ε,
+// cd's path).
 export function effectiveAlgo(a, problem, cat) {
   const d = (cat && cat.defaults) || {};
   const stochastic = new Set(((cat && cat.algorithms) || []).filter((x) => x.stochastic).map((x) => x.name));
@@ -41,6 +42,9 @@ export function effectiveAlgo(a, problem, cat) {
   const settings = algorithm(cat, algo).settings || []; // the table's (spg's smoothing: mu, eps)
   if (settings.includes('mu')) out.mu = a.mu || 'from ε';
   if (settings.includes('eps') && a.eps) out.eps = a.eps;
+  // any other setting of the table's (cd's path): its value when given,
+  // zero or empty being the spec's default
+  for (const k of settings) if (k !== 'mu' && k !== 'eps' && a[k] != null && a[k] !== '' && num(a[k]) !== 0) out[k] = num(a[k]);
   if (a.caratheodory) out.caratheodory = true;
   if (problemEntry(cat, problem).averages) out.no_average = !!a.no_average;
   return out;
