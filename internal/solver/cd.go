@@ -128,6 +128,15 @@ func NewCD(pp CoordProblem, lift Problem, cfg Config) (Method, error) {
 // has converged to rounding.
 const cdInnerTol = 1e-26
 
+// cdUnseen is the relative decrease of the objective below which a
+// coordinate's Newton step is taken without its line search: the change of
+// the loss, a sum over the samples, is computed to about 1e-16 of the
+// loss, so below this the backtracking test compares rounding and would
+// refuse the step (the run then stalls short of its certificate), while
+// the coordinate's quadratic model, exact up to the cube of the step, is
+// far more accurate there.
+const cdUnseen = 1e-12
+
 // cdCertified is the relative gap below which a coordinate-wise minimum
 // counts as converged.
 const cdCertified = 1e-9
@@ -154,6 +163,10 @@ type cdState struct {
 	q     []float64 // m_jᵀz of the working set's coordinates, kept by covariance updates
 	gram  cdGram    // inner products m_jᵀm_k of the coordinates that entered a working set
 	stale bool      // y moved by covariance updates since z was computed
+	// unseen is a decrease of the objective its rounding hides (cdUnseen
+	// of its size): a Newton step predicting no more is taken whole, as
+	// the line search could not judge it (newtonStep)
+	unseen float64
 }
 
 func (s *cdState) col(j int) []float64 { return s.c.Cols[j*s.c.N : (j+1)*s.c.N] }
@@ -279,7 +292,7 @@ func (s *cdState) newtonStep(j int, g float64) float64 {
 	// predicted decrease: the linear model plus the change of R
 	pred := g*d + s.reg(nv) - s.reg(s.y[j])
 	a := 1.0
-	for it := 0; ; it++ {
+	for it := 0; -pred > s.unseen; it++ {
 		obj := c.W*c.Loss.Delta(s.z, m, a*d) + lin*a*d + s.reg(s.y[j]+a*d) - s.reg(s.y[j])
 		s.work += s.unit
 		if obj <= 1e-4*a*pred || it == 50 {

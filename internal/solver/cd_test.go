@@ -41,6 +41,10 @@ func cdCases(t testing.TB) []cdCase {
 		glmCase(t, "lasso-wide", glm.Squared, 100, 300, 8, 0.05, 2),
 		glmCase(t, "logistic", glm.Logistic, 300, 40, 5, 0.3, 3),
 		glmCase(t, "poisson", glm.Poisson, 300, 30, 5, 0.25, 4),
+		// small penalties: the last coordinate steps' decreases are below
+		// what the objective's rounding can tell
+		glmCase(t, "logistic-small-lambda", glm.Logistic, 400, 100, 10, 0.02, 5),
+		glmCase(t, "poisson-small-lambda", glm.Poisson, 400, 60, 8, 0.02, 6),
 	}
 	z, y, err := svmdual.Generate(200, 20, 3, 5)
 	if err != nil {

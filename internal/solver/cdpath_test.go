@@ -36,8 +36,8 @@ func lambdaCases(t testing.TB) []cdCase {
 			out = append(out, c)
 		}
 	}
-	if len(out) != 4 {
-		t.Fatalf("%d problems with a penalty λ among the cases, want lasso, lasso-wide, logistic and poisson", len(out))
+	if len(out) != 6 {
+		t.Fatalf("%d problems with a penalty λ among the cases, want lasso, lasso-wide, logistic and poisson, the last two also at a small λ", len(out))
 	}
 	return out
 }

@@ -120,6 +120,7 @@ func (cr *cdRun) start() bool {
 	if !(cr.scale > 0) || math.IsInf(cr.scale, 0) {
 		cr.scale = 1
 	}
+	cr.s.unseen = cdUnseen * cr.scale
 	return false
 }
 
