@@ -148,6 +148,9 @@ const rangesDiag = `[fwlab.status, fwlab.groups, [...document.querySelectorAll('
 // data-x-range, covers every record of the API's trace) and every
 // algorithm. The charts once took a scale change in the page's first
 // 500 ms for the user's zoom and froze at x ∈ [0, 60].
+//
+// It runs alone (no t.Parallel), as every test that loads the machine
+// on purpose (burnCPU): its competitor would slow the other tests.
 func TestPresetChartsCoverWholeRun(t *testing.T) {
 	ts := app(t)
 	var cat struct {
@@ -241,6 +244,8 @@ func yFitted(t *testing.T, what string, recs []traceRec, col func(traceRec) *flo
 // box and fits every chart's y to its data in that window (log axes too);
 // the zoom bar shows it; arriving data keeps the window; Esc resets every
 // chart, which then follows the run again; "r" does the same.
+//
+// It runs alone (no t.Parallel): burnCPU.
 func TestBoxZoomWhileStreaming(t *testing.T) {
 	ts := app(t)
 	ctx := newBrowser(t)
@@ -326,6 +331,7 @@ func TestBoxZoomWhileStreaming(t *testing.T) {
 // from every chart and a second click shows it again; a shift-click shows
 // it alone, and a second shift-click shows every algorithm again.
 func TestLegendHideIsolate(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -370,6 +376,7 @@ func TestLegendHideIsolate(t *testing.T) {
 // TestRunPageKeys: space pauses and resumes, "." steps a paused run, "?"
 // lists the shortcuts; keys typed into the name field stay there.
 func TestRunPageKeys(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -418,6 +425,7 @@ func TestRunPageKeys(t *testing.T) {
 // progress estimate (pure functions) in the browser, against properties
 // and values worked out here.
 func TestChartRangesPure(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
@@ -558,7 +566,10 @@ func countDecades(vs []float64) int {
 // by its sweep cell's values, else by its algorithms and id; its spec diff
 // marks only the differences that act (a default written out, or a field
 // an algorithm does not use, is no difference).
-func TestCompareNamesAndDiff(t *testing.T) { onBothStores(t, testCompareNamesAndDiff) }
+func TestCompareNamesAndDiff(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testCompareNamesAndDiff)
+}
 
 func testCompareNamesAndDiff(t *testing.T, be *backend) {
 	base := be.url
@@ -640,7 +651,10 @@ func testCompareNamesAndDiff(t *testing.T, be *backend) {
 // TestHistoryShowsProgress: a running run's row in History shows its
 // progress towards its limits and the time left, from the server's
 // estimate; the run page shows the same fraction.
-func TestHistoryShowsProgress(t *testing.T) { onBothStores(t, testHistoryShowsProgress) }
+func TestHistoryShowsProgress(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testHistoryShowsProgress)
+}
 
 func testHistoryShowsProgress(t *testing.T, be *backend) {
 	base := be.url
@@ -672,6 +686,7 @@ func testHistoryShowsProgress(t *testing.T, be *backend) {
 // names (pure functions) in the browser against specs resolved here by
 // internal/spec's rules.
 func TestCompareLogicPure(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))

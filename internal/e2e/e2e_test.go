@@ -1,6 +1,11 @@
 // Package e2e drives the dashboard in a real headless Chromium against the
 // real server, started in-process. Without a browser the tests skip, unless
 // CI is set: then they fail.
+//
+// A test calls t.Parallel unless it loads the machine on purpose
+// (burnCPU), times the page or gives something a fixed time to happen
+// that must not: those run alone, before the parallel ones. Every test
+// has its own server, store, ports, directories and browser context.
 package e2e
 
 import (
@@ -321,7 +326,10 @@ var chartIDs = []string{"objective", "gap", "active", "batch", "gamma", "grad_er
 // TestLiveRunToyPolygon: the start page, the toy polygon, ssfw-as against
 // fista, live charts, drop markers, x-axis switch, pause and single step,
 // CSV download, screenshot.
-func TestLiveRunToyPolygon(t *testing.T) { onBothStores(t, testLiveRunToyPolygon) }
+func TestLiveRunToyPolygon(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testLiveRunToyPolygon)
+}
 
 func testLiveRunToyPolygon(t *testing.T, be *backend) {
 	base := be.url
@@ -616,6 +624,7 @@ func testLiveRunToyPolygon(t *testing.T, be *backend) {
 // each algorithm is drawn as a median with a min–max band, and the band's
 // fill is on the canvas. The GFLASSO panels (true B, task graph) show.
 func TestPaperFigure1Band(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	dir := t.TempDir()
@@ -797,6 +806,7 @@ func TestPaperFigure1Band(t *testing.T) {
 // small CSV pair, a malformed file is refused with its line and column under
 // the field, and a run starts on the uploaded data.
 func TestUploadThroughPage(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	dir := t.TempDir()
@@ -873,6 +883,7 @@ func TestUploadThroughPage(t *testing.T) {
 // the decoded test words against the truth with the wrong letters marked,
 // as the server decoded them.
 func TestSSVMDecodedWords(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	sp := `{"problem":"ssvm-chain","params":{"train":"30","test":"12","lambda":"0.1"},"algorithms":[{"algo":"bcfw-as"},{"algo":"bcfw"}],"seed":4,"iters":150}`
@@ -954,6 +965,7 @@ func TestSSVMDecodedWords(t *testing.T) {
 // preview uses the solver's formula. A spec in a run page's URL with an
 // unknown id is submitted again.
 func TestStartPageRules(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
@@ -1072,6 +1084,7 @@ func TestStartPageRules(t *testing.T) {
 // a decimated view of at most a few thousand rows per chart, and reports
 // where its time went.
 func TestBrowserKeepsUp(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	const iters = 100000
@@ -1108,6 +1121,7 @@ func TestBrowserKeepsUp(t *testing.T) {
 // the page checks rules) says the same as the API's GET /api/scenarios for
 // every problem parameter: name, kind, default and rule text.
 func TestCatalogueMatchesAPI(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	var api struct {
 		Problems []struct {
@@ -1153,6 +1167,7 @@ func TestCatalogueMatchesAPI(t *testing.T) {
 // r > q flagged with the server's rule before submission, q following the
 // threshold, and a parameter the server refuses named under its field.
 func TestStartPagePreview(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
@@ -1211,6 +1226,10 @@ func TestStartPagePreview(t *testing.T) {
 	}
 
 	choose(t, ctx, "#problem", "gflasso")
+	// The page asks after a pause; until then it shows the answer about
+	// the problem before.
+	waitFor(t, ctx, "the GFLASSO preview", `!!fwlab.preview && fwlab.preview.request.problem === 'gflasso' && !!fwlab.preview.answer`,
+		`[document.querySelector('#instance-summary').textContent, fwlab.preview]`, 60*time.Second)
 	a := waitQ("the GFLASSO preview")
 	if req := eval[string](t, ctx, `JSON.stringify(fwlab.preview.request)`); req != `{"problem":"gflasso","params":{},"seed":0}` {
 		t.Errorf("the page asked %s", req)

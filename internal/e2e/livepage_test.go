@@ -13,6 +13,9 @@ import (
 // clock: "measuring…" at first, then, from a fifth of the run on (once the
 // page has watched it for 4 s), within a factor of 2 of the time the run in
 // fact still took.
+//
+// It runs alone (no t.Parallel): burnCPU, and the time left it checks needs a
+// steady load.
 func TestTimeLeftUnderLoad(t *testing.T) {
 	ts := app(t)
 	burnCPU(t)

@@ -156,6 +156,7 @@ const longToy = `{"problem":"toy-polygon","params":{"target":"edge","vertices":"
 // first point on as after a reload of the finished run, and a user's
 // choice is kept across the reload.
 func TestLogYLiveAndReload(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -219,6 +220,7 @@ func pick(m, ref map[string]bool) map[string]bool {
 // algorithm in its own colour (read back from the canvas), and each kind
 // has its toggle.
 func TestMarksCarryAlgorithmColour(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -287,7 +289,10 @@ func TestMarksCarryAlgorithmColour(t *testing.T) {
 // TestTeachingViewTwoTraces: the away-steps-vs-zig-zag preset shows afw
 // and fw on the same polygon beside the charts, with a key, and writes
 // the step in words.
-func TestTeachingViewTwoTraces(t *testing.T) { onBothStores(t, testTeachingViewTwoTraces) }
+func TestTeachingViewTwoTraces(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testTeachingViewTwoTraces)
+}
 
 func testTeachingViewTwoTraces(t *testing.T, be *backend) {
 	base := be.url
@@ -339,7 +344,10 @@ func testTeachingViewTwoTraces(t *testing.T, be *backend) {
 
 // TestTeachingViewProximalPath: fista on the polygon is drawn beside afw
 // as a path of gradient steps and projections, written out in words.
-func TestTeachingViewProximalPath(t *testing.T) { onBothStores(t, testTeachingViewProximalPath) }
+func TestTeachingViewProximalPath(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testTeachingViewProximalPath)
+}
 
 func testTeachingViewProximalPath(t *testing.T, be *backend) {
 	base := be.url
@@ -368,6 +376,7 @@ func testTeachingViewProximalPath(t *testing.T, be *backend) {
 // view, focuses it and lists the errors; SPG rows hide the controls they
 // do not use; the m_k preview reads out under the pointer.
 func TestStartPageStickyAndScroll(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -422,7 +431,10 @@ func TestStartPageStickyAndScroll(t *testing.T) {
 			t.Errorf("row %v: step size and L shown should be %v", r, want)
 		}
 	}
-	// The m_k preview: axes drawn, and the value under the pointer.
+	// The m_k preview: axes drawn, and the value under the pointer. The
+	// instance's answer redraws the preview with its n: hover after it.
+	waitFor(t, ctx, "the GFLASSO instance measured", `document.querySelector('#instance-summary').dataset.state === 'ok' && !!fwlab.preview && fwlab.preview.request.problem === 'gflasso'`,
+		`[document.querySelector('#instance-summary').textContent, fwlab.preview]`, 60*time.Second)
 	rect := eval[[]float64](t, ctx, `(() => { const c = document.querySelector('#algo-rows .algo-row:first-child .sched-preview'); c.scrollIntoView({block: 'center'}); const r = c.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	step(t, ctx, "hover the preview", 10*time.Second, chromedp.MouseEvent(chromedp.MouseMoved, rect[0]+0.5*rect[2], rect[1]+0.4*rect[3]))
 	waitFor(t, ctx, "the preview's readout", `/^k = \d+: m_k = \d+ of n = \d+/.test(document.querySelector('#algo-rows .algo-row:first-child .preview-caption').textContent)`, `document.querySelector('#algo-rows .algo-row:first-child .preview-caption').textContent`, 5*time.Second)
@@ -437,6 +449,9 @@ func TestStartPageStickyAndScroll(t *testing.T) {
 
 // TestStartPausedSteps: a toy run started paused shows k = 0, and each
 // click on Single step adds exactly the next iteration.
+//
+// It runs alone (no t.Parallel): it gives the run a fixed time to take a step
+// beyond the one asked for.
 func TestStartPausedSteps(t *testing.T) {
 	ts := app(t)
 	spec := `{"problem":"toy-polygon","algorithms":[{"algo":"afw"}],"iters":50,"start_paused":true}`
@@ -478,6 +493,7 @@ func TestStartPausedSteps(t *testing.T) {
 // that the test stays short): no console error, no page wider than the
 // window, and a screenshot of each under the test's temp dir.
 func TestEveryPresetEverySize(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	var cat struct {
 		Presets []struct {
@@ -574,6 +590,7 @@ func overflow(t *testing.T, ctx context.Context, what string) {
 // objective of the run (checked against the API's trace); the smoothing
 // slider adds a smoothed line and keeps the raw one.
 func TestObjectiveBestSeenAndSmoothing(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)

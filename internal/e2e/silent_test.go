@@ -17,6 +17,8 @@ import (
 // runs a sweep's cell is called silent, with the time left until its run
 // is queued again, on the run page within 10 s (the page asks although
 // the stream has nothing new to say), and on the sweep page and History.
+//
+// It runs alone (no t.Parallel): it times the page (within 10 s).
 func TestSilentWorkerOnThePages(t *testing.T) {
 	c := pgtest.Start(t)
 	db := c.NewDB(t)
