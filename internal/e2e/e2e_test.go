@@ -174,6 +174,12 @@ func sharedChromium(path string) (context.Context, error) {
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		// Recent Chromium (156 here) gives every window, so every
+		// test's browser context, two renderers of its own for the
+		// address bar's popup (chrome://omnibox-popup.top-chrome), which
+		// a headless browser never shows: they cost about as much CPU as
+		// the test's page. A name a Chromium does not know is ignored.
+		chromedp.Flag("disable-features", "WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup"),
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1400, 1000),
 	}

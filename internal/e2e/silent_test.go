@@ -20,8 +20,7 @@ import (
 //
 // It runs alone (no t.Parallel): it times the page (within 10 s).
 func TestSilentWorkerOnThePages(t *testing.T) {
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db := pgtest.Shared(t).NewDB(t)
 	bin := buildDashboard(t)
 	srv := startProc(t, bin, "serve", "-db", db, "-slots", "0", "-addr", "127.0.0.1:0", "-data", "")
 	w := startProc(t, bin, "worker", "-db", db, "-name", "w1", "-slots", "1", "-metrics-addr", "127.0.0.1:0")
