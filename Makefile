@@ -19,9 +19,10 @@ build-openblas:
 	CGO_ENABLED=1 $(GO) build -tags openblas -o bin/dashboard-openblas ./cmd/dashboard
 
 # -parallel 4: the tests that call t.Parallel (those of cmd/dashboard and
-# internal/queue that drive workers, the two stores' cases of a browser test)
-# mostly wait on processes, heartbeats and timers, so four of them at once
-# share two cores well; every other test runs one at a time in its package.
+# internal/queue that drive workers, most browser tests and their two stores'
+# cases) mostly wait on processes, heartbeats, timers and pages, so four of
+# them at once share two cores well; every other test runs one at a time in
+# its package, before them.
 ## test: formatting, vet, generated files, every test (browser tests included), race detector on the concurrent packages, a short run of every fuzz target of the inputs
 test: check-format check-generated check-size
 	$(GO) vet $(PKGS)

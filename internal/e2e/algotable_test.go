@@ -32,6 +32,7 @@ const extraAlgorithm = "afw-extra"
 // algorithm, which the page must then offer and follow with no edit of its
 // own.
 func TestStartPageFollowsAlgorithmTable(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	type algorithm struct {
 		Name       string   `json:"name"`
@@ -229,6 +230,7 @@ func TestStartPageFollowsAlgorithmTable(t *testing.T) {
 // has one, on a problem of each group; built with -tags algos_extra the
 // table's added algorithm is among them.
 func TestRunPageFollowsAlgorithmTable(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	type algorithm struct {
 		Name      string   `json:"name"`

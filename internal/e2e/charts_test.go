@@ -148,7 +148,24 @@ const rangesDiag = `[fwlab.status, fwlab.groups, [...document.querySelectorAll('
 // data-x-range, covers every record of the API's trace) and every
 // algorithm. The charts once took a scale change in the page's first
 // 500 ms for the user's zoom and froze at x ∈ [0, 60].
+//
+// It runs alone (no t.Parallel), as every test that loads the machine
+// on purpose (burnCPU): its competitor would slow the other tests. Its two
+// window sizes run at the same time, each on a server and in a browser
+// context of its own, against the one competitor (and each other).
 func TestPresetChartsCoverWholeRun(t *testing.T) {
+	browserPath(t) // no browser: skip (or fail under CI) before the competitor starts
+	burnCPU(t)
+	for _, size := range [][2]int64{{1400, 1000}, {1000, 700}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			t.Parallel()
+			presetChartsAt(t, size)
+		})
+	}
+}
+
+// presetChartsAt is TestPresetChartsCoverWholeRun at one size.
+func presetChartsAt(t *testing.T, size [2]int64) {
 	ts := app(t)
 	var cat struct {
 		Presets []struct {
@@ -160,44 +177,41 @@ func TestPresetChartsCoverWholeRun(t *testing.T) {
 	}
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
-	burnCPU(t)
-	for _, size := range [][2]int64{{1400, 1000}, {1000, 700}} {
-		viewport(t, ctx, size[0], size[1])
-		for _, pr := range cat.Presets {
-			tag := fmt.Sprintf("%s-%dx%d", pr.Name, size[0], size[1])
-			t0 := time.Now()
-			step(t, ctx, "load the start page", 60*time.Second, chromedp.Navigate(ts.URL+"/"))
-			waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 20*time.Second)
-			step(t, ctx, "choose "+pr.Name, 10*time.Second, chromedp.Click(chromedp.CSS(`[data-preset="`+pr.Name+`"]`)))
-			// Long enough for the page to draw while the run streams; short
-			// enough for ten runs on a loaded machine.
-			choose(t, ctx, "#run-iters", "600")
-			choose(t, ctx, "#run-passes", "0")
-			step(t, ctx, "start", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
-			waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `[location.href, document.querySelector('#form-error') && document.querySelector('#form-error').textContent]`, 60*time.Second)
-			id := eval[string](t, ctx, `fwlab.runId`)
-			waitFor(t, ctx, tag+": the run done", `fwlab.done === true && fwlab.status === 'done'`, `[fwlab.status, fwlab.sync]`, 240*time.Second)
-			recs := serverTrace(t, ts.URL, id)
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, r := range recs {
-				lo, hi = math.Min(lo, r.K), math.Max(hi, r.K)
-			}
-			if len(recs) == 0 || hi < 10 {
-				t.Fatalf("%s: the run's trace has %d records up to k = %v", tag, len(recs), hi)
-			}
-			waitFor(t, ctx, fmt.Sprintf("%s: every chart showing k ∈ [%v, %v] and every algorithm", tag, lo, hi), coverJS(lo, hi), rangesDiag, 20*time.Second)
-			if z := eval[bool](t, ctx, `!!fwlab.zoom || !document.querySelector('#zoom-bar').hidden`); z {
-				t.Errorf("%s: the page shows a zoom nobody made", tag)
-			}
-			// The finished run's page opened again (as after a restart):
-			// its records arrive at once.
-			step(t, ctx, "reload the run page", 30*time.Second, chromedp.Navigate(ts.URL+"/runs/"+id))
-			waitFor(t, ctx, tag+": the reloaded page done", `fwlab.done === true && fwlab.status === 'done'`, `[fwlab.status, fwlab.sync]`, 60*time.Second)
-			waitFor(t, ctx, fmt.Sprintf("%s, reloaded: every chart showing k ∈ [%v, %v] and every algorithm", tag, lo, hi), coverJS(lo, hi), rangesDiag, 20*time.Second)
-			t.Logf("%s: %d records, k ∈ [%v, %v], %.1fs", tag, len(recs), lo, hi, time.Since(t0).Seconds())
-			for _, e := range errs.take() {
-				t.Errorf("%s: %s", tag, e)
-			}
+	viewport(t, ctx, size[0], size[1])
+	for _, pr := range cat.Presets {
+		tag := fmt.Sprintf("%s-%dx%d", pr.Name, size[0], size[1])
+		t0 := time.Now()
+		step(t, ctx, "load the start page", 60*time.Second, chromedp.Navigate(ts.URL+"/"))
+		waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 20*time.Second)
+		step(t, ctx, "choose "+pr.Name, 10*time.Second, chromedp.Click(chromedp.CSS(`[data-preset="`+pr.Name+`"]`)))
+		// Long enough for the page to draw while the run streams; short
+		// enough for ten runs on a loaded machine.
+		choose(t, ctx, "#run-iters", "600")
+		choose(t, ctx, "#run-passes", "0")
+		step(t, ctx, "start", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
+		waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `[location.href, document.querySelector('#form-error') && document.querySelector('#form-error').textContent]`, 60*time.Second)
+		id := eval[string](t, ctx, `fwlab.runId`)
+		waitFor(t, ctx, tag+": the run done", `fwlab.done === true && fwlab.status === 'done'`, `[fwlab.status, fwlab.sync]`, 240*time.Second)
+		recs := serverTrace(t, ts.URL, id)
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, r := range recs {
+			lo, hi = math.Min(lo, r.K), math.Max(hi, r.K)
+		}
+		if len(recs) == 0 || hi < 10 {
+			t.Fatalf("%s: the run's trace has %d records up to k = %v", tag, len(recs), hi)
+		}
+		waitFor(t, ctx, fmt.Sprintf("%s: every chart showing k ∈ [%v, %v] and every algorithm", tag, lo, hi), coverJS(lo, hi), rangesDiag, 20*time.Second)
+		if z := eval[bool](t, ctx, `!!fwlab.zoom || !document.querySelector('#zoom-bar').hidden`); z {
+			t.Errorf("%s: the page shows a zoom nobody made", tag)
+		}
+		// The finished run's page opened again (as after a restart):
+		// its records arrive at once.
+		step(t, ctx, "reload the run page", 30*time.Second, chromedp.Navigate(ts.URL+"/runs/"+id))
+		waitFor(t, ctx, tag+": the reloaded page done", `fwlab.done === true && fwlab.status === 'done'`, `[fwlab.status, fwlab.sync]`, 60*time.Second)
+		waitFor(t, ctx, fmt.Sprintf("%s, reloaded: every chart showing k ∈ [%v, %v] and every algorithm", tag, lo, hi), coverJS(lo, hi), rangesDiag, 20*time.Second)
+		t.Logf("%s: %d records, k ∈ [%v, %v], %.1fs", tag, len(recs), lo, hi, time.Since(t0).Seconds())
+		for _, e := range errs.take() {
+			t.Errorf("%s: %s", tag, e)
 		}
 	}
 }
@@ -241,6 +255,8 @@ func yFitted(t *testing.T, what string, recs []traceRec, col func(traceRec) *flo
 // box and fits every chart's y to its data in that window (log axes too);
 // the zoom bar shows it; arriving data keeps the window; Esc resets every
 // chart, which then follows the run again; "r" does the same.
+//
+// It runs alone (no t.Parallel): burnCPU.
 func TestBoxZoomWhileStreaming(t *testing.T) {
 	ts := app(t)
 	ctx := newBrowser(t)
@@ -326,6 +342,7 @@ func TestBoxZoomWhileStreaming(t *testing.T) {
 // from every chart and a second click shows it again; a shift-click shows
 // it alone, and a second shift-click shows every algorithm again.
 func TestLegendHideIsolate(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -370,6 +387,7 @@ func TestLegendHideIsolate(t *testing.T) {
 // TestRunPageKeys: space pauses and resumes, "." steps a paused run, "?"
 // lists the shortcuts; keys typed into the name field stay there.
 func TestRunPageKeys(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -418,6 +436,7 @@ func TestRunPageKeys(t *testing.T) {
 // progress estimate (pure functions) in the browser, against properties
 // and values worked out here.
 func TestChartRangesPure(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
@@ -558,7 +577,10 @@ func countDecades(vs []float64) int {
 // by its sweep cell's values, else by its algorithms and id; its spec diff
 // marks only the differences that act (a default written out, or a field
 // an algorithm does not use, is no difference).
-func TestCompareNamesAndDiff(t *testing.T) { onBothStores(t, testCompareNamesAndDiff) }
+func TestCompareNamesAndDiff(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testCompareNamesAndDiff)
+}
 
 func testCompareNamesAndDiff(t *testing.T, be *backend) {
 	base := be.url
@@ -640,7 +662,10 @@ func testCompareNamesAndDiff(t *testing.T, be *backend) {
 // TestHistoryShowsProgress: a running run's row in History shows its
 // progress towards its limits and the time left, from the server's
 // estimate; the run page shows the same fraction.
-func TestHistoryShowsProgress(t *testing.T) { onBothStores(t, testHistoryShowsProgress) }
+func TestHistoryShowsProgress(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testHistoryShowsProgress)
+}
 
 func testHistoryShowsProgress(t *testing.T, be *backend) {
 	base := be.url
@@ -672,6 +697,7 @@ func testHistoryShowsProgress(t *testing.T, be *backend) {
 // names (pure functions) in the browser against specs resolved here by
 // internal/spec's rules.
 func TestCompareLogicPure(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))

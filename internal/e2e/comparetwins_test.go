@@ -12,6 +12,7 @@ import (
 // the same records): the compare page draws it once, labelled with both
 // runs, beside each run's own method.
 func TestCompareMarksIdenticalBaselineOnce(t *testing.T) {
+	t.Parallel()
 	be := sqliteBackend(t)
 	a := postRun(t, be.url, `{"problem":"toy-polygon","algorithms":[{"algo":"afw"},{"algo":"fista"}],"iters":60}`)
 	waitRunEnded(t, be.url, a)

@@ -1,6 +1,11 @@
 // Package e2e drives the dashboard in a real headless Chromium against the
 // real server, started in-process. Without a browser the tests skip, unless
 // CI is set: then they fail.
+//
+// A test calls t.Parallel unless it loads the machine on purpose
+// (burnCPU), times the page or gives something a fixed time to happen
+// that must not: those run alone, before the parallel ones. Every test
+// has its own server, store, ports, directories and browser context.
 package e2e
 
 import (
@@ -169,6 +174,12 @@ func sharedChromium(path string) (context.Context, error) {
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		// Recent Chromium (156 here) gives every window, so every
+		// test's browser context, two renderers of its own for the
+		// address bar's popup (chrome://omnibox-popup.top-chrome), which
+		// a headless browser never shows: they cost about as much CPU as
+		// the test's page. A name a Chromium does not know is ignored.
+		chromedp.Flag("disable-features", "WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup"),
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1400, 1000),
 	}
@@ -207,15 +218,22 @@ func stopChromiumLocked() {
 	chromium.ctx = nil
 }
 
-// step runs actions with a deadline and fails the test on error.
+// step runs actions with a deadline and fails the test on error. The
+// deadline bounds an action (a click, a key, a navigation), never what a
+// test checks: on a loaded machine, with browser tests running side by
+// side, it is at least stepFloor.
 func step(t *testing.T, ctx context.Context, what string, d time.Duration, acts ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
+	d = max(d, stepFloor)
 	c, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	if err := chromedp.Do(c, acts...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
+
+// stepFloor is the shortest deadline step gives an action.
+const stepFloor = 30 * time.Second
 
 // eval evaluates a JavaScript expression and decodes its value.
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
@@ -321,7 +339,10 @@ var chartIDs = []string{"objective", "gap", "active", "batch", "gamma", "grad_er
 // TestLiveRunToyPolygon: the start page, the toy polygon, ssfw-as against
 // fista, live charts, drop markers, x-axis switch, pause and single step,
 // CSV download, screenshot.
-func TestLiveRunToyPolygon(t *testing.T) { onBothStores(t, testLiveRunToyPolygon) }
+func TestLiveRunToyPolygon(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testLiveRunToyPolygon)
+}
 
 func testLiveRunToyPolygon(t *testing.T, be *backend) {
 	base := be.url
@@ -410,16 +431,21 @@ func testLiveRunToyPolygon(t *testing.T, be *backend) {
 		}
 		return out
 	}
-	// settle waits until the server's counts differ from from (when given:
-	// on the cluster a step reaches the worker on its next notification or
-	// beat, and its record the store after that), then until the page
-	// holds what the server holds and the server's counts stay put.
-	settle := func(from []int) []int {
+	// settle waits until the server's counts have moved past from in
+	// every trace marked in moved (when given: on the cluster a step
+	// reaches the worker on its next notification or beat, and its record
+	// the store after that, trace by trace), then until the page holds
+	// what the server holds and the server's counts stay put.
+	settle := func(from []int, moved []bool) []int {
 		var page, srv []int
 		for i := 0; i < 100; i++ {
 			time.Sleep(150 * time.Millisecond)
 			srv = serverCounts()
-			if from != nil && fmt.Sprint(srv) == fmt.Sprint(from) {
+			waiting := false
+			for j := range from {
+				waiting = waiting || (j < len(moved) && moved[j] && (j >= len(srv) || srv[j] == from[j]))
+			}
+			if waiting {
 				continue
 			}
 			page = eval[[]int](t, ctx, `fwlab.traces.map(t => t.n)`)
@@ -433,11 +459,11 @@ func testLiveRunToyPolygon(t *testing.T, be *backend) {
 		t.Fatalf("while paused, the page holds %v records and the server %v (before: %v)", page, srv, from)
 		return nil
 	}
-	before := settle(nil)
+	before := settle(nil, nil)
 	running := eval[[]bool](t, ctx, `fwlab.traces.map(t => t.status === 'running' || t.status === 'paused')`)
 	mark("single step")
 	step(t, ctx, "single step", 10*time.Second, chromedp.Click(chromedp.ID("btn-step")))
-	after := settle(before)
+	after := settle(before, running)
 	stepped := 0
 	for i := range before {
 		want := before[i]
@@ -616,6 +642,7 @@ func testLiveRunToyPolygon(t *testing.T, be *backend) {
 // each algorithm is drawn as a median with a min–max band, and the band's
 // fill is on the canvas. The GFLASSO panels (true B, task graph) show.
 func TestPaperFigure1Band(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	dir := t.TempDir()
@@ -797,6 +824,7 @@ func TestPaperFigure1Band(t *testing.T) {
 // small CSV pair, a malformed file is refused with its line and column under
 // the field, and a run starts on the uploaded data.
 func TestUploadThroughPage(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	dir := t.TempDir()
@@ -873,6 +901,7 @@ func TestUploadThroughPage(t *testing.T) {
 // the decoded test words against the truth with the wrong letters marked,
 // as the server decoded them.
 func TestSSVMDecodedWords(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	sp := `{"problem":"ssvm-chain","params":{"train":"30","test":"12","lambda":"0.1"},"algorithms":[{"algo":"bcfw-as"},{"algo":"bcfw"}],"seed":4,"iters":150}`
@@ -954,6 +983,7 @@ func TestSSVMDecodedWords(t *testing.T) {
 // preview uses the solver's formula. A spec in a run page's URL with an
 // unknown id is submitted again.
 func TestStartPageRules(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
@@ -1072,6 +1102,7 @@ func TestStartPageRules(t *testing.T) {
 // a decimated view of at most a few thousand rows per chart, and reports
 // where its time went.
 func TestBrowserKeepsUp(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	const iters = 100000
@@ -1108,6 +1139,7 @@ func TestBrowserKeepsUp(t *testing.T) {
 // the page checks rules) says the same as the API's GET /api/scenarios for
 // every problem parameter: name, kind, default and rule text.
 func TestCatalogueMatchesAPI(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	var api struct {
 		Problems []struct {
@@ -1153,6 +1185,7 @@ func TestCatalogueMatchesAPI(t *testing.T) {
 // r > q flagged with the server's rule before submission, q following the
 // threshold, and a parameter the server refuses named under its field.
 func TestStartPagePreview(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
@@ -1211,6 +1244,10 @@ func TestStartPagePreview(t *testing.T) {
 	}
 
 	choose(t, ctx, "#problem", "gflasso")
+	// The page asks after a pause; until then it shows the answer about
+	// the problem before.
+	waitFor(t, ctx, "the GFLASSO preview", `!!fwlab.preview && fwlab.preview.request.problem === 'gflasso' && !!fwlab.preview.answer`,
+		`[document.querySelector('#instance-summary').textContent, fwlab.preview]`, 60*time.Second)
 	a := waitQ("the GFLASSO preview")
 	if req := eval[string](t, ctx, `JSON.stringify(fwlab.preview.request)`); req != `{"problem":"gflasso","params":{},"seed":0}` {
 		t.Errorf("the page asked %s", req)

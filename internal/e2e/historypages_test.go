@@ -20,6 +20,7 @@ import (
 // shown, in order, its place told under the table, and the buttons at an
 // end are disabled.
 func TestHistoryPagesByCursor(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "fwlab.db")
 	st, err := store.Open(db)
 	if err != nil {

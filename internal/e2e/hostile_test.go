@@ -39,6 +39,9 @@ func runTotal(t *testing.T, base string) int {
 // run: the dashboard shows the spec and a Start button, and posts nothing
 // until the user presses it (before, the dashboard's own script posted the
 // spec from its own origin, so the cross-origin check passed).
+//
+// It runs alone (no t.Parallel): it gives the pages a fixed time to do what
+// they must not.
 func TestForeignPageStartsNoRun(t *testing.T) {
 	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	sp := `{"problem":"toy-polygon","algorithms":[{"algo":"afw"}],"iters":40,"seed":5,"start_paused":true}`
@@ -129,6 +132,7 @@ func putHostileRun(t *testing.T, db string) string {
 // without the edge to node 30 000 000 (before, 2 007 charts and a graph of
 // 30 million nodes hung the page for minutes).
 func TestHostileStoredRunKeepsThePageResponsive(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "fwlab.db")
 	id := putHostileRun(t, db)
 	base, _ := storeServer(t, db)
@@ -160,6 +164,7 @@ func TestHostileStoredRunKeepsThePageResponsive(t *testing.T) {
 // notice on its page that the trace is incomplete, with how much was
 // loaded, and a Retry button that tries again.
 func TestIncompleteTraceIsShown(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "fwlab.db")
 	base, stop := storeServer(t, db)
 	id := postRun(t, base, `{"problem":"toy-polygon","algorithms":[{"algo":"fw"}],"iters":20000,"eval_every":100}`)

@@ -18,6 +18,7 @@ import (
 // scale, sweep values as typed, sizes in words) in the browser, against
 // values computed here independently.
 func TestLabModule(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))

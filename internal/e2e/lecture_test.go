@@ -16,6 +16,7 @@ import (
 // every key while presenting; after Esc the keys do what the list says
 // (Space is the run's, not the Present button's).
 func TestLectureAt1024x768(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)

@@ -19,6 +19,7 @@ import (
 // one-shot feeding agree, a log axis never gets a non-positive value, and
 // an offset applied when reading equals one applied to the data.
 func TestDecimatorKeepsExtremes(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
@@ -107,6 +108,7 @@ func TestDecimatorKeepsExtremes(t *testing.T) {
 // algorithm rows, metric names, the teaching view's step in words) in the
 // browser, against values computed here independently.
 func TestPureModules(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
@@ -313,6 +315,7 @@ func TestPureModules(t *testing.T) {
 // machine without Chromium: it skips and says why, unless CI is set, when
 // it fails.
 func TestNoBrowserSkipsOrFails(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("FWLAB_CHROMIUM") == "none" {
 		t.Skip("already running without a browser")
 	}

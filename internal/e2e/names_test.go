@@ -12,6 +12,7 @@ import (
 
 // The History counts its runs in words: "1 run", "2 runs".
 func TestHistoryCountsRunsInWords(t *testing.T) {
+	t.Parallel()
 	url, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)

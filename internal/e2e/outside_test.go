@@ -21,7 +21,10 @@ import (
 // shows its records arriving batch by batch while it runs, badged as
 // opened from outside and without a pause; the run ends done; History
 // lists it with the badge; it compares with a catalogue run.
-func TestOutsideRunFromGo(t *testing.T) { onBothStores(t, testOutsideRunFromGo) }
+func TestOutsideRunFromGo(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testOutsideRunFromGo)
+}
 
 func testOutsideRunFromGo(t *testing.T, be *backend) {
 	base := be.url
@@ -79,7 +82,10 @@ func testOutsideRunFromGo(t *testing.T, be *backend) {
 // python3 and its standard library): the page shows both traces' records
 // arriving while the script runs, the run ends done, it is in History and
 // compares with a catalogue run.
-func TestOutsideRunFromPython(t *testing.T) { onBothStores(t, testOutsideRunFromPython) }
+func TestOutsideRunFromPython(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testOutsideRunFromPython)
+}
 
 func testOutsideRunFromPython(t *testing.T, be *backend) {
 	const python = "/usr/bin/python3"

@@ -24,6 +24,7 @@ import (
 // coefficients, and its CSV download holds the whole vector, the same
 // values.
 func TestOwnDataNamesAndCoefficients(t *testing.T) {
+	t.Parallel()
 	url, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)

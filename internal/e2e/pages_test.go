@@ -156,6 +156,7 @@ const longToy = `{"problem":"toy-polygon","params":{"target":"edge","vertices":"
 // first point on as after a reload of the finished run, and a user's
 // choice is kept across the reload.
 func TestLogYLiveAndReload(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -219,6 +220,7 @@ func pick(m, ref map[string]bool) map[string]bool {
 // algorithm in its own colour (read back from the canvas), and each kind
 // has its toggle.
 func TestMarksCarryAlgorithmColour(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -287,7 +289,10 @@ func TestMarksCarryAlgorithmColour(t *testing.T) {
 // TestTeachingViewTwoTraces: the away-steps-vs-zig-zag preset shows afw
 // and fw on the same polygon beside the charts, with a key, and writes
 // the step in words.
-func TestTeachingViewTwoTraces(t *testing.T) { onBothStores(t, testTeachingViewTwoTraces) }
+func TestTeachingViewTwoTraces(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testTeachingViewTwoTraces)
+}
 
 func testTeachingViewTwoTraces(t *testing.T, be *backend) {
 	base := be.url
@@ -339,7 +344,10 @@ func testTeachingViewTwoTraces(t *testing.T, be *backend) {
 
 // TestTeachingViewProximalPath: fista on the polygon is drawn beside afw
 // as a path of gradient steps and projections, written out in words.
-func TestTeachingViewProximalPath(t *testing.T) { onBothStores(t, testTeachingViewProximalPath) }
+func TestTeachingViewProximalPath(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testTeachingViewProximalPath)
+}
 
 func testTeachingViewProximalPath(t *testing.T, be *backend) {
 	base := be.url
@@ -368,6 +376,7 @@ func testTeachingViewProximalPath(t *testing.T, be *backend) {
 // view, focuses it and lists the errors; SPG rows hide the controls they
 // do not use; the m_k preview reads out under the pointer.
 func TestStartPageStickyAndScroll(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -422,7 +431,10 @@ func TestStartPageStickyAndScroll(t *testing.T) {
 			t.Errorf("row %v: step size and L shown should be %v", r, want)
 		}
 	}
-	// The m_k preview: axes drawn, and the value under the pointer.
+	// The m_k preview: axes drawn, and the value under the pointer. The
+	// instance's answer redraws the preview with its n: hover after it.
+	waitFor(t, ctx, "the GFLASSO instance measured", `document.querySelector('#instance-summary').dataset.state === 'ok' && !!fwlab.preview && fwlab.preview.request.problem === 'gflasso'`,
+		`[document.querySelector('#instance-summary').textContent, fwlab.preview]`, 60*time.Second)
 	rect := eval[[]float64](t, ctx, `(() => { const c = document.querySelector('#algo-rows .algo-row:first-child .sched-preview'); c.scrollIntoView({block: 'center'}); const r = c.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	step(t, ctx, "hover the preview", 10*time.Second, chromedp.MouseEvent(chromedp.MouseMoved, rect[0]+0.5*rect[2], rect[1]+0.4*rect[3]))
 	waitFor(t, ctx, "the preview's readout", `/^k = \d+: m_k = \d+ of n = \d+/.test(document.querySelector('#algo-rows .algo-row:first-child .preview-caption').textContent)`, `document.querySelector('#algo-rows .algo-row:first-child .preview-caption').textContent`, 5*time.Second)
@@ -437,6 +449,9 @@ func TestStartPageStickyAndScroll(t *testing.T) {
 
 // TestStartPausedSteps: a toy run started paused shows k = 0, and each
 // click on Single step adds exactly the next iteration.
+//
+// It runs alone (no t.Parallel): it gives the run a fixed time to take a step
+// beyond the one asked for.
 func TestStartPausedSteps(t *testing.T) {
 	ts := app(t)
 	spec := `{"problem":"toy-polygon","algorithms":[{"algo":"afw"}],"iters":50,"start_paused":true}`
@@ -476,8 +491,21 @@ func TestStartPausedSteps(t *testing.T) {
 // TestEveryPresetEverySize opens the start page and a run of every preset
 // at 1400×1000 and 1000×700 (with fewer iterations and replications, so
 // that the test stays short): no console error, no page wider than the
-// window, and a screenshot of each under the test's temp dir.
+// window, and a screenshot of each under the test's temp dir. The two
+// sizes run at the same time, each on a server and in a browser context
+// of its own.
 func TestEveryPresetEverySize(t *testing.T) {
+	t.Parallel()
+	for _, size := range [][2]int64{{1400, 1000}, {1000, 700}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			t.Parallel()
+			everyPresetAt(t, size)
+		})
+	}
+}
+
+// everyPresetAt is TestEveryPresetEverySize at one size.
+func everyPresetAt(t *testing.T, size [2]int64) {
 	ts := app(t)
 	var cat struct {
 		Presets []struct {
@@ -491,67 +519,65 @@ func TestEveryPresetEverySize(t *testing.T) {
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	var made []string
-	for _, size := range [][2]int64{{1400, 1000}, {1000, 700}} {
-		viewport(t, ctx, size[0], size[1])
-		for _, pr := range cat.Presets {
-			tag := fmt.Sprintf("%s-%dx%d", pr.Name, size[0], size[1])
-			t0 := time.Now()
-			step(t, ctx, "load the start page", 60*time.Second, chromedp.Navigate(ts.URL+"/"))
-			t.Logf("%s: start page loaded in %.1fs", tag, time.Since(t0).Seconds())
-			waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
-			step(t, ctx, "choose "+pr.Name, 10*time.Second, chromedp.Click(chromedp.CSS(`[data-preset="`+pr.Name+`"]`)))
-			overflow(t, ctx, tag+" start")
-			shot(t, ctx, dir, tag+"-start.png")
-			choose(t, ctx, "#run-replications", "2")
-			choose(t, ctx, "#run-iters", "300")
-			choose(t, ctx, "#run-passes", "0")
-			step(t, ctx, "start", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
-			waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `[location.href, document.querySelector('#form-error') && document.querySelector('#form-error').textContent, document.querySelector('#error-summary') && document.querySelector('#error-summary').textContent]`, 30*time.Second)
-			id := eval[string](t, ctx, `fwlab.runId`)
-			waitFor(t, ctx, "drawn charts", `fwlab.charts.objective && fwlab.charts.objective.drawn > 0 && fwlab.charts.gap.drawn > 0`, `[fwlab.status, fwlab.charts]`, 90*time.Second)
-			time.Sleep(1500 * time.Millisecond)
-			overflow(t, ctx, tag+" run")
-			shot(t, ctx, dir, tag+"-run.png")
-			stopRun(ts.URL, id)
-			waitFor(t, ctx, "the stopped run", `fwlab.done === true`, `fwlab.status`, 60*time.Second)
-			made = append(made, id)
-			t.Logf("%s: %.1fs", tag, time.Since(t0).Seconds())
-			for _, e := range errs.take() {
-				t.Errorf("%s: %s", tag, e)
-			}
-		}
-		// The history, and the compare page of the last two runs.
-		tag := fmt.Sprintf("%dx%d", size[0], size[1])
-		step(t, ctx, "open the history", 20*time.Second, chromedp.Navigate(ts.URL+"/runs"))
-		waitFor(t, ctx, "the history", `fwlab.history && fwlab.history.loads > 0 && fwlab.history.rows.length > 0`, `[document.querySelector('#history-error').textContent, fwlab.history]`, 20*time.Second)
-		overflow(t, ctx, tag+" history")
-		shot(t, ctx, dir, "history-"+tag+".png")
-		if len(made) >= 2 {
-			step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs="+made[len(made)-2]+","+made[len(made)-1]))
-			waitFor(t, ctx, "the compare page", `fwlab.compare && fwlab.compare.loaded && fwlab.charts.objective && fwlab.charts.objective.drawn > 0`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 30*time.Second)
-			time.Sleep(500 * time.Millisecond)
-			overflow(t, ctx, tag+" compare")
-			shot(t, ctx, dir, "compare-"+tag+".png")
-		}
-		// A sweep's page.
-		res, err := http.Post(ts.URL+"/api/sweeps", "application/json", strings.NewReader(`{"base": {"problem": "toy-polygon", "algorithms": [{"algo": "afw"}], "iters": 50}, "axes": [{"param": "seed", "values": [0, 1]}, {"param": "iters", "values": [30, 50]}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		var sw struct{ ID string }
-		if res.StatusCode == 201 && json.Unmarshal(b, &sw) == nil && sw.ID != "" {
-			step(t, ctx, "open the sweep page", 20*time.Second, chromedp.Navigate(ts.URL+"/sweeps/"+sw.ID))
-			waitFor(t, ctx, "the sweep's heat map", `fwlab.sweep && fwlab.sweep.status === 'done' && fwlab.sweep.kind === 'heatmap'`, `fwlab.sweep`, 60*time.Second)
-			overflow(t, ctx, tag+" sweep")
-			shot(t, ctx, dir, "sweep-"+tag+".png")
-		} else {
-			t.Errorf("no sweep page: POST /api/sweeps answered %d %.200s", res.StatusCode, b)
-		}
+	viewport(t, ctx, size[0], size[1])
+	for _, pr := range cat.Presets {
+		tag := fmt.Sprintf("%s-%dx%d", pr.Name, size[0], size[1])
+		t0 := time.Now()
+		step(t, ctx, "load the start page", 60*time.Second, chromedp.Navigate(ts.URL+"/"))
+		t.Logf("%s: start page loaded in %.1fs", tag, time.Since(t0).Seconds())
+		waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
+		step(t, ctx, "choose "+pr.Name, 10*time.Second, chromedp.Click(chromedp.CSS(`[data-preset="`+pr.Name+`"]`)))
+		overflow(t, ctx, tag+" start")
+		shot(t, ctx, dir, tag+"-start.png")
+		choose(t, ctx, "#run-replications", "2")
+		choose(t, ctx, "#run-iters", "300")
+		choose(t, ctx, "#run-passes", "0")
+		step(t, ctx, "start", 20*time.Second, chromedp.Click(chromedp.ID("start-run")))
+		waitFor(t, ctx, "the run page", `!!(window.fwlab && fwlab.runId && fwlab.status)`, `[location.href, document.querySelector('#form-error') && document.querySelector('#form-error').textContent, document.querySelector('#error-summary') && document.querySelector('#error-summary').textContent]`, 30*time.Second)
+		id := eval[string](t, ctx, `fwlab.runId`)
+		waitFor(t, ctx, "drawn charts", `fwlab.charts.objective && fwlab.charts.objective.drawn > 0 && fwlab.charts.gap.drawn > 0`, `[fwlab.status, fwlab.charts]`, 90*time.Second)
+		time.Sleep(1500 * time.Millisecond)
+		overflow(t, ctx, tag+" run")
+		shot(t, ctx, dir, tag+"-run.png")
+		stopRun(ts.URL, id)
+		waitFor(t, ctx, "the stopped run", `fwlab.done === true`, `fwlab.status`, 60*time.Second)
+		made = append(made, id)
+		t.Logf("%s: %.1fs", tag, time.Since(t0).Seconds())
 		for _, e := range errs.take() {
-			t.Errorf("%s history/compare/sweep: %s", tag, e)
+			t.Errorf("%s: %s", tag, e)
 		}
+	}
+	// The history, and the compare page of the last two runs.
+	tag := fmt.Sprintf("%dx%d", size[0], size[1])
+	step(t, ctx, "open the history", 20*time.Second, chromedp.Navigate(ts.URL+"/runs"))
+	waitFor(t, ctx, "the history", `fwlab.history && fwlab.history.loads > 0 && fwlab.history.rows.length > 0`, `[document.querySelector('#history-error').textContent, fwlab.history]`, 20*time.Second)
+	overflow(t, ctx, tag+" history")
+	shot(t, ctx, dir, "history-"+tag+".png")
+	if len(made) >= 2 {
+		step(t, ctx, "open the compare page", 20*time.Second, chromedp.Navigate(ts.URL+"/compare?runs="+made[len(made)-2]+","+made[len(made)-1]))
+		waitFor(t, ctx, "the compare page", `fwlab.compare && fwlab.compare.loaded && fwlab.charts.objective && fwlab.charts.objective.drawn > 0`, `[document.querySelector('#run-error').textContent, fwlab.compare]`, 30*time.Second)
+		time.Sleep(500 * time.Millisecond)
+		overflow(t, ctx, tag+" compare")
+		shot(t, ctx, dir, "compare-"+tag+".png")
+	}
+	// A sweep's page.
+	res, err := http.Post(ts.URL+"/api/sweeps", "application/json", strings.NewReader(`{"base": {"problem": "toy-polygon", "algorithms": [{"algo": "afw"}], "iters": 50}, "axes": [{"param": "seed", "values": [0, 1]}, {"param": "iters", "values": [30, 50]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var sw struct{ ID string }
+	if res.StatusCode == 201 && json.Unmarshal(b, &sw) == nil && sw.ID != "" {
+		step(t, ctx, "open the sweep page", 20*time.Second, chromedp.Navigate(ts.URL+"/sweeps/"+sw.ID))
+		waitFor(t, ctx, "the sweep's heat map", `fwlab.sweep && fwlab.sweep.status === 'done' && fwlab.sweep.kind === 'heatmap'`, `fwlab.sweep`, 60*time.Second)
+		overflow(t, ctx, tag+" sweep")
+		shot(t, ctx, dir, "sweep-"+tag+".png")
+	} else {
+		t.Errorf("no sweep page: POST /api/sweeps answered %d %.200s", res.StatusCode, b)
+	}
+	for _, e := range errs.take() {
+		t.Errorf("%s history/compare/sweep: %s", tag, e)
 	}
 	t.Logf("screenshots in %s", dir)
 	if d := os.Getenv("FWLAB_E2E_SHOTS"); d != "" {
@@ -574,6 +600,7 @@ func overflow(t *testing.T, ctx context.Context, what string) {
 // objective of the run (checked against the API's trace); the smoothing
 // slider adds a smoothed line and keeps the raw one.
 func TestObjectiveBestSeenAndSmoothing(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)

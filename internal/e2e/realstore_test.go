@@ -83,7 +83,10 @@ const quickToy = `{"problem":"toy-polygon","algorithms":[{"algo":"afw"},{"algo":
 // TestHistoryFilterAndDelete: three stored runs listed newest first; the
 // problem filter keeps the one lasso run; deleting one run after the
 // confirmation removes it from the list and from the server.
-func TestHistoryFilterAndDelete(t *testing.T) { onBothStores(t, testHistoryFilterAndDelete) }
+func TestHistoryFilterAndDelete(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testHistoryFilterAndDelete)
+}
 
 func testHistoryFilterAndDelete(t *testing.T, be *backend) {
 	base := be.url
@@ -124,7 +127,10 @@ func testHistoryFilterAndDelete(t *testing.T, be *backend) {
 
 // TestCompareOverlaysTwoRuns: two stored runs on the compare page: each
 // algorithm of each run is a series of the charts, holding every record.
-func TestCompareOverlaysTwoRuns(t *testing.T) { onBothStores(t, testCompareOverlaysTwoRuns) }
+func TestCompareOverlaysTwoRuns(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testCompareOverlaysTwoRuns)
+}
 
 func testCompareOverlaysTwoRuns(t *testing.T, be *backend) {
 	base := be.url
@@ -186,6 +192,7 @@ func testCompareOverlaysTwoRuns(t *testing.T, be *backend) {
 // shown at the same link by a new server on the same file, with every
 // record.
 func TestRestartKeepsRunLink(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "fwlab.db")
 	base, stop := storeServer(t, db)
 	id := postRun(t, base, quickToy)
@@ -215,7 +222,10 @@ func TestRestartKeepsRunLink(t *testing.T) {
 // TestSweepTwoByTwo: a 2 × 2 sweep with 2 replications, started from the
 // start page's "sweep this parameter" control, finishes; its 4 cells link
 // to done runs and the heat map is drawn.
-func TestSweepTwoByTwo(t *testing.T) { onBothStores(t, testSweepTwoByTwo) }
+func TestSweepTwoByTwo(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testSweepTwoByTwo)
+}
 
 func testSweepTwoByTwo(t *testing.T, be *backend) {
 	base := be.url
@@ -274,6 +284,7 @@ func testSweepTwoByTwo(t *testing.T, be *backend) {
 // figure downloads as SVG; "compare with" offers the other run and opens
 // the compare page.
 func TestRunPageStoreControls(t *testing.T) {
+	t.Parallel()
 	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	other := postRun(t, base, quickToy)
 	waitRunEnded(t, base, other)

@@ -23,6 +23,8 @@ const sideBySide = `{"problem":"lasso","params":{"n":"2000","p":"200"},"algorith
 // second, in two windows of a second one after the other. Its traces are
 // named as the in-process server names them; the run ran where the
 // backend runs runs (on the cluster: on one of its workers).
+//
+// It runs alone (no t.Parallel): it reads the page's records second by second.
 func TestRunPageTracesSideBySide(t *testing.T) { onBothStores(t, runPageTracesSideBySide) }
 
 func runPageTracesSideBySide(t *testing.T, be *backend) {

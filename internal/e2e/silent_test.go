@@ -17,9 +17,10 @@ import (
 // runs a sweep's cell is called silent, with the time left until its run
 // is queued again, on the run page within 10 s (the page asks although
 // the stream has nothing new to say), and on the sweep page and History.
+//
+// It runs alone (no t.Parallel): it times the page (within 10 s).
 func TestSilentWorkerOnThePages(t *testing.T) {
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	db := pgtest.Shared(t).NewDB(t)
 	bin := buildDashboard(t)
 	srv := startProc(t, bin, "serve", "-db", db, "-slots", "0", "-addr", "127.0.0.1:0", "-data", "")
 	w := startProc(t, bin, "worker", "-db", db, "-name", "w1", "-slots", "1", "-metrics-addr", "127.0.0.1:0")

@@ -189,6 +189,7 @@ func medianOf(xs []float64) float64 {
 // names the field of a refused one, and two selected runs open the
 // compare page. No console error at either size.
 func TestHistoryPageLayout(t *testing.T) {
+	t.Parallel()
 	h := seedHistory(t)
 	ts := struct{ URL string }{h.base}
 	id1, id2, id3, id4, id5 := h.ids[0], h.ids[1], h.ids[2], h.ids[3], h.ids[4]
@@ -394,6 +395,7 @@ func TestHistoryPageLayout(t *testing.T) {
 // differing parameters, flags runs on different instances, and keeps its
 // controls working; no console error at either size.
 func TestComparePageLayout(t *testing.T) {
+	t.Parallel()
 	h := seedHistory(t)
 	ts := struct{ URL string }{h.base}
 	id1, id2, id4 := h.ids[0], h.ids[1], h.ids[3]
@@ -553,7 +555,10 @@ func getSweep(t *testing.T, base, id string) sweepState {
 // as a heat map that follows it to the end; each cell links to its run,
 // brighter cells have larger outcomes, a gap never reached is said so; a
 // one-axis sweep is drawn as a line. No console error at either size.
-func TestSweepPageLayout(t *testing.T) { onBothStores(t, testSweepPageLayout) }
+func TestSweepPageLayout(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testSweepPageLayout)
+}
 
 func testSweepPageLayout(t *testing.T, be *backend) {
 	base := be.url
@@ -659,6 +664,7 @@ func testSweepPageLayout(t *testing.T, be *backend) {
 // queue: its page says so with its place, Stop takes it off the queue,
 // and the page shows it cancelled.
 func TestRunPageQueued(t *testing.T) {
+	t.Parallel()
 	ts := appWith(t, server.Options{Session: session.Options{MaxActive: 1}})
 	first := postRun(t, ts.URL, longToy)
 	defer stopRun(ts.URL, first)
@@ -693,6 +699,7 @@ func TestRunPageQueued(t *testing.T) {
 // the page hold exactly the records the server holds at once, by fetching
 // what the stream has not sent, instead of draining the backlog slowly.
 func TestPauseShowsServerRecords(t *testing.T) {
+	t.Parallel()
 	ts := appWith(t, server.Options{MinInterval: 300 * time.Millisecond, MaxBatch: 20})
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
@@ -729,6 +736,7 @@ func TestPauseShowsServerRecords(t *testing.T) {
 // posts the form's spec with the axes, shows a refused value under its
 // axis, and opens the sweep's page.
 func TestStartPageSweepControl(t *testing.T) {
+	t.Parallel()
 	base, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	ts := struct{ URL string }{base}
 	ctx := newBrowser(t)
@@ -813,6 +821,9 @@ func TestStartPageSweepControl(t *testing.T) {
 // under y. The test's proxy holds the previews to make this order certain:
 // the one without y until y is uploaded (and 100 ms more), the one with y
 // for a second.
+//
+// It runs alone (no t.Parallel): the order it makes rests on held answers and a
+// pause.
 func TestUploadLeavesNoStaleError(t *testing.T) {
 	srv, err := server.New(server.Options{})
 	if err != nil {
@@ -884,7 +895,10 @@ func TestUploadLeavesNoStaleError(t *testing.T) {
 
 // TestCompareFollowsLiveRun: a run still live on the compare page is
 // loaded again until it ends, so its curve grows.
-func TestCompareFollowsLiveRun(t *testing.T) { onBothStores(t, testCompareFollowsLiveRun) }
+func TestCompareFollowsLiveRun(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testCompareFollowsLiveRun)
+}
 
 func testCompareFollowsLiveRun(t *testing.T, be *backend) {
 	base := be.url
@@ -924,6 +938,7 @@ func contains(xs []string, x string) bool {
 // instead). TestWorkerRunPage covers an instance built after the page
 // opened, on a worker.
 func TestQueuedRunPanelsArrive(t *testing.T) {
+	t.Parallel()
 	ts := appWith(t, server.Options{Session: session.Options{MaxActive: 1}})
 	first := postRun(t, ts.URL, longToy)
 	defer stopRun(ts.URL, first)

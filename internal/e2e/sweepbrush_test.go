@@ -19,6 +19,7 @@ import (
 // not matter at all its share is 0 and the other's 1; on an additive one
 // the shares are each axis' part of the variance.
 func TestSweepImportanceModule(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))
@@ -99,6 +100,7 @@ func dragParallel(t *testing.T, ctx context.Context, k int, t0, t1 float64) {
 // in the parallel coordinates and the slices, with the importance of the
 // axes, without a console error.
 func TestSampledStudyPage(t *testing.T) {
+	t.Parallel()
 	url, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	doc := `{"name":"lhs","base":{"problem":"lasso","params":{"n":"40","p":"20"},"algorithms":[{"algo":"ssfw-as"}],"iters":60,"gap":0.001},
 	 "sample":{"kind":"lhs","n":6,"seed":3},

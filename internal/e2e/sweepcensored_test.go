@@ -55,6 +55,7 @@ type tally struct {
 func (t tally) median() float64 { return csvMedian(t.ys, t.n) }
 
 func TestSweepCensoredReplicationsAgree(t *testing.T) {
+	t.Parallel()
 	url, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	req, _ := http.NewRequest("POST", url+"/api/sweeps", bytes.NewReader([]byte(censoredDoc)))
 	req.Header.Set("Content-Type", "application/json")

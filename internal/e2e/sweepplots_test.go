@@ -17,6 +17,7 @@ import (
 // categories, parallel-coordinate lines for every cell on its axes, and a
 // slice's medians per axis value from every replication.
 func TestSweepPlotsModule(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	step(t, ctx, "load a page", 20*time.Second, chromedp.Navigate(ts.URL+"/"))

@@ -26,6 +26,7 @@ const studyDoc = `{"name":"L and ρ","base":{"problem":"lasso","params":{"n":"40
  "axes":[{"param":"algorithms[0].L","values":["auto","50"]},{"param":"algorithms[0].rho","values":[0.1,0.3]}]}`
 
 func TestSweepStudyPages(t *testing.T) {
+	t.Parallel()
 	url, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	req, _ := http.NewRequest("POST", url+"/api/sweeps", bytes.NewReader([]byte(studyDoc)))
 	req.Header.Set("Content-Type", "application/json")
@@ -160,13 +161,11 @@ func TestSweepStudyPages(t *testing.T) {
 // the running server, is one sweep on the index and on its page, over a
 // boolean axis, at both window sizes.
 func TestImportedSweepDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "fwlab.db")
 	url, _ := storeServer(t, db)
-	bin := filepath.Join(dir, "dashboard")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/dashboard").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := dashboardBinary(t)
 	doc := `{"name":"Carathéodory by array","base":{"problem":"lasso","params":{"n":"40","p":"20"},"algorithms":[{"algo":"ssfw-as"}],"replications":2,"seed":1,"iters":100},
 		"axes":[{"param":"algorithms[0].caratheodory","values":[true,false]}]}`
 	out := filepath.Join(dir, "sweep1")
@@ -203,6 +202,7 @@ func TestImportedSweepDirectory(t *testing.T) {
 // The start page sweeps string axes too: the stepsize by name, L over
 // auto and a number; the sweep runs and its page draws the names.
 func TestStartPageSweepsAStringAxis(t *testing.T) {
+	t.Parallel()
 	url, _ := storeServer(t, filepath.Join(t.TempDir(), "fwlab.db"))
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)

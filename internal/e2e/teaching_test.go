@@ -27,6 +27,7 @@ var evaluatedStats = regexp.MustCompile(`F = -?[0-9][0-9.e+-]* · gap = [0-9][0-
 // restores them; presentation mode shows the polygons and one chart in
 // large type, space steps, p plays, Esc leaves. At both window sizes.
 func TestTeachingViewLectureHall(t *testing.T) {
+	t.Parallel()
 	ts := app(t)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)

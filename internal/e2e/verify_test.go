@@ -18,7 +18,10 @@ import (
 // queue and the page shows the outcome once the re-run ends (reproduced,
 // with the records compared), linking the re-run; History marks the run
 // reproduced.
-func TestVerifyButton(t *testing.T) { onBothStores(t, testVerifyButton) }
+func TestVerifyButton(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testVerifyButton)
+}
 
 func testVerifyButton(t *testing.T, be *backend) {
 	base := be.url
@@ -68,7 +71,10 @@ func testVerifyButton(t *testing.T, be *backend) {
 
 // TestVerifySweepButton: the sweep page's "Verify every cell" verifies each
 // cell's run through the queue.
-func TestVerifySweepButton(t *testing.T) { onBothStores(t, testVerifySweepButton) }
+func TestVerifySweepButton(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testVerifySweepButton)
+}
 
 func testVerifySweepButton(t *testing.T, be *backend) {
 	base := be.url
@@ -139,7 +145,10 @@ func testVerifySweepButton(t *testing.T, be *backend) {
 // TestVerifyButtonDiffers: a run whose stored records were changed (a
 // bundle edited, then imported) is found to differ, and the page names the
 // record and field.
-func TestVerifyButtonDiffers(t *testing.T) { onBothStores(t, testVerifyButtonDiffers) }
+func TestVerifyButtonDiffers(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, testVerifyButtonDiffers)
+}
 
 func testVerifyButtonDiffers(t *testing.T, be *backend) {
 	base := be.url

@@ -18,6 +18,7 @@ import (
 // its records stop; a step adds exactly one record; resumed, it streams
 // again; stopped while paused, it ends cancelled.
 func TestWorkerRunPagePauseStepResume(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	bin := buildDashboard(t)

@@ -89,6 +89,7 @@ func buildDashboard(t *testing.T) string {
 //     fills in live (cells ended while others still run), and a cell's run
 //     page streams while the cell runs.
 func TestWorkerRunPage(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Shared(t)
 	db := c.NewDB(t)
 	bin := buildDashboard(t)

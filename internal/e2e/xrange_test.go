@@ -17,6 +17,8 @@ import (
 // second lies short of the slowest one's. The charts once ended at the
 // median and cut the furthest trace off (on the 30-trace Figure 1 preset
 // at 1 471 while a trace was at 2 000).
+//
+// It runs alone (no t.Parallel): burnCPU.
 func TestChartsCoverFurthestTrace(t *testing.T) {
 	ts := app(t)
 	ctx := newBrowser(t)
