@@ -724,6 +724,10 @@ func TestCompareLogicPure(t *testing.T) {
 		// spg takes no step rule or L.
 		{`{problem: 'toy-polygon', algorithms: [{algo: 'spg', L: '3'}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'spg'}]}`, true},
 		{`{problem: 'toy-polygon', seed: 0, algorithms: [{algo: 'afw'}]}`, `{problem: 'toy-polygon', seed: 1, algorithms: [{algo: 'afw'}]}`, false},
+		// a setting of the algorithm table (cd's path): acts when given, 0 is its default
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'cd', path: 5}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'cd'}]}`, false},
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'cd', path: 5}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'cd', path: '5'}]}`, true},
+		{`{problem: 'toy-polygon', algorithms: [{algo: 'cd', path: 0}]}`, `{problem: 'toy-polygon', algorithms: [{algo: 'cd'}]}`, true},
 	} {
 		if got := same(c.a, c.b); got != c.same {
 			t.Errorf("effectiveSpec(%s) and effectiveSpec(%s) equal: %v, want %v", c.a, c.b, got, c.same)
