@@ -442,6 +442,12 @@ func TestStartPageStickyAndScroll(t *testing.T) {
 	if want := eval[int](t, ctx, fmt.Sprintf(`fwlab.scheduleSize({kind: 'paper', rho: 0.1, alpha: 0.5}, %d, +document.querySelector('#algo-rows .algo-row:first-child [data-key=preview_n]').value)`, hover["k"])); hover["m"] != want {
 		t.Errorf("the preview reads m_%d = %d, the schedule gives %d", hover["k"], hover["m"], want)
 	}
+	// A redraw under the pointer (here ρ changed) keeps the readout, read
+	// from the new schedule.
+	choose(t, ctx, "#algo-rows .algo-row:first-child [data-key=rho]", "0.3")
+	waitFor(t, ctx, "the readout of the redrawn preview", `(() => { const row = document.querySelector('#algo-rows .algo-row:first-child'); const h = fwlab.previewHover;
+		return row.querySelector('.preview-caption').textContent.startsWith('k = ' + h.k + ': m_k = ' + h.m + ' of n') && h.m === fwlab.scheduleSize({kind: 'paper', rho: 0.3, alpha: 0.5}, h.k, +row.querySelector('[data-key=preview_n]').value); })()`,
+		`[document.querySelector('#algo-rows .algo-row:first-child .preview-caption').textContent, fwlab.previewHover]`, 5*time.Second)
 	if e := errs.take(); len(e) > 0 {
 		t.Errorf("console errors: %q", e)
 	}

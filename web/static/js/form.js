@@ -384,11 +384,15 @@ export function initStart() {
     cap.textContent = text;
     row.dataset.previewK = K;
     cv._preview = { K, m, n, box, W, H, text };
-    redrawMarker(cv, null);
+    // a redraw under the pointer (a changed field, the instance's answer)
+    // keeps the readout, of the new series
+    if (cv._hoverX != null) readPreview(cv);
+    else redrawMarker(cv, null);
     if (!cv._hover) {
       cv._hover = true;
       cv.addEventListener('mousemove', (ev) => hoverPreview(cv, ev));
       cv.addEventListener('mouseleave', () => {
+        cv._hoverX = null;
         if (cv._preview) $('.preview-caption', cv.closest('.algo-row')).textContent = cv._preview.text;
         redrawMarker(cv, null);
       });
@@ -396,10 +400,17 @@ export function initStart() {
   }
 
   function hoverPreview(cv, ev) {
+    const r = cv.getBoundingClientRect();
+    cv._hoverX = ((ev.clientX - r.left) * cv.width) / r.width;
+    readPreview(cv);
+  }
+
+  // readPreview shows m_k at the pointer's k (cv._hoverX, in the canvas'
+  // pixels).
+  function readPreview(cv) {
     const P = cv._preview;
     if (!P) return;
-    const r = cv.getBoundingClientRect();
-    const x = ((ev.clientX - r.left) * cv.width) / r.width;
+    const x = cv._hoverX;
     const k = Math.max(1, Math.min(P.K, Math.round(1 + ((x - P.box.l) / P.W) * (P.K - 1))));
     const row = cv.closest('.algo-row');
     $('.preview-caption', row).textContent = `k = ${k}: m_k = ${P.m[k - 1]} of n = ${P.n} (${+((100 * P.m[k - 1]) / P.n).toPrecision(3)}%)`;
