@@ -16,15 +16,8 @@ import (
 func TestCDPathFromSpec(t *testing.T) {
 	jobs := func(r spec.Run) ([]Job, error) {
 		t.Helper()
-		s, v, err := Resolve(&r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inst, err := s.Build(t.Context(), v, r.Seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Jobs(inst, &r)
+		inst, rr := buildRun(t, r)
+		return Jobs(inst, rr)
 	}
 	js, err := jobs(spec.Run{Problem: "lasso", Algorithms: []spec.Algo{{Algo: "fista"}, {Algo: "cd", Path: 4}}, Iters: 100000})
 	if err != nil {

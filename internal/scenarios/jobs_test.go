@@ -9,14 +9,8 @@ import (
 
 func TestJobsConfigureEveryTraceOrNameTheField(t *testing.T) {
 	r := spec.Run{Problem: "toy-polygon", Algorithms: []spec.Algo{{Algo: "ssfw-as"}, {Algo: "fista"}}, Replications: 3, Seed: 10}
-	s, v, err := Resolve(&r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := s.Build(t.Context(), v, r.Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst, rr := buildRun(t, r)
+	r = *rr
 	jobs, err := Jobs(inst, &r)
 	if err != nil {
 		t.Fatal(err)

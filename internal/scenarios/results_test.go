@@ -86,7 +86,7 @@ func TestGFLASSOResultPanels(t *testing.T) {
 }
 
 func TestSSVMResultPanels(t *testing.T) {
-	built, r := buildSSVM(t, spec.Run{Problem: "ssvm-chain", Params: spec.Params{"train": "40", "test": "30", "lambda": "0.1"},
+	built, r := buildRun(t, spec.Run{Problem: "ssvm-chain", Params: spec.Params{"train": "40", "test": "30", "lambda": "0.1"},
 		Algorithms: ssvmDefaults(), Seed: 5, Iters: 400})
 	inst := built.(*SSVMInstance)
 	p := inst.Problem

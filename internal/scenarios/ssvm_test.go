@@ -14,7 +14,9 @@ import (
 	"github.com/fwlab/fwlab/internal/ssvm"
 )
 
-func buildSSVM(t *testing.T, r spec.Run) (Instance, *spec.Run) {
+// buildRun resolves a run spec and builds its instance; it returns the
+// instance and the spec as resolved.
+func buildRun(t *testing.T, r spec.Run) (Instance, *spec.Run) {
 	t.Helper()
 	s, v, err := Resolve(&r)
 	if err != nil {
@@ -28,7 +30,7 @@ func buildSSVM(t *testing.T, r spec.Run) (Instance, *spec.Run) {
 }
 
 func TestSSVMChainScenario(t *testing.T) {
-	inst, r := buildSSVM(t, spec.Run{Problem: "ssvm-chain", Params: spec.Params{"train": "40", "lambda": "0.5"},
+	inst, r := buildRun(t, spec.Run{Problem: "ssvm-chain", Params: spec.Params{"train": "40", "lambda": "0.5"},
 		Algorithms: ssvmDefaults(), Seed: 3, Iters: 400, EvalEvery: 10})
 	info := inst.Info()
 	if info.Samples != 40 || info.Blocks != 40 || info.Dim != 5*9+2*5+25 {

@@ -65,7 +65,14 @@ func cdCases(t testing.TB) []cdCase {
 
 func runCD(t testing.TB, c cdCase, algo string, iters int, gapTol float64) (solver.Result, []solver.Record) {
 	t.Helper()
-	cfg := solver.Config{Algorithm: algo, Limits: solver.Limits{MaxIters: iters, GapTol: gapTol}}
+	return runCDConfig(t, c, solver.Config{Algorithm: algo, Limits: solver.Limits{MaxIters: iters, GapTol: gapTol}})
+}
+
+// runCDConfig runs cfg's algorithm (cd, or a proximal baseline) on c and
+// returns its result and records.
+func runCDConfig(t testing.TB, c cdCase, cfg solver.Config) (solver.Result, []solver.Record) {
+	t.Helper()
+	algo := cfg.Algorithm
 	var m solver.Method
 	var err error
 	if algo == "cd" {

@@ -1,7 +1,6 @@
 package solver_test
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"reflect"
@@ -15,17 +14,7 @@ import (
 // coordinate-wise minimum and returns its result and records.
 func runCDPath(t testing.TB, c cdCase, path int) (solver.Result, []solver.Record) {
 	t.Helper()
-	cfg := solver.Config{Algorithm: "cd", Path: path, Limits: solver.Limits{MaxIters: 100000}}
-	m, err := solver.NewCD(c.pp, c.lift, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []solver.Record
-	res, err := m.Run(context.Background(), solver.RecorderFunc(func(r solver.Record) { recs = append(recs, r) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, recs
+	return runCDConfig(t, c, solver.Config{Algorithm: "cd", Path: path, Limits: solver.Limits{MaxIters: 100000}})
 }
 
 // lambdaCases are the problems of cdCases that have a penalty λ.
