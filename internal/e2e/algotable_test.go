@@ -19,6 +19,48 @@ import (
 // rules and blockwise.
 const extraAlgorithm = "afw-extra"
 
+// servedAlgorithm is an algorithm of the catalogue GET /api/scenarios
+// serves, as the algorithm-table tests read it.
+type servedAlgorithm struct {
+	Name       string   `json:"name"`
+	Family     string   `json:"family"`
+	Stepsizes  []string `json:"stepsizes"`
+	Stepsize   string   `json:"stepsize"`
+	OwnStep    string   `json:"own_step"`
+	TakesL     bool     `json:"takes_L"`
+	Blockwise  bool     `json:"blockwise"`
+	Stochastic bool     `json:"stochastic"`
+	NotInPaper string   `json:"not_in_paper"`
+}
+
+// servedCatalog is that catalogue's problems, algorithms and defaults.
+type servedCatalog struct {
+	Problems []struct {
+		Name       string   `json:"name"`
+		Group      string   `json:"group"`
+		Algorithms []string `json:"algorithms"`
+		OwnSteps   bool     `json:"own_steps"`
+	} `json:"problems"`
+	Algorithms []servedAlgorithm `json:"algorithms"`
+	Defaults   struct {
+		Stepsize string `json:"stepsize"`
+	} `json:"defaults"`
+}
+
+// servedCatalogue reads the server's catalogue, with its algorithms by name.
+func servedCatalogue(t *testing.T, base string) (servedCatalog, map[string]servedAlgorithm) {
+	t.Helper()
+	var api servedCatalog
+	if err := json.Unmarshal(httpGet(t, base+"/api/scenarios"), &api); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]servedAlgorithm{}
+	for _, a := range api.Algorithms {
+		byName[a.Name] = a
+	}
+	return api, byName
+}
+
 // TestStartPageFollowsAlgorithmTable checks that each algorithm row of the
 // start page takes its rules from the algorithm table GET /api/scenarios
 // serves: the stepsize menu and the default rule, which rules the page
@@ -34,35 +76,7 @@ const extraAlgorithm = "afw-extra"
 func TestStartPageFollowsAlgorithmTable(t *testing.T) {
 	t.Parallel()
 	ts := app(t)
-	type algorithm struct {
-		Name       string   `json:"name"`
-		Stepsizes  []string `json:"stepsizes"`
-		Stepsize   string   `json:"stepsize"`
-		OwnStep    string   `json:"own_step"`
-		TakesL     bool     `json:"takes_L"`
-		Blockwise  bool     `json:"blockwise"`
-		Stochastic bool     `json:"stochastic"`
-		NotInPaper string   `json:"not_in_paper"`
-	}
-	var api struct {
-		Problems []struct {
-			Name       string   `json:"name"`
-			Group      string   `json:"group"`
-			Algorithms []string `json:"algorithms"`
-			OwnSteps   bool     `json:"own_steps"`
-		} `json:"problems"`
-		Algorithms []algorithm `json:"algorithms"`
-		Defaults   struct {
-			Stepsize string `json:"stepsize"`
-		} `json:"defaults"`
-	}
-	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/scenarios"), &api); err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]algorithm{}
-	for _, a := range api.Algorithms {
-		byName[a.Name] = a
-	}
+	api, byName := servedCatalogue(t, ts.URL)
 	if len(api.Algorithms) != len(spec.Algorithms) {
 		t.Fatalf("the API serves %d algorithms, the table has %d", len(api.Algorithms), len(spec.Algorithms))
 	}
@@ -232,30 +246,7 @@ func TestStartPageFollowsAlgorithmTable(t *testing.T) {
 func TestRunPageFollowsAlgorithmTable(t *testing.T) {
 	t.Parallel()
 	ts := app(t)
-	type algorithm struct {
-		Name      string   `json:"name"`
-		Family    string   `json:"family"`
-		Stepsizes []string `json:"stepsizes"`
-		Stepsize  string   `json:"stepsize"`
-		OwnStep   string   `json:"own_step"`
-		TakesL    bool     `json:"takes_L"`
-	}
-	var api struct {
-		Problems []struct {
-			Name       string   `json:"name"`
-			Group      string   `json:"group"`
-			Algorithms []string `json:"algorithms"`
-			OwnSteps   bool     `json:"own_steps"`
-		} `json:"problems"`
-		Algorithms []algorithm `json:"algorithms"`
-	}
-	if err := json.Unmarshal(httpGet(t, ts.URL+"/api/scenarios"), &api); err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]algorithm{}
-	for _, a := range api.Algorithms {
-		byName[a.Name] = a
-	}
+	api, byName := servedCatalogue(t, ts.URL)
 	ctx := newBrowser(t)
 	seen := map[string]bool{}
 	groups := map[string]bool{}

@@ -52,25 +52,15 @@ func (m *Manager) startOrphanEnder() {
 		return
 	}
 	idle := m.opts.OutsideIdle
-	every := min(max(idle/10, 100*time.Millisecond), time.Minute)
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-m.baseCtx.Done():
-				return
-			case <-t.C:
-			}
-			ids, err := sh.EndOrphanOutside(m.baseCtx, orphanAfter(idle))
-			switch {
-			case err != nil && m.baseCtx.Err() == nil:
-				slog.Warn("looking for runs opened from outside whose server stopped", "err", err)
-			case len(ids) > 0:
-				slog.Info("ended failed: runs opened from outside whose server stopped", "runs", ids)
-			}
+	interval := min(max(idle/10, 100*time.Millisecond), time.Minute)
+	m.every(interval, func() bool {
+		ids, err := sh.EndOrphanOutside(m.baseCtx, orphanAfter(idle))
+		switch {
+		case err != nil && m.baseCtx.Err() == nil:
+			slog.Warn("looking for runs opened from outside whose server stopped", "err", err)
+		case len(ids) > 0:
+			slog.Info("ended failed: runs opened from outside whose server stopped", "runs", ids)
 		}
-	}()
+		return true
+	})
 }

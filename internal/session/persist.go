@@ -111,10 +111,24 @@ func (r *Run) writeEnd(ctx context.Context) error {
 // a restart finds it failed with its message rather than interrupted. It
 // gives up when the manager closes.
 func (m *Manager) retryEnd(r *Run) {
+	m.every(runstore.ProbeInterval, func() bool {
+		if m.st.Health() != nil {
+			return true
+		}
+		r.persistMu.Lock()
+		err := r.writeEnd(context.Background())
+		r.persistMu.Unlock()
+		return err != nil && !errors.Is(err, runstore.ErrNotFound) // else written, or the run is gone
+	})
+}
+
+// every calls f every interval on a goroutine of the manager's, until the
+// manager closes or f returns false.
+func (m *Manager) every(d time.Duration, f func() bool) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		t := time.NewTicker(runstore.ProbeInterval)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
@@ -122,14 +136,8 @@ func (m *Manager) retryEnd(r *Run) {
 				return
 			case <-t.C:
 			}
-			if m.st.Health() != nil {
-				continue
-			}
-			r.persistMu.Lock()
-			err := r.writeEnd(context.Background())
-			r.persistMu.Unlock()
-			if err == nil || errors.Is(err, runstore.ErrNotFound) {
-				return // written, or the run is gone
+			if !f() {
+				return
 			}
 		}
 	}()
