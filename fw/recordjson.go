@@ -72,12 +72,11 @@ func AppendJSONFloat(b []byte, f float64) []byte {
 
 // AppendJSONString appends s as a JSON string, the bytes encoding/json
 // writes: directly when it holds only characters encoding/json writes as
-// they are (letters, digits, and a few punctuation marks), through
-// encoding/json otherwise.
+// they are (printable ASCII but the quote, the backslash and the HTML
+// characters <, > and &, which it escapes), through encoding/json otherwise.
 func AppendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ' ' || c == '+') {
+		if !plainJSON[s[i]] {
 			q, _ := json.Marshal(s) // a string always marshals
 			return append(b, q...)
 		}
@@ -86,3 +85,12 @@ func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// plainJSON[c] reports whether encoding/json writes the byte c of a string
+// as it is.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

@@ -74,3 +74,37 @@ func TestRecordAppendJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendJSONStringIsEncodingJSON: every byte alone and beside a plain
+// letter, every pair of ASCII bytes, and random strings of bytes (valid and
+// invalid UTF-8) come out as json.Marshal writes them.
+func TestAppendJSONStringIsEncodingJSON(t *testing.T) {
+	var in []string
+	for c := 0; c < 256; c++ {
+		in = append(in, string([]byte{byte(c)}), "w:"+string([]byte{byte(c)})+"x")
+		for d := 0; d < 128; d++ {
+			in = append(in, string([]byte{byte(c % 128), byte(d)}))
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		b := make([]byte, rng.IntN(12))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+			if rng.IntN(4) > 0 {
+				b[i] = byte(0x20 + rng.IntN(0x5f))
+			}
+		}
+		in = append(in, string(b))
+	}
+	in = append(in, "", "w:v12", "fw_x0", "a b+c.d-e_f", "caf\u00e9", "\u2028", "x\u2029y")
+	for _, s := range in {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendJSONString([]byte("["), s); !bytes.Equal(got[1:], want) || got[0] != '[' {
+			t.Fatalf("AppendJSONString(%q) = %s, want %s", s, got[1:], want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"time"
 	"unicode"
@@ -85,29 +84,22 @@ func appendExtraCell(b []byte, e map[string]float64) []byte {
 	if len(e) == 0 {
 		return b
 	}
-	var small [16]string
-	keys := small[:0]
-	for k := range e {
-		if !recordfields.IsSlot(k) {
-			keys = append(keys, k)
-		}
+	n := len(b)
+	if b = recordfields.AppendMetrics(b, e, &extraCellStyle); len(b) == n {
+		b = append(b, "{}"...) // only the solver's slots
 	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
+	return b
+}
+
+// extraCellStyle writes the metrics' cell: a non-finite value as null.
+var extraCellStyle = recordfields.JSONStyle{
+	Float: func(b []byte, f float64) []byte {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return append(b, "null"...)
 		}
-		q, _ := json.Marshal(k) // a string always marshals
-		b = append(b, q...)
-		b = append(b, ':')
-		if v := e[k]; math.IsNaN(v) || math.IsInf(v, 0) {
-			b = append(b, "null"...)
-		} else {
-			b = solver.AppendJSONFloat(b, v)
-		}
-	}
-	return append(b, '}')
+		return solver.AppendJSONFloat(b, f)
+	},
+	Str: fw.AppendJSONString,
 }
 
 // appendCSVField appends one field as encoding/csv writes it (comma

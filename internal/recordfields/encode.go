@@ -75,6 +75,12 @@ func AppendJSON(b []byte, r *solver.Record, st *JSONStyle) []byte {
 	return b
 }
 
+// AppendMetrics appends m's kept metrics as a JSON object with sorted
+// keys, or nothing when none is kept (solve's CSV writes them in one cell).
+func AppendMetrics(b []byte, m map[string]float64, st *JSONStyle) []byte {
+	return appendMetrics(b, m, nil, st)
+}
+
 // appendMetrics appends key and m's kept metrics as an object with sorted
 // keys, or nothing when none is kept.
 func appendMetrics(b []byte, m map[string]float64, key []byte, st *JSONStyle) []byte {
