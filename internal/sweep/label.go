@@ -17,7 +17,7 @@ var words = map[string]string{
 	"algo": "algorithm", "stepsize": "stepsize", "L": "L", "schedule": "schedule",
 	"rho": "ρ", "alpha": "α", "m0": "m₀", "growth": "batch growth", "r": "blocks per iteration",
 	"workers": "workers", "caratheodory": "Carathéodory bound", "mu": "μ", "eps": "ε",
-	"no_average": "plain iterate",
+	"no_average": "plain iterate", "path": "λ-path stages", "slack": "slack rule",
 	// run fields
 	"seed": "seed", "iters": "iterations", "passes": "pass limit", "gap": "gap target",
 	"eval_every": "evaluation interval", "replications": "replications",

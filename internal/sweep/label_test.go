@@ -21,6 +21,7 @@ func TestLabelsInWords(t *testing.T) {
 		{"params.n", "problem's n"},
 		{"seed", "seed"},
 		{"eval_every", "evaluation interval"},
+		{"algorithms[1].path", "λ-path stages of fw #2"},
 		{"whatever", "whatever"},
 	} {
 		if got := sweep.Label(tc.path, b); got != tc.want {
