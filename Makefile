@@ -47,12 +47,16 @@ test: check-format check-generated check-size
 # TestImportMemoryIsBounded (peak RSS of a 400 000-record import),
 # TestEveryTruncationIsRefused (Decode of every prefix of a bundle),
 # TestFigureOfALongRunStreams (peak RSS of a 600 000-record figure),
-# TestFigureExport (drawing SVG, PNG and PDF), and TestHistoryTimeLeftIsWallClock
+# TestFigureExport (drawing SVG, PNG and PDF), TestNeverReadingClientsBoundMemory
+# (the server's heap beside 100 never-reading websocket clients of a 300 000-record
+# run: 60 s under the detector, whose shadow memory the heap figure does not see; the
+# same blocked writers run under it in TestNeverReadingClient and
+# TestTooSlowClientIsClosedWith1013), and TestHistoryTimeLeftIsWallClock
 # (History's time left against the wall clock beside a CPU-bound competitor on
 # every core: under the detector on a busy 2-core machine its run did not end
 # within the test's 5 minutes).
 RACE_PKGS := ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
-RACE_SKIP := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestFigureOfALongRunStreams|TestFigureExport|TestHistoryTimeLeftIsWallClock)$$
+RACE_SKIP := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestFigureOfALongRunStreams|TestFigureExport|TestNeverReadingClientsBoundMemory|TestHistoryTimeLeftIsWallClock)$$
 
 ## test-race: the race detector's part of make test
 test-race:
