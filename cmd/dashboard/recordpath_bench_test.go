@@ -13,6 +13,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/scenarios"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
@@ -86,45 +87,7 @@ func BenchmarkOCRPassRecorded(b *testing.B) {
 		return window(b, inst, run, 2*n, 6*n, rec) / 4
 	}
 	drop := func(string, int, solver.Record) {}
-	// whole is the CPU time of the whole 7-pass run through solve's path
-	// with rec, evaluations included
-	whole := func(rec func(string, int, solver.Record)) time.Duration {
-		jobs, err := scenarios.Jobs(inst, &run)
-		if err != nil {
-			b.Fatal(err)
-		}
-		j := jobs[0]
-		c0 := cpuTime()
-		runJob(context.Background(), j, solver.RecorderFunc(func(r solver.Record) { rec(j.Label, j.Replication, r) }))
-		return cpuTime() - c0
-	}
-	// served is the CPU time of the same run made by a serve session that
-	// stores its records in SQLite, from its creation until it is done and
-	// stored (every goroutine of the process on one core)
-	st, err := store.Open(filepath.Join(b.TempDir(), "runs.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	mgr := session.NewManager(session.Options{Store: st, Workers: 1})
-	defer mgr.Close(context.Background())
-	served := func() time.Duration {
-		c0 := cpuTime()
-		r, err := mgr.Create(context.Background(), run)
-		if err != nil {
-			b.Fatal(err)
-		}
-		<-r.Done()
-		return cpuTime() - c0
-	}
-	build := func() time.Duration {
-		r := run
-		c0 := cpuTime()
-		if _, _, _, err := buildJobs(context.Background(), &r); err != nil {
-			b.Fatal(err)
-		}
-		return cpuTime() - c0
-	}
+	sp := newServePath(b, inst, run)
 	var own, jl, cs, sv []float64
 	var ovJ, ovC, ovS []float64
 	b.ResetTimer()
@@ -137,7 +100,7 @@ func BenchmarkOCRPassRecorded(b *testing.B) {
 		// evaluations are the same in both) and less the instance's build
 		// (the session builds it from the spec, reading the OCR file), over
 		// its 7 passes
-		path := (served() - whole(drop) - build()) / 7
+		path := sp.cost() / 7
 		fl := floor()
 		own = append(own, float64(o)/float64(fl))
 		jl = append(jl, float64(j)/float64(fl))
@@ -185,6 +148,82 @@ func window(b *testing.B, inst scenarios.Instance, run spec.Run, k1, k2 int, rec
 	return c2 - c1
 }
 
+// servePath measures a serve session's record path: the CPU time of a run
+// made by a session that stores its records in SQLite, from its creation
+// until it is done and stored (every goroutine of the process, on one
+// core), less the same run through solve's path with its records dropped
+// (the method and its evaluations) and less the instance's build (the
+// session builds it from the spec).
+type servePath struct {
+	b    *testing.B
+	inst scenarios.Instance
+	run  spec.Run
+	mgr  *session.Manager
+}
+
+func newServePath(b *testing.B, inst scenarios.Instance, run spec.Run) *servePath {
+	st, err := store.Open(filepath.Join(b.TempDir(), "runs.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	mgr := session.NewManager(session.Options{Store: st, Workers: 1})
+	b.Cleanup(func() { mgr.Close(context.Background()) })
+	return &servePath{b: b, inst: inst, run: run, mgr: mgr}
+}
+
+// cost is the record path's CPU time of one run through the session.
+func (p *servePath) cost() time.Duration {
+	return p.served() - p.dropped() - p.build()
+}
+
+func (p *servePath) served() time.Duration {
+	c0 := cpuTime()
+	r, err := p.mgr.Create(context.Background(), p.run)
+	if err != nil {
+		p.b.Fatal(err)
+	}
+	<-r.Done()
+	return cpuTime() - c0
+}
+
+func (p *servePath) dropped() time.Duration {
+	jobs, err := scenarios.Jobs(p.inst, &p.run)
+	if err != nil {
+		p.b.Fatal(err)
+	}
+	c0 := cpuTime()
+	runJob(context.Background(), jobs[0], solver.RecorderFunc(func(solver.Record) {}))
+	return cpuTime() - c0
+}
+
+func (p *servePath) build() time.Duration {
+	r := p.run
+	c0 := cpuTime()
+	if _, _, _, err := buildJobs(context.Background(), &r); err != nil {
+		p.b.Fatal(err)
+	}
+	return cpuTime() - c0
+}
+
+// numbersOnly is a recorder that only writes each record's numbers (its
+// passes, time and step size, and its metrics) as solve's JSON writes
+// them, into a reused buffer: the part of the record path that no text
+// format can leave out.
+func numbersOnly() func(string, int, solver.Record) {
+	buf := make([]byte, 0, 64)
+	return func(_ string, _ int, r solver.Record) {
+		buf = solver.AppendJSONFloat(buf[:0], r.Passes)
+		buf = solver.AppendJSONFloat(buf, r.Time)
+		buf = solver.AppendJSONFloat(buf, r.Gamma)
+		for k, v := range r.Extra {
+			if !recordfields.IsSlot(k) {
+				buf = solver.AppendJSONFloat(buf, v)
+			}
+		}
+	}
+}
+
 // writer is solve's recorder with its record writer for format, into a
 // buffered io.Discard.
 func writer(format string) func(string, int, solver.Record) {
@@ -203,7 +242,11 @@ func writer(format string) func(string, int, solver.Record) {
 // iterate and weights) and fista, over records 50 000 to 150 000 of a run
 // that evaluates only at its first and last iterations. FORMAT-overhead is
 // the record path's CPU time over the method's own, as in
-// BenchmarkOCRPassRecorded.
+// BenchmarkOCRPassRecorded; serve-overhead the same for a serve session
+// storing the whole run's 200 000 records in SQLite (servePath), over the
+// method's own time for as many iterations. numbers-overhead is what
+// writing the record's numbers alone costs (numbersOnly): a floor of any
+// text output of the records.
 func BenchmarkPolygonRecorded(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for _, algo := range []string{"fw", "fista"} {
@@ -214,18 +257,27 @@ func BenchmarkPolygonRecorded(b *testing.B) {
 				b.Fatal(err)
 			}
 			drop := func(string, int, solver.Record) {}
-			var ovJ, ovC, own []float64
+			sp := newServePath(b, inst, run)
+			var ovJ, ovC, ovS, ovF, own []float64
 			for i := 0; i < b.N; i++ {
 				o := window(b, inst, run, 50_000, 150_000, drop)
 				j := window(b, inst, run, 50_000, 150_000, writer("jsonl"))
 				c := window(b, inst, run, 50_000, 150_000, writer("csv"))
+				f := window(b, inst, run, 50_000, 150_000, numbersOnly())
+				// the serve path over the whole run of 200 000 records,
+				// against the method's own time for as many iterations
+				s := sp.cost()
 				own = append(own, float64(o)/1e5)
 				ovJ = append(ovJ, float64(j)/float64(o)-1)
 				ovC = append(ovC, float64(c)/float64(o)-1)
+				ovS = append(ovS, float64(s)/float64(2*o))
+				ovF = append(ovF, float64(f)/float64(o)-1)
 			}
 			b.ReportMetric(median(own), "own-ns/iter")
 			b.ReportMetric(median(ovJ), "jsonl-overhead")
 			b.ReportMetric(median(ovC), "csv-overhead")
+			b.ReportMetric(median(ovS), "serve-overhead")
+			b.ReportMetric(median(ovF), "numbers-overhead")
 		})
 	}
 }
