@@ -579,7 +579,7 @@ func testSweepPageLayout(t *testing.T, be *backend) {
 	step(t, ctx, "open the sweep", 20*time.Second, chromedp.Navigate(base+"/sweeps/"+two))
 	waitFor(t, ctx, "a partial heat map", `fwlab.sweep && fwlab.sweep.kind === 'heatmap' && fwlab.sweep.status === 'running'`, `fwlab.sweep`, 10*time.Second)
 	t0 := time.Now()
-	endCellsOneByOne(t, ctx, base, two, 6)
+	endCellsOneByOne(t, ctx, be, two, 6)
 	waitFor(t, ctx, "the sweep's end", `fwlab.sweep.status === 'done' && document.querySelectorAll('#heatmap td.hm-cell a[data-run]').length === 6`, `fwlab.sweep`, 60*time.Second)
 	t.Logf("the sweep ended %.1f s after the page saw it running; %d polls", time.Since(t0).Seconds(), eval[int](t, ctx, `fwlab.sweep.polls`))
 	// Every cell is filled in once it has ended, those the page first saw
@@ -667,27 +667,35 @@ func testSweepPageLayout(t *testing.T, be *backend) {
 
 // endCellsOneByOne resumes the paused cells of sweep id one at a time,
 // each once the page shows every cell resumed before it ended, until n
-// cells have ended.
-func endCellsOneByOne(t *testing.T, ctx context.Context, base, id string, n int) {
+// cells have ended. On the cluster it resumes a cell a worker has taken:
+// one still in the queue would wait for a slot that paused cells hold.
+func endCellsOneByOne(t *testing.T, ctx context.Context, be *backend, id string, n int) {
 	t.Helper()
+	taken := func(run string) bool {
+		var st struct{ Worker string }
+		if err := json.Unmarshal(httpGet(t, be.url+"/api/runs/"+run), &st); err != nil {
+			t.Fatal(err)
+		}
+		return !be.onCluster() || st.Worker != ""
+	}
 	for ended := 0; ended < n; ended++ {
 		run := ""
 		deadline := time.Now().Add(60 * time.Second)
 		for run == "" {
-			for _, c := range getSweep(t, base, id).Cells {
-				if c.Run != "" && c.Status == "paused" {
+			for _, c := range getSweep(t, be.url, id).Cells {
+				if c.Run != "" && c.Status == "paused" && taken(c.Run) {
 					run = c.Run
 					break
 				}
 			}
 			if run == "" {
 				if time.Now().After(deadline) {
-					t.Fatalf("no paused cell to resume after %d ended: %+v", ended, getSweep(t, base, id).Cells)
+					t.Fatalf("no paused cell to resume after %d ended: %+v", ended, getSweep(t, be.url, id).Cells)
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
 		}
-		apiJSON(t, "POST", base+"/api/runs/"+run+"/resume", nil, 202, nil)
+		apiJSON(t, "POST", be.url+"/api/runs/"+run+"/resume", nil, 202, nil)
 		waitFor(t, ctx, fmt.Sprintf("the page to show %d cells ended", ended+1), fmt.Sprintf(`document.querySelectorAll('#heatmap td.hm-cell[data-status=done]').length === %d`, ended+1),
 			`Array.from(document.querySelectorAll('#heatmap td.hm-cell')).map(td => td.dataset.status)`, 60*time.Second)
 	}
