@@ -675,7 +675,7 @@ func TestHistoryShowsProgress(t *testing.T) {
 
 func testHistoryShowsProgress(t *testing.T, be *backend) {
 	base := be.url
-	id := postRun(t, base, longToy)
+	id := postRun(t, base, longFista)
 	defer stopRun(base, id)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)

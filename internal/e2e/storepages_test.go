@@ -707,7 +707,7 @@ func endCellsOneByOne(t *testing.T, ctx context.Context, be *backend, id string,
 func TestRunPageQueued(t *testing.T) {
 	t.Parallel()
 	ts := appWith(t, server.Options{Session: session.Options{MaxActive: 1}})
-	first := postRun(t, ts.URL, longToy)
+	first := postRun(t, ts.URL, longFista)
 	defer stopRun(ts.URL, first)
 	second := postRun(t, ts.URL, quickToy)
 	defer stopRun(ts.URL, second)
@@ -944,7 +944,7 @@ func TestCompareFollowsLiveRun(t *testing.T) {
 func testCompareFollowsLiveRun(t *testing.T, be *backend) {
 	base := be.url
 	done := postRun(t, base, quickToy)
-	live := postRun(t, base, longToy)
+	live := postRun(t, base, longFista)
 	defer stopRun(base, live)
 	waitRunEnded(t, base, done)
 	// on the cluster the live run waits for a worker: it is compared once it runs
@@ -981,7 +981,7 @@ func contains(xs []string, x string) bool {
 func TestQueuedRunPanelsArrive(t *testing.T) {
 	t.Parallel()
 	ts := appWith(t, server.Options{Session: session.Options{MaxActive: 1}})
-	first := postRun(t, ts.URL, longToy)
+	first := postRun(t, ts.URL, longFista)
 	defer stopRun(ts.URL, first)
 	// About 14 s of solving on a quiet machine (ssfw-as reaches the
 	// optimum of the 20 000-sample instance in 0.25 s, which a page under
