@@ -18,6 +18,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/fwlab/fwlab/internal/server"
+	"github.com/fwlab/fwlab/internal/session"
 )
 
 // TestCPUBurner is not a test: run with FWLAB_BURN=1 it keeps every core
@@ -262,9 +265,13 @@ func yFitted(t *testing.T, what string, recs []traceRec, col func(traceRec) *flo
 // the zoom bar shows it; arriving data keeps the window; Esc resets every
 // chart, which then follows the run again; "r" does the same.
 //
-// It runs alone (no t.Parallel): burnCPU.
+// It runs alone (no t.Parallel): burnCPU. The server runs one solver
+// goroutine at a time (its two traces take turns): the competitor is the
+// load; two solver goroutines on the two cores starved the server's
+// answers (a download of the trace's 25 000 records took 3.5 s, 1.5 s
+// with one) and cost a core.
 func TestBoxZoomWhileStreaming(t *testing.T) {
-	ts := app(t)
+	ts := appWith(t, server.Options{Session: session.Options{Workers: 1}})
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	burnCPU(t)
