@@ -152,6 +152,11 @@ func near(a, b float64) bool {
 // machine of two cores) against fista (about 13 s), 50000 samples.
 const longToy = `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"50000"},"algorithms":[{"algo":"ssfw-as","rho":0.001},{"algo":"fista"}],"iters":150000}`
 
+// longFista is longToy's fista alone: a run as long, on one core instead
+// of two, for the tests that need a run going on (one that holds a run
+// slot, streams, or shows its progress) but not two algorithms' traces.
+const longFista = `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"50000"},"algorithms":[{"algo":"fista"}],"iters":150000}`
+
 // TestLogYLiveAndReload: every chart's log-y state is the same from the
 // first point on as after a reload of the finished run, and a user's
 // choice is kept across the reload.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -555,6 +556,14 @@ func getSweep(t *testing.T, base, id string) sweepState {
 // as a heat map that follows it to the end; each cell links to its run,
 // brighter cells have larger outcomes, a gap never reached is said so; a
 // one-axis sweep is drawn as a line. No console error at either size.
+//
+// The sweep's cells start paused and the test resumes them one at a time,
+// each once the page has shown the one before it ended: the page sees the
+// sweep running and its cells end one by one however fast the machine,
+// and the cells need no more iterations than make their final gaps differ
+// (Frank-Wolfe with the open-loop step 2/(k+2) never stops before its last
+// iteration, and its gap, O(1/k), stays far above the target 1e-6 after
+// 600 to 1800 iterations).
 func TestSweepPageLayout(t *testing.T) {
 	t.Parallel()
 	onBothStores(t, testSweepPageLayout)
@@ -565,17 +574,13 @@ func testSweepPageLayout(t *testing.T, be *backend) {
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	dir := t.TempDir()
-	// Frank-Wolfe with the open-loop step 2/(k+2) never stops before its
-	// last iteration, and its gap, O(1/k), stays far above the target 1e-6:
-	// each cell takes a time set by its iterations: long enough (about
-	// 14 s in all on an idle 2-core machine) for the page's one-second
-	// polls to see the cells end one by one.
-	two := postSweep(t, base, `{"base":{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"100000"},"algorithms":[{"algo":"fw","stepsize":"open-loop"}],"eval_every":10},
-		"axes":[{"param":"iters","values":[60000,120000,180000]},{"param":"seed","values":[1,2]}]}`)
+	two := postSweep(t, base, `{"base":{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000"},"algorithms":[{"algo":"fw","stepsize":"open-loop"}],"eval_every":10,"start_paused":true},
+		"axes":[{"param":"iters","values":[600,1200,1800]},{"param":"seed","values":[1,2]}]}`)
 	step(t, ctx, "open the sweep", 20*time.Second, chromedp.Navigate(base+"/sweeps/"+two))
 	waitFor(t, ctx, "a partial heat map", `fwlab.sweep && fwlab.sweep.kind === 'heatmap' && fwlab.sweep.status === 'running'`, `fwlab.sweep`, 10*time.Second)
 	t0 := time.Now()
-	waitFor(t, ctx, "the sweep's end", `fwlab.sweep.status === 'done' && document.querySelectorAll('#heatmap td.hm-cell a[data-run]').length === 6`, `fwlab.sweep`, 240*time.Second)
+	endCellsOneByOne(t, ctx, be, two, 6)
+	waitFor(t, ctx, "the sweep's end", `fwlab.sweep.status === 'done' && document.querySelectorAll('#heatmap td.hm-cell a[data-run]').length === 6`, `fwlab.sweep`, 60*time.Second)
 	t.Logf("the sweep ended %.1f s after the page saw it running; %d polls", time.Since(t0).Seconds(), eval[int](t, ctx, `fwlab.sweep.polls`))
 	// Every cell is filled in once it has ended, those the page first saw
 	// running included.
@@ -660,13 +665,49 @@ func testSweepPageLayout(t *testing.T, be *backend) {
 	t.Logf("screenshots in %s", dir)
 }
 
+// endCellsOneByOne resumes the paused cells of sweep id one at a time,
+// each once the page shows every cell resumed before it ended, until n
+// cells have ended. On the cluster it resumes a cell a worker has taken:
+// one still in the queue would wait for a slot that paused cells hold.
+func endCellsOneByOne(t *testing.T, ctx context.Context, be *backend, id string, n int) {
+	t.Helper()
+	taken := func(run string) bool {
+		var st struct{ Worker string }
+		if err := json.Unmarshal(httpGet(t, be.url+"/api/runs/"+run), &st); err != nil {
+			t.Fatal(err)
+		}
+		return !be.onCluster() || st.Worker != ""
+	}
+	for ended := 0; ended < n; ended++ {
+		run := ""
+		deadline := time.Now().Add(60 * time.Second)
+		for run == "" {
+			for _, c := range getSweep(t, be.url, id).Cells {
+				if c.Run != "" && c.Status == "paused" && taken(c.Run) {
+					run = c.Run
+					break
+				}
+			}
+			if run == "" {
+				if time.Now().After(deadline) {
+					t.Fatalf("no paused cell to resume after %d ended: %+v", ended, getSweep(t, be.url, id).Cells)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		apiJSON(t, "POST", be.url+"/api/runs/"+run+"/resume", nil, 202, nil)
+		waitFor(t, ctx, fmt.Sprintf("the page to show %d cells ended", ended+1), fmt.Sprintf(`document.querySelectorAll('#heatmap td.hm-cell[data-status=done]').length === %d`, ended+1),
+			`Array.from(document.querySelectorAll('#heatmap td.hm-cell')).map(td => td.dataset.status)`, 60*time.Second)
+	}
+}
+
 // TestRunPageQueued: with one run slot taken, a second run waits in the
 // queue: its page says so with its place, Stop takes it off the queue,
 // and the page shows it cancelled.
 func TestRunPageQueued(t *testing.T) {
 	t.Parallel()
 	ts := appWith(t, server.Options{Session: session.Options{MaxActive: 1}})
-	first := postRun(t, ts.URL, longToy)
+	first := postRun(t, ts.URL, longFista)
 	defer stopRun(ts.URL, first)
 	second := postRun(t, ts.URL, quickToy)
 	defer stopRun(ts.URL, second)
@@ -903,7 +944,7 @@ func TestCompareFollowsLiveRun(t *testing.T) {
 func testCompareFollowsLiveRun(t *testing.T, be *backend) {
 	base := be.url
 	done := postRun(t, base, quickToy)
-	live := postRun(t, base, longToy)
+	live := postRun(t, base, longFista)
 	defer stopRun(base, live)
 	waitRunEnded(t, base, done)
 	// on the cluster the live run waits for a worker: it is compared once it runs
@@ -940,7 +981,7 @@ func contains(xs []string, x string) bool {
 func TestQueuedRunPanelsArrive(t *testing.T) {
 	t.Parallel()
 	ts := appWith(t, server.Options{Session: session.Options{MaxActive: 1}})
-	first := postRun(t, ts.URL, longToy)
+	first := postRun(t, ts.URL, longFista)
 	defer stopRun(ts.URL, first)
 	// About 14 s of solving on a quiet machine (ssfw-as reaches the
 	// optimum of the 20 000-sample instance in 0.25 s, which a page under

@@ -141,8 +141,12 @@ func TestWorkerRunPage(t *testing.T) {
 		t.Errorf("the stopped run: %+v %v; want cancelled on w1 or w2\n%s", st, err, outputs())
 	}
 
-	// A sweep from the start page, on the workers.
-	base := `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"20000"},"algorithms":[{"algo":"fista"}],"iters":100000}`
+	// A sweep from the start page, on the workers: six cells of about 2.5 s
+	// of solving each on a quiet machine (10000 samples), so that the
+	// workers' two slots take three rounds. The cell watched below is one
+	// still queued when the first cells end: its page is open before it
+	// starts and sees all of its run.
+	base := `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"10000"},"algorithms":[{"algo":"fista"}],"iters":100000}`
 	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(srv.url+"/?spec="+url.QueryEscape(base)))
 	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
 	if got := eval[string](t, ctx, `document.querySelector('#run-iters').value`); got != "100000" {
