@@ -325,6 +325,14 @@ func shot(t *testing.T, ctx context.Context, dir, name string) string {
 	return p
 }
 
+// logShots says where the test's screenshots were kept, when
+// FWLAB_E2E_SHOTS asks for them.
+func logShots(t *testing.T) {
+	if d := os.Getenv("FWLAB_E2E_SHOTS"); d != "" {
+		t.Logf("screenshots in %s", filepath.Clean(d))
+	}
+}
+
 // waitFile waits until the file exists and its content satisfies ok.
 func waitFile(t *testing.T, path string, ok func([]byte) bool) []byte {
 	t.Helper()
@@ -640,8 +648,8 @@ func testLiveRunToyPolygon(t *testing.T, be *backend) {
 	waitFor(t, ctx, "the teaching view playing", `fwlab.teach.pos >= 20 && fwlab.teach.active >= 1`, `fwlab.teach`, 20*time.Second)
 	mark("pause play")
 	step(t, ctx, "pause play", 10*time.Second, chromedp.Click(chromedp.ID("teach-play")))
-	p := shot(t, ctx, dir, "toy-polygon-run.png")
-	t.Logf("screenshot: %s", p)
+	shot(t, ctx, dir, "toy-polygon-run.png")
+	logShots(t)
 }
 
 // TestPaperFigure1Band runs the paper's Figure 1 preset with 3 replications:

@@ -7,8 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -590,10 +588,7 @@ func everyPresetAt(t *testing.T, size [2]int64) {
 	for _, e := range errs.take() {
 		t.Errorf("%s history/compare/sweep: %s", tag, e)
 	}
-	t.Logf("screenshots in %s", dir)
-	if d := os.Getenv("FWLAB_E2E_SHOTS"); d != "" {
-		t.Logf("copies in %s", filepath.Clean(d))
-	}
+	logShots(t)
 }
 
 // overflow fails when the page is wider than the window.

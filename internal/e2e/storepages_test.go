@@ -387,7 +387,7 @@ func TestHistoryPageLayout(t *testing.T) {
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
 	}
-	t.Logf("screenshots in %s", dir)
+	logShots(t)
 }
 
 // TestComparePageLayout: the compare page over a real store overlays two
@@ -510,7 +510,7 @@ func TestComparePageLayout(t *testing.T) {
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
 	}
-	t.Logf("screenshots in %s", dir)
+	logShots(t)
 }
 
 // postSweep starts a sweep through the API and returns its id.
@@ -662,7 +662,7 @@ func testSweepPageLayout(t *testing.T, be *backend) {
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
 	}
-	t.Logf("screenshots in %s", dir)
+	logShots(t)
 }
 
 // endCellsOneByOne resumes the paused cells of sweep id one at a time,

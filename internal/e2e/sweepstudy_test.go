@@ -153,7 +153,7 @@ func TestSweepStudyPages(t *testing.T) {
 	for _, e := range errs.take() {
 		t.Errorf("console: %s", e)
 	}
-	t.Logf("screenshots in %s", dir)
+	logShots(t)
 }
 
 // A `solve -sweep DOC -cell I` output directory, its cells run one by one
