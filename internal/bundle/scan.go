@@ -78,6 +78,11 @@ type scanner struct {
 	quick, quickEnc uint16
 	quickX          [numRecordFields]float64
 	pending         []pendingForm // the numbers in the encoder's form (with forms)
+
+	// shapeOnly leaves the float fields' numbers to fields (not read by
+	// quickFloat as the record is scanned): a reader whose fields are read
+	// by another goroutine (see convert.go)
+	shapeOnly bool
 }
 
 // fill reads more into the buffer, keeping buf[keep:]; false when nothing
