@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -96,5 +99,59 @@ func TestFirstErrorWhateverStageFindsIt(t *testing.T) {
 			t.Errorf("%s: %d runs stored (%v)", c.name, total, err)
 		}
 		st.Close()
+	}
+}
+
+// smallFS mounts a tmpfs of the given size (as root) and returns its
+// directory. Where it cannot, the test is skipped, loudly, or fails when
+// CI is set.
+func smallFS(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "mounting a small file system needs root"
+	} else if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		why = "mount -t tmpfs failed: " + strings.TrimSpace(string(out))
+	}
+	if why != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("full-disk test cannot run: %s", why)
+		}
+		t.Logf("SKIPPED: the full-disk test did not run: %s", why)
+		t.Skip(why)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// An import into a store whose disk fills up part-way (a real one: a
+// small tmpfs) returns the store's failure, met while the reader and the
+// converter are busy with the records after it, and ends every goroutine
+// it started; the store keeps no run of it.
+func TestImportOnAFullDiskEndsCleanly(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	dir := smallFS(t, "4m")
+	st, err := store.Open(filepath.Join(dir, "fwlab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	doc := encodeT(t, runBundle(4, 30_000))
+	res, err := Import(context.Background(), st, bytes.NewReader(doc))
+	if err == nil || !strings.Contains(err.Error(), "full") {
+		t.Fatalf("import onto a full disk: %+v, %v; want the store's failure (full)", res, err)
+	}
+	var be *Error
+	if errors.As(err, &be) {
+		t.Fatalf("the store's failure taken for the bundle's: %v", err)
+	}
+	t.Logf("import onto a full disk: %v", err)
+	if _, total, lerr := st.List(context.Background(), store.Filter{}); lerr != nil || total != 0 {
+		t.Errorf("%d runs stored (%v) after %v", total, lerr, err)
 	}
 }
