@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,5 +154,59 @@ func TestImportOnAFullDiskEndsCleanly(t *testing.T) {
 	t.Logf("import onto a full disk: %v", err)
 	if _, total, lerr := st.List(context.Background(), store.Filter{}); lerr != nil || total != 0 {
 		t.Errorf("%d runs stored (%v) after %v", total, lerr, err)
+	}
+}
+
+// Two faults in different records, each one the reader finds (malformed
+// JSON, a field's name) or one the converter finds (a value), at places
+// drawn at random (in one batch or batches apart, either first): the error
+// is the one of the first fault alone, as when one goroutine reads one
+// record after another.
+func TestFirstOfTwoFaultsIsReported(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const n = 2*chunkRecords + 300
+	doc := encodeT(t, runBundle(1, n))
+	var starts []int // each record's first byte
+	for i := 0; ; {
+		j := bytes.Index(doc[i:], []byte("\n{\"k\":"))
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		starts = append(starts, i)
+	}
+	if len(starts) != n {
+		t.Fatalf("%d records found, want %d", len(starts), n)
+	}
+	// fault f of record k: the reader's (malformed JSON, a required field
+	// missing, a field twice), then the converter's (a negative count, k not
+	// increasing)
+	faults := []func(k int) (old, new string){
+		func(int) (string, string) { return `"step":`, `"step"::` },
+		func(int) (string, string) { return `"gamma":`, `"gammma":` },
+		func(int) (string, string) { return `"active":`, `"batch":1,"active":` },
+		func(int) (string, string) { return `"batch":500`, `"batch":-500` },
+		func(int) (string, string) { return `"active":`, `"active":-` },
+		func(k int) (string, string) { return fmt.Sprintf(`{"k":%d,`, k), `{"k":0,` },
+	}
+	fault := func(d []byte, k, f int) []byte {
+		old, new := faults[f](k)
+		i := starts[k]
+		j := bytes.Index(d[i:], []byte(old))
+		if j < 0 || bytes.IndexByte(d[i:i+j], '\n') >= 0 {
+			t.Fatalf("%q not in record %d", old, k)
+		}
+		return append(append(bytes.Clone(d[:i+j]), new...), d[i+j+len(old):]...)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 40 {
+		j := 1 + rng.IntN(n-2)
+		k := j + 1 + rng.IntN(min(n-j-1, []int{50, chunkRecords, n}[rng.IntN(3)]))
+		a, b := rng.IntN(len(faults)), rng.IntN(len(faults))
+		_, want := Decode(bytes.NewReader(fault(doc, j, a)))
+		_, got := Decode(bytes.NewReader(fault(fault(doc, k, b), j, a)))
+		if want == nil || got == nil || got.Error() != want.Error() {
+			t.Errorf("fault %d in record %d, fault %d in record %d: %v; want %v", a, j, b, k, got, want)
+		}
 	}
 }
