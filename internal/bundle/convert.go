@@ -143,7 +143,7 @@ func (c *converter) toSink(b *recordBatch) (*recordBatch, error) {
 }
 
 func newRecordBatch() *recordBatch {
-	return &recordBatch{recs: make([]solver.Record, 0, chunkRecords), shaped: make([]shapedRecord, 0, chunkRecords)}
+	return &recordBatch{recs: make([]solver.Record, 0, chunkRecords)}
 }
 
 // read reads the fields of b's records into b.recs, checks each and keeps
