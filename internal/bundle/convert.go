@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -9,10 +10,12 @@ import (
 
 // A trace's records are read in two stages, each on a goroutine of its
 // own, a batch of records at a time. The reader (decoder.records) checks
-// each record as JSON and its field names (scanner.shape) and keeps its
-// text in the batch with where its fields' values are (shapedRecord); the
-// converter reads those values (scanner.fields: the numbers, most of a
-// record's cost), checks each record against those before it
+// each record as JSON and its field names (scanner.shape), reading the
+// float fields' numbers as it finds where they end (quickFloat), and keeps
+// the record's text in the batch with where its fields' values are and the
+// numbers read (shapedRecord); the converter reads the values from there
+// (scanner.fields: the rules of each field, the numbers in the encoder's
+// form for the digest), checks each record against those before it
 // (checkRecord) and hands the batch to the sink. On two cores the two
 // halves run side by side, and neither is as long as the whole.
 //
@@ -35,7 +38,37 @@ type shapedRecord struct {
 	spans [numRecordFields][2]uint32
 	have  uint16
 	loose bool
-	later [2]uint32 // its later fields: the batch's later[later[0]:later[1]]
+	// the float fields' numbers read as the record was scanned (quickFloat)
+	quick, quickEnc uint16
+	quickX          [numRecordFields]float64
+	later           [2]uint32 // its later fields: the batch's later[later[0]:later[1]]
+}
+
+// shapeInto is the reader's half of reading the record at buf[s.pos]
+// (not white space): it shapes it, keeps it in b and moves past it.
+func (s *scanner) shapeInto(b *recordBatch) error {
+	line := s.line
+	end, err := s.shape()
+	if err != nil {
+		return err
+	}
+	b.keep(s, end, line)
+	s.line += bytes.Count(s.buf[s.pos:end], []byte{'\n'})
+	s.pos = end
+	return nil
+}
+
+// readShaped is the converter's half: it reads record k of b into r,
+// keeping its numbers in the encoder's form in s.forms (when not nil).
+func (s *scanner) readShaped(b *recordBatch, k int, r *solver.Record) error {
+	rec := s.restore(b, k)
+	if err := s.fields(r); err != nil {
+		return err
+	}
+	if s.forms != nil {
+		s.forms.keepInPlace(rec, s.canonical(), s.pending)
+	}
+	return nil
 }
 
 // keep adds the record the reader's scanner s has just shaped (at s.pos,
@@ -43,10 +76,13 @@ type shapedRecord struct {
 func (b *recordBatch) keep(s *scanner, end, line int) {
 	lo := len(b.forms.text)
 	b.forms.text = append(b.forms.text, s.buf[s.pos:end]...)
-	r := shapedRecord{lo: uint32(lo), n: uint32(end - s.pos), line: line, off: s.off + int64(s.pos), have: s.have, loose: s.loose}
+	b.shaped = append(b.shaped, shapedRecord{lo: uint32(lo), n: uint32(end - s.pos), line: line, off: s.off + int64(s.pos),
+		have: s.have, loose: s.loose, quick: s.quick, quickEnc: s.quickEnc & s.quick})
+	r := &b.shaped[len(b.shaped)-1]
 	for f := range numRecordFields {
 		if s.have&(1<<f) != 0 {
 			r.spans[f] = [2]uint32{uint32(s.spans[f].lo - s.pos), uint32(s.spans[f].hi - s.pos)}
+			r.quickX[f] = s.quickX[f]
 		}
 	}
 	r.later[0] = uint32(len(b.later))
@@ -54,7 +90,6 @@ func (b *recordBatch) keep(s *scanner, end, line int) {
 		b.later = append(b.later, laterKV{l.f, span{l.v.lo - s.pos + lo, l.v.hi - s.pos + lo}})
 	}
 	r.later[1] = uint32(len(b.later))
-	b.shaped = append(b.shaped, r)
 }
 
 // restore sets the converter's scanner s as the reader's was once it had
@@ -67,7 +102,8 @@ func (s *scanner) restore(b *recordBatch, k int) span {
 	for f := range numRecordFields {
 		s.spans[f] = span{lo + int(r.spans[f][0]), lo + int(r.spans[f][1])}
 	}
-	s.have, s.loose, s.twice, s.others, s.quick = r.have, r.loose, -1, s.others[:0], 0
+	s.have, s.loose, s.twice, s.others = r.have, r.loose, -1, s.others[:0]
+	s.quick, s.quickEnc, s.quickX = r.quick, r.quickEnc, r.quickX
 	s.later = append(s.later[:0], b.later[r.later[0]:r.later[1]]...)
 	return span{lo, lo + int(r.n)}
 }
@@ -156,15 +192,11 @@ func (c *converter) read(b *recordBatch) error {
 	}
 	defer func() { s.forms, s.buf = nil, nil }()
 	for k := range b.shaped {
-		rec := s.restore(b, k)
 		b.recs = append(b.recs, solver.Record{})
 		r := &b.recs[k]
 		j := c.next + k
-		if err := s.fields(r); err != nil {
+		if err := s.readShaped(b, k, r); err != nil {
 			return s.errorAt(fmt.Sprintf("%s[%d]", c.path, j), err)
-		}
-		if s.forms != nil {
-			s.forms.keepInPlace(rec, s.canonical(), s.pending)
 		}
 		if err := d.checkRecord(c.path, j, m, r); err != nil {
 			var be *Error

@@ -79,10 +79,10 @@ type scanner struct {
 	quickX          [numRecordFields]float64
 	pending         []pendingForm // the numbers in the encoder's form (with forms)
 
-	// shapeOnly leaves the float fields' numbers to fields (not read by
-	// quickFloat as the record is scanned): a reader whose fields are read
-	// by another goroutine (see convert.go)
-	shapeOnly bool
+	// quickForms has quickFloat tell whether a number is in the encoder's
+	// form though forms is nil: a reader whose records' fields are read by
+	// another goroutine, which keeps the forms (see convert.go)
+	quickForms bool
 }
 
 // fill reads more into the buffer, keeping buf[keep:]; false when nothing

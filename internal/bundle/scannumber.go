@@ -144,7 +144,7 @@ func (s *scanner) quickFloat(i, f int) (int, bool) {
 	if j+1 < len(b) && b[j] == '0' && isDigit(b[j+1]) {
 		return 0, false // a leading zero: not JSON
 	}
-	x, n, ok, enc := readNumberPrefix(b[i:], s.forms != nil)
+	x, n, ok, enc := readNumberPrefix(b[i:], s.forms != nil || s.quickForms)
 	if !ok || i+n >= len(b) {
 		return 0, false // not read, or it may go on: number says so, and the record is read again
 	}

@@ -247,11 +247,8 @@ func (s *scanner) recordObject(i int) (int, error) {
 		var err error
 		switch {
 		case i < len(b) && (b[i] == '-' || isDigit(b[i])):
-			ok := false
-			if !s.shapeOnly {
-				end, ok = s.quickFloat(i, f)
-			}
-			if !ok {
+			var ok bool
+			if end, ok = s.quickFloat(i, f); !ok {
 				end, err = s.number(i)
 			}
 		default:

@@ -95,9 +95,7 @@ type decoder struct {
 func newDecoder(r io.Reader, s sink) *decoder {
 	src := &boundedReader{r: r, limit: -1}
 	in := &replay{r: src}
-	d := &decoder{dec: json.NewDecoder(in), src: src, in: in, sink: s, b: &Bundle{}}
-	d.scan.shapeOnly = true
-	return d
+	return &decoder{dec: json.NewDecoder(in), src: src, in: in, sink: s, b: &Bundle{}}
 }
 
 func (d *decoder) bundle() (*Bundle, error) {

@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -170,6 +169,7 @@ func (d *decoder) records(path string, i int) error {
 	m := &d.metas[i]
 	m.checkedK = d.sp != nil
 	s := d.takeOver()
+	s.quickForms = d.keepForms
 	c := d.startConverter(path, i)
 	defer c.stop()
 	b, err := c.batch()
@@ -197,14 +197,9 @@ func (d *decoder) records(path string, i int) error {
 				return c.fail(b, s.ended(rp()))
 			}
 		}
-		line := s.line
-		end, err := s.shape()
-		if err != nil {
+		if err := s.shapeInto(b); err != nil {
 			return c.fail(b, s.errorAt(rp(), err))
 		}
-		b.keep(s, end, line)
-		s.line += bytes.Count(s.buf[s.pos:end], []byte{'\n'})
-		s.pos = end
 		if len(b.shaped) == chunkRecords {
 			if err := c.send(b); err != nil {
 				return err
