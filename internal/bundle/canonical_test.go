@@ -9,23 +9,29 @@ import (
 	"github.com/fwlab/fwlab/internal/solver"
 )
 
-// scanKept reads one record line as Import does (keeping the numbers'
-// forms) and returns it with the text kept whole for the digest (nil when
-// none was).
+// scanKept reads one record line as Import does (the reader's half and
+// the converter's, keeping the numbers' forms) and returns it with the
+// text kept whole for the digest (nil when none was). A NUL byte follows
+// the line, as in scanOne.
 func scanKept(line []byte) (solver.Record, []byte, error) {
-	var forms numberForms
-	s := &scanner{r: bytes.NewReader(append(bytes.Clone(line), 0)), line: 1, forms: &forms}
+	s := &scanner{r: bytes.NewReader(append(bytes.Clone(line), 0)), line: 1, quickForms: true}
+	b := newRecordBatch()
 	var r solver.Record
 	if _, ok := s.skipSpace(); !ok {
 		return r, nil, s.ended("r")
 	}
-	if err := s.record(&r); err != nil {
+	if err := s.shapeInto(b); err != nil {
 		return r, nil, s.errorAt("r", err)
+	}
+	// the converter's failure in the record comes before the reader's after it
+	c := &scanner{forms: &b.forms}
+	if err := c.readShaped(b, 0, &r); err != nil {
+		return r, nil, c.errorAt("r", err)
 	}
 	if s.skipSpace(); s.off+int64(s.pos) != int64(len(line)) {
 		return r, nil, s.errorAt("r", s.fail(s.pos, "", s.syntax(s.pos, "after array element")))
 	}
-	return r, forms.wholeText(0), nil
+	return r, b.forms.wholeText(0), nil
 }
 
 // checkEncodedAs fails t when Import keeps line whole for the digest and

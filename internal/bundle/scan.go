@@ -78,6 +78,11 @@ type scanner struct {
 	quick, quickEnc uint16
 	quickX          [numRecordFields]float64
 	pending         []pendingForm // the numbers in the encoder's form (with forms)
+
+	// quickForms has quickFloat tell whether a number is in the encoder's
+	// form though forms is nil: a reader whose records' fields are read by
+	// another goroutine, which keeps the forms (see convert.go)
+	quickForms bool
 }
 
 // fill reads more into the buffer, keeping buf[keep:]; false when nothing

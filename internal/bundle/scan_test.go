@@ -69,6 +69,12 @@ func compareReadings(t *testing.T, line []byte) {
 	t.Helper()
 	want, werr := jsonOne(line)
 	got, gerr := scanOne(line)
+	// Import's two halves (convert.go) read as the scanner alone does
+	if got2, _, gerr2 := scanKept(line); fmt.Sprint(gerr2) != fmt.Sprint(gerr) {
+		t.Fatalf("%s: the scanner: %v; the reader and the converter: %v", line, gerr, gerr2)
+	} else if d := bundleDiff(&Bundle{Traces: []Trace{{Records: []solver.Record{got}}}}, &Bundle{Traces: []Trace{{Records: []solver.Record{got2}}}}); gerr == nil && d != "" {
+		t.Fatalf("%s: the scanner and the reader with the converter read it otherwise: %s", line, d)
+	}
 	var ge *Error
 	if gerr != nil && !errors.As(gerr, &ge) {
 		t.Fatalf("%s: scanner error %v is not a bundle.Error", line, gerr)

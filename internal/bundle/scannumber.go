@@ -19,7 +19,7 @@ import (
 // A record whose text is the encoder's own (canonical) has that text kept
 // instead, which the digest hashes as it is.
 type numberForms struct {
-	text  []byte       // the numbers' text, and the whole records'
+	text  []byte       // the numbers' text, and the whole records' (a decoder's batch: all its records' text, see convert.go)
 	nums  []numberForm // record by record
 	first []int32      // each record's first in nums
 	whole []textSpan   // each record's text in text when kept whole (n > 0)
@@ -50,6 +50,20 @@ func (f *numberForms) endRecord(buf []byte, rec span, whole bool, nums []pending
 	for _, n := range nums {
 		f.nums = append(f.nums, numberForm{bits: n.bits, off: uint32(len(f.text)), n: uint32(n.at.hi - n.at.lo)})
 		f.text = append(f.text, buf[n.at.lo:n.at.hi]...)
+	}
+}
+
+// keepInPlace is endRecord for a record whose text is in f.text already
+// (at rec, as the converter reads it), its numbers there too.
+func (f *numberForms) keepInPlace(rec span, whole bool, nums []pendingForm) {
+	f.first = append(f.first, int32(len(f.nums)))
+	if whole {
+		f.whole = append(f.whole, textSpan{uint32(rec.lo), uint32(rec.hi - rec.lo)})
+		return
+	}
+	f.whole = append(f.whole, textSpan{})
+	for _, n := range nums {
+		f.nums = append(f.nums, numberForm{bits: n.bits, off: uint32(n.at.lo), n: uint32(n.at.hi - n.at.lo)})
 	}
 }
 
@@ -130,7 +144,7 @@ func (s *scanner) quickFloat(i, f int) (int, bool) {
 	if j+1 < len(b) && b[j] == '0' && isDigit(b[j+1]) {
 		return 0, false // a leading zero: not JSON
 	}
-	x, n, ok, enc := readNumberPrefix(b[i:], s.forms != nil)
+	x, n, ok, enc := readNumberPrefix(b[i:], s.forms != nil || s.quickForms)
 	if !ok || i+n >= len(b) {
 		return 0, false // not read, or it may go on: number says so, and the record is read again
 	}

@@ -119,28 +119,41 @@ func (s *scanner) fail(at int, field string, err error) error {
 // (not white space). It reads more as needed, and refuses a record over
 // MaxValueBytes.
 func (s *scanner) record(r *solver.Record) error {
+	end, err := s.shape()
+	if err != nil {
+		return err
+	}
+	if err := s.fields(r); err != nil {
+		return err
+	}
+	if s.forms != nil {
+		s.forms.endRecord(s.buf, span{s.pos, end}, s.canonical(), s.pending)
+	}
+	s.line += bytes.Count(s.buf[s.pos:end], []byte{'\n'})
+	s.pos = end
+	return nil
+}
+
+// shape is the first half of record: it checks the record at buf[s.pos]
+// as JSON (reading more as needed, refusing one over MaxValueBytes) and
+// its field names (checkNames), and returns the index after it, the
+// fields noted for fields, the second half, to read. It leaves s.pos at
+// the record.
+func (s *scanner) shape() (int, error) {
 	for {
 		end, err := s.scanRecord()
 		if err == errShort {
 			if len(s.buf)-s.pos > MaxValueBytes {
-				return s.fail(s.pos, "", errorf("", "must be at most %s", sizeName(MaxValueBytes)))
+				return 0, s.fail(s.pos, "", errorf("", "must be at most %s", sizeName(MaxValueBytes)))
 			}
 			if s.fill(s.pos) {
 				continue
 			}
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if err := s.fields(r); err != nil {
-			return err
-		}
-		if s.forms != nil {
-			s.forms.endRecord(s.buf, span{s.pos, end}, s.canonical(), s.pending)
-		}
-		s.line += bytes.Count(s.buf[s.pos:end], []byte{'\n'})
-		s.pos = end
-		return nil
+		return end, s.checkNames()
 	}
 }
 
@@ -292,14 +305,12 @@ func (s *scanner) member(key []byte, plain bool, f int, v span) {
 	s.spans[f] = v
 }
 
-// fields checks the fields noted by scanRecord and sets r from them, with
-// the rules (and in the order) of a record's fields.
+// fields checks the fields noted by scanRecord (their names checked by
+// shape) and sets r from them, with the rules (and in the order) of a
+// record's fields.
 func (s *scanner) fields(r *solver.Record) error {
 	*r = solver.Record{}
 	s.pending = s.pending[:0]
-	if err := s.checkNames(); err != nil {
-		return err
-	}
 	s.enc = 0
 	for f := 0; f < numRecordFields; f++ {
 		if s.have&(1<<f) == 0 {

@@ -42,16 +42,23 @@ func (m *memSink) records(i int, b *recordBatch) (*recordBatch, error) {
 	return b, nil
 }
 
-// recordBatch is a chunk of a trace's records on its way to a sink.
+// recordBatch is a chunk of a trace's records on its way to a sink: read
+// by the reader as JSON (shaped, their text in forms.text), then by the
+// converter into recs (see convert.go).
 type recordBatch struct {
 	recs  []solver.Record
-	forms numberForms // their numbers read in the encoder's form (kept by Import)
+	forms numberForms // their text, and their numbers read in the encoder's form (kept by Import)
+
+	shaped    []shapedRecord
+	later     []laterKV // the shaped records' later fields (spans in forms.text)
+	checkOnly bool      // the reader failed after these: read them for an earlier failure, keep none
 }
 
 func (b *recordBatch) reset() {
 	clear(b.recs)
 	b.recs = b.recs[:0]
 	b.forms.reset()
+	b.shaped, b.later, b.checkOnly = b.shaped[:0], b.later[:0], false
 }
 
 func (m *memSink) endTrace(i int, t *Trace) error {
@@ -74,7 +81,8 @@ type decoder struct {
 	specRaw    json.RawMessage
 	sp         *spec.Run // the normalised spec, once checked
 	metas      []traceMeta
-	batch      *recordBatch // the records being read
+	conv       scanner        // the converter's: reads the records' fields
+	spare      []*recordBatch // batches to fill, kept from the trace before
 
 	// keepForms keeps the numbers read in the encoder's form (Import's
 	// digest copies them).

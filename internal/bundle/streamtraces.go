@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -159,10 +158,10 @@ func (d *decoder) trace(path string, i int) (Trace, error) {
 	return t, nil
 }
 
-// records reads a trace's records with the scanner (see scan.go), checks
-// each (k increasing, at most the spec's iters when the spec came first,
-// at most MaxExtraMetrics extra keys in the trace) and hands them to the
-// sink a chunk at a time.
+// records reads a trace's records with the scanner (see scan.go) and the
+// converter (see convert.go), which checks each (k increasing, at most the
+// spec's iters when the spec came first, at most MaxExtraMetrics extra
+// keys in the trace) and hands them to the sink a chunk at a time.
 func (d *decoder) records(path string, i int) error {
 	if err := d.delim(path, '['); err != nil {
 		return err
@@ -170,71 +169,54 @@ func (d *decoder) records(path string, i int) error {
 	m := &d.metas[i]
 	m.checkedK = d.sp != nil
 	s := d.takeOver()
-	b := d.batch
-	newBatch := func() {
-		if b == nil {
-			b = &recordBatch{recs: make([]solver.Record, 0, chunkRecords)}
-		}
-		if s.forms = nil; d.keepForms {
-			s.forms = &b.forms
-		}
+	s.quickForms = d.keepForms
+	c := d.startConverter(path, i)
+	defer c.stop()
+	b, err := c.batch()
+	if err != nil {
+		return err
 	}
-	newBatch()
-	defer func() { s.forms = nil }()
 	for j := 0; ; j++ {
 		rp := func() string { return fmt.Sprintf("%s[%d]", path, j) }
-		c, ok := s.skipSpace()
+		ch, ok := s.skipSpace()
 		if !ok {
-			return s.ended(rp())
+			return c.fail(b, s.ended(rp()))
 		}
-		if c == ']' && j == 0 {
+		if ch == ']' && j == 0 {
 			break
 		}
 		if j > 0 {
-			if c == ']' {
+			if ch == ']' {
 				break
 			}
-			if c != ',' {
-				return s.errorAt(rp(), s.fail(s.pos, "", s.syntax(s.pos, "after array element")))
+			if ch != ',' {
+				return c.fail(b, s.errorAt(rp(), s.fail(s.pos, "", s.syntax(s.pos, "after array element"))))
 			}
 			s.pos++
 			if _, ok := s.skipSpace(); !ok {
-				return s.ended(rp())
+				return c.fail(b, s.ended(rp()))
 			}
 		}
-		line := s.line
-		b.recs = append(b.recs, solver.Record{})
-		r := &b.recs[len(b.recs)-1]
-		if err := s.record(r); err != nil {
-			return s.errorAt(rp(), err)
+		if err := s.shapeInto(b); err != nil {
+			return c.fail(b, s.errorAt(rp(), err))
 		}
-		if err := d.checkRecord(path, j, m, r); err != nil {
-			var be *Error
-			if errors.As(err, &be) {
-				be.Msg += fmt.Sprintf(" (line %d)", line)
-			}
-			return err
-		}
-		if len(b.recs) == chunkRecords {
-			var err error
-			if b, err = d.sink.records(i, b); err != nil {
+		if len(b.shaped) == chunkRecords {
+			if err := c.send(b); err != nil {
 				return err
 			}
-			newBatch()
+			if b, err = c.batch(); err != nil {
+				return err
+			}
 		}
 	}
-	if len(b.recs) > 0 {
-		var err error
-		if b, err = d.sink.records(i, b); err != nil {
-			return err
-		}
+	if err := c.finish(b); err != nil {
+		return err
 	}
-	d.batch = b
 	if err := d.resume(); err != nil {
 		return d.ioError(path, err)
 	}
 	// the closing bracket
-	_, err := d.token(fmt.Sprintf("%s[%d]", path, m.n))
+	_, err = d.token(fmt.Sprintf("%s[%d]", path, m.n))
 	return err
 }
 
