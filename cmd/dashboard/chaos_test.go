@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"reflect"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fwlab/fwlab/internal/fulldisk"
 	"github.com/fwlab/fwlab/internal/pgtest"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
 	"github.com/fwlab/fwlab/internal/solver"
@@ -444,23 +444,7 @@ func smallFS(t *testing.T, size string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(dir) })
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "mounting a small file system needs root"
-	} else if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		why = "mount -t tmpfs failed: " + strings.TrimSpace(string(out))
-	}
-	if why != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("full-disk test cannot run: %s", why)
-		}
-		t.Skip(why)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
+	fulldisk.Mount(t, dir, size)
 	u, err := user.Lookup("postgres")
 	if err != nil {
 		t.Fatal(err)

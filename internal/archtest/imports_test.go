@@ -46,6 +46,8 @@ var rules = []rule{
 	{"internal/server", []string{"internal/queue", "cmd/"}},
 	{"web", []string{"internal/server", "internal/session", "internal/store", "internal/queue", "cmd/"}},
 	{"internal/", []string{"cmd/"}},
+	// a test's small file system: no fwlab package at all
+	{"internal/fulldisk", []string{"internal/", "fw", "web", "cmd/"}},
 	// the client of runs opened from outside: HTTP and the record type only
 	{"fw/live", []string{"internal/server", "internal/session", "internal/queue", "internal/store", "internal/scenarios", "internal/bundle", "web", "cmd/", "database/sql"}},
 }

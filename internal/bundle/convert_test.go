@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/fwlab/fwlab/internal/fulldisk"
 	"github.com/fwlab/fwlab/internal/store"
 )
 
@@ -103,40 +102,13 @@ func TestFirstErrorWhateverStageFindsIt(t *testing.T) {
 	}
 }
 
-// smallFS mounts a tmpfs of the given size (as root) and returns its
-// directory. Where it cannot, the test is skipped, loudly, or fails when
-// CI is set.
-func smallFS(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "mounting a small file system needs root"
-	} else if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		why = "mount -t tmpfs failed: " + strings.TrimSpace(string(out))
-	}
-	if why != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("full-disk test cannot run: %s", why)
-		}
-		t.Logf("SKIPPED: the full-disk test did not run: %s", why)
-		t.Skip(why)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
 // An import into a store whose disk fills up part-way (a real one: a
 // small tmpfs) returns the store's failure, met while the reader and the
 // converter are busy with the records after it, and ends every goroutine
 // it started; the store keeps no run of it.
 func TestImportOnAFullDiskEndsCleanly(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	dir := smallFS(t, "4m")
+	dir := fulldisk.Dir(t, "4m")
 	st, err := store.Open(filepath.Join(dir, "fwlab.db"))
 	if err != nil {
 		t.Fatal(err)

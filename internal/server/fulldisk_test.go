@@ -4,43 +4,16 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fwlab/fwlab/internal/fulldisk"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
 )
-
-// smallFS mounts a tmpfs of the given size (as root) and returns its
-// directory. Where it cannot, the test is skipped, loudly, or fails when
-// CI is set.
-func smallFS(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "mounting a small file system needs root"
-	} else if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		why = "mount -t tmpfs failed: " + strings.TrimSpace(string(out))
-	}
-	if why != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("full-disk test cannot run: %s", why)
-		}
-		t.Logf("SKIPPED: the full-disk test did not run: %s", why)
-		t.Skip(why)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
-	return dir
-}
 
 // A store on an 8 MiB file system that fills up: no run reports done
 // with a record missing, each ends failed naming the store and the cause,
@@ -48,7 +21,7 @@ func smallFS(t *testing.T, size string) string {
 // restart every run reports the records the store holds, whole prefixes of
 // what was made.
 func TestFullDisk(t *testing.T) {
-	dir := smallFS(t, "8m")
+	dir := fulldisk.Dir(t, "8m")
 	path := filepath.Join(dir, "fwlab.db")
 	filler := filepath.Join(dir, "filler")
 	// what is freed later: room for the store's reserve of runs' endings

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fwlab/fwlab/internal/fulldisk"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
@@ -18,7 +19,7 @@ import (
 // the store, with the records the store kept (a whole prefix), not
 // interrupted.
 func TestEndingSurvivesARestartOnAFullDisk(t *testing.T) {
-	dir := smallFS(t, "8m")
+	dir := fulldisk.Dir(t, "8m")
 	path := filepath.Join(dir, "fwlab.db")
 	st, err := store.Open(path)
 	if err != nil {
