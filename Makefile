@@ -56,6 +56,10 @@ test: check-format check-generated check-size
 # figures; it skips itself under the detector):
 # TestImportMemoryIsBounded (peak RSS of a 400 000-record import),
 # TestEveryTruncationIsRefused (Decode of every prefix of a bundle),
+# TestEncoderForm, TestCanonicalIsTheEncoders, TestScannerReadsAsEncodingJSON and
+# TestFastFloatIsParseFloat (the record scanner held to encoding/json, strconv and
+# the encoder over some hundred thousand random inputs, on one goroutine: 40 s under
+# the detector),
 # TestFigureOfALongRunStreams (peak RSS of a 600 000-record figure),
 # TestFigureExport (drawing SVG, PNG and PDF), TestNeverReadingClientsBoundMemory
 # (the server's heap beside 100 never-reading websocket clients of a 300 000-record
@@ -67,7 +71,7 @@ test: check-format check-generated check-size
 # within the test's 5 minutes). internal/archtest checks that every test of
 # these packages that looks at raceEnabled is named in RACE_OFF.
 RACE_PKGS := ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
-RACE_OFF := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestFigureOfALongRunStreams|TestFigureExport|TestNeverReadingClientsBoundMemory|TestHistoryTimeLeftIsWallClock|TestFinishedRunsLeaveTheHeap)$$
+RACE_OFF := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestEncoderForm|TestCanonicalIsTheEncoders|TestScannerReadsAsEncodingJSON|TestFastFloatIsParseFloat|TestFigureOfALongRunStreams|TestFigureExport|TestNeverReadingClientsBoundMemory|TestHistoryTimeLeftIsWallClock|TestFinishedRunsLeaveTheHeap)$$
 
 ## test-race: the concurrent packages' tests (run by make test): under the race detector, and RACE_OFF's without it
 test-race:
