@@ -47,15 +47,19 @@ var codecVersion = recordfields.Version
 // codecField is one field in the codec's order.
 type codecField struct {
 	f      *recordfields.Field
-	flag   uint64 // its flag bit, 0 when always written
-	column int    // its float column (Float, OptFloat)
+	kind   recordfields.Kind // f's (kept here, read for every record)
+	index  bool              // f.Index
+	flag   uint64            // its flag bit, 0 when always written
+	column int               // its float column (Float, OptFloat)
 }
 
 // codecPlan is the layout of one codec version.
 type codecPlan struct {
 	fields  []codecField
-	columns int    // float columns
-	all     uint64 // every flag bit
+	strs    []*recordfields.Field // the String fields
+	flagged []codecField          // the fields with a flag bit
+	columns int                   // float columns
+	all     uint64                // every flag bit
 }
 
 // plans holds the plan of every version this build reads, by version.
@@ -70,7 +74,7 @@ var plans = func() []codecPlan {
 func planFor(v int) codecPlan {
 	var p codecPlan
 	add := func(f *recordfields.Field) {
-		c := codecField{f: f, column: -1}
+		c := codecField{f: f, kind: f.Kind, index: f.Index, column: -1}
 		if f.Kind == recordfields.OptFloat || f.Kind == recordfields.Metrics || f.Kind == recordfields.Int && f.Omit {
 			c.flag = 1 << bits.OnesCount64(p.all)
 			p.all |= c.flag
@@ -80,6 +84,12 @@ func planFor(v int) codecPlan {
 			p.columns++
 		}
 		p.fields = append(p.fields, c)
+		if f.Kind == recordfields.String {
+			p.strs = append(p.strs, f)
+		}
+		if c.flag != 0 {
+			p.flagged = append(p.flagged, c)
+		}
 	}
 	first := []func(f *recordfields.Field) bool{
 		func(f *recordfields.Field) bool { return f.Index },
@@ -105,41 +115,53 @@ func planFor(v int) codecPlan {
 	return p
 }
 
-// encodeBatch appends the blob of recs to b.
+// encodeBatch appends the blob of recs to b. It runs for every record a
+// run stores (twice for a served run: its trace's chunks and the store's
+// batches), so it avoids per-record hashing where it can: a record's
+// strings are looked up first among the batch's few, and a record whose
+// metrics have the keys of the record before it reuses that record's
+// sorted keys.
 func encodeBatch(b []byte, recs []solver.Record) []byte {
 	plan := &plans[codecVersion]
-	index := map[string]int{}
-	var strs []string
-	intern := func(s string) {
-		if _, ok := index[s]; !ok {
-			index[s] = len(strs)
-			strs = append(strs, s)
-		}
+	var in interner
+	// sets[i] is the index in keySets of record i's metric keys (-1: none)
+	var keySets []keySet
+	var setOf []int32
+	if hasMetrics(recs) {
+		setOf = make([]int32, len(recs))
 	}
-	var keys []string
 	for i := range recs {
 		r := &recs[i]
-		for _, c := range plan.fields {
-			if c.f.Kind == recordfields.String {
-				intern(c.f.Str(r))
-			}
+		for _, f := range plan.strs {
+			in.add(f.Str(r))
 		}
+		if setOf == nil {
+			continue
+		}
+		setOf[i] = -1
+		if recordfields.MetricCount(r) == 0 {
+			continue
+		}
+		if n := len(keySets); n > 0 && keySets[n-1].same(r.Extra) {
+			setOf[i] = int32(n - 1)
+			continue
+		}
+		ks := keySet{}
 		for k := range r.Extra {
 			if !recordfields.IsSlot(k) {
-				keys = append(keys, k)
+				ks.keys = append(ks.keys, k)
 			}
 		}
-		if len(keys) > 0 {
-			sort.Strings(keys)
-			for _, k := range keys {
-				intern(k)
-			}
-			keys = keys[:0]
+		sort.Strings(ks.keys)
+		for _, k := range ks.keys {
+			ks.idx = append(ks.idx, in.add(k))
 		}
+		keySets = append(keySets, ks)
+		setOf[i] = int32(len(keySets) - 1)
 	}
 	b = append(b, byte(codecVersion))
-	b = binary.AppendUvarint(b, uint64(len(strs)))
-	for _, s := range strs {
+	b = binary.AppendUvarint(b, uint64(len(in.strs)))
+	for _, s := range in.strs {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -150,30 +172,44 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 	for range plan.columns {
 		prev = append(prev, 0)
 	}
-	prevExtra := map[int]uint64{} // by key index
+	var prevExtra []uint64 // by key index
+	if setOf != nil {
+		prevExtra = make([]uint64, len(in.strs))
+	}
 	for i := range recs {
 		r := &recs[i]
 		var flags uint64
-		for _, c := range plan.fields {
-			if c.flag != 0 && !c.f.Zero(r) {
+		for j := range plan.flagged {
+			c := &plan.flagged[j]
+			var set bool
+			switch c.kind {
+			case recordfields.Int:
+				set = c.f.Int(r) != 0
+			case recordfields.OptFloat:
+				_, set = c.f.Opt(r)
+			default:
+				set = !c.f.Zero(r)
+			}
+			if set {
 				flags |= c.flag
 			}
 		}
 		b = binary.AppendUvarint(b, flags)
-		for _, c := range plan.fields {
+		for j := range plan.fields {
+			c := &plan.fields[j]
 			f := c.f
-			switch f.Kind {
+			switch c.kind {
 			case recordfields.Int:
 				v := f.Int(r)
 				switch {
-				case f.Index:
+				case c.index:
 					b = binary.AppendVarint(b, int64(v)-int64(prevK))
 					prevK = v
 				case c.flag == 0 || flags&c.flag != 0:
 					b = binary.AppendVarint(b, int64(v))
 				}
 			case recordfields.String:
-				b = binary.AppendUvarint(b, uint64(index[f.Str(r)]))
+				b = binary.AppendUvarint(b, uint64(in.find(f.Str(r))))
 			case recordfields.Float:
 				b = appendF64(b, f.Float(r), &prev[c.column])
 			case recordfields.OptFloat:
@@ -185,25 +221,97 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 				if flags&c.flag == 0 {
 					continue
 				}
-				keys = keys[:0]
-				for k := range r.Extra {
-					if !recordfields.IsSlot(k) {
-						keys = append(keys, k)
-					}
-				}
-				sort.Strings(keys)
-				b = binary.AppendUvarint(b, uint64(len(keys)))
-				for _, k := range keys {
-					ki := index[k]
+				ks := &keySets[setOf[i]]
+				b = binary.AppendUvarint(b, uint64(len(ks.keys)))
+				for j, k := range ks.keys {
+					ki := ks.idx[j]
 					b = binary.AppendUvarint(b, uint64(ki))
-					p := prevExtra[ki]
-					b = appendF64(b, r.Extra[k], &p)
-					prevExtra[ki] = p
+					b = appendF64(b, r.Extra[k], &prevExtra[ki])
 				}
 			}
 		}
 	}
 	return b
+}
+
+// hasMetrics reports whether a record of recs has an Extra map.
+func hasMetrics(recs []solver.Record) bool {
+	for i := range recs {
+		if len(recs[i].Extra) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// keySet is the sorted metric keys of a record and their string indices.
+type keySet struct {
+	keys []string
+	idx  []int
+}
+
+// same reports whether m's metrics have exactly the set's keys.
+func (ks *keySet) same(m map[string]float64) bool {
+	if recordfields.MetricCount(&solver.Record{Extra: m}) != len(ks.keys) {
+		return false
+	}
+	for _, k := range ks.keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// interner numbers a batch's strings in first-use order. A batch holds a
+// few (the step kinds, the metric keys): they are searched in a list, the
+// last one found first, and only a batch with many goes through a map.
+type interner struct {
+	strs  []string
+	index map[string]int // once there are more than interned strings
+	last  int
+}
+
+const internList = 16
+
+// add returns s's index, numbering it if it is new.
+func (in *interner) add(s string) int {
+	if i := in.find(s); i >= 0 {
+		return i
+	}
+	in.strs = append(in.strs, s)
+	i := len(in.strs) - 1
+	if in.index != nil {
+		in.index[s] = i
+	} else if len(in.strs) > internList {
+		in.index = make(map[string]int, 2*len(in.strs))
+		for j, t := range in.strs {
+			in.index[t] = j
+		}
+	}
+	in.last = i
+	return i
+}
+
+// find returns s's index, or -1.
+func (in *interner) find(s string) int {
+	if in.last < len(in.strs) && in.strs[in.last] == s {
+		return in.last
+	}
+	if in.index != nil {
+		if i, ok := in.index[s]; ok {
+			in.last = i
+			return i
+		}
+		return -1
+	}
+	for i, t := range in.strs {
+		if t == s {
+			in.last = i
+			return i
+		}
+	}
+	return -1
 }
 
 // appendF64 appends f's bits, either as they are or XORed with the column's
@@ -214,19 +322,20 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 // low mantissa bits a few.
 func appendF64(b []byte, f float64, prev *uint64) []byte {
 	v := math.Float64bits(f)
-	x, mode := v, byte(0)
-	if xr := v ^ *prev; sigBytes(xr) < sigBytes(v) {
-		x, mode = xr, 0x80
-	}
+	xr := v ^ *prev
 	*prev = v
-	lead, trail := zeroBytes(x)
-	b = append(b, mode|byte(lead)<<4|byte(trail))
-	x >>= 8 * trail
-	for i := 0; i < 8-lead-trail; i++ {
-		b = append(b, byte(x))
-		x >>= 8
+	x, mode := v, byte(0)
+	lead, trail := zeroBytes(v)
+	if l, t := zeroBytes(xr); l+t > lead+trail {
+		x, mode, lead, trail = xr, 0x80, l, t
 	}
-	return b
+	b = append(b, mode|byte(lead)<<4|byte(trail))
+	if trail == 8 {
+		return b
+	}
+	// all eight bytes from the first kept one, then the leading zero bytes cut
+	b = binary.LittleEndian.AppendUint64(b, x>>(8*trail))
+	return b[:len(b)-lead-trail]
 }
 
 // zeroBytes returns the leading (at most 7) and trailing zero bytes of x;
@@ -236,11 +345,6 @@ func zeroBytes(x uint64) (lead, trail int) {
 		return 0, 8
 	}
 	return min(7, bits.LeadingZeros64(x)/8), bits.TrailingZeros64(x) / 8
-}
-
-func sigBytes(x uint64) int {
-	lead, trail := zeroBytes(x)
-	return 8 - lead - trail
 }
 
 // errCorrupt is wrapped by every decoding failure.
