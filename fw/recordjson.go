@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"strconv"
 )
 
 // finiteCount is the number of finite values in m.
@@ -55,17 +54,14 @@ func appendJSONPtr(b []byte, p *float64) []byte {
 // exponent written without its leading zero (1e-07 as 1e-7).
 func AppendJSONFloat(b []byte, f float64) []byte {
 	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
+	if abs == 0 || abs >= 1e-6 && abs < 1e21 {
+		return appendF(b, f)
 	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
+	b = appendE(b, f)
+	n := len(b)
+	if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
 	}
 	return b
 }

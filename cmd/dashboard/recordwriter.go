@@ -72,7 +72,7 @@ func appendRecordJSON(b []byte, r *solver.Record) []byte {
 
 // csvStyle writes numbers as strconv does ('g', NaN and ±Inf spelt out).
 var csvStyle = recordfields.CSVStyle{
-	Float: func(b []byte, f float64) []byte { return strconv.AppendFloat(b, f, 'g', -1, 64) },
+	Float: func(b []byte, f float64) []byte { return fw.AppendFloat(b, f, 'g') },
 	Str:   appendCSVField,
 }
 

@@ -39,7 +39,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -362,7 +361,7 @@ func appendNum(b []byte, v float64) []byte {
 	case math.IsInf(v, -1):
 		return append(b, `"-Inf"`...)
 	}
-	return strconv.AppendFloat(b, v, 'g', -1, 64)
+	return fw.AppendFloat(b, v, 'g')
 }
 
 // appendStr appends s as a JSON string.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/fw"
 	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -221,7 +222,7 @@ func appendFloat(b []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(b, `"-Inf"`...)
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
+	return fw.AppendFloat(b, f, 'g')
 }
 
 // record appends r with the field names and omissions of solver.Record's

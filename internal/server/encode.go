@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fwlab/fwlab/fw"
 	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/session"
 	"github.com/fwlab/fwlab/internal/solver"
@@ -52,7 +53,7 @@ func appendFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
+	return fw.AppendFloat(b, f, 'g')
 }
 
 // appendString writes s as a JSON string (invalid UTF-8 becomes U+FFFD, as
@@ -160,7 +161,7 @@ func appendCSVFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return b
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, 64)
+	return fw.AppendFloat(b, f, 'g')
 }
 
 // appendCSVText appends a text cell: one a spreadsheet would run as a

@@ -123,27 +123,58 @@ func planFor(v int) codecPlan {
 // sorted keys.
 func encodeBatch(b []byte, recs []solver.Record) []byte {
 	plan := &plans[codecVersion]
-	var in interner
-	// sets[i] is the index in keySets of record i's metric keys (-1: none)
-	var keySets []keySet
-	var setOf []int32
+	x := indexBatch(plan, recs)
+	b = append(b, byte(codecVersion))
+	b = binary.AppendUvarint(b, uint64(len(x.in.strs)))
+	for _, s := range x.in.strs {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(recs)))
+	w := recordEncoder{plan: plan, x: x}
+	if plan.columns <= len(w.small) {
+		w.prev = w.small[:plan.columns]
+	} else {
+		w.prev = make([]uint64, plan.columns)
+	}
+	if x.setOf != nil {
+		w.prevExtra = make([]uint64, len(x.in.strs))
+	}
+	for i := range recs {
+		b = w.append(b, &recs[i], i)
+	}
+	return b
+}
+
+// batchIndex is what a batch's records are written with: its strings, and
+// each record's metric keys.
+type batchIndex struct {
+	in    interner
+	sets  []keySet
+	setOf []int32 // setOf[i]: the index in sets of record i's keys (-1: none); nil when no record has metrics
+}
+
+// indexBatch numbers the batch's strings (the String fields', then each
+// record's metric keys, sorted) in first-use order.
+func indexBatch(plan *codecPlan, recs []solver.Record) *batchIndex {
+	x := &batchIndex{}
 	if hasMetrics(recs) {
-		setOf = make([]int32, len(recs))
+		x.setOf = make([]int32, len(recs))
 	}
 	for i := range recs {
 		r := &recs[i]
 		for _, f := range plan.strs {
-			in.add(f.Str(r))
+			x.in.add(f.Str(r))
 		}
-		if setOf == nil {
+		if x.setOf == nil {
 			continue
 		}
-		setOf[i] = -1
+		x.setOf[i] = -1
 		if recordfields.MetricCount(r) == 0 {
 			continue
 		}
-		if n := len(keySets); n > 0 && keySets[n-1].same(r.Extra) {
-			setOf[i] = int32(n - 1)
+		if n := len(x.sets); n > 0 && x.sets[n-1].same(r.Extra) {
+			x.setOf[i] = int32(n - 1)
 			continue
 		}
 		ks := keySet{}
@@ -154,80 +185,78 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 		}
 		sort.Strings(ks.keys)
 		for _, k := range ks.keys {
-			ks.idx = append(ks.idx, in.add(k))
+			ks.idx = append(ks.idx, x.in.add(k))
 		}
-		keySets = append(keySets, ks)
-		setOf[i] = int32(len(keySets) - 1)
+		x.sets = append(x.sets, ks)
+		x.setOf[i] = int32(len(x.sets) - 1)
 	}
-	b = append(b, byte(codecVersion))
-	b = binary.AppendUvarint(b, uint64(len(in.strs)))
-	for _, s := range in.strs {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	b = binary.AppendUvarint(b, uint64(len(recs)))
-	prevK := 0
-	var small [8]uint64
-	prev := small[:0]
-	for range plan.columns {
-		prev = append(prev, 0)
-	}
-	var prevExtra []uint64 // by key index
-	if setOf != nil {
-		prevExtra = make([]uint64, len(in.strs))
-	}
-	for i := range recs {
-		r := &recs[i]
-		var flags uint64
-		for j := range plan.flagged {
-			c := &plan.flagged[j]
-			var set bool
-			switch c.kind {
-			case recordfields.Int:
-				set = c.f.Int(r) != 0
-			case recordfields.OptFloat:
-				_, set = c.f.Opt(r)
-			default:
-				set = !c.f.Zero(r)
-			}
-			if set {
-				flags |= c.flag
-			}
+	return x
+}
+
+// recordEncoder writes a batch's records one after another: the values
+// each is written against (the previous k, each float column's previous
+// bits) carry over.
+type recordEncoder struct {
+	plan      *codecPlan
+	x         *batchIndex
+	prevK     int
+	small     [8]uint64
+	prev      []uint64 // by float column
+	prevExtra []uint64 // by key index
+}
+
+// append writes record i, r.
+func (w *recordEncoder) append(b []byte, r *solver.Record, i int) []byte {
+	plan := w.plan
+	var flags uint64
+	for j := range plan.flagged {
+		c := &plan.flagged[j]
+		var set bool
+		switch c.kind {
+		case recordfields.Int:
+			set = c.f.Int(r) != 0
+		case recordfields.OptFloat:
+			_, set = c.f.Opt(r)
+		default:
+			set = !c.f.Zero(r)
 		}
-		b = binary.AppendUvarint(b, flags)
-		for j := range plan.fields {
-			c := &plan.fields[j]
-			f := c.f
-			switch c.kind {
-			case recordfields.Int:
-				v := f.Int(r)
-				switch {
-				case c.index:
-					b = binary.AppendVarint(b, int64(v)-int64(prevK))
-					prevK = v
-				case c.flag == 0 || flags&c.flag != 0:
-					b = binary.AppendVarint(b, int64(v))
-				}
-			case recordfields.String:
-				b = binary.AppendUvarint(b, uint64(in.find(f.Str(r))))
-			case recordfields.Float:
-				b = appendF64(b, f.Float(r), &prev[c.column])
-			case recordfields.OptFloat:
-				if flags&c.flag != 0 {
-					v, _ := f.Opt(r)
-					b = appendF64(b, v, &prev[c.column])
-				}
-			case recordfields.Metrics:
-				if flags&c.flag == 0 {
-					continue
-				}
-				ks := &keySets[setOf[i]]
-				b = binary.AppendUvarint(b, uint64(len(ks.keys)))
-				for j, k := range ks.keys {
-					ki := ks.idx[j]
-					b = binary.AppendUvarint(b, uint64(ki))
-					b = appendF64(b, r.Extra[k], &prevExtra[ki])
-				}
+		if set {
+			flags |= c.flag
+		}
+	}
+	b = binary.AppendUvarint(b, flags)
+	for j := range plan.fields {
+		c := &plan.fields[j]
+		f := c.f
+		switch c.kind {
+		case recordfields.Int:
+			v := f.Int(r)
+			switch {
+			case c.index:
+				b = binary.AppendVarint(b, int64(v)-int64(w.prevK))
+				w.prevK = v
+			case c.flag == 0 || flags&c.flag != 0:
+				b = binary.AppendVarint(b, int64(v))
+			}
+		case recordfields.String:
+			b = binary.AppendUvarint(b, uint64(w.x.in.find(f.Str(r))))
+		case recordfields.Float:
+			b = appendF64(b, f.Float(r), &w.prev[c.column])
+		case recordfields.OptFloat:
+			if flags&c.flag != 0 {
+				v, _ := f.Opt(r)
+				b = appendF64(b, v, &w.prev[c.column])
+			}
+		case recordfields.Metrics:
+			if flags&c.flag == 0 {
+				continue
+			}
+			ks := &w.x.sets[w.x.setOf[i]]
+			b = binary.AppendUvarint(b, uint64(len(ks.keys)))
+			for j, k := range ks.keys {
+				ki := ks.idx[j]
+				b = binary.AppendUvarint(b, uint64(ki))
+				b = appendF64(b, r.Extra[k], &w.prevExtra[ki])
 			}
 		}
 	}
