@@ -29,8 +29,9 @@ const (
 )
 
 // claimedWriter writes a run's records under the worker's claim: it is
-// the store a session's appender writes to (only AppendRecords is
-// called), so a worker's records are batched exactly as a server's.
+// the store a session's appender writes to (AppendBatch; AppendRecords
+// too, claimed, should anything call it), so a worker's records are
+// batched exactly as a server's.
 type claimedWriter struct {
 	*pgstore.Store
 	claim   string
@@ -42,6 +43,14 @@ func (c claimedWriter) AppendRecords(ctx context.Context, id string, trace int, 
 		return err
 	}
 	c.written(len(recs))
+	return nil
+}
+
+func (c claimedWriter) AppendBatch(ctx context.Context, id string, trace, n int, blob []byte) error {
+	if err := c.AppendClaimedBatch(ctx, id, c.claim, trace, n, blob); err != nil {
+		return err
+	}
+	c.written(n)
 	return nil
 }
 

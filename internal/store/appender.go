@@ -18,10 +18,11 @@ const DefaultFlushInterval = 250 * time.Millisecond
 // reader decodes a batch whole.
 const MaxBatchRecords = 4096
 
-// Appender streams one run's records to the store: Add buffers them (it
-// never waits for the database, so a solver's Recorder may call it), and a
-// goroutine appends each trace's buffered records as one batch every
-// interval. Close writes what is left.
+// Appender streams one run's records to the store: Add encodes them into
+// their trace's batch (it never waits for the database, so a solver's
+// Recorder may call it, and it keeps no record: a record costs the
+// appender its encoded bytes only), and a goroutine appends each trace's
+// batches every interval. Close writes what is left.
 //
 // A write that fails stops the appender for good: the run's records in the
 // store stay a whole prefix of what was added (a later batch is never
@@ -33,8 +34,8 @@ type Appender struct {
 	interval time.Duration
 
 	mu      sync.Mutex
-	pending map[int][]solver.Record
-	err     error // the first write failure
+	pending map[int]*traceBatches // by trace
+	err     error                 // the first write failure
 	closed  bool
 	onError func(error)
 
@@ -43,26 +44,62 @@ type Appender struct {
 	done chan struct{}
 }
 
+// traceBatches is a trace's records not yet written: the batches full
+// (MaxBatchRecords) and the one being filled.
+type traceBatches struct {
+	full []batch
+	open BatchEncoder
+}
+
+// batch is an encoded batch of n records.
+type batch struct {
+	n    int
+	blob []byte
+}
+
+// take returns the trace's batches, the one being filled sealed, and
+// leaves none.
+func (t *traceBatches) take() []batch {
+	out := t.full
+	if n := t.open.Len(); n > 0 {
+		out = append(out, batch{n, t.open.AppendBlob(nil)})
+	}
+	t.full = nil
+	return out
+}
+
 // NewAppender starts an appender for run id, writing every interval
 // (≤ 0: DefaultFlushInterval).
 func (s *Store) NewAppender(id string, interval time.Duration) *Appender {
 	if interval <= 0 {
 		interval = DefaultFlushInterval
 	}
-	a := &Appender{s: s, id: id, interval: interval, pending: map[int][]solver.Record{},
+	a := &Appender{s: s, id: id, interval: interval, pending: map[int]*traceBatches{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go a.loop()
 	return a
 }
 
-// Add buffers records of a trace (copied; the Extra maps are shared, as
-// records never change once made). After Close it does nothing.
+// Add encodes records of a trace into its batch, which is full at
+// MaxBatchRecords (a reader decodes a batch whole). After Close it does
+// nothing.
 func (a *Appender) Add(trace int, recs ...solver.Record) {
 	a.mu.Lock()
-	if !a.closed && a.err == nil {
-		a.pending[trace] = append(a.pending[trace], recs...)
+	defer a.mu.Unlock()
+	if a.closed || a.err != nil {
+		return
 	}
-	a.mu.Unlock()
+	t := a.pending[trace]
+	if t == nil {
+		t = &traceBatches{}
+		a.pending[trace] = t
+	}
+	for i := range recs {
+		t.open.Add(&recs[i])
+		if n := t.open.Len(); n == MaxBatchRecords {
+			t.full = append(t.full, batch{n, t.open.AppendBlob(nil)})
+		}
+	}
 }
 
 // OnError sets fn to be called, once and from the goroutine that wrote,
@@ -98,27 +135,25 @@ func (a *Appender) Flush(ctx context.Context) error {
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
 	a.mu.Lock()
-	batches := a.pending
-	if len(batches) == 0 || a.err != nil {
-		// Nothing to write. Keeping the (live) buffer past the unlock would
-		// read records Add puts there meanwhile: written now, they would
-		// stay buffered and be written again by the next Flush.
+	if a.err != nil {
 		a.mu.Unlock()
 		return a.Err()
 	}
-	a.pending = map[int][]solver.Record{}
+	// the batches so far, taken under the lock: Add goes on with new ones
+	batches := map[int][]batch{}
+	for trace, t := range a.pending {
+		if b := t.take(); len(b) > 0 {
+			batches[trace] = b
+		}
+	}
 	a.mu.Unlock()
 	// traces in index order, so that writes are repeatable
 	for _, trace := range slices.Sorted(maps.Keys(batches)) {
-		recs := batches[trace]
-		// Batches of at most MaxBatchRecords keep a reader's decoding small.
-		for len(recs) > 0 {
-			n := min(len(recs), MaxBatchRecords)
-			if err := a.s.AppendRecords(ctx, a.id, trace, recs[:n]); err != nil {
+		for _, b := range batches[trace] {
+			if err := a.s.AppendBatch(ctx, a.id, trace, b.n, b.blob); err != nil {
 				a.fail(err)
 				return err // the rest would leave a hole
 			}
-			recs = recs[n:]
 		}
 	}
 	return a.Err()
@@ -131,7 +166,7 @@ func (a *Appender) fail(err error) {
 	first := a.err == nil
 	if first {
 		a.err = err
-		a.pending = map[int][]solver.Record{}
+		a.pending = map[int]*traceBatches{}
 	}
 	fn := a.onError
 	a.mu.Unlock()

@@ -3,13 +3,11 @@ package store
 import (
 	"context"
 	"time"
-
-	"github.com/fwlab/fwlab/internal/solver"
 )
 
 // recordWriter is what an Appender writes to: any Backend.
 type recordWriter interface {
-	AppendRecords(ctx context.Context, id string, trace int, recs []solver.Record) error
+	AppendBatch(ctx context.Context, id string, trace, n int, blob []byte) error
 }
 
 // NewAppenderFor is NewAppender for any Backend: it streams run id's
@@ -21,7 +19,7 @@ func NewAppenderFor(b Backend, id string, interval time.Duration) *Appender {
 	if interval <= 0 {
 		interval = DefaultFlushInterval
 	}
-	a := &Appender{s: b, id: id, interval: interval, pending: map[int][]solver.Record{},
+	a := &Appender{s: b, id: id, interval: interval, pending: map[int]*traceBatches{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go a.loop()
 	return a

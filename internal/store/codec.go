@@ -115,99 +115,98 @@ func planFor(v int) codecPlan {
 	return p
 }
 
-// encodeBatch appends the blob of recs to b. It runs for every record a
-// run stores (twice for a served run: its trace's chunks and the store's
-// batches), so it avoids per-record hashing where it can: a record's
-// strings are looked up first among the batch's few, and a record whose
-// metrics have the keys of the record before it reuses that record's
-// sorted keys.
+// encodeBatch appends the blob of recs to b.
 func encodeBatch(b []byte, recs []solver.Record) []byte {
-	plan := &plans[codecVersion]
-	x := indexBatch(plan, recs)
+	e := BatchEncoder{body: make([]byte, 0, 32*len(recs))}
+	for i := range recs {
+		e.Add(&recs[i])
+	}
+	return e.AppendBlob(b)
+}
+
+// BatchEncoder encodes a batch one record at a time, as the records come:
+// the Appender encodes each record as it is added, and keeps no record. It
+// runs for every record a run stores, so it avoids per-record hashing where
+// it can: a record's strings are looked up first among the batch's few,
+// and a record whose metrics have the keys of the record before it reuses
+// that record's sorted keys. The blob is the one encodeBatch writes of the
+// same records: strings are numbered in first-use order either way.
+type BatchEncoder struct {
+	in        interner
+	body      []byte // the records, encoded
+	n         int
+	prevK     int
+	prev      []uint64 // by float column
+	prevExtra []uint64 // by string index (the metric keys')
+	last      keySet   // the last record's metric keys
+	haveLast  bool
+}
+
+// Len returns the number of records added since the last AppendBlob.
+func (e *BatchEncoder) Len() int { return e.n }
+
+// AppendBlob appends the blob of the records added since the last call to
+// b, and starts a new batch.
+func (e *BatchEncoder) AppendBlob(b []byte) []byte {
 	b = append(b, byte(codecVersion))
-	b = binary.AppendUvarint(b, uint64(len(x.in.strs)))
-	for _, s := range x.in.strs {
+	b = binary.AppendUvarint(b, uint64(len(e.in.strs)))
+	for _, s := range e.in.strs {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	b = binary.AppendUvarint(b, uint64(len(recs)))
-	w := recordEncoder{plan: plan, x: x}
-	if plan.columns <= len(w.small) {
-		w.prev = w.small[:plan.columns]
-	} else {
-		w.prev = make([]uint64, plan.columns)
-	}
-	if x.setOf != nil {
-		w.prevExtra = make([]uint64, len(x.in.strs))
-	}
-	for i := range recs {
-		b = w.append(b, &recs[i], i)
-	}
+	b = binary.AppendUvarint(b, uint64(e.n))
+	b = append(b, e.body...)
+	e.reset()
 	return b
 }
 
-// batchIndex is what a batch's records are written with: its strings, and
-// each record's metric keys.
-type batchIndex struct {
-	in    interner
-	sets  []keySet
-	setOf []int32 // setOf[i]: the index in sets of record i's keys (-1: none); nil when no record has metrics
+// reset starts a new batch, keeping the buffers.
+func (e *BatchEncoder) reset() {
+	clear(e.in.strs) // the strings are the records'; let them go
+	e.in.strs, e.in.index, e.in.last = e.in.strs[:0], nil, 0
+	e.body, e.n, e.prevK = e.body[:0], 0, 0
+	clear(e.prev)
+	e.prevExtra = e.prevExtra[:0]
+	e.last, e.haveLast = keySet{}, false
 }
 
-// indexBatch numbers the batch's strings (the String fields', then each
-// record's metric keys, sorted) in first-use order.
-func indexBatch(plan *codecPlan, recs []solver.Record) *batchIndex {
-	x := &batchIndex{}
-	if hasMetrics(recs) {
-		x.setOf = make([]int32, len(recs))
+// Add encodes r.
+func (e *BatchEncoder) Add(r *solver.Record) {
+	plan := &plans[codecVersion]
+	if e.prev == nil {
+		e.prev = make([]uint64, plan.columns)
 	}
-	for i := range recs {
-		r := &recs[i]
-		for _, f := range plan.strs {
-			x.in.add(f.Str(r))
-		}
-		if x.setOf == nil {
-			continue
-		}
-		x.setOf[i] = -1
-		if recordfields.MetricCount(r) == 0 {
-			continue
-		}
-		if n := len(x.sets); n > 0 && x.sets[n-1].same(r.Extra) {
-			x.setOf[i] = int32(n - 1)
-			continue
-		}
-		ks := keySet{}
-		for k := range r.Extra {
-			if !recordfields.IsSlot(k) {
-				ks.keys = append(ks.keys, k)
-			}
-		}
-		sort.Strings(ks.keys)
-		for _, k := range ks.keys {
-			ks.idx = append(ks.idx, x.in.add(k))
-		}
-		x.sets = append(x.sets, ks)
-		x.setOf[i] = int32(len(x.sets) - 1)
+	for _, f := range plan.strs {
+		e.in.add(f.Str(r))
 	}
-	return x
+	if recordfields.MetricCount(r) > 0 && (!e.haveLast || !e.last.same(r.Extra)) {
+		e.last = e.keysOf(r.Extra)
+		e.haveLast = true
+	}
+	for len(e.prevExtra) < len(e.in.strs) {
+		e.prevExtra = append(e.prevExtra, 0)
+	}
+	e.body = e.appendRecord(e.body, plan, r)
+	e.n++
 }
 
-// recordEncoder writes a batch's records one after another: the values
-// each is written against (the previous k, each float column's previous
-// bits) carry over.
-type recordEncoder struct {
-	plan      *codecPlan
-	x         *batchIndex
-	prevK     int
-	small     [8]uint64
-	prev      []uint64 // by float column
-	prevExtra []uint64 // by key index
+// keysOf returns m's metric keys, sorted, numbered in the batch's strings.
+func (e *BatchEncoder) keysOf(m map[string]float64) keySet {
+	var ks keySet
+	for k := range m {
+		if !recordfields.IsSlot(k) {
+			ks.keys = append(ks.keys, k)
+		}
+	}
+	sort.Strings(ks.keys)
+	for _, k := range ks.keys {
+		ks.idx = append(ks.idx, e.in.add(k))
+	}
+	return ks
 }
 
-// append writes record i, r.
-func (w *recordEncoder) append(b []byte, r *solver.Record, i int) []byte {
-	plan := w.plan
+// appendRecord writes r: its flags, then its fields in the codec's order.
+func (e *BatchEncoder) appendRecord(b []byte, plan *codecPlan, r *solver.Record) []byte {
 	var flags uint64
 	for j := range plan.flagged {
 		c := &plan.flagged[j]
@@ -233,44 +232,34 @@ func (w *recordEncoder) append(b []byte, r *solver.Record, i int) []byte {
 			v := f.Int(r)
 			switch {
 			case c.index:
-				b = binary.AppendVarint(b, int64(v)-int64(w.prevK))
-				w.prevK = v
+				b = binary.AppendVarint(b, int64(v)-int64(e.prevK))
+				e.prevK = v
 			case c.flag == 0 || flags&c.flag != 0:
 				b = binary.AppendVarint(b, int64(v))
 			}
 		case recordfields.String:
-			b = binary.AppendUvarint(b, uint64(w.x.in.find(f.Str(r))))
+			b = binary.AppendUvarint(b, uint64(e.in.find(f.Str(r))))
 		case recordfields.Float:
-			b = appendF64(b, f.Float(r), &w.prev[c.column])
+			b = appendF64(b, f.Float(r), &e.prev[c.column])
 		case recordfields.OptFloat:
 			if flags&c.flag != 0 {
 				v, _ := f.Opt(r)
-				b = appendF64(b, v, &w.prev[c.column])
+				b = appendF64(b, v, &e.prev[c.column])
 			}
 		case recordfields.Metrics:
 			if flags&c.flag == 0 {
 				continue
 			}
-			ks := &w.x.sets[w.x.setOf[i]]
+			ks := &e.last
 			b = binary.AppendUvarint(b, uint64(len(ks.keys)))
 			for j, k := range ks.keys {
 				ki := ks.idx[j]
 				b = binary.AppendUvarint(b, uint64(ki))
-				b = appendF64(b, r.Extra[k], &w.prevExtra[ki])
+				b = appendF64(b, r.Extra[k], &e.prevExtra[ki])
 			}
 		}
 	}
 	return b
-}
-
-// hasMetrics reports whether a record of recs has an Extra map.
-func hasMetrics(recs []solver.Record) bool {
-	for i := range recs {
-		if len(recs[i].Extra) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // keySet is the sorted metric keys of a record and their string indices.
@@ -281,7 +270,13 @@ type keySet struct {
 
 // same reports whether m's metrics have exactly the set's keys.
 func (ks *keySet) same(m map[string]float64) bool {
-	if recordfields.MetricCount(&solver.Record{Extra: m}) != len(ks.keys) {
+	n := len(m)
+	for _, f := range recordfields.Slots {
+		if _, ok := m[f.JSON]; ok {
+			n--
+		}
+	}
+	if n != len(ks.keys) {
 		return false
 	}
 	for _, k := range ks.keys {

@@ -134,10 +134,19 @@ func (s *Store) AppendRecords(ctx context.Context, id string, trace int, recs []
 	if len(recs) == 0 {
 		return nil
 	}
+	return s.AppendBatch(ctx, id, trace, len(recs), encodeBatch(nil, recs))
+}
+
+// AppendBatch appends an encoded batch of n records to the end of a trace
+// in one transaction.
+func (s *Store) AppendBatch(ctx context.Context, id string, trace, n int, blob []byte) error {
+	if n == 0 {
+		return nil
+	}
 	if s.spent.Load() {
 		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, s.noteWrite(errSpent))
 	}
-	blob := encodeBatch(nil, recs)
+	recs := n
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
 		err := tx.QueryRowContext(ctx, `SELECT records FROM traces WHERE run_id = ? AND idx = ?`, id, trace).Scan(&n)
@@ -148,10 +157,10 @@ func (s *Store) AppendRecords(ctx context.Context, id string, trace int, recs []
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES (?, ?, ?, ?, ?)`,
-			id, trace, n, len(recs), blob); err != nil {
+			id, trace, n, recs, blob); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE traces SET records = ? WHERE run_id = ? AND idx = ?`, n+len(recs), id, trace)
+		_, err = tx.ExecContext(ctx, `UPDATE traces SET records = ? WHERE run_id = ? AND idx = ?`, n+recs, id, trace)
 		return err
 	})
 	if err != nil {

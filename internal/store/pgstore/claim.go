@@ -90,7 +90,14 @@ func (s *Store) AppendClaimed(ctx context.Context, id, claim string, trace int, 
 	if len(recs) == 0 {
 		return nil
 	}
-	blob := store.EncodeBatch(nil, recs)
+	return s.AppendClaimedBatch(ctx, id, claim, trace, len(recs), store.EncodeBatch(nil, recs))
+}
+
+// AppendClaimedBatch is AppendClaimed of an encoded batch of n records.
+func (s *Store) AppendClaimedBatch(ctx context.Context, id, claim string, trace, n int, blob []byte) error {
+	if n == 0 {
+		return nil
+	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		status, err := lockClaim(ctx, tx, id, claim)
 		if err != nil {
@@ -99,7 +106,7 @@ func (s *Store) AppendClaimed(ctx context.Context, id, claim string, trace int, 
 		if !store.Live(status) {
 			return fmt.Errorf("%w (%s)", ErrNotLive, status)
 		}
-		return appendIn(ctx, tx, id, trace, len(recs), blob)
+		return appendIn(ctx, tx, id, trace, n, blob)
 	})
 	if err != nil {
 		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, err)

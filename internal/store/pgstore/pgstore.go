@@ -256,8 +256,16 @@ func (s *Store) AppendRecords(ctx context.Context, id string, trace int, recs []
 	if len(recs) == 0 {
 		return nil
 	}
-	blob := store.EncodeBatch(nil, recs)
-	err := s.tx(ctx, func(tx pgx.Tx) error { return appendIn(ctx, tx, id, trace, len(recs), blob) })
+	return s.AppendBatch(ctx, id, trace, len(recs), store.EncodeBatch(nil, recs))
+}
+
+// AppendBatch appends an encoded batch of n records to the end of a trace
+// in one transaction.
+func (s *Store) AppendBatch(ctx context.Context, id string, trace, n int, blob []byte) error {
+	if n == 0 {
+		return nil
+	}
+	err := s.tx(ctx, func(tx pgx.Tx) error { return appendIn(ctx, tx, id, trace, n, blob) })
 	if err != nil {
 		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, err)
 	}

@@ -19,8 +19,19 @@ func checkRecords(t *testing.T, s store.Backend) {
 	for b := 0; b < 7; b++ {
 		for tr := 0; tr < 2; tr++ {
 			recs := RandRecords(rng, 1+rng.IntN(40))
-			if err := s.AppendRecords(ctx, id, tr, recs); err != nil {
-				t.Fatal(err)
+			if b%2 == 0 {
+				if err := s.AppendRecords(ctx, id, tr, recs); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				// the same, encoded before (as the Appender does)
+				var e store.BatchEncoder
+				for i := range recs {
+					e.Add(&recs[i])
+				}
+				if err := s.AppendBatch(ctx, id, tr, len(recs), e.AppendBlob(nil)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			want[tr] = append(want[tr], recs...)
 		}
@@ -52,6 +63,12 @@ func checkRecords(t *testing.T, s store.Backend) {
 	}
 	if _, err := s.Records(ctx, id, 9, 0, -1); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("records of an unknown trace: %v", err)
+	}
+	if err := s.AppendBatch(ctx, "nosuchrun333", 0, 1, store.EncodeBatch(nil, want[0][:1])); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a batch for an unknown run: %v", err)
+	}
+	if err := s.AppendBatch(ctx, id, 0, 0, nil); err != nil {
+		t.Errorf("an empty batch: %v", err)
 	}
 	// an empty Extra map reads as nil, the only normalisation
 	id2 := put(t, s, TestRun("lasso", "afw"))
@@ -154,6 +171,22 @@ func checkAppender(t *testing.T, s store.Backend) {
 			t.Fatal(err)
 		}
 		CheckRecords(t, got, want[tr])
+	}
+	// more than a batch's records between two writes: full batches, then
+	// the rest
+	id2 := put(t, s, TestRun("lasso", "afw"))
+	c := store.NewAppenderFor(s, id2, time.Hour)
+	many := RandRecords(rng, 2*store.MaxBatchRecords+5)
+	for i := range many {
+		c.Add(0, many[i])
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Records(ctx, id2, 0, 0, -1); err != nil {
+		t.Fatal(err)
+	} else {
+		CheckRecords(t, got, many)
 	}
 	// a failed write is reported
 	b := store.NewAppenderFor(s, "nosuchrun222", time.Hour)
