@@ -15,6 +15,7 @@ package fw
 //go:generate go run ./internal/pow10gen
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"strconv"
@@ -175,16 +176,23 @@ func digits(buf *[24]byte, d uint64) []byte {
 	return buf[i:]
 }
 
-// put8 writes v < 10^8 as eight digits, leading zeros included.
+// put8 writes v < 10^8 as eight digits, leading zeros included, in one
+// store.
 func put8(p *[8]byte, v uint32) {
 	hi, lo := v/10000, v%10000
 	a, b := hi/100, hi%100
 	c, d := lo/100, lo%100
-	p[0], p[1] = pairs[2*a], pairs[2*a+1]
-	p[2], p[3] = pairs[2*b], pairs[2*b+1]
-	p[4], p[5] = pairs[2*c], pairs[2*c+1]
-	p[6], p[7] = pairs[2*d], pairs[2*d+1]
+	binary.LittleEndian.PutUint64(p[:], uint64(pair16[a])|uint64(pair16[b])<<16|uint64(pair16[c])<<32|uint64(pair16[d])<<48)
 }
+
+// pair16[i] is the two digits of i < 100 as the little-endian uint16 of
+// their bytes.
+var pair16 = func() (t [100]uint16) {
+	for i := range t {
+		t[i] = uint16(pairs[2*i]) | uint16(pairs[2*i+1])<<8
+	}
+	return t
+}()
 
 // shortest returns the shortest decimal d·10^k that reads back as |f|,
 // nearest |f| among those (ties to an even d), with d free of trailing
