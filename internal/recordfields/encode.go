@@ -3,6 +3,7 @@ package recordfields
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fwlab/fwlab/internal/solver"
 )
@@ -87,28 +88,35 @@ func appendMetrics(b []byte, m map[string]float64, key []byte, st *JSONStyle) []
 	if len(m) == 0 {
 		return b
 	}
-	var small [16]string
-	names := small[:0]
+	// the kept metrics with their values, read in one pass over the map
+	var small [16]metric
+	kept := small[:0]
 	for k, v := range m {
 		if (st.Keep == nil || st.Keep(v)) && !IsSlot(k) {
-			names = append(names, k)
+			kept = append(kept, metric{k, v})
 		}
 	}
-	if len(names) == 0 {
+	if len(kept) == 0 {
 		return b
 	}
-	slices.Sort(names)
+	slices.SortFunc(kept, func(a, b metric) int { return strings.Compare(a.key, b.key) })
 	b = append(b, key...)
 	b = append(b, '{')
-	for i, k := range names {
+	for i, x := range kept {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = st.Str(b, k)
+		b = st.Str(b, x.key)
 		b = append(b, ':')
-		b = st.Float(b, m[k])
+		b = st.Float(b, x.v)
 	}
 	return append(b, '}')
+}
+
+// metric is one metric of a record's map.
+type metric struct {
+	key string
+	v   float64
 }
 
 // CSVStyle is how one CSV encoding writes its cells.
