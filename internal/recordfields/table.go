@@ -194,6 +194,10 @@ func (f *Field) IsSlot() bool { return f.slot }
 
 func (f *Field) ptr(r *solver.Record) unsafe.Pointer { return unsafe.Add(unsafe.Pointer(r), f.off) }
 
+// Offset returns the offset in solver.Record of a field held in the struct
+// (not a slot field): the record codec reads its fields by offset.
+func (f *Field) Offset() uintptr { return f.off }
+
 // Int returns an Int field's value.
 func (f *Field) Int(r *solver.Record) int { return *(*int)(f.ptr(r)) }
 

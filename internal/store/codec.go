@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"sort"
+	"unsafe"
 
 	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
@@ -49,6 +50,8 @@ type codecField struct {
 	f      *recordfields.Field
 	kind   recordfields.Kind // f's (kept here, read for every record)
 	index  bool              // f.Index
+	slot   bool              // f is held in the Extra map
+	off    uintptr           // f's offset in the record (not a slot)
 	flag   uint64            // its flag bit, 0 when always written
 	column int               // its float column (Float, OptFloat)
 }
@@ -74,7 +77,10 @@ var plans = func() []codecPlan {
 func planFor(v int) codecPlan {
 	var p codecPlan
 	add := func(f *recordfields.Field) {
-		c := codecField{f: f, kind: f.Kind, index: f.Index, column: -1}
+		c := codecField{f: f, kind: f.Kind, index: f.Index, slot: f.IsSlot(), column: -1}
+		if !c.slot && f.Kind != recordfields.Metrics {
+			c.off = f.Offset()
+		}
 		if f.Kind == recordfields.OptFloat || f.Kind == recordfields.Metrics || f.Kind == recordfields.Int && f.Omit {
 			c.flag = 1 << bits.OnesCount64(p.all)
 			p.all |= c.flag
@@ -205,17 +211,19 @@ func (e *BatchEncoder) keysOf(m map[string]float64) keySet {
 	return ks
 }
 
-// appendRecord writes r: its flags, then its fields in the codec's order.
+// appendRecord writes r: its flags, then its fields in the codec's order,
+// each read at its offset in the record.
 func (e *BatchEncoder) appendRecord(b []byte, plan *codecPlan, r *solver.Record) []byte {
+	p := unsafe.Pointer(r)
 	var flags uint64
 	for j := range plan.flagged {
 		c := &plan.flagged[j]
 		var set bool
-		switch c.kind {
-		case recordfields.Int:
-			set = c.f.Int(r) != 0
-		case recordfields.OptFloat:
-			_, set = c.f.Opt(r)
+		switch {
+		case c.kind == recordfields.Int:
+			set = *(*int)(unsafe.Add(p, c.off)) != 0
+		case c.kind == recordfields.OptFloat && !c.slot:
+			set = *(**float64)(unsafe.Add(p, c.off)) != nil
 		default:
 			set = !c.f.Zero(r)
 		}
@@ -226,10 +234,9 @@ func (e *BatchEncoder) appendRecord(b []byte, plan *codecPlan, r *solver.Record)
 	b = binary.AppendUvarint(b, flags)
 	for j := range plan.fields {
 		c := &plan.fields[j]
-		f := c.f
 		switch c.kind {
 		case recordfields.Int:
-			v := f.Int(r)
+			v := *(*int)(unsafe.Add(p, c.off))
 			switch {
 			case c.index:
 				b = binary.AppendVarint(b, int64(v)-int64(e.prevK))
@@ -238,14 +245,20 @@ func (e *BatchEncoder) appendRecord(b []byte, plan *codecPlan, r *solver.Record)
 				b = binary.AppendVarint(b, int64(v))
 			}
 		case recordfields.String:
-			b = binary.AppendUvarint(b, uint64(e.in.find(f.Str(r))))
+			b = binary.AppendUvarint(b, uint64(e.in.find(*(*string)(unsafe.Add(p, c.off)))))
 		case recordfields.Float:
-			b = appendF64(b, f.Float(r), &e.prev[c.column])
+			b = appendF64(b, *(*float64)(unsafe.Add(p, c.off)), &e.prev[c.column])
 		case recordfields.OptFloat:
-			if flags&c.flag != 0 {
-				v, _ := f.Opt(r)
-				b = appendF64(b, v, &e.prev[c.column])
+			if flags&c.flag == 0 {
+				continue
 			}
+			var v float64
+			if c.slot {
+				v, _ = c.f.Opt(r)
+			} else {
+				v = **(**float64)(unsafe.Add(p, c.off))
+			}
+			b = appendF64(b, v, &e.prev[c.column])
 		case recordfields.Metrics:
 			if flags&c.flag == 0 {
 				continue
