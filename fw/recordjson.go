@@ -55,9 +55,9 @@ func appendJSONPtr(b []byte, p *float64) []byte {
 func AppendJSONFloat(b []byte, f float64) []byte {
 	abs := math.Abs(f)
 	if abs == 0 || abs >= 1e-6 && abs < 1e21 {
-		return appendF(b, f)
+		return AppendFloat(b, f, 'f')
 	}
-	b = appendE(b, f)
+	b = AppendFloat(b, f, 'e')
 	n := len(b)
 	if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
 		b[n-2] = b[n-1]

@@ -28,62 +28,21 @@ const (
 
 // AppendFloat appends f as strconv.AppendFloat(b, f, format, -1, 64) does
 // (the shortest text that reads back as f), faster for the formats 'e', 'f'
-// and 'g'.
+// and 'g'. For 'g', the exponent form is used when the decimal exponent is
+// below -4 or 6 and above (the precision strconv's shortest 'g' decides
+// by).
 func AppendFloat(b []byte, f float64, format byte) []byte {
-	switch format {
-	case 'f':
-		return appendF(b, f)
-	case 'e':
-		return appendE(b, f)
-	case 'g':
-		return appendG(b, f)
-	}
-	return strconv.AppendFloat(b, f, format, -1, 64)
-}
-
-// appendF appends f as strconv.AppendFloat(b, f, 'f', -1, 64) does.
-func appendF(b []byte, f float64) []byte {
 	d, k, ok := shortest(f)
-	if !ok {
-		return strconv.AppendFloat(b, f, 'f', -1, 64)
+	if !ok || format != 'e' && format != 'f' && format != 'g' {
+		return strconv.AppendFloat(b, f, format, -1, 64)
 	}
 	if f < 0 {
 		b = append(b, '-')
 	}
 	var buf [24]byte
 	digs := digits(&buf, d)
-	return appendFixed(b, digs, len(digs)+k)
-}
-
-// appendE appends f as strconv.AppendFloat(b, f, 'e', -1, 64) does.
-func appendE(b []byte, f float64) []byte {
-	d, k, ok := shortest(f)
-	if !ok {
-		return strconv.AppendFloat(b, f, 'e', -1, 64)
-	}
-	if f < 0 {
-		b = append(b, '-')
-	}
-	var buf [24]byte
-	digs := digits(&buf, d)
-	return appendExp(b, digs, len(digs)+k)
-}
-
-// appendG appends f as strconv.AppendFloat(b, f, 'g', -1, 64) does: the
-// exponent form when the decimal exponent is below -4 or 6 and above (the
-// precision strconv's shortest 'g' decides by), else the fixed form.
-func appendG(b []byte, f float64) []byte {
-	d, k, ok := shortest(f)
-	if !ok {
-		return strconv.AppendFloat(b, f, 'g', -1, 64)
-	}
-	if f < 0 {
-		b = append(b, '-')
-	}
-	var buf [24]byte
-	digs := digits(&buf, d)
-	dp := len(digs) + k
-	if exp := dp - 1; exp < -4 || exp >= 6 {
+	dp := len(digs) + k // the point's place in the digits
+	if exp := dp - 1; format == 'e' || format == 'g' && (exp < -4 || exp >= 6) {
 		return appendExp(b, digs, dp)
 	}
 	return appendFixed(b, digs, dp)

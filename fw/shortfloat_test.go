@@ -11,12 +11,9 @@ import (
 // check compares the three formats of f with strconv's.
 func check(t *testing.T, f float64) {
 	t.Helper()
-	for _, c := range []struct {
-		fmt byte
-		fn  func([]byte, float64) []byte
-	}{{'f', appendF}, {'e', appendE}, {'g', appendG}, {'x', func(b []byte, f float64) []byte { return AppendFloat(b, f, 'x') }}} {
+	for _, c := range []struct{ fmt byte }{{'f'}, {'e'}, {'g'}, {'x'}} {
 		want := strconv.AppendFloat(nil, f, c.fmt, -1, 64)
-		if got := c.fn([]byte("x"), f); string(got[1:]) != string(want) {
+		if got := AppendFloat([]byte("x"), f, c.fmt); string(got[1:]) != string(want) {
 			t.Fatalf("%c of %v (bits %#016x): %q, strconv %q", c.fmt, f, math.Float64bits(f), got[1:], want)
 		}
 	}
