@@ -1,6 +1,7 @@
 package fw
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -193,4 +194,14 @@ func BenchmarkAppendFloat(b *testing.B) {
 			buf = strconv.AppendFloat(buf[:0], vals[i&1023], 'f', -1, 64)
 		}
 	})
+}
+
+func ExampleAppendFloat() {
+	var b []byte
+	for _, f := range []float64{0.1, 1.0 / 3, 1e21, 1234567, 5e-7} {
+		b = AppendFloat(b, f, 'g')
+		b = append(b, ' ')
+	}
+	fmt.Println(string(b))
+	// Output: 0.1 0.3333333333333333 1e+21 1.234567e+06 5e-07
 }
