@@ -289,13 +289,17 @@ func (f *Field) ClearOpt(r *solver.Record) {
 func (f *Field) Map(r *solver.Record) map[string]float64 { return *(*map[string]float64)(f.ptr(r)) }
 
 // MetricCount is the number of the record's metrics, slot fields left out.
-func MetricCount(r *solver.Record) int {
-	n := len(r.Extra)
+func MetricCount(r *solver.Record) int { return MetricsIn(r.Extra) }
+
+// MetricsIn is the number of metrics in a record's Extra map m: its entries
+// but the slot fields'.
+func MetricsIn(m map[string]float64) int {
+	n := len(m)
 	if n == 0 || len(Slots) == 0 {
 		return n
 	}
 	for _, f := range Slots {
-		if _, ok := r.Extra[f.JSON]; ok {
+		if _, ok := m[f.JSON]; ok {
 			n--
 		}
 	}

@@ -283,13 +283,7 @@ type keySet struct {
 
 // same reports whether m's metrics have exactly the set's keys.
 func (ks *keySet) same(m map[string]float64) bool {
-	n := len(m)
-	for _, f := range recordfields.Slots {
-		if _, ok := m[f.JSON]; ok {
-			n--
-		}
-	}
-	if n != len(ks.keys) {
+	if recordfields.MetricsIn(m) != len(ks.keys) {
 		return false
 	}
 	for _, k := range ks.keys {

@@ -201,7 +201,3 @@ func TestEncoderWritesTheReferenceBytes(t *testing.T) {
 		checkRecords(t, mustDecode(t, got[6:]), recs)
 	}
 }
-
-var _ = math.Abs
-var _ = binary.AppendUvarint
-var _ = sort.Strings
