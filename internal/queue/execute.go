@@ -29,7 +29,7 @@ const (
 )
 
 // claimedWriter writes a run's records under the worker's claim: it is
-// the store a session's appender writes to (AppendBatch; AppendRecords
+// the store a session's appender writes to (AppendBatches; AppendRecords
 // too, claimed, should anything call it), so a worker's records are
 // batched exactly as a server's.
 type claimedWriter struct {
@@ -46,11 +46,11 @@ func (c claimedWriter) AppendRecords(ctx context.Context, id string, trace int, 
 	return nil
 }
 
-func (c claimedWriter) AppendBatch(ctx context.Context, id string, trace, n int, blob []byte) error {
-	if err := c.AppendClaimedBatch(ctx, id, c.claim, trace, n, blob); err != nil {
+func (c claimedWriter) AppendBatches(ctx context.Context, id string, trace int, bs []store.Batch) error {
+	if err := c.AppendClaimedBatches(ctx, id, c.claim, trace, bs); err != nil {
 		return err
 	}
-	c.written(n)
+	c.written(store.BatchRecords(bs))
 	return nil
 }
 

@@ -47,22 +47,16 @@ type Appender struct {
 // traceBatches is a trace's records not yet written: the batches full
 // (MaxBatchRecords) and the one being filled.
 type traceBatches struct {
-	full []batch
+	full []Batch
 	open BatchEncoder
-}
-
-// batch is an encoded batch of n records.
-type batch struct {
-	n    int
-	blob []byte
 }
 
 // take returns the trace's batches, the one being filled sealed, and
 // leaves none.
-func (t *traceBatches) take() []batch {
+func (t *traceBatches) take() []Batch {
 	out := t.full
 	if n := t.open.Len(); n > 0 {
-		out = append(out, batch{n, t.open.AppendBlob(nil)})
+		out = append(out, Batch{N: n, Blob: t.open.AppendBlob(nil)})
 	}
 	t.full = nil
 	return out
@@ -97,7 +91,7 @@ func (a *Appender) Add(trace int, recs ...solver.Record) {
 	for i := range recs {
 		t.open.Add(&recs[i])
 		if n := t.open.Len(); n == MaxBatchRecords {
-			t.full = append(t.full, batch{n, t.open.AppendBlob(nil)})
+			t.full = append(t.full, Batch{N: n, Blob: t.open.AppendBlob(nil)})
 		}
 	}
 }
@@ -140,7 +134,7 @@ func (a *Appender) Flush(ctx context.Context) error {
 		return a.Err()
 	}
 	// the batches so far, taken under the lock: Add goes on with new ones
-	batches := map[int][]batch{}
+	batches := map[int][]Batch{}
 	for trace, t := range a.pending {
 		if b := t.take(); len(b) > 0 {
 			batches[trace] = b
@@ -148,12 +142,11 @@ func (a *Appender) Flush(ctx context.Context) error {
 	}
 	a.mu.Unlock()
 	// traces in index order, so that writes are repeatable
+	// (a trace's batches in one transaction: one commit a flush)
 	for _, trace := range slices.Sorted(maps.Keys(batches)) {
-		for _, b := range batches[trace] {
-			if err := a.s.AppendBatch(ctx, a.id, trace, b.n, b.blob); err != nil {
-				a.fail(err)
-				return err // the rest would leave a hole
-			}
+		if err := a.s.AppendBatches(ctx, a.id, trace, batches[trace]); err != nil {
+			a.fail(err)
+			return err // the rest would leave a hole
 		}
 	}
 	return a.Err()

@@ -7,7 +7,7 @@ import (
 
 // recordWriter is what an Appender writes to: any Backend.
 type recordWriter interface {
-	AppendBatch(ctx context.Context, id string, trace, n int, blob []byte) error
+	AppendBatches(ctx context.Context, id string, trace int, bs []Batch) error
 }
 
 // NewAppenderFor is NewAppender for any Backend: it streams run id's

@@ -21,9 +21,10 @@ type Backend interface {
 	// runs
 	PutRun(ctx context.Context, r *Run) (string, error)
 	AppendRecords(ctx context.Context, id string, trace int, recs []solver.Record) error
-	// AppendBatch is AppendRecords of a batch already encoded: n records
-	// in the blob a BatchEncoder wrote.
-	AppendBatch(ctx context.Context, id string, trace, n int, blob []byte) error
+	// AppendBatches is AppendRecords of batches already encoded (each the
+	// blob a BatchEncoder wrote), appended in order in one transaction:
+	// all of them or none.
+	AppendBatches(ctx context.Context, id string, trace int, bs []Batch) error
 	SetStatus(ctx context.Context, id, status string, ended time.Time) error
 	SetMessage(ctx context.Context, id, msg string) error
 	SetTrace(ctx context.Context, id string, trace int, r TraceResult) error

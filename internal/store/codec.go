@@ -148,6 +148,21 @@ type BatchEncoder struct {
 	haveLast  bool
 }
 
+// Batch is an encoded batch: N records in the blob a BatchEncoder wrote.
+type Batch struct {
+	N    int
+	Blob []byte
+}
+
+// BatchRecords is the number of records in bs.
+func BatchRecords(bs []Batch) int {
+	n := 0
+	for _, b := range bs {
+		n += b.N
+	}
+	return n
+}
+
 // Len returns the number of records added since the last AppendBlob.
 func (e *BatchEncoder) Len() int { return e.n }
 

@@ -134,19 +134,20 @@ func (s *Store) AppendRecords(ctx context.Context, id string, trace int, recs []
 	if len(recs) == 0 {
 		return nil
 	}
-	return s.AppendBatch(ctx, id, trace, len(recs), encodeBatch(nil, recs))
+	return s.AppendBatches(ctx, id, trace, []Batch{{N: len(recs), Blob: encodeBatch(nil, recs)}})
 }
 
-// AppendBatch appends an encoded batch of n records to the end of a trace
-// in one transaction.
-func (s *Store) AppendBatch(ctx context.Context, id string, trace, n int, blob []byte) error {
-	if n == 0 {
+// AppendBatches appends encoded batches, in order, to the end of a trace in
+// one transaction: one commit for all of them (an Appender's flush writes
+// every batch a trace gathered since the last).
+func (s *Store) AppendBatches(ctx context.Context, id string, trace int, bs []Batch) error {
+	recs := BatchRecords(bs)
+	if recs == 0 {
 		return nil
 	}
 	if s.spent.Load() {
 		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, s.noteWrite(errSpent))
 	}
-	recs := n
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
 		err := tx.QueryRowContext(ctx, `SELECT records FROM traces WHERE run_id = ? AND idx = ?`, id, trace).Scan(&n)
@@ -156,11 +157,17 @@ func (s *Store) AppendBatch(ctx context.Context, id string, trace, n int, blob [
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES (?, ?, ?, ?, ?)`,
-			id, trace, n, recs, blob); err != nil {
-			return err
+		for _, b := range bs {
+			if b.N == 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES (?, ?, ?, ?, ?)`,
+				id, trace, n, b.N, b.Blob); err != nil {
+				return err
+			}
+			n += b.N
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE traces SET records = ? WHERE run_id = ? AND idx = ?`, n+recs, id, trace)
+		_, err = tx.ExecContext(ctx, `UPDATE traces SET records = ? WHERE run_id = ? AND idx = ?`, n, id, trace)
 		return err
 	})
 	if err != nil {

@@ -90,12 +90,13 @@ func (s *Store) AppendClaimed(ctx context.Context, id, claim string, trace int, 
 	if len(recs) == 0 {
 		return nil
 	}
-	return s.AppendClaimedBatch(ctx, id, claim, trace, len(recs), store.EncodeBatch(nil, recs))
+	return s.AppendClaimedBatches(ctx, id, claim, trace, []store.Batch{{N: len(recs), Blob: store.EncodeBatch(nil, recs)}})
 }
 
-// AppendClaimedBatch is AppendClaimed of an encoded batch of n records.
-func (s *Store) AppendClaimedBatch(ctx context.Context, id, claim string, trace, n int, blob []byte) error {
-	if n == 0 {
+// AppendClaimedBatches is AppendClaimed of encoded batches, in one
+// transaction.
+func (s *Store) AppendClaimedBatches(ctx context.Context, id, claim string, trace int, bs []store.Batch) error {
+	if store.BatchRecords(bs) == 0 {
 		return nil
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -106,7 +107,7 @@ func (s *Store) AppendClaimedBatch(ctx context.Context, id, claim string, trace,
 		if !store.Live(status) {
 			return fmt.Errorf("%w (%s)", ErrNotLive, status)
 		}
-		return appendIn(ctx, tx, id, trace, n, blob)
+		return appendIn(ctx, tx, id, trace, bs)
 	})
 	if err != nil {
 		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, err)

@@ -81,7 +81,7 @@ func TestAStoppedTransactionHoldsNoLockForLong(t *testing.T) {
 	if _, err := lockClaim(ctx, tx, id, "w1/1/1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := appendIn(ctx, tx, id, 0, 3, store.EncodeBatch(nil, storetest.RandRecords(rand.New(rand.NewPCG(1, 2)), 3))); err != nil {
+	if err := appendIn(ctx, tx, id, 0, []store.Batch{{N: 3, Blob: store.EncodeBatch(nil, storetest.RandRecords(rand.New(rand.NewPCG(1, 2)), 3))}}); err != nil {
 		t.Fatal(err)
 	}
 	other, err := Open(ctx, s.url)

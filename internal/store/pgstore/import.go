@@ -99,7 +99,7 @@ func (im *importTx) AppendRecords(ctx context.Context, trace int, recs []solver.
 	if len(recs) == 0 {
 		return nil
 	}
-	if err := appendIn(ctx, im.tx, im.id, trace, len(recs), store.EncodeBatch(nil, recs)); err != nil {
+	if err := appendIn(ctx, im.tx, im.id, trace, []store.Batch{{N: len(recs), Blob: store.EncodeBatch(nil, recs)}}); err != nil {
 		return fmt.Errorf("store: importing run %s trace %d: %w", im.id, trace, err)
 	}
 	return nil

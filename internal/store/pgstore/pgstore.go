@@ -256,16 +256,16 @@ func (s *Store) AppendRecords(ctx context.Context, id string, trace int, recs []
 	if len(recs) == 0 {
 		return nil
 	}
-	return s.AppendBatch(ctx, id, trace, len(recs), store.EncodeBatch(nil, recs))
+	return s.AppendBatches(ctx, id, trace, []store.Batch{{N: len(recs), Blob: store.EncodeBatch(nil, recs)}})
 }
 
-// AppendBatch appends an encoded batch of n records to the end of a trace
+// AppendBatches appends encoded batches, in order, to the end of a trace
 // in one transaction.
-func (s *Store) AppendBatch(ctx context.Context, id string, trace, n int, blob []byte) error {
-	if n == 0 {
+func (s *Store) AppendBatches(ctx context.Context, id string, trace int, bs []store.Batch) error {
+	if store.BatchRecords(bs) == 0 {
 		return nil
 	}
-	err := s.tx(ctx, func(tx pgx.Tx) error { return appendIn(ctx, tx, id, trace, n, blob) })
+	err := s.tx(ctx, func(tx pgx.Tx) error { return appendIn(ctx, tx, id, trace, bs) })
 	if err != nil {
 		return fmt.Errorf("store: appending to run %s trace %d: %w", id, trace, err)
 	}
@@ -278,8 +278,9 @@ func (s *Store) AppendBatch(ctx context.Context, id string, trace, n int, blob [
 // on it and reads the new records.
 const Channel = "fwlab_records"
 
-// appendIn appends an encoded batch of n records to the end of a trace.
-func appendIn(ctx context.Context, tx pgx.Tx, id string, trace, n int, blob []byte) error {
+// appendIn appends encoded batches, in order, to the end of a trace, and
+// announces them once.
+func appendIn(ctx context.Context, tx pgx.Tx, id string, trace int, bs []store.Batch) error {
 	var have int
 	err := tx.QueryRow(ctx, `SELECT records FROM traces WHERE run_id = $1 AND idx = $2 FOR UPDATE`, id, trace).Scan(&have)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -288,11 +289,17 @@ func appendIn(ctx context.Context, tx pgx.Tx, id string, trace, n int, blob []by
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES ($1, $2, $3, $4, $5)`,
-		id, trace, have, n, blob); err != nil {
-		return err
+	for _, b := range bs {
+		if b.N == 0 {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES ($1, $2, $3, $4, $5)`,
+			id, trace, have, b.N, b.Blob); err != nil {
+			return err
+		}
+		have += b.N
 	}
-	if _, err := tx.Exec(ctx, `UPDATE traces SET records = $1 WHERE run_id = $2 AND idx = $3`, have+n, id, trace); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE traces SET records = $1 WHERE run_id = $2 AND idx = $3`, have, id, trace); err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, id)

@@ -24,12 +24,23 @@ func checkRecords(t *testing.T, s store.Backend) {
 					t.Fatal(err)
 				}
 			} else {
-				// the same, encoded before (as the Appender does)
-				var e store.BatchEncoder
-				for i := range recs {
-					e.Add(&recs[i])
+				// the same, encoded before and cut in up to three batches
+				// written in one call (as the Appender flushes), an empty
+				// one among them
+				var bs []store.Batch
+				for lo := 0; lo < len(recs); {
+					hi := min(len(recs), lo+1+rng.IntN(len(recs)))
+					var e store.BatchEncoder
+					for i := lo; i < hi; i++ {
+						e.Add(&recs[i])
+					}
+					bs = append(bs, store.Batch{N: hi - lo, Blob: e.AppendBlob(nil)})
+					if len(bs) == 1 {
+						bs = append(bs, store.Batch{})
+					}
+					lo = hi
 				}
-				if err := s.AppendBatch(ctx, id, tr, len(recs), e.AppendBlob(nil)); err != nil {
+				if err := s.AppendBatches(ctx, id, tr, bs); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -64,11 +75,18 @@ func checkRecords(t *testing.T, s store.Backend) {
 	if _, err := s.Records(ctx, id, 9, 0, -1); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("records of an unknown trace: %v", err)
 	}
-	if err := s.AppendBatch(ctx, "nosuchrun333", 0, 1, store.EncodeBatch(nil, want[0][:1])); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("a batch for an unknown run: %v", err)
+	one := store.Batch{N: 1, Blob: store.EncodeBatch(nil, want[0][:1])}
+	if err := s.AppendBatches(ctx, "nosuchrun333", 0, []store.Batch{one, one}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("batches for an unknown run: %v", err)
 	}
-	if err := s.AppendBatch(ctx, id, 0, 0, nil); err != nil {
-		t.Errorf("an empty batch: %v", err)
+	if err := s.AppendBatches(ctx, id, 7, []store.Batch{one, one}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("batches for an unknown trace: %v", err)
+	}
+	if err := s.AppendBatches(ctx, id, 0, []store.Batch{{}, {}}); err != nil {
+		t.Errorf("empty batches: %v", err)
+	}
+	if err := s.AppendBatches(ctx, id, 0, nil); err != nil {
+		t.Errorf("no batch: %v", err)
 	}
 	// an empty Extra map reads as nil, the only normalisation
 	id2 := put(t, s, TestRun("lasso", "afw"))
