@@ -61,7 +61,14 @@ test: check-format check-generated check-size
 # the encoder over some hundred thousand random inputs, on one goroutine: 40 s under
 # the detector),
 # TestFigureOfALongRunStreams (peak RSS of a 600 000-record figure),
-# TestFigureExport (drawing SVG, PNG and PDF), TestNeverReadingClientsBoundMemory
+# TestFigureExport (drawing SVG, PNG and PDF), TestForcedEvaluationsLeaveTheCadence,
+# TestDefaultCadence, TestCDMatchesFISTA, TestCDPathMatchesFISTA and
+# TestCDPathReproducible (the solvers' iterations on one goroutine, some
+# hundred thousand of them: 45 s under the detector; the runs with worker
+# goroutines stay under it), TestDamagedStoreIsRefusedCheckedAndSalvaged,
+# TestOpensEveryEarlierVersion and TestDiskUsageCountsTheLogAndALargeDeleteTruncatesIt
+# (SQLite's integrity checks, migrations and vacuum on one goroutine: 19 s under
+# the detector), TestNeverReadingClientsBoundMemory
 # (the server's heap beside 100 never-reading websocket clients of a 300 000-record
 # run: 60 s under the detector, whose shadow memory the heap figure does not see; the
 # same blocked writers run under it in TestNeverReadingClient and
@@ -69,9 +76,10 @@ test: check-format check-generated check-size
 # (History's time left against the wall clock beside a CPU-bound competitor on
 # every core: under the detector on a busy 2-core machine its run did not end
 # within the test's 5 minutes). internal/archtest checks that every test of
-# these packages that looks at raceEnabled is named in RACE_OFF.
+# these packages that looks at raceEnabled is named in RACE_OFF, and that
+# every name in RACE_OFF is a test of these packages.
 RACE_PKGS := ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
-RACE_OFF := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestEncoderForm|TestCanonicalIsTheEncoders|TestScannerReadsAsEncodingJSON|TestFastFloatIsParseFloat|TestFigureOfALongRunStreams|TestFigureExport|TestNeverReadingClientsBoundMemory|TestHistoryTimeLeftIsWallClock|TestFinishedRunsLeaveTheHeap)$$
+RACE_OFF := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestEncoderForm|TestCanonicalIsTheEncoders|TestScannerReadsAsEncodingJSON|TestFastFloatIsParseFloat|TestFigureOfALongRunStreams|TestFigureExport|TestNeverReadingClientsBoundMemory|TestHistoryTimeLeftIsWallClock|TestFinishedRunsLeaveTheHeap|TestForcedEvaluationsLeaveTheCadence|TestDefaultCadence|TestCDMatchesFISTA|TestCDPathMatchesFISTA|TestCDPathReproducible|TestDamagedStoreIsRefusedCheckedAndSalvaged|TestOpensEveryEarlierVersion|TestDiskUsageCountsTheLogAndALargeDeleteTruncatesIt)$$
 
 ## test-race: the concurrent packages' tests (run by make test): under the race detector, and RACE_OFF's without it
 test-race:
@@ -96,7 +104,7 @@ test-declared:
 # inputs rather than a duration, since with a duration Go 1.26's fuzzing
 # can end a target that found nothing with "context deadline exceeded"
 # when the machine is busy as the time runs out (fixed in Go 1.27).
-FUZZTIME ?= 20000x
+FUZZTIME ?= 4000x
 FUZZ_TARGETS := \
 	./internal/spec:FuzzRunNormalize \
 	./internal/dataio:FuzzReadCSV \
@@ -112,7 +120,7 @@ FUZZ_TARGETS := \
 	./internal/bundle:FuzzCanonicalRecord \
 	./internal/sweep:FuzzSweepDecode
 
-## fuzz: run each input fuzz target for FUZZTIME (default 20000 inputs); the instrumented
+## fuzz: run each input fuzz target for FUZZTIME (default 4000 inputs); the instrumented
 ## test binary of each package is built once (go test -c -fuzz) and runs its targets in the
 ## package's folder (its testdata/fuzz seeds) with the cache go test -fuzz uses
 fuzz:
