@@ -130,6 +130,21 @@ func encodeBatch(b []byte, recs []solver.Record) []byte {
 	return e.AppendBlob(b)
 }
 
+// Batch is an encoded batch: N records in the blob a BatchEncoder wrote.
+type Batch struct {
+	N    int
+	Blob []byte
+}
+
+// BatchRecords is the number of records in bs.
+func BatchRecords(bs []Batch) int {
+	n := 0
+	for _, b := range bs {
+		n += b.N
+	}
+	return n
+}
+
 // BatchEncoder encodes a batch one record at a time, as the records come:
 // the Appender encodes each record as it is added, and keeps no record. It
 // runs for every record a run stores, so it avoids per-record hashing where
@@ -146,21 +161,6 @@ type BatchEncoder struct {
 	prevExtra []uint64 // by string index (the metric keys')
 	last      keySet   // the last record's metric keys
 	haveLast  bool
-}
-
-// Batch is an encoded batch: N records in the blob a BatchEncoder wrote.
-type Batch struct {
-	N    int
-	Blob []byte
-}
-
-// BatchRecords is the number of records in bs.
-func BatchRecords(bs []Batch) int {
-	n := 0
-	for _, b := range bs {
-		n += b.N
-	}
-	return n
 }
 
 // Len returns the number of records added since the last AppendBlob.
