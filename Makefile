@@ -91,7 +91,7 @@ test-race:
 # field travels every path (solve, bundle and digest, both stores, import,
 # verify), the added algorithm runs from the spec, the command line and the
 # API, and the start and run pages' rules follow the algorithm table.
-DECLARED_FIELD_TESTS := ^(TestDeclaredFieldsTravelEveryPath|TestTableCoversRecord|TestAccessorsReachTheirField|TestCodecReadsVersion1Blob|TestCodecRefusesNewerVersion|TestTodaysBundleKeepsItsDigest|TestNewerBundleRefusedNamingBothVersions|TestSQLite|TestConformance|TestStoreKeepsEveryDeclaredField|TestLiveSendsEveryDeclaredField|TestLiveRecordIsCurrent|TestContentDigestsKept)$$
+DECLARED_FIELD_TESTS := ^(TestDeclaredFieldsTravelEveryPath|TestDecodeErrorsNameTheField|TestTableCoversRecord|TestAccessorsReachTheirField|TestCodecReadsVersion1Blob|TestCodecRefusesNewerVersion|TestTodaysBundleKeepsItsDigest|TestNewerBundleRefusedNamingBothVersions|TestSQLite|TestConformance|TestStoreKeepsEveryDeclaredField|TestLiveSendsEveryDeclaredField|TestLiveRecordIsCurrent|TestContentDigestsKept)$$
 
 ## test-declared: the tests of a field and an algorithm added to their one declaration (run by make test)
 test-declared:

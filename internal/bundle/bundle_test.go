@@ -353,7 +353,7 @@ func TestDecodeErrorsNameTheField(t *testing.T) {
 		{"empty", ``, "", "ends early"},
 		{"other format", rep(`"fwlab-bundle"`, `"other"`, 0), "format", `must be "fwlab-bundle"`},
 		{"no format", `{"version":"x"}`, "format", "is required: this is not a fwlab bundle"},
-		{"newer format version", rep(`"format_version":2`, `"format_version":3`, 0), "format_version", "newer fwlab"},
+		{"newer format version", rep(fmt.Sprintf(`"format_version":%d`, FormatVersion), fmt.Sprintf(`"format_version":%d`, FormatVersion+1), 0), "format_version", "newer fwlab"},
 		{"unknown field", rep(`"version":`, `"colour":1,"version":`, 0), "colour", "unknown field"},
 		{"missing version", rep(`"version":"v1.2.3 abcdef",`, ``, 0), "version", "is required"},
 		{"duplicate field", rep(`"version":`, `"name":"x","version":`, 0), "name", "appears twice"},
