@@ -27,7 +27,8 @@ const childEnv = "FWLAB_TEST_FSIZE_STORE"
 // the cause, never done; after a restart it reports the records the file
 // holds, a whole prefix of those made. The fault is real and needs no
 // root: a child process runs the session with its file-size limit
-// (RLIMIT_FSIZE) a little above the store's size, so that SQLite's writes
+// (RLIMIT_FSIZE) 4 MB above the store's size (room for a few of the
+// appender's transactions, store.MaxTxBytes each), so that SQLite's writes
 // past it fail (EFBIG) as on a full disk.
 func TestRunEndsFailedWhenWritesFail(t *testing.T) {
 	if dir := os.Getenv(childEnv); dir != "" {
@@ -100,7 +101,7 @@ func runLimitedChild(t *testing.T, dir string) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
 		t.Fatal(err)
 	}
-	lim := uint64(fi.Size() + 2<<20)
+	lim := uint64(fi.Size() + 4<<20)
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: lim, Max: old.Max}); err != nil {
 		t.Fatalf("cannot limit the file size: %v", err)
 	}

@@ -142,14 +142,36 @@ func (a *Appender) Flush(ctx context.Context) error {
 	}
 	a.mu.Unlock()
 	// traces in index order, so that writes are repeatable
-	// (a trace's batches in one transaction: one commit a flush)
 	for _, trace := range slices.Sorted(maps.Keys(batches)) {
-		if err := a.s.AppendBatches(ctx, a.id, trace, batches[trace]); err != nil {
-			a.fail(err)
-			return err // the rest would leave a hole
+		for bs := batches[trace]; len(bs) > 0; {
+			n := txBatches(bs)
+			if err := a.s.AppendBatches(ctx, a.id, trace, bs[:n]); err != nil {
+				a.fail(err)
+				return err // the rest would leave a hole
+			}
+			bs = bs[n:]
 		}
 	}
 	return a.Err()
+}
+
+// MaxTxBytes bounds the blobs an Appender writes in one transaction: a
+// flush's batches of a trace go in as few transactions as this allows (a
+// commit costs more than a batch), and a write that fails (a full disk)
+// loses no more than that of what the flush held.
+const MaxTxBytes = 1 << 20
+
+// txBatches is how many of bs, from the first, one transaction writes: at
+// least one, and no more than MaxTxBytes of blobs unless one batch is
+// larger.
+func txBatches(bs []Batch) int {
+	size := len(bs[0].Blob)
+	n := 1
+	for n < len(bs) && size+len(bs[n].Blob) <= MaxTxBytes {
+		size += len(bs[n].Blob)
+		n++
+	}
+	return n
 }
 
 // fail records the first write failure, drops what is buffered and tells

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -163,6 +164,44 @@ func TestAppenderFlushOfEmptyBufferWritesOnce(t *testing.T) {
 		}
 		if len(got) != n {
 			t.Fatalf("trace %d: %d records stored, want %d", tr, len(got), n)
+		}
+	}
+}
+
+// A flush writes a trace's batches in transactions of at most MaxTxBytes
+// of blobs (one batch larger than that alone), in order, each as full as
+// the next batch allows.
+func TestTxBatchesGroupsByBytes(t *testing.T) {
+	mk := func(sizes ...int) []Batch {
+		var bs []Batch
+		for _, n := range sizes {
+			bs = append(bs, Batch{N: 1, Blob: make([]byte, n)})
+		}
+		return bs
+	}
+	const M = MaxTxBytes
+	for _, c := range []struct {
+		sizes []int
+		want  []int // the transactions' batch counts
+	}{
+		{[]int{10}, []int{1}},
+		{[]int{M}, []int{1}},
+		{[]int{M + 1}, []int{1}},
+		{[]int{M / 2, M / 2}, []int{2}},
+		{[]int{M / 2, M/2 + 1}, []int{1, 1}},
+		{[]int{2 * M, 10, 10}, []int{1, 2}},
+		{[]int{10, 2 * M, 10}, []int{1, 1, 1}},
+		{[]int{M / 4, M / 4, M / 4, M / 4, M / 4}, []int{4, 1}},
+		{[]int{M / 3, M / 3, M / 3, M}, []int{3, 1}},
+	} {
+		var got []int
+		for bs := mk(c.sizes...); len(bs) > 0; {
+			n := txBatches(bs)
+			got = append(got, n)
+			bs = bs[n:]
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("batches of %v bytes: transactions of %v batches, want %v", c.sizes, got, c.want)
 		}
 	}
 }
