@@ -67,10 +67,23 @@ func (s *Store) Claim(ctx context.Context, id, claim string) error {
 	return nil
 }
 
-// lockClaim locks the run's row in tx and checks that claim holds it.
-func lockClaim(ctx context.Context, tx pgx.Tx, id, claim string) (status string, err error) {
+// How a transaction under a claim locks the run's row, first of all rows:
+// forShare when it writes its traces and batches only (appends, which may
+// run side by side), forUpdate when it writes the run's row too. Taking
+// the lock it will need on the run's row before any trace's keeps one
+// order: a transaction that locked the run for share and updates a trace,
+// then tried to update the run, would wait for an append that locked the
+// run for share and waits for that trace (a deadlock).
+const (
+	forShare  = "FOR SHARE"
+	forUpdate = "FOR NO KEY UPDATE"
+)
+
+// lockClaim locks the run's row in tx (lock: forShare or forUpdate) and
+// checks that claim holds it.
+func lockClaim(ctx context.Context, tx pgx.Tx, id, claim, lock string) (status string, err error) {
 	var got string
-	err = tx.QueryRow(ctx, `SELECT claim, status FROM runs WHERE id = $1 FOR SHARE`, id).Scan(&got, &status)
+	err = tx.QueryRow(ctx, `SELECT claim, status FROM runs WHERE id = $1 `+lock, id).Scan(&got, &status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("%w: run %s was deleted", ErrClaimLost, id)
 	}
@@ -100,7 +113,7 @@ func (s *Store) AppendClaimedBatches(ctx context.Context, id, claim string, trac
 		return nil
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		status, err := lockClaim(ctx, tx, id, claim)
+		status, err := lockClaim(ctx, tx, id, claim, forShare)
 		if err != nil {
 			return err
 		}
@@ -157,7 +170,7 @@ func (s *Store) Finish(ctx context.Context, id, claim string, results []store.Tr
 		return err
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
+		if _, err := lockClaim(ctx, tx, id, claim, forUpdate); err != nil {
 			return err
 		}
 		for i, r := range results {
@@ -217,7 +230,7 @@ func (s *Store) Release(ctx context.Context, id, claim string) error {
 		return s.failClaimed(ctx, id, claim, werr)
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		status, err := lockClaim(ctx, tx, id, claim)
+		status, err := lockClaim(ctx, tx, id, claim, forUpdate)
 		if err != nil || !store.Live(status) {
 			return err
 		}
@@ -237,7 +250,7 @@ func (s *Store) Release(ctx context.Context, id, claim string) error {
 // failClaimed ends a claimed live run failed for the storage failure werr.
 func (s *Store) failClaimed(ctx context.Context, id, claim string, werr error) error {
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		status, err := lockClaim(ctx, tx, id, claim)
+		status, err := lockClaim(ctx, tx, id, claim, forUpdate)
 		if err != nil || !store.Live(status) {
 			return err
 		}

@@ -78,7 +78,7 @@ func TestAStoppedTransactionHoldsNoLockForLong(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(context.Background())
-	if _, err := lockClaim(ctx, tx, id, "w1/1/1"); err != nil {
+	if _, err := lockClaim(ctx, tx, id, "w1/1/1", forShare); err != nil {
 		t.Fatal(err)
 	}
 	if err := appendIn(ctx, tx, id, 0, []store.Batch{{N: 3, Blob: store.EncodeBatch(nil, storetest.RandRecords(rand.New(rand.NewPCG(1, 2)), 3))}}); err != nil {

@@ -24,7 +24,7 @@ func (s *Store) SetLabels(ctx context.Context, id, claim string, labels []string
 		}
 	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockClaim(ctx, tx, id, claim); err != nil {
+		if _, err := lockClaim(ctx, tx, id, claim, forUpdate); err != nil {
 			return err
 		}
 		before, err := defaultNameIn(ctx, tx, id)
