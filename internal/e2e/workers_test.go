@@ -141,11 +141,13 @@ func TestWorkerRunPage(t *testing.T) {
 		t.Errorf("the stopped run: %+v %v; want cancelled on w1 or w2\n%s", st, err, outputs())
 	}
 
-	// A sweep from the start page, on the workers: six cells of about 2.5 s
-	// of solving each on a quiet machine (10000 samples), so that the
-	// workers' two slots take three rounds. The cell watched below is one
-	// still queued when the first cells end: its page is open before it
-	// starts and sees all of its run.
+	// A sweep from the start page, on the workers, over the iteration
+	// limit: five short cells (a quarter to half a second of solving each
+	// on a quiet machine, 10000 samples) and a long last one (about 4 s),
+	// six cells on the workers' two slots. The long cell is the one
+	// watched below: it is still queued or running when the short ones
+	// end, and runs long enough for its page to see it stream. (Six cells
+	// of 2.5 s each cost 15 s of CPU for the same checks.)
 	base := `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"10000"},"algorithms":[{"algo":"fista"}],"iters":100000}`
 	step(t, ctx, "load the start page", 20*time.Second, chromedp.Navigate(srv.url+"/?spec="+url.QueryEscape(base)))
 	waitFor(t, ctx, "the start page's script", `document.body.dataset.ready === '1'`, `document.body.outerHTML.slice(0, 300)`, 10*time.Second)
@@ -153,9 +155,9 @@ func TestWorkerRunPage(t *testing.T) {
 		t.Fatalf("the start page took the spec's iters as %q", got)
 	}
 	step(t, ctx, "open the sweep control", 5*time.Second, chromedp.Click(chromedp.CSS(`#sweep-card summary`)))
-	waitFor(t, ctx, "the parameters", `document.querySelector('#sweep-card').open && Array.from(document.querySelectorAll('#sweep-param-0 option')).some(o => o.value === 'seed')`, `document.querySelector('#sweep-param-0').innerHTML`, 5*time.Second)
-	choose(t, ctx, "#sweep-param-0", "seed")
-	choose(t, ctx, "#sweep-values-0", "1 2 3 4 5 6")
+	waitFor(t, ctx, "the parameters", `document.querySelector('#sweep-card').open && Array.from(document.querySelectorAll('#sweep-param-0 option')).some(o => o.value === 'iters')`, `document.querySelector('#sweep-param-0').innerHTML`, 5*time.Second)
+	choose(t, ctx, "#sweep-param-0", "iters")
+	choose(t, ctx, "#sweep-values-0", "10000 12000 14000 16000 18000 150000")
 	// the instance's summary settles first: the button stays where it is
 	waitFor(t, ctx, "the instance summary", `(() => { const e = document.querySelector('#instance-summary'); return e.dataset.state !== 'loading' && e.textContent !== ''; })()`, `document.querySelector('#instance-summary').textContent`, 30*time.Second)
 	step(t, ctx, "start the sweep", 5*time.Second, chromedp.Click(chromedp.ID("start-sweep")))
@@ -163,11 +165,10 @@ func TestWorkerRunPage(t *testing.T) {
 	sweepURL := eval[string](t, ctx, `location.href`)
 	waitFor(t, ctx, "the sweep filling in: cells ended while others run", `fwlab.sweep.cells.length === 6 && fwlab.sweep.cells.some(c => c.status === 'done') && fwlab.sweep.cells.some(c => c.status !== 'done')`,
 		`JSON.stringify(fwlab.sweep.cells.map(c => c.status))`, 120*time.Second)
-	// a cell still to end: its run page streams while it runs
-	// a cell still queued: its page sees it start, run and end
-	cell := eval[string](t, ctx, `(fwlab.sweep.cells.find(c => c.run && c.status === 'queued') || fwlab.sweep.cells.find(c => c.run && c.status !== 'done') || {}).run || ''`)
+	// the long cell, still to end: its run page streams while it runs
+	cell := eval[string](t, ctx, `(fwlab.sweep.cells.find(c => c.run && c.status !== 'done' && c.values && Number(c.values.iters) === 150000) || {}).run || ''`)
 	if cell == "" {
-		t.Fatalf("no cell left to watch: %s", eval[string](t, ctx, `JSON.stringify(fwlab.sweep.cells)`))
+		t.Fatalf("the long cell is not left to watch: %s", eval[string](t, ctx, `JSON.stringify(fwlab.sweep.cells)`))
 	}
 	step(t, ctx, "open a running cell", 20*time.Second, chromedp.Navigate(srv.url+"/runs/"+cell))
 	waitFor(t, ctx, "the cell running", `window.fwlab && fwlab.traces && fwlab.traces.length > 0 && fwlab.traces[0].n > 0 && fwlab.status === 'running'`, `window.fwlab && [fwlab.status, fwlab.traces && fwlab.traces.map(t => t.n)]`, 60*time.Second)
