@@ -401,7 +401,7 @@ func TestLegendHideIsolate(t *testing.T) {
 // lists the shortcuts; keys typed into the name field stay there.
 func TestRunPageKeys(t *testing.T) {
 	t.Parallel()
-	ts := app(t)
+	ts := appWith(t, oneSolver())
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	id := postRun(t, ts.URL, longToy)

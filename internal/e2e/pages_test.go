@@ -15,6 +15,9 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/fwlab/fwlab/internal/server"
+	"github.com/fwlab/fwlab/internal/session"
 )
 
 // consoleErrors collects the page's console errors, uncaught exceptions and
@@ -155,12 +158,20 @@ const longToy = `{"problem":"toy-polygon","params":{"target":"edge","vertices":"
 // slot, streams, or shows its progress) but not two algorithms' traces.
 const longFista = `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"50000"},"algorithms":[{"algo":"fista"}],"iters":150000}`
 
+// oneSolver is the server's options for a test that watches longToy
+// beside the other tests: one solver goroutine at a time, the run's two
+// traces taking turns (both stream), so that the run costs one core while
+// the test looks at it, not two.
+func oneSolver() server.Options {
+	return server.Options{Session: session.Options{Workers: 1}}
+}
+
 // TestLogYLiveAndReload: every chart's log-y state is the same from the
 // first point on as after a reload of the finished run, and a user's
 // choice is kept across the reload.
 func TestLogYLiveAndReload(t *testing.T) {
 	t.Parallel()
-	ts := app(t)
+	ts := appWith(t, oneSolver())
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	id := postRun(t, ts.URL, longToy)

@@ -741,7 +741,9 @@ func TestRunPageQueued(t *testing.T) {
 // what the stream has not sent, instead of draining the backlog slowly.
 func TestPauseShowsServerRecords(t *testing.T) {
 	t.Parallel()
-	ts := appWith(t, server.Options{MinInterval: 300 * time.Millisecond, MaxBatch: 20})
+	o := oneSolver()
+	o.MinInterval, o.MaxBatch = 300*time.Millisecond, 20
+	ts := appWith(t, o)
 	ctx := newBrowser(t)
 	errs := watchConsole(t, ctx)
 	id := postRun(t, ts.URL, longToy)
