@@ -158,10 +158,10 @@ const longToy = `{"problem":"toy-polygon","params":{"target":"edge","vertices":"
 // slot, streams, or shows its progress) but not two algorithms' traces.
 const longFista = `{"problem":"toy-polygon","params":{"target":"edge","vertices":"12","cond":"1000","samples":"50000"},"algorithms":[{"algo":"fista"}],"iters":150000}`
 
-// oneSolver is the server's options for a test that watches longToy
-// beside the other tests: one solver goroutine at a time, the run's two
-// traces taking turns (both stream), so that the run costs one core while
-// the test looks at it, not two.
+// oneSolver is the server's options for a test that watches a long run
+// (longToy, a preset run until stopped) beside the other tests: one solver
+// goroutine at a time, the run's traces taking turns (all stream), so that
+// the run costs one core while the test looks at it, not two.
 func oneSolver() server.Options {
 	return server.Options{Session: session.Options{Workers: 1}}
 }
