@@ -554,3 +554,32 @@ func TestIntegrityCheckFindsDamage(t *testing.T) {
 		t.Errorf("the records after the gap: %d, %v", len(got), err)
 	}
 }
+
+// Open migrates with a long idle-in-transaction timeout (a process starved
+// of CPU between two statements keeps its connection) and gives the pool's
+// connections back with the store's own.
+func TestMigrationLeavesTheIdleTimeout(t *testing.T) {
+	ctx := context.Background()
+	s := openShared(t) // a fresh database: every migration ran
+	want := IdleInTransaction.String()
+	conns := make([]*pgxpool.Conn, 0, 4)
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	for range cap(conns) { // the migration's connection among them
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		var got string
+		if err := c.QueryRow(ctx, `SHOW idle_in_transaction_session_timeout`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("a connection of the store after Open: idle_in_transaction_session_timeout %s, want %s", got, want)
+		}
+	}
+}

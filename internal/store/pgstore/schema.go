@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -335,8 +336,31 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, target int) error {
 	}
 }
 
+// migrationIdle is IdleInTransaction for a migration's transaction: a
+// process that starts on a busy machine (several processes opening the
+// store at once, each waiting for the CPU between two statements) must not
+// lose its connection for a pause of IdleInTransaction; a process frozen
+// mid-migration still frees the migration lock within this time.
+const migrationIdle = 30 * time.Second
+
 func migrateStep(ctx context.Context, pool *pgxpool.Pool, target int) (done bool, err error) {
-	tx, err := pool.Begin(ctx)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Release()
+	// the session's own timeout for this transaction only: set before it
+	// begins (a pause between BEGIN and a SET LOCAL would be met by the
+	// pool's), and reset to the connection's after it ends
+	if _, err := conn.Exec(ctx, `SELECT set_config('idle_in_transaction_session_timeout', $1, false)`, fmt.Sprint(migrationIdle.Milliseconds())); err != nil {
+		return false, err
+	}
+	defer func() {
+		if _, rerr := conn.Exec(context.Background(), `RESET idle_in_transaction_session_timeout`); rerr != nil {
+			conn.Conn().Close(context.Background()) // not back to the pool with the long timeout
+		}
+	}()
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return false, err
 	}
