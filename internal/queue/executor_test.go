@@ -31,6 +31,7 @@ func traceRecords(t *testing.T, st *pgstore.Store, id string) (string, []int) {
 // traces at once: within one second both traces' stored records grow,
 // while neither has finished.
 func TestWorkerStreamsTracesSideBySide(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)
@@ -71,6 +72,7 @@ func TestWorkerStreamsTracesSideBySide(t *testing.T) {
 // worker and waits at its first record (one per trace); a step lets one
 // more through; a resume runs it to its end.
 func TestStartPausedOnTheCluster(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)
@@ -110,6 +112,7 @@ func TestStartPausedOnTheCluster(t *testing.T) {
 // server with a pause timeout is cancelled by its worker once it has been
 // paused for longer, as on one machine.
 func TestStartPausedTimesOutOnTheCluster(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)

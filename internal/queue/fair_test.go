@@ -16,6 +16,7 @@ import (
 // turns), A's runs keep their order, and every run starts before the
 // sweep's cells still waiting (interactive runs first).
 func TestFairShareAcrossClients(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)

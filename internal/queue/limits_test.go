@@ -18,6 +18,7 @@ import (
 // another client is not affected; a sweep's cells do not count as runs; a
 // run that ends makes room; and requests at once never pass the limit.
 func TestClientLimits(t *testing.T) {
+	t.Parallel()
 	_, st, q := newQueue(t)
 	ctx := context.Background()
 	a := From{Client: "10.0.0.1", MaxRuns: 2, MaxSweeps: 1}

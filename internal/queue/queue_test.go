@@ -24,10 +24,11 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m))
 }
 
-// The tests that mostly wait (for heartbeats, rescues, slots lent and
-// given back, a restarted server) work each in a database of their own and
-// call t.Parallel, so that their waits overlap; a test that sets
-// package-wide state (pgstore.SetClock, an environment variable) does not.
+// The tests work each in a database of their own and call t.Parallel, so
+// that their waits (for heartbeats, rescues, slots lent and given back, a
+// restarted server, runs that sleep between records) overlap; a test that
+// sets package-wide state (pgstore.SetClock, an environment variable) does
+// not, and runs before them.
 
 // newQueue opens a store on a new database of the shared cluster and a
 // queue on it; it returns the database's URL too.
@@ -130,6 +131,7 @@ func checkWhole(t *testing.T, st *pgstore.Store, id string, n int) {
 // TestSweepOnThreeWorkers: three workers run a 24-cell sweep to its end;
 // every record is stored exactly once, and the sweep ends done.
 func TestSweepOnThreeWorkers(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	const n = 300
@@ -188,6 +190,7 @@ func TestSweepOnThreeWorkers(t *testing.T) {
 // its worker within a few heartbeats, its records kept, its traces
 // cancelled.
 func TestCancelReachesTheWorker(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)
@@ -216,6 +219,7 @@ func TestCancelReachesTheWorker(t *testing.T) {
 // short bound gives its run back; another worker runs it again from the
 // start, and its records are whole and not duplicated.
 func TestStopReleasesAndAnotherWorkerFinishes(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	const n = 2000
@@ -259,6 +263,7 @@ func TestStopReleasesAndAnotherWorkerFinishes(t *testing.T) {
 // it, and a data file (which a worker elsewhere cannot read) is refused;
 // nothing is stored.
 func TestSubmitRefusesBadSpecsAndFiles(t *testing.T) {
+	t.Parallel()
 	_, st, q := newQueue(t)
 	ctx := context.Background()
 	bad := fakeSpec(10, 0, "nope")
@@ -281,6 +286,7 @@ func asField(err error, fe **spec.FieldError) bool { return errors.As(err, fe) }
 // TestConcurrentStartsMigrateOnce: workers and submitters starting at once
 // on a new database migrate River's tables one at a time, and all start.
 func TestConcurrentStartsMigrateOnce(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Shared(t)
 	url := c.NewDB(t)
 	errs := make(chan error, 6)

@@ -15,6 +15,7 @@ import (
 // status and summary, all its records in), as a trace of a run in a
 // server's memory does; the run and its other trace still run.
 func TestTraceEndsWhileTheRunGoesOn(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)
@@ -55,6 +56,7 @@ func TestTraceEndsWhileTheRunGoesOn(t *testing.T) {
 // streams keeps exactly the records the store held when it was cancelled:
 // its worker writes none after, and its counts are what a download reads.
 func TestCancelledRunOnAWorkerKeepsItsRecords(t *testing.T) {
+	t.Parallel()
 	url, st, q := newQueue(t)
 	ctx := context.Background()
 	startWorker(t, url, "w1", 1)
