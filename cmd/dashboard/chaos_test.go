@@ -21,6 +21,7 @@ import (
 
 	"github.com/fwlab/fwlab/internal/fulldisk"
 	"github.com/fwlab/fwlab/internal/pgtest"
+	"github.com/fwlab/fwlab/internal/queue"
 	"github.com/fwlab/fwlab/internal/session/sessiontest"
 	"github.com/fwlab/fwlab/internal/solver"
 	"github.com/fwlab/fwlab/internal/store"
@@ -123,16 +124,24 @@ func runEnded(t *testing.T, st *pgstore.Store, id string, d time.Duration) strin
 // TestKilledWorkerIsSeenSilentAndTakenOver: a worker process killed with
 // kill -9 in the middle of a sweep's cell is called silent on the run page,
 // in History and on the sweep page within 10 s, with the time left until
-// its rescue; a second worker takes the run over within the default
-// -rescue-after (and one rescue look) after the last heartbeat, and the
-// run's records are those of the same spec run undisturbed.
+// its rescue; a second worker takes the run over within -rescue-after
+// (and one rescue look) after the last heartbeat, and the run's records
+// are those of the same spec run undisturbed. The processes run with a
+// -rescue-after of 12 s rather than the default (30 s, checked from the
+// flag's help): long enough that a silent worker is seen silent (after
+// store.SilentAfter, 6 s) well before its run is rescued, and that a live
+// worker beating every 2 s is never taken for dead on a busy machine.
 func TestKilledWorkerIsSeenSilentAndTakenOver(t *testing.T) {
 	t.Parallel()
+	if d := queueRescueAfter(); d != queue.DefaultRescueAfter {
+		t.Errorf("the default -rescue-after of worker is %v, want queue.DefaultRescueAfter (%v)", d, queue.DefaultRescueAfter)
+	}
 	db, st := pgStore(t)
 	ctx := context.Background()
-	fe := startChild(t, "-db", db, "-slots", "0")
-	w0 := startWorkerProc(t, db, "w0", "-slots", "1")
-	const n = 20000 // about 20 s at 1 ms a record
+	const after = 12 * time.Second
+	fe := startChild(t, "-db", db, "-slots", "0", "-rescue-after", after.String())
+	w0 := startWorkerProc(t, db, "w0", "-slots", "1", "-rescue-after", after.String())
+	const n = 4000 // about 4 s at 1 ms a record: w0 is killed well before its end
 	sweepID := post(t, fe.url+"/api/sweeps", `{"base":`+fakeSpec(n, 1000)+`,"axes":[{"param":"seed","values":[1]}]}`)
 	var id string
 	waitUntil(t, time.Minute, "w0 to run the sweep's cell", func() bool {
@@ -165,11 +174,10 @@ func TestKilledWorkerIsSeenSilentAndTakenOver(t *testing.T) {
 	if took > 10*time.Second {
 		t.Errorf("w0 was called silent %v after kill -9, want within 10 s", took)
 	}
-	after := queueRescueAfter()
 	if b := seen.WorkerBeat; b.RescueIn == nil || *b.RescueIn > after.Seconds()-store.SilentAfter.Seconds()+0.5 || *b.RescueIn < 0 {
 		t.Errorf("the rescue countdown of a silent worker: %+v (-rescue-after %v)", b, after)
 	}
-	startWorkerProc(t, db, "w1", "-slots", "1")
+	startWorkerProc(t, db, "w1", "-slots", "1", "-rescue-after", after.String())
 	waitUntil(t, 2*time.Minute, "w1 to take the run over", func() bool {
 		claim, _, _ := st.Runner(ctx, id)
 		return strings.HasPrefix(claim, "w1/")
@@ -264,7 +272,7 @@ func TestStoppedWorkerBlocksNeitherRescueNorCancel(t *testing.T) {
 	const after = 6 * time.Second
 	fe := startChild(t, "-db", db, "-slots", "0", "-rescue-after", after.String())
 	w0 := startWorkerProc(t, db, "w0", "-slots", "1", "-rescue-after", after.String())
-	const n = 12000 // about 12 s at 1 ms a record
+	const n = 5000 // about 5 s at 1 ms a record: w0 is stopped well before its end
 	id := post(t, fe.url+"/api/runs", fakeSpec(n, 1000))
 	waitUntil(t, time.Minute, "w0 to run the run", func() bool {
 		claim, _, _ := st.Runner(ctx, id)
@@ -297,13 +305,22 @@ func TestStoppedWorkerBlocksNeitherRescueNorCancel(t *testing.T) {
 	wholeRecords(t, st, id, n)
 	var batches int
 	st.Pool().QueryRow(ctx, `SELECT count(*) FROM batches WHERE run_id = $1`, id).Scan(&batches)
-	time.Sleep(3 * store.BeatEvery)
-	var later int
-	st.Pool().QueryRow(ctx, `SELECT count(*) FROM batches WHERE run_id = $1`, id).Scan(&later)
-	if later != batches {
-		t.Errorf("the run's batches went from %d to %d after its end", batches, later)
+	ended := time.Now()
+	// at least three heartbeats after the run's end, it still has those
+	// batches and records (looked at once the cancel below is checked,
+	// rather than after a sleep of their own)
+	stillWhole := func() {
+		t.Helper()
+		if d := 3*store.BeatEvery - time.Since(ended); d > 0 {
+			time.Sleep(d)
+		}
+		var later int
+		st.Pool().QueryRow(ctx, `SELECT count(*) FROM batches WHERE run_id = $1`, id).Scan(&later)
+		if later != batches {
+			t.Errorf("the run's batches went from %d to %d after its end", batches, later)
+		}
+		wholeRecords(t, st, id, n)
 	}
-	wholeRecords(t, st, id, n)
 
 	// cancel: a run whose worker is stopped inside its transaction
 	cid := post(t, fe.url+"/api/runs", fakeSpec(1_000_000, 1000))
@@ -377,6 +394,7 @@ func TestStoppedWorkerBlocksNeitherRescueNorCancel(t *testing.T) {
 	if r, _ := st.Get(ctx, cid); r.Status != store.StatusCancelled {
 		t.Errorf("the run is %s once its worker continued, want still cancelled", r.Status)
 	}
+	stillWhole()
 }
 
 // TestUnreadableValuesAreRefusedOnBothStores: a bundle whose info.fstar is
