@@ -149,9 +149,10 @@ func TestVerifyCancelReachesTheWorker(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	// about 10 s of sleeping between records (no solver work), long
-	// enough that the re-run is still running when it is cancelled
-	id := post(t, srv.url+"/api/runs", fakeSpec(10000, 1000))
+	// about 4 s of sleeping between records (no solver work), long
+	// enough that the re-run is still running when it is cancelled (the
+	// cancel follows at once the re-run seen running)
+	id := post(t, srv.url+"/api/runs", fakeSpec(4000, 1000))
 	waitFor("the run's end", 5*time.Minute, func() bool { s, _ := status(id); return !store.Live(s) })
 	rerun := postVerify(t, srv.url, id)
 	waitFor("the re-run running on w1", time.Minute, func() bool { s, wk := status(rerun); return s == "running" && wk == "w1" })
