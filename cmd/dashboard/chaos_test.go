@@ -482,6 +482,7 @@ func smallFS(t *testing.T, size string) string {
 // get 503; once room is made, /healthz is ok again, a new run is done, and
 // the failed runs' records are all still there.
 func TestPostgresOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	sessiontest.Register()
 	dir := smallFS(t, "24m")
 	c := pgtest.Start(t)

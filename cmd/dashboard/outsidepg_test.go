@@ -68,8 +68,8 @@ func liveCall(t *testing.T, url, token, body string) (int, []byte) {
 // saying why; a run whose client keeps logging into a live server is never
 // taken for orphaned, however long it lasts.
 func TestOutsideRunOfAKilledServerEnds(t *testing.T) {
-	c := pgtest.Start(t)
-	db := c.NewDB(t)
+	t.Parallel()
+	db := pgtest.Shared(t).NewDB(t)
 	a := startChild(t, "-db", db, "-outside-idle", "2s")
 	b := startChild(t, "-db", db, "-outside-idle", "2s")
 	orphan := openLive(t, a.url, "mine")
