@@ -53,12 +53,17 @@ func waitFinished(t *testing.T, base, id string, limit time.Duration) runStatus 
 
 const mib = 1 << 20
 
+// The memory tests measure their own server process (its VmHWM and VmRSS),
+// which other tests' processes do not change: they call t.Parallel, so
+// that their seconds of work overlap the other tests' waits.
+
 // A live run of 2 000 000 records through a real server process under -mem
 // 512MiB: the server's peak resident set stays under the budget plus
 // session.BaseMemory, and once the run has ended its memory goes back to
 // the system within a minute (the resident set within 64 MiB of the idle
 // server's).
 func TestServeMemoryStaysInBudget(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "-db", filepath.Join(t.TempDir(), "runs.db"), "-mem", "512MiB")
 	pid := c.cmd.Process.Pid
 	idle := procKB(t, pid, "VmRSS")
@@ -90,6 +95,7 @@ func TestServeMemoryStaysInBudget(t *testing.T) {
 // side by side within the budget plus session.BaseMemory, and the fourth is
 // refused with 429 naming the budget and its flag.
 func TestServeMemoryBudgetRefusesTheRunOver(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "-db", filepath.Join(t.TempDir(), "runs.db"), "-mem", "512MiB")
 	pid := c.cmd.Process.Pid
 	// 1 200 000 records each: 146.5 MiB reserved at 128 bytes a record.
