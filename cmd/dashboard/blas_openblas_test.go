@@ -55,8 +55,11 @@ func openblasMissing(gobin string) string {
 // is a difference of terms of the size of F); the test allows 1e-9·|F| for
 // both, which an actual fault of the binding (a transposed or misplaced
 // operand) exceeds by orders of magnitude. Without cgo or OpenBLAS it fails
-// when CI is set and otherwise skips (make test says so).
+// when CI is set and otherwise skips (make test says so). It calls
+// t.Parallel: its builds and solves, which wait on nothing, overlap the
+// other tests' waits.
 func TestOpenBLASBuildGivesTheSameTraces(t *testing.T) {
+	t.Parallel()
 	// The go command that runs this test (make test's $(GO)), else the one
 	// on PATH.
 	gobin := "go"
