@@ -138,11 +138,10 @@ func (s *Store) AppendRecords(ctx context.Context, id string, trace int, recs []
 }
 
 // AppendBatches appends encoded batches, in order, to the end of a trace in
-// one transaction: one commit for all of them (an Appender's flush writes
-// every batch a trace gathered since the last).
+// one transaction: one commit for all of them (an Appender's flush writes a
+// trace's batches up to MaxTxBytes at a time).
 func (s *Store) AppendBatches(ctx context.Context, id string, trace int, bs []Batch) error {
-	recs := BatchRecords(bs)
-	if recs == 0 {
+	if BatchRecords(bs) == 0 {
 		return nil
 	}
 	if s.spent.Load() {
