@@ -19,10 +19,14 @@ const DefaultFlushInterval = 250 * time.Millisecond
 const MaxBatchRecords = 4096
 
 // Appender streams one run's records to the store: Add encodes them into
-// their trace's batch (it never waits for the database, so a solver's
-// Recorder may call it, and it keeps no record: a record costs the
-// appender its encoded bytes only), and a goroutine appends each trace's
-// batches every interval. Close writes what is left.
+// their trace's batch and AddBatch takes a batch its caller encoded
+// already (neither waits for the database, so a solver's Recorder may call
+// them, and it keeps no record: a record costs the appender its encoded
+// bytes only), and a goroutine appends each trace's batches every
+// interval. Close writes what is left. A caller that holds records back to
+// hand them over encoded (the session seals its chunks of a trace's
+// records once, for its own copy and the store's) sets BeforeWrite to hand
+// over what it holds before each write.
 //
 // A write that fails stops the appender for good: the run's records in the
 // store stay a whole prefix of what was added (a later batch is never
@@ -37,7 +41,9 @@ type Appender struct {
 	pending map[int]*traceBatches // by trace
 	err     error                 // the first write failure
 	closed  bool
+	closing bool // Close has begun
 	onError func(error)
+	before  func() // hands over held records before each write (BeforeWrite)
 
 	wmu  sync.Mutex // one writer at a time (the loop or Flush)
 	stop chan struct{}
@@ -96,6 +102,39 @@ func (a *Appender) Add(trace int, recs ...solver.Record) {
 	}
 }
 
+// AddBatch queues b, a batch of a trace's next records encoded by the
+// caller (a BatchEncoder's blob, at most MaxBatchRecords records), after
+// the records added before it. The appender keeps b.Blob as it is and
+// writes it as one batch: the caller must not change it. After Close it
+// does nothing.
+func (a *Appender) AddBatch(trace int, b Batch) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || a.err != nil || b.N == 0 {
+		return
+	}
+	t := a.pending[trace]
+	if t == nil {
+		t = &traceBatches{}
+		a.pending[trace] = t
+	}
+	if n := t.open.Len(); n > 0 {
+		t.full = append(t.full, Batch{N: n, Blob: t.open.AppendBlob(nil)})
+	}
+	t.full = append(t.full, b)
+}
+
+// BeforeWrite sets fn to be called at the start of every write (each
+// interval's, Flush's and Close's last), before the batches are taken: a
+// caller that holds records back hands them over there with Add or
+// AddBatch. fn runs on the writing goroutine and must not call Flush or
+// Close. Set it before the first write.
+func (a *Appender) BeforeWrite(fn func()) {
+	a.wmu.Lock()
+	a.before = fn
+	a.wmu.Unlock()
+}
+
 // OnError sets fn to be called, once and from the goroutine that wrote,
 // when a write first fails (right away if one already has). fn must not
 // call the appender's Flush or Close.
@@ -128,6 +167,9 @@ func (a *Appender) loop() {
 func (a *Appender) Flush(ctx context.Context) error {
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
+	if a.before != nil {
+		a.before()
+	}
 	a.mu.Lock()
 	if a.err != nil {
 		a.mu.Unlock()
@@ -201,13 +243,22 @@ func (a *Appender) Err() error {
 // write failure. Call it before setting the run's final status.
 func (a *Appender) Close() error {
 	a.mu.Lock()
-	if a.closed {
+	if a.closing {
 		a.mu.Unlock()
 		return a.Err()
 	}
-	a.closed = true
+	a.closing = true
 	a.mu.Unlock()
 	close(a.stop)
 	<-a.done
+	// what the caller holds back comes in before Add and AddBatch stop
+	a.wmu.Lock()
+	if a.before != nil {
+		a.before()
+	}
+	a.wmu.Unlock()
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
 	return a.Flush(context.Background())
 }

@@ -156,12 +156,18 @@ func (s *Store) AppendBatches(ctx context.Context, id string, trace int, bs []Ba
 		if err != nil {
 			return err
 		}
+		// one statement for the transaction's rows: parsing it costs more
+		// than writing a row of a few hundred records
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES (?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
 		for _, b := range bs {
 			if b.N == 0 {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO batches (run_id, trace, first_rec, n, data) VALUES (?, ?, ?, ?, ?)`,
-				id, trace, n, b.N, b.Blob); err != nil {
+			if _, err := ins.ExecContext(ctx, id, trace, n, b.N, b.Blob); err != nil {
 				return err
 			}
 			n += b.N

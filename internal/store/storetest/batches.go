@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -211,5 +212,74 @@ func checkAppender(t *testing.T, s store.Backend) {
 	b.Add(0, want[0][0])
 	if err := b.Close(); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("an appender for an unknown run: %v", err)
+	}
+}
+
+// checkAppenderBatches: batches encoded by the caller (AddBatch) between
+// records added, and records held back until BeforeWrite's function hands
+// them over, before every write, Close's last one included.
+func checkAppenderBatches(t *testing.T, s store.Backend) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(6, 7))
+	id3 := put(t, s, TestRun("lasso", "afw", "fista"))
+	d := store.NewAppenderFor(s, id3, 5*time.Millisecond)
+	var mu sync.Mutex
+	var held [2][]solver.Record
+	var want3 [2][]solver.Record
+	writes := 0
+	d.BeforeWrite(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		writes++
+		for tr := range held {
+			if len(held[tr]) > 0 {
+				var e store.BatchEncoder
+				for i := range held[tr] {
+					e.Add(&held[tr][i])
+				}
+				d.AddBatch(tr, store.Batch{N: len(held[tr]), Blob: e.AppendBlob(nil)})
+				held[tr] = nil
+			}
+		}
+	})
+	for i := 0; i < 600; i++ {
+		tr := i % 2
+		recs := RandRecords(rng, 1+rng.IntN(3))
+		mu.Lock()
+		switch i % 3 {
+		case 0: // added: after what is held, which goes first
+			if len(held[tr]) > 0 {
+				var e store.BatchEncoder
+				for j := range held[tr] {
+					e.Add(&held[tr][j])
+				}
+				d.AddBatch(tr, store.Batch{N: len(held[tr]), Blob: e.AppendBlob(nil)})
+				held[tr] = nil
+			}
+			d.Add(tr, recs...)
+		default: // held back
+			held[tr] = append(held[tr], recs...)
+		}
+		mu.Unlock()
+		want3[tr] = append(want3[tr], recs...)
+		if i%200 == 100 {
+			time.Sleep(20 * time.Millisecond) // a few writes mid-stream
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d.AddBatch(0, store.Batch{N: 1, Blob: func() []byte { var e store.BatchEncoder; e.Add(&want3[0][0]); return e.AppendBlob(nil) }()}) // after Close: nothing
+	mu.Lock()
+	if writes < 2 || len(held[0])+len(held[1]) != 0 {
+		t.Errorf("BeforeWrite's function ran %d times, %d records left held", writes, len(held[0])+len(held[1]))
+	}
+	mu.Unlock()
+	for tr := 0; tr < 2; tr++ {
+		got, err := s.Records(ctx, id3, tr, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		CheckRecords(t, got, want3[tr])
 	}
 }

@@ -56,6 +56,7 @@ var Checks = []Check{
 	{"ConcurrentWritersAndReaders", checkConcurrent},
 	{"IntegrityAndDiskUsage", checkIntegrity},
 	{"AppenderStreamsInBatches", checkAppender},
+	{"AppenderTakesEncodedBatches", checkAppenderBatches},
 	{"ImportsStreamInvisiblyOncePerDigest", checkImports},
 	{"UnreadableValuesRefused", checkUnreadableValues},
 	{"TrimSparesRunsBeingRead", checkTrimReading},
