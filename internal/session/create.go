@@ -164,7 +164,7 @@ func (m *Manager) start(ctx context.Context, r *Run, sc *scenarios.Scenario, id,
 	}
 	if m.st != nil {
 		r.ID = id
-		r.app = runstore.NewAppenderFor(m.st, id, 0)
+		r.setAppender(runstore.NewAppenderFor(m.st, id, 0))
 		r.app.OnError(r.storeFailed)
 	} else {
 		m.next++

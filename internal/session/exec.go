@@ -79,7 +79,7 @@ func (m *Manager) Execute(ctx context.Context, c Claimed) (*Run, error) {
 	}
 	r.ID = c.ID
 	r.traceEnded = c.TraceEnded
-	r.app = runstore.NewAppenderFor(c.Records, c.ID, c.FlushEvery)
+	r.setAppender(runstore.NewAppenderFor(c.Records, c.ID, c.FlushEvery))
 	r.app.OnError(func(err error) {
 		if c.RecordsFailed != nil {
 			c.RecordsFailed(err)

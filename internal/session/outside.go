@@ -148,7 +148,7 @@ func (m *Manager) OpenOutside(ctx context.Context, sp spec.Run, fstar *float64, 
 	}
 	if m.st != nil {
 		r.ID = id
-		r.app = runstore.NewAppenderFor(m.st, id, 0)
+		r.setAppender(runstore.NewAppenderFor(m.st, id, 0))
 		r.app.OnError(r.storeFailed)
 	} else {
 		m.next++

@@ -174,6 +174,29 @@ func (r *Run) persistStatus() {
 	}
 }
 
+// setAppender makes a the appender of r's records: each trace seals its
+// records in chunks of the run store's batch size and hands each chunk to
+// a as it seals (Trace.keep), and before each of a's writes it seals and
+// hands over the chunk it is filling, so that a writes every record made
+// so far.
+func (r *Run) setAppender(a *runstore.Appender) {
+	r.app = a
+	for _, t := range r.traces {
+		t.mu.Lock()
+		t.store.limit = runstore.MaxBatchRecords
+		t.mu.Unlock()
+	}
+	a.BeforeWrite(func() {
+		for _, t := range r.traces {
+			t.mu.Lock()
+			if b := t.store.sealOpen(); b.N > 0 {
+				a.AddBatch(t.Index, b)
+			}
+			t.mu.Unlock()
+		}
+	})
+}
+
 // FlushStore writes the records made so far to the store (nothing without
 // a store, or for a run already on disk).
 func (r *Run) FlushStore(ctx context.Context) error {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"sort"
 	"unsafe"
 
 	"github.com/fwlab/fwlab/internal/recordfields"
@@ -9,30 +10,35 @@ import (
 )
 
 // The trace store keeps every record in the run store's own compact form:
-// the records come in chunks of chunkSize; the chunk being filled holds the
-// records as they were made, and a full chunk is sealed into one encoded
-// batch (runstore.EncodeBatch, the codec of the run store: bit-exact, its
-// floats XORed with the previous value of their column, so a record of a
-// long trace takes some tens of bytes where a solver.Record with its
-// pointers and Extra map takes 300–500). Chunks never change once sealed
-// and the open one is only appended to, so readers may read the records
-// [0, n) of a view without a lock while the writer appends.
+// the records come in chunks; the chunk being filled holds the records as
+// they were made, and a chunk is sealed into one encoded batch
+// (runstore.EncodeBatch, the codec of the run store: bit-exact, its floats
+// XORed with the previous value of their column, so a record of a long
+// trace takes some tens of bytes where a solver.Record with its pointers
+// and Extra map takes 300–500). Chunks never change once sealed and the
+// open one is only appended to, so readers may read the records [0, n) of
+// a view without a lock while the writer appends.
+//
+// A run without a run store seals a chunk at chunkSize records. A run with
+// one seals it at the run store's batch size (runstore.MaxBatchRecords) or
+// when the run store's appender is about to write (Run.setAppender),
+// whichever comes first, and hands the sealed batch to the appender as it
+// is: a record is encoded once, for the trace's memory and for the store,
+// and the store's batches are those it would have written itself.
 //
 // bytes is what the trace really holds, measured: the sealed batches'
 // sizes plus the open chunk's records (their structs, the values their
 // pointers hold, and their Extra maps as the runtime lays them out).
 
-const (
-	chunkBits = 8
-	chunkSize = 1 << chunkBits
-	chunkMask = chunkSize - 1
-)
+const chunkSize = 256
 
 // store is a trace's records. Appends come from one goroutine; the caller
 // guards the store's fields with the trace's lock.
 type store struct {
-	sealed    [][]byte        // full chunks, encoded
-	open      []solver.Record // the chunk being filled (capacity chunkSize)
+	sealed    [][]byte        // the sealed chunks, encoded
+	ends      []int           // ends[c]: the records in chunks 0 to c
+	open      []solver.Record // the chunk being filled
+	limit     int             // the open chunk is sealed at this many records (0: chunkSize)
 	n         int
 	bytes     int64 // held, measured (see above)
 	openBytes int64 // the open chunk's share of bytes
@@ -56,67 +62,127 @@ func recordBytes(rec *solver.Record) int64 {
 	return b
 }
 
-func (s *store) append(rec *solver.Record) {
+const recordSize = int64(unsafe.Sizeof(solver.Record{}))
+
+// append stores rec. When rec fills the open chunk, append seals it and
+// returns its batch, which the run store's appender may share (it never
+// changes).
+func (s *store) append(rec *solver.Record) (sealed runstore.Batch) {
+	limit := s.limit
+	if limit == 0 {
+		limit = chunkSize
+	}
 	if s.open == nil {
 		// A fresh slice for every chunk: a view taken before may still
-		// read the chunk just sealed.
-		s.open = make([]solver.Record, 0, chunkSize)
-		s.bytes += int64(unsafe.Sizeof(solver.Record{})) * chunkSize
-		s.openBytes = int64(unsafe.Sizeof(solver.Record{})) * chunkSize
+		// read the chunk just sealed. It starts as large as the last one
+		// (a run store's chunks end with its writes as often as full).
+		c := chunkSize
+		if k := len(s.ends); k > 0 {
+			c = max(64, s.ends[k-1]-s.start(k-1))
+		}
+		s.open = make([]solver.Record, 0, min(c, limit))
+		s.bytes += recordSize * int64(cap(s.open))
+		s.openBytes = recordSize * int64(cap(s.open))
 	}
-	s.open = append(s.open, *rec)
-	rb := recordBytes(rec) - int64(unsafe.Sizeof(*rec))
+	if c := cap(s.open); len(s.open) == c {
+		// growing moves the records a view may be reading: it keeps the
+		// old array, whose records never change
+		s.open = append(s.open, *rec)
+		grown := recordSize * int64(cap(s.open)-c)
+		s.bytes += grown
+		s.openBytes += grown
+	} else {
+		s.open = append(s.open, *rec)
+	}
+	rb := recordBytes(rec) - recordSize
 	s.bytes += rb
 	s.openBytes += rb
 	s.n++
-	if len(s.open) == chunkSize {
-		blob := runstore.EncodeBatch(s.buf[:0], s.open)
-		s.buf = blob
-		blob = append([]byte(nil), blob...) // sized to fit (the buffer grew by doubling)
-		s.sealed = append(s.sealed, blob)
-		s.bytes += int64(cap(blob)) + int64(unsafe.Sizeof(blob)) - s.openBytes
-		s.openBytes = 0
-		s.open = nil
+	if len(s.open) < limit {
+		return runstore.Batch{}
 	}
+	return s.seal()
+}
+
+// start returns the index of chunk c's first record.
+func (s *store) start(c int) int {
+	if c == 0 {
+		return 0
+	}
+	return s.ends[c-1]
+}
+
+// seal encodes the open chunk (which holds a record at least) into a
+// sealed one and returns its batch.
+func (s *store) seal() runstore.Batch {
+	blob := runstore.EncodeBatch(s.buf[:0], s.open)
+	s.buf = blob
+	blob = append([]byte(nil), blob...) // sized to fit (the buffer grew by doubling)
+	s.sealed = append(s.sealed, blob)
+	s.ends = append(s.ends, s.n)
+	s.bytes += int64(cap(blob)) + int64(unsafe.Sizeof(blob)) + 8 - s.openBytes
+	s.openBytes = 0
+	b := runstore.Batch{N: len(s.open), Blob: blob}
+	s.open = nil
+	return b
+}
+
+// sealOpen seals the open chunk, if it holds records, and returns its
+// batch.
+func (s *store) sealOpen() runstore.Batch {
+	if len(s.open) == 0 {
+		return runstore.Batch{}
+	}
+	return s.seal()
 }
 
 // view is a snapshot of a store: the records [0, n) may be read without a
 // lock, since they never change once stored and the chunks never move.
 type view struct {
 	sealed [][]byte
+	ends   []int
 	open   []solver.Record
 	n      int
 }
 
 func (s *store) view() view {
-	return view{sealed: s.sealed[:len(s.sealed):len(s.sealed)], open: s.open[:len(s.open):len(s.open)], n: s.n}
+	return view{sealed: s.sealed[:len(s.sealed):len(s.sealed)], ends: s.ends[:len(s.ends):len(s.ends)],
+		open: s.open[:len(s.open):len(s.open)], n: s.n}
 }
 
 // scratch lets fill reuse its allocations from one record to the next, and
 // holds the chunk it decoded last.
 type scratch struct {
-	opts  []float64 // the values of the record's optional numbers (recordfields.StructOpts)
-	extra map[string]float64
-	chunk int // the decoded chunk's index + 1 (0: none)
-	recs  []solver.Record
+	opts   []float64 // the values of the record's optional numbers (recordfields.StructOpts)
+	extra  map[string]float64
+	lo, hi int // the records of the decoded chunk (none: lo == hi)
+	recs   []solver.Record
 }
 
 // at returns record i of the view: from the open chunk, or decoded from its
 // sealed chunk into sc (which then holds the chunk for the next call).
 func (v *view) at(i int, sc *scratch) *solver.Record {
-	c := i >> chunkBits
-	if c >= len(v.sealed) {
-		return &v.open[i&chunkMask]
+	sealed := 0
+	if k := len(v.ends); k > 0 {
+		sealed = v.ends[k-1]
 	}
-	if sc.chunk != c+1 {
+	if i >= sealed {
+		return &v.open[i-sealed]
+	}
+	if i < sc.lo || i >= sc.hi {
+		c := sort.SearchInts(v.ends, i+1) // the first chunk that ends past i
+		lo := 0
+		if c > 0 {
+			lo = v.ends[c-1]
+		}
 		recs, err := runstore.DecodeBatch(sc.recs[:0], v.sealed[c])
-		if err != nil || len(recs) != chunkSize {
-			// The batch was encoded here from chunkSize records: never.
+		if err != nil || len(recs) != v.ends[c]-lo {
+			// The batch was encoded here from those records: never.
 			panic("session: a sealed chunk of records does not decode")
 		}
-		sc.recs, sc.chunk = recs, c+1
+		sc.recs, sc.lo, sc.hi = recs, lo, v.ends[c]
 	}
-	return &sc.recs[i&chunkMask]
+	return &sc.recs[i-sc.lo]
 }
 
 // fill sets rec to record i; its pointers and map point into sc and are

@@ -1,16 +1,23 @@
 package session
 
 import (
+	"bytes"
+	"context"
+	"database/sql"
 	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/fwlab/fwlab/internal/recordfields"
 	"github.com/fwlab/fwlab/internal/solver"
+	runstore "github.com/fwlab/fwlab/internal/store"
+	"github.com/fwlab/fwlab/internal/store/storetest"
 )
 
 // synthetic builds a varied record: every optional field present or not,
@@ -232,5 +239,125 @@ func TestOutsideRecordChecksEveryNumber(t *testing.T) {
 	}
 	if checked < 6 {
 		t.Errorf("%d numbers checked", checked)
+	}
+}
+
+// With a run store, a trace's chunks are the store's batches: a chunk is
+// sealed at the store's batch size or before each of the appender's
+// writes, and handed to the appender as it is (a record is encoded once,
+// for the trace's memory and for the store). The store's rows are the
+// trace's chunks byte for byte, and the records read from either, over
+// chunks of every size, are those made.
+func TestChunksAreTheStoresBatches(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	st, err := runstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id, err := st.PutRun(ctx, storetest.TestRun("lasso", "fw", "afw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{}
+	r.traces = []*Trace{{Index: 0, run: r}, {Index: 1, run: r}}
+	a := st.NewAppender(id, time.Hour) // it writes when flushed here
+	r.setAppender(a)
+	var made [2]int
+	// full chunks, writes in the middle of one, a write with nothing new,
+	// a chunk that fills right at a write, records left for Close
+	for _, step := range []struct {
+		n     [2]int
+		flush bool
+	}{{[2]int{5000, 10}, true}, {[2]int{100, 0}, true}, {[2]int{0, 0}, true}, {[2]int{3996, 4086}, true},
+		{[2]int{4096 + 10, 1}, false}, {[2]int{1, 9000}, true}, {[2]int{9000, 3}, false}} {
+		for tr := range 2 {
+			for range step.n[tr] {
+				r.traces[tr].keep(synthetic(made[tr]))
+				made[tr]++
+			}
+		}
+		if step.flush {
+			if err := a.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for tr, tc := range r.traces {
+		n := made[tr]
+		// the rows: the trace's sealed chunks, in order, byte for byte
+		rows, err := db.Query(`SELECT first_rec, n, data FROM batches WHERE run_id = ? AND trace = ? ORDER BY first_rec`, id, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := 0
+		for rows.Next() {
+			var first, k int
+			var data []byte
+			if err := rows.Scan(&first, &k, &data); err != nil {
+				t.Fatal(err)
+			}
+			if c >= len(tc.store.sealed) {
+				t.Fatalf("trace %d: row %d (records %d to %d) beyond the %d chunks", tr, c, first, first+k, len(tc.store.sealed))
+			}
+			if first != tc.store.start(c) || first+k != tc.store.ends[c] || !bytes.Equal(data, tc.store.sealed[c]) {
+				t.Fatalf("trace %d row %d: records %d to %d, %d bytes; chunk %d to %d, %d bytes", tr, c, first, first+k, len(data),
+					tc.store.start(c), tc.store.ends[c], len(tc.store.sealed[c]))
+			}
+			if k > runstore.MaxBatchRecords {
+				t.Errorf("trace %d row %d: %d records, beyond the store's batch size", tr, c, k)
+			}
+			c++
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		if c != len(tc.store.sealed) || len(tc.store.open) != 0 || tc.store.n != n {
+			t.Errorf("trace %d: %d rows for %d chunks, %d records open, %d of %d kept", tr, c, len(tc.store.sealed), len(tc.store.open), tc.store.n, n)
+		}
+		stored, err := st.Records(ctx, id, tr, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inMemory := tc.Records(0, n)
+		if len(stored) != n || len(inMemory) != n {
+			t.Fatalf("trace %d: %d records stored, %d in memory, %d made", tr, len(stored), len(inMemory), n)
+		}
+		for i := range n {
+			want := synthetic(i)
+			if d := recordfields.Diff(&stored[i], &want); d != "" {
+				t.Fatalf("trace %d record %d from the store: %s", tr, i, d)
+			}
+			if d := recordfields.Diff(&inMemory[i], &want); d != "" {
+				t.Fatalf("trace %d record %d from memory: %s", tr, i, d)
+			}
+		}
+		// ranges across chunk ends, with the decoded chunk reused or not
+		rng := rand.New(rand.NewPCG(uint64(tr), 5))
+		for range 200 {
+			lo := rng.IntN(n)
+			hi := min(n, lo+1+rng.IntN(300))
+			tc.Each(lo, hi, func(i int, rec *solver.Record) bool {
+				if want := synthetic(i); !reflect.DeepEqual(*rec, want) {
+					t.Fatalf("trace %d Each(%d, %d) record %d:\n got %+v\nwant %+v", tr, lo, hi, i, *rec, want)
+				}
+				return true
+			})
+		}
+	}
+	// the chunks sealed by size hold the store's batch size, those sealed
+	// for a write what came before it
+	if got := r.traces[0].store.ends[:3]; !reflect.DeepEqual(got, []int{4096, 5000, 5100}) {
+		t.Errorf("trace 0's first chunks end at %v, want [4096 5000 5100]", got)
 	}
 }

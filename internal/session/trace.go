@@ -393,15 +393,15 @@ func (t *Trace) record(rec solver.Record) {
 	}
 }
 
-// keep stores the record, hands it to the run store's appender and
-// notifies the subscribers: what every record of every run goes through.
+// keep stores the record (handing a sealed chunk to the run store's
+// appender) and notifies the subscribers: what every record of every run
+// goes through.
 func (t *Trace) keep(rec solver.Record) {
 	t.mu.Lock()
-	t.store.append(&rec)
-	t.mu.Unlock()
-	if a := t.run.app; a != nil {
-		a.Add(t.Index, rec)
+	if b := t.store.append(&rec); b.N > 0 && t.run.app != nil {
+		t.run.app.AddBatch(t.Index, b)
 	}
+	t.mu.Unlock()
 	t.run.notify()
 }
 
