@@ -68,7 +68,9 @@ test: check-format check-generated check-size
 # goroutines stay under it), TestDamagedStoreIsRefusedCheckedAndSalvaged,
 # TestOpensEveryEarlierVersion and TestDiskUsageCountsTheLogAndALargeDeleteTruncatesIt
 # (SQLite's integrity checks, migrations and vacuum on one goroutine: 19 s under
-# the detector), TestNeverReadingClientsBoundMemory
+# the detector), TestHistoryFillSQLite (800 runs written one by one and listed
+# under every History filter, on one goroutine: 22 s under the detector),
+# TestNeverReadingClientsBoundMemory
 # (the server's heap beside 100 never-reading websocket clients of a 300 000-record
 # run: 60 s under the detector, whose shadow memory the heap figure does not see; the
 # same blocked writers run under it in TestNeverReadingClient and
@@ -79,7 +81,7 @@ test: check-format check-generated check-size
 # these packages that looks at raceEnabled is named in RACE_OFF, and that
 # every name in RACE_OFF is a test of these packages.
 RACE_PKGS := ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
-RACE_OFF := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestEncoderForm|TestCanonicalIsTheEncoders|TestScannerReadsAsEncodingJSON|TestFastFloatIsParseFloat|TestFigureOfALongRunStreams|TestFigureExport|TestNeverReadingClientsBoundMemory|TestHistoryTimeLeftIsWallClock|TestFinishedRunsLeaveTheHeap|TestForcedEvaluationsLeaveTheCadence|TestDefaultCadence|TestCDMatchesFISTA|TestCDPathMatchesFISTA|TestCDPathReproducible|TestDamagedStoreIsRefusedCheckedAndSalvaged|TestOpensEveryEarlierVersion|TestDiskUsageCountsTheLogAndALargeDeleteTruncatesIt)$$
+RACE_OFF := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestEncoderForm|TestCanonicalIsTheEncoders|TestScannerReadsAsEncodingJSON|TestFastFloatIsParseFloat|TestFigureOfALongRunStreams|TestFigureExport|TestNeverReadingClientsBoundMemory|TestHistoryTimeLeftIsWallClock|TestFinishedRunsLeaveTheHeap|TestForcedEvaluationsLeaveTheCadence|TestDefaultCadence|TestCDMatchesFISTA|TestCDPathMatchesFISTA|TestCDPathReproducible|TestDamagedStoreIsRefusedCheckedAndSalvaged|TestOpensEveryEarlierVersion|TestDiskUsageCountsTheLogAndALargeDeleteTruncatesIt|TestHistoryFillSQLite)$$
 
 ## test-race: the concurrent packages' tests (run by make test): under the race detector, and RACE_OFF's without it
 test-race:
