@@ -2,15 +2,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/fwlab/fwlab/internal/recordfields"
@@ -24,26 +28,28 @@ import (
 
 // BenchmarkOCRPassRecorded is BenchmarkOCRPass (internal/ssvm) with the
 // record path in the loop: bcfw at λ = 0.01 on the OCR training set, one
-// core, run as solve runs it (the scenario's method, solve's recorder and
-// record writer into a buffered io.Discard), 6 251 records a pass. A pass's
-// CPU time is read in the recorder at the ends of passes 2 and 6 of a run of
-// 7 that evaluates only at k = 0, 1 and the last (so the window holds block
-// steps and their records), for a recorder that drops the records (the
-// method's own time) and for solve's JSON Lines and CSV writers, the three
-// interleaved in every round. Metrics, medians
-// over the benchmark's rounds:
+// core, 6 251 records a pass, run as solve runs it (the scenario's method,
+// solve's recorder and record writer into a buffered io.Discard) and as a
+// serve session runs it (storing the records in SQLite). The method's own
+// pass is the CPU time from the record that ends pass 2 to the one that
+// ends pass 6 of a run of 7 that evaluates only at k = 0, 1 and the last,
+// over 4, read in a recorder that drops the records. The record path's
+// cost is its share of whole runs of the same 7 passes through it, read
+// from their CPU profiles (recordPath; per round four runs through each
+// writer and six through the session, the mean over all rounds), over 7.
+// Read from the same runs, the split does not move with the machine's
+// memory traffic, as the difference of two runs' times does: a record
+// path of a few per cent of a run whose CPU time varies by some per cent
+// from one run to the next (the method reads 50 MB a pass). Metrics:
 //
-//   - FORMAT-floors/pass: a recorded pass over the floor of BenchmarkOCRPass
-//     measured in the same round (one gonum product X·W of every training
-//     letter's emission scores, 47 535×129 by 129×26, on one core);
-//   - FORMAT-overhead: the record path's CPU time over the method's own
-//     (the pass with FORMAT over the pass with no writer, minus 1);
-//   - own-floors/pass: the method's own pass over the floor;
-//   - serve-floors/pass and serve-overhead: the same for a serve session
-//     storing the records in SQLite: the whole run's CPU time through the
-//     session from its first record less the same run's with its records
-//     dropped (servePath), per pass, added to the method's own pass; each
-//     of the two is the least over the rounds.
+//   - PATH-overhead (jsonl, csv, serve): the record path's CPU time per
+//     pass over the method's own pass;
+//   - own-floors/pass: the method's own pass over the floor of
+//     BenchmarkOCRPass measured in the same round (one gonum product X·W
+//     of every training letter's emission scores, 47 535×129 by 129×26,
+//     on one core), the median over the rounds;
+//   - PATH-floors/pass: own-floors/pass plus the path's CPU time per pass
+//     over the floor.
 func BenchmarkOCRPassRecorded(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	c, err := ssvm.LoadOCR("")
@@ -88,35 +94,29 @@ func BenchmarkOCRPassRecorded(b *testing.B) {
 		return window(b, inst, run, 2*n, 6*n, rec) / 4
 	}
 	drop := func(string, int, solver.Record) {}
-	sp := newServePath(b, inst, run)
-	var own, jl, cs, fls, os []float64
-	var ovJ, ovC []float64
-	var served pathTimes
+	sp := newServePath(b, run)
+	var own, fls, os []float64
+	var jsonl, csv, served pathTimes
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		o := perPass(drop)
-		j := perPass(writer("jsonl"))
-		s := perPass(writer("csv"))
-		served.measure(sp)
+		jsonl.measure(&writerPath{b: b, inst: inst, run: run, format: "jsonl"}, 4)
+		csv.measure(&writerPath{b: b, inst: inst, run: run, format: "csv"}, 4)
+		served.measure(sp, 6)
 		fl := floor()
 		own = append(own, float64(o)/float64(fl))
-		jl = append(jl, float64(j)/float64(fl))
-		cs = append(cs, float64(s)/float64(fl))
 		fls, os = append(fls, float64(fl)), append(os, float64(o))
-		ovJ = append(ovJ, float64(j)/float64(o)-1)
-		ovC = append(ovC, float64(s)/float64(o)-1)
 	}
-	// the serve path's cost per pass: the whole run through a session and
-	// SQLite, less the same run with its records dropped (the evaluations
-	// are the same in both), over its 7 passes
-	path := float64(served.cost()) / 7
 	b.ReportMetric(median(own), "own-floors/pass")
-	b.ReportMetric(median(jl), "jsonl-floors/pass")
-	b.ReportMetric(median(cs), "csv-floors/pass")
-	b.ReportMetric((median(os)+path)/median(fls), "serve-floors/pass")
-	b.ReportMetric(median(ovJ), "jsonl-overhead")
-	b.ReportMetric(median(ovC), "csv-overhead")
-	b.ReportMetric(path/median(os), "serve-overhead")
+	for _, p := range []struct {
+		name string
+		t    *pathTimes
+	}{{"jsonl", &jsonl}, {"csv", &csv}, {"serve", &served}} {
+		// the path's cost per pass: its share of a run, over the run's 7 passes
+		path := float64(p.t.cost()) / 7
+		b.ReportMetric(median(own)+path/median(fls), p.name+"-floors/pass")
+		b.ReportMetric(path/median(os), p.name+"-overhead")
+	}
 }
 
 // window runs the spec's one trace on inst through rec and returns the CPU
@@ -148,22 +148,18 @@ func window(b *testing.B, inst scenarios.Instance, run spec.Run, k1, k2 int, rec
 	return c2 - c1
 }
 
-// servePath measures a serve session's record path: the CPU time of a run
-// made by a session that stores its records in SQLite, from its first
-// record until it is done and stored (every goroutine of the process, on
-// one core), less the same run through solve's path with its records
-// dropped (the method and its evaluations), from its first record too. The
-// session's run starts paused at its first record, so that the instance's
-// build (the session builds it from the spec) is done before the clock
-// starts.
+// servePath is a serve session's record path: a run made by a session
+// that stores its records in SQLite (every goroutine of the process on one
+// core), from its first record until it is done and stored. The session's
+// run starts paused at its first record, so that the instance's build is
+// done before the profile starts.
 type servePath struct {
-	b    *testing.B
-	inst scenarios.Instance
-	run  spec.Run
-	mgr  *session.Manager
+	b   *testing.B
+	run spec.Run
+	mgr *session.Manager
 }
 
-func newServePath(b *testing.B, inst scenarios.Instance, run spec.Run) *servePath {
+func newServePath(b *testing.B, run spec.Run) *servePath {
 	st, err := store.Open(filepath.Join(b.TempDir(), "runs.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -172,25 +168,34 @@ func newServePath(b *testing.B, inst scenarios.Instance, run spec.Run) *servePat
 	mgr := session.NewManager(session.Options{Store: st, Workers: 1})
 	b.Cleanup(func() { mgr.Close(context.Background()) })
 	run.StartPaused = true
-	return &servePath{b: b, inst: inst, run: run, mgr: mgr}
+	return &servePath{b: b, run: run, mgr: mgr}
 }
 
-// pathTimes gathers servePath's two CPU times over the rounds.
-type pathTimes struct{ served, dropped []time.Duration }
+// pathTimes gathers a record path's CPU time in each run measured.
+type pathTimes struct{ path []time.Duration }
 
-func (t *pathTimes) measure(p *servePath) {
-	t.served = append(t.served, p.served())
-	t.dropped = append(t.dropped, p.dropped())
+// measure profiles runs runs through p.
+func (t *pathTimes) measure(p profiledRun, runs int) {
+	for range runs {
+		t.path = append(t.path, p.measure())
+	}
 }
+
+// profiledRun is a run through a record path whose measure returns the
+// path's CPU time in one run (recordPath).
+type profiledRun interface{ measure() time.Duration }
 
 // cost is the record path's CPU time of one run through the session: the
-// least run through it less the least with the records dropped (a run's
-// CPU time only gains from noise).
+// mean over the runs (each is a count of a hundred or so profile samples).
 func (t *pathTimes) cost() time.Duration {
-	return slices.Min(t.served) - slices.Min(t.dropped)
+	var sum time.Duration
+	for _, d := range t.path {
+		sum += d
+	}
+	return sum / time.Duration(max(len(t.path), 1))
 }
 
-func (p *servePath) served() time.Duration {
+func (p *servePath) measure() time.Duration {
 	r, err := p.mgr.Create(context.Background(), p.run)
 	if err != nil {
 		p.b.Fatal(err)
@@ -203,26 +208,94 @@ func (p *servePath) served() time.Duration {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	c0 := cpuTime()
-	if err := r.Resume(); err != nil {
-		p.b.Fatal(err)
-	}
-	<-r.Done()
-	return cpuTime() - c0
+	return recordPath(p.b, func() {
+		if err := r.Resume(); err != nil {
+			p.b.Fatal(err)
+		}
+		<-r.Done()
+	})
 }
 
-func (p *servePath) dropped() time.Duration {
+// writerPath is solve's record path with its writer for format: the
+// spec's one trace on inst through solve's recorder and writer into a
+// buffered io.Discard.
+type writerPath struct {
+	b      *testing.B
+	inst   scenarios.Instance
+	run    spec.Run
+	format string
+}
+
+func (p *writerPath) measure() time.Duration {
 	jobs, err := scenarios.Jobs(p.inst, &p.run)
 	if err != nil {
 		p.b.Fatal(err)
 	}
-	var c0 time.Duration
-	runJob(context.Background(), jobs[0], solver.RecorderFunc(func(r solver.Record) {
-		if r.K == 0 {
-			c0 = cpuTime()
+	j, w := jobs[0], writer(p.format)
+	return recordPath(p.b, func() {
+		runJob(context.Background(), j, solver.RecorderFunc(func(r solver.Record) { w(j.Label, j.Replication, r) }))
+	})
+}
+
+// recordPath runs f under the CPU profiler and returns the record path's
+// share of the CPU time f took (every goroutine of the process): the CPU
+// time times the share of the profile's samples that are not the method's
+// own work. A sample is the path's when it is in a recorder (the session's
+// Trace.record, which stores each record, seals the chunks and hands them
+// to the store's appender, or solve's writer) or in a goroutine of the
+// session, the store or the runtime (the appender's writes to SQLite, the
+// run's end, the garbage collector); every other sample is the method's:
+// in the goroutine that runs it or in one it started (a worker pool,
+// gonum's parallel products).
+func recordPath(b *testing.B, f func()) time.Duration {
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		b.Fatalf("the record path is measured from a CPU profile; run the benchmark without -cpuprofile: %v", err)
+	}
+	c0 := cpuTime()
+	f()
+	cpu := cpuTime() - c0
+	pprof.StopCPUProfile()
+	prof, err := profile.Parse(&buf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var path, all int64
+	for _, s := range prof.Sample {
+		all += s.Value[0]
+		if inRecordPath(s) {
+			path += s.Value[0]
 		}
-	}))
-	return cpuTime() - c0
+	}
+	if all == 0 {
+		return 0
+	}
+	return time.Duration(float64(cpu) * float64(path) / float64(all))
+}
+
+// inRecordPath reports whether a profile sample is the record path's (see
+// recordPath).
+func inRecordPath(s *profile.Sample) bool {
+	for _, loc := range s.Location {
+		for _, l := range loc.Line {
+			switch l.Function.Name {
+			case "github.com/fwlab/fwlab/internal/session.(*Trace).record",
+				"github.com/fwlab/fwlab/cmd/dashboard.writer.func1":
+				return true
+			}
+		}
+	}
+	if len(s.Location) == 0 {
+		return true
+	}
+	outer := s.Location[len(s.Location)-1].Line
+	if len(outer) == 0 {
+		return true
+	}
+	root := outer[len(outer)-1].Function.Name
+	return strings.HasPrefix(root, "runtime.") ||
+		strings.HasPrefix(root, "github.com/fwlab/fwlab/internal/session.") && root != "github.com/fwlab/fwlab/internal/session.(*Trace).execute" ||
+		strings.HasPrefix(root, "github.com/fwlab/fwlab/internal/store.")
 }
 
 // numbersOnly is a recorder that only writes each record's numbers (its
@@ -276,7 +349,7 @@ func BenchmarkPolygonRecorded(b *testing.B) {
 				b.Fatal(err)
 			}
 			drop := func(string, int, solver.Record) {}
-			sp := newServePath(b, inst, run)
+			sp := newServePath(b, run)
 			var ovJ, ovC, ovF, own []float64
 			var served pathTimes
 			for i := 0; i < b.N; i++ {
@@ -284,7 +357,7 @@ func BenchmarkPolygonRecorded(b *testing.B) {
 				j := window(b, inst, run, 50_000, 150_000, writer("jsonl"))
 				c := window(b, inst, run, 50_000, 150_000, writer("csv"))
 				f := window(b, inst, run, 50_000, 150_000, numbersOnly())
-				served.measure(sp)
+				served.measure(sp, 2)
 				own = append(own, float64(o)/1e5)
 				ovJ = append(ovJ, float64(j)/float64(o)-1)
 				ovC = append(ovC, float64(c)/float64(o)-1)
