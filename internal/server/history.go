@@ -432,8 +432,13 @@ func (s *Server) handleEdit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.runRow(run))
 }
 
+// EndingWait bounds how long deleting a run waits for a run whose traces
+// have all ended to write its end: it shows its final status meanwhile.
+const EndingWait = 10 * time.Second
+
 // handleDeleteMany deletes stored runs; a run still live in this server is
-// refused (409 naming it): cancel it first.
+// refused (409 naming it): cancel it first. A run that has ended and is
+// writing its end is waited for (EndingWait at most).
 func (s *Server) handleDeleteMany(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		IDs []string `json:"ids"`
@@ -450,7 +455,21 @@ func (s *Server) handleDeleteMany(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("ids[%d]", i), "is not a run id: "+quote(id))
 			return
 		}
-		if run, ok := s.mgr.Live(id); ok && !run.Finished() {
+		run, ok := s.mgr.Live(id)
+		if ok && run.Ending() {
+			t := time.NewTimer(EndingWait)
+			select {
+			case <-run.Done():
+			case <-t.C:
+			case <-r.Context().Done():
+			}
+			t.Stop()
+		}
+		if ok && run.Ending() {
+			writeError(w, http.StatusConflict, fmt.Sprintf("ids[%d]", i), fmt.Sprintf("run %s has ended and is still writing its end to the store after %s: try again", id, EndingWait))
+			return
+		}
+		if ok && !run.Finished() {
 			writeError(w, http.StatusConflict, fmt.Sprintf("ids[%d]", i), fmt.Sprintf("run %s is %s: cancel it (DELETE /api/runs/%s) before deleting it", id, run.RunStatus(), id))
 			return
 		}

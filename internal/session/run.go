@@ -97,6 +97,16 @@ func (r *Run) Traces() []*Trace { return r.traces }
 // Done is closed when every trace has finished.
 func (r *Run) Done() <-chan struct{} { return r.done }
 
+// Ending reports whether every trace of the run has ended while the run is
+// not finished yet: its status is final, and its end is being written to
+// the store (Done is closed once it is).
+func (r *Run) Ending() bool {
+	r.mu.Lock()
+	ended := r.running == 0
+	r.mu.Unlock()
+	return ended && !r.Finished()
+}
+
 // stored counts the records of every trace.
 func (r *Run) stored() int {
 	n := 0
