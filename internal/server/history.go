@@ -436,6 +436,26 @@ func (s *Server) handleEdit(w http.ResponseWriter, r *http.Request) {
 // have all ended to write its end: it shows its final status meanwhile.
 const EndingWait = 10 * time.Second
 
+// unfinished returns run id when it is live in this server and not
+// finished, after waiting (EndingWait at most, or until ctx ends) for a run
+// that has ended and is writing its end.
+func (s *Server) unfinished(ctx context.Context, id string) (*session.Run, bool) {
+	run, ok := s.mgr.Live(id)
+	if !ok {
+		return nil, false
+	}
+	if run.Ending() {
+		t := time.NewTimer(EndingWait)
+		select {
+		case <-run.Done():
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	return run, !run.Finished()
+}
+
 // handleDeleteMany deletes stored runs; a run still live in this server is
 // refused (409 naming it): cancel it first. A run that has ended and is
 // writing its end is waited for (EndingWait at most).
@@ -455,22 +475,12 @@ func (s *Server) handleDeleteMany(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("ids[%d]", i), "is not a run id: "+quote(id))
 			return
 		}
-		run, ok := s.mgr.Live(id)
-		if ok && run.Ending() {
-			t := time.NewTimer(EndingWait)
-			select {
-			case <-run.Done():
-			case <-t.C:
-			case <-r.Context().Done():
+		if run, live := s.unfinished(r.Context(), id); live {
+			msg := fmt.Sprintf("run %s is %s: cancel it (DELETE /api/runs/%s) before deleting it", id, run.RunStatus(), id)
+			if run.Ending() {
+				msg = fmt.Sprintf("run %s has ended and is still writing its end to the store after %s: try again", id, EndingWait)
 			}
-			t.Stop()
-		}
-		if ok && run.Ending() {
-			writeError(w, http.StatusConflict, fmt.Sprintf("ids[%d]", i), fmt.Sprintf("run %s has ended and is still writing its end to the store after %s: try again", id, EndingWait))
-			return
-		}
-		if ok && !run.Finished() {
-			writeError(w, http.StatusConflict, fmt.Sprintf("ids[%d]", i), fmt.Sprintf("run %s is %s: cancel it (DELETE /api/runs/%s) before deleting it", id, run.RunStatus(), id))
+			writeError(w, http.StatusConflict, fmt.Sprintf("ids[%d]", i), msg)
 			return
 		}
 	}

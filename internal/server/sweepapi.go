@@ -136,7 +136,7 @@ func (s *Server) handleSweepDelete(w http.ResponseWriter, r *http.Request) {
 	runsDeleted := 0
 	if body.Runs && len(runs) > 0 {
 		for _, id := range runs {
-			if run, live := s.mgr.Live(id); live && !run.Finished() {
+			if _, live := s.unfinished(r.Context(), id); live {
 				writeError(w, http.StatusConflict, "runs", "run "+quote(id)+" of the sweep is still live: cancel it first")
 				return
 			}
