@@ -227,19 +227,19 @@ func checkAppenderBatches(t *testing.T, s store.Backend) {
 	var held [2][]solver.Record
 	var want3 [2][]solver.Record
 	writes := 0
+	// handHeld hands trace tr's held records over as one encoded batch (mu held)
+	handHeld := func(tr int) {
+		if len(held[tr]) > 0 {
+			d.AddBatch(tr, encoded(held[tr]))
+			held[tr] = nil
+		}
+	}
 	d.BeforeWrite(func() {
 		mu.Lock()
 		defer mu.Unlock()
 		writes++
 		for tr := range held {
-			if len(held[tr]) > 0 {
-				var e store.BatchEncoder
-				for i := range held[tr] {
-					e.Add(&held[tr][i])
-				}
-				d.AddBatch(tr, store.Batch{N: len(held[tr]), Blob: e.AppendBlob(nil)})
-				held[tr] = nil
-			}
+			handHeld(tr)
 		}
 	})
 	for i := 0; i < 600; i++ {
@@ -248,14 +248,7 @@ func checkAppenderBatches(t *testing.T, s store.Backend) {
 		mu.Lock()
 		switch i % 3 {
 		case 0: // added: after what is held, which goes first
-			if len(held[tr]) > 0 {
-				var e store.BatchEncoder
-				for j := range held[tr] {
-					e.Add(&held[tr][j])
-				}
-				d.AddBatch(tr, store.Batch{N: len(held[tr]), Blob: e.AppendBlob(nil)})
-				held[tr] = nil
-			}
+			handHeld(tr)
 			d.Add(tr, recs...)
 		default: // held back
 			held[tr] = append(held[tr], recs...)
@@ -269,7 +262,7 @@ func checkAppenderBatches(t *testing.T, s store.Backend) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	d.AddBatch(0, store.Batch{N: 1, Blob: func() []byte { var e store.BatchEncoder; e.Add(&want3[0][0]); return e.AppendBlob(nil) }()}) // after Close: nothing
+	d.AddBatch(0, encoded(want3[0][:1])) // after Close: nothing
 	mu.Lock()
 	if writes < 2 || len(held[0])+len(held[1]) != 0 {
 		t.Errorf("BeforeWrite's function ran %d times, %d records left held", writes, len(held[0])+len(held[1]))
@@ -282,4 +275,13 @@ func checkAppenderBatches(t *testing.T, s store.Backend) {
 		}
 		CheckRecords(t, got, want3[tr])
 	}
+}
+
+// encoded is recs as one batch, encoded as a caller of AddBatch encodes it.
+func encoded(recs []solver.Record) store.Batch {
+	var e store.BatchEncoder
+	for i := range recs {
+		e.Add(&recs[i])
+	}
+	return store.Batch{N: len(recs), Blob: e.AppendBlob(nil)}
 }
