@@ -98,8 +98,11 @@ func testOutsideRunFromPython(t *testing.T, be *backend) {
 	base := be.url
 	cat := postRun(t, base, quickToy)
 	waitRunEnded(t, base, cat)
+	// 2 × 121 records 60 ms apart: the script runs about 15 s, time for the
+	// page to open and see it run on a busy machine (at 20 ms apart, 5 s,
+	// a page opened beside two busy loops saw the run done already)
 	const iters = 120
-	cmd := exec.Command(python, filepath.Join("..", "..", "examples", "live_lsq.py"), "--url", base, "--iters", fmt.Sprint(iters), "--n", "8", "--delay", "0.02")
+	cmd := exec.Command(python, filepath.Join("..", "..", "examples", "live_lsq.py"), "--url", base, "--iters", fmt.Sprint(iters), "--n", "8", "--delay", "0.06")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
