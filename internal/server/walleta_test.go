@@ -37,13 +37,13 @@ func TestHistoryTimeLeftIsWallClock(t *testing.T) {
 	}
 	srv, ts := newTestServer(t, Options{Session: session.Options{MaxActive: 2}})
 	// a run too short to check (a fast machine) is made again twice as long
-	for iters := 15000; ; iters *= 2 {
+	for iters := 10000; ; iters *= 2 {
 		checked, took := historyTimeLeft(t, srv, ts, iters)
 		if checked >= 5 {
 			t.Logf("%d samples checked over %.1f s", checked, took.Seconds())
 			return
 		}
-		if iters >= 8*15000 {
+		if iters >= 8*10000 {
 			t.Fatalf("%d samples past a fifth of the run with more than 3 s left: the run was too short (%.1f s)", checked, took.Seconds())
 		}
 	}
