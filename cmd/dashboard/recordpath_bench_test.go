@@ -231,9 +231,11 @@ func (p *writerPath) measure() time.Duration {
 	if err != nil {
 		p.b.Fatal(err)
 	}
-	j, w := jobs[0], writer(p.format)
+	j := jobs[0]
+	w, enc := writerOf(p.format)
 	return recordPath(p.b, func() {
 		runJob(context.Background(), j, solver.RecorderFunc(func(r solver.Record) { w(j.Label, j.Replication, r) }))
+		enc.flush() // the records still held
 	})
 }
 
@@ -242,9 +244,10 @@ func (p *writerPath) measure() time.Duration {
 // time times the share of the profile's samples that are not the method's
 // own work. A sample is the path's when it is in a recorder (the session's
 // Trace.record, which stores each record, seals the chunks and hands them
-// to the store's appender, or solve's writer) or in a goroutine of the
-// session, the store or the runtime (the appender's writes to SQLite, the
-// run's end, the garbage collector); every other sample is the method's:
+// to the store's appender, or solve's writer and its flush of the records
+// it still holds) or in a goroutine of the session, the store or the
+// runtime (the appender's writes to SQLite, the run's end, the garbage
+// collector); every other sample is the method's:
 // in the goroutine that runs it or in one it started (a worker pool,
 // gonum's parallel products).
 func recordPath(b *testing.B, f func()) time.Duration {
@@ -280,7 +283,8 @@ func inRecordPath(s *profile.Sample) bool {
 		for _, l := range loc.Line {
 			switch l.Function.Name {
 			case "github.com/fwlab/fwlab/internal/session.(*Trace).record",
-				"github.com/fwlab/fwlab/cmd/dashboard.writer.func1":
+				"github.com/fwlab/fwlab/cmd/dashboard.writerOf.func1",
+				"github.com/fwlab/fwlab/cmd/dashboard.(*recordWriter).flush":
 				return true
 			}
 		}
@@ -317,15 +321,23 @@ func numbersOnly() func(string, int, solver.Record) {
 }
 
 // writer is solve's recorder with its record writer for format, into a
-// buffered io.Discard.
+// buffered io.Discard (a window of records is far longer than the writer
+// holds: what it still holds at the window's ends is alike).
 func writer(format string) func(string, int, solver.Record) {
+	w, _ := writerOf(format)
+	return w
+}
+
+// writerOf is writer and its record writer, whose held records
+// enc.flush encodes.
+func writerOf(format string) (w func(string, int, solver.Record), enc *recordWriter) {
 	bw := bufio.NewWriterSize(io.Discard, 1<<16)
-	enc := newRecordWriter(bw, format, false)
+	enc = newRecordWriter(bw, format, false)
 	progress := newProgress(io.Discard)
 	return func(algo string, rep int, r solver.Record) {
 		enc.write(algo, rep, r)
 		progress.show(algo, rep, r)
-	}
+	}, enc
 }
 
 // BenchmarkPolygonRecorded: the record path against the method's own time

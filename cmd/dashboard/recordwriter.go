@@ -30,7 +30,14 @@ type traceOut struct {
 // recordWriter writes records as JSON Lines or CSV. A record is encoded by
 // hand into a reused buffer (appendRecordJSON, appendCSVRow), the
 // bytes encoding/json and encoding/csv would write, at a fraction of their
-// cost: an OCR pass of bcfw reports 6 251 records.
+// cost: an OCR pass of bcfw reports 6 251 records. Records are held and
+// encoded heldRecords at a time (and before anything else is written):
+// encoded one by one between a method's steps, each costs about half as
+// much again, the encoder's code and tables having left the caches
+// (BENCHMARKS.md, "The record path"). A held record keeps the values it
+// had when written (a method may reuse what it points to): the writer
+// copies its optional numbers, and a record with metrics (an evaluation,
+// or a teaching trace's iterate) is written at once, after those held.
 type recordWriter struct {
 	w      *bufio.Writer
 	format string
@@ -38,10 +45,26 @@ type recordWriter struct {
 	header bool
 	enc    *json.Encoder
 	buf    []byte
+	held   []heldRecord
+}
+
+// heldRecords is how many records a recordWriter holds before encoding
+// them: about 40 KB of OCR records, within the caches beside the method's
+// data.
+const heldRecords = 256
+
+// heldRecord is a record waiting to be encoded, with its trace's tags and
+// the values of its optional numbers (r points to them).
+type heldRecord struct {
+	algo           string
+	rep            int
+	r              solver.Record
+	obj, gap, gerr float64
 }
 
 func newRecordWriter(w *bufio.Writer, format string, tagged bool) *recordWriter {
-	return &recordWriter{w: w, format: format, tagged: tagged, enc: json.NewEncoder(w)}
+	// (held never grows past its capacity: its records point into it)
+	return &recordWriter{w: w, format: format, tagged: tagged, enc: json.NewEncoder(w), held: make([]heldRecord, 0, heldRecords)}
 }
 
 // csvHeader is the CSV output's header row (after algo and replication when
@@ -142,7 +165,44 @@ func appendCSVRow(b []byte, r *solver.Record) []byte {
 	return append(b, '\n')
 }
 
+// write writes a record: held until heldRecords are (or until drain), or
+// at once when it carries metrics.
 func (rw *recordWriter) write(algo string, rep int, r solver.Record) {
+	if len(r.Extra) > 0 {
+		rw.drain()
+		rw.encode(algo, rep, &r)
+		return
+	}
+	rw.held = append(rw.held, heldRecord{algo: algo, rep: rep, r: r})
+	h := &rw.held[len(rw.held)-1]
+	hold(&h.r.Objective, &h.obj)
+	hold(&h.r.Gap, &h.gap)
+	hold(&h.r.GradErr, &h.gerr)
+	if len(rw.held) >= heldRecords {
+		rw.drain()
+	}
+}
+
+// hold copies the number *p points to into v and points *p at v (nil
+// stays nil).
+func hold(p **float64, v *float64) {
+	if *p != nil {
+		*v = **p
+		*p = v
+	}
+}
+
+// drain encodes the held records in order.
+func (rw *recordWriter) drain() {
+	for i := range rw.held {
+		h := &rw.held[i]
+		rw.encode(h.algo, h.rep, &h.r)
+	}
+	rw.held = rw.held[:0]
+}
+
+// encode writes one record.
+func (rw *recordWriter) encode(algo string, rep int, r *solver.Record) {
 	b := rw.buf[:0]
 	switch rw.format {
 	case "jsonl":
@@ -154,10 +214,10 @@ func (rw *recordWriter) write(algo string, rep int, r solver.Record) {
 			b = strconv.AppendInt(b, int64(rep), 10)
 			b = append(b, ',')
 			start := len(b)
-			b = appendRecordJSON(b, &r)
+			b = appendRecordJSON(b, r)
 			b = append(b[:start], b[start+1:]...)
 		} else {
-			b = appendRecordJSON(b, &r)
+			b = appendRecordJSON(b, r)
 		}
 		b = append(b, '\n')
 	case "csv":
@@ -181,14 +241,20 @@ func (rw *recordWriter) write(algo string, rep int, r solver.Record) {
 			b = strconv.AppendInt(b, int64(rep), 10)
 			b = append(b, ',')
 		}
-		b = appendCSVRow(b, &r)
+		b = appendCSVRow(b, r)
 	}
 	rw.w.Write(b)
 	rw.buf = b
 }
 
-func (rw *recordWriter) line(v any) { rw.enc.Encode(sanitize(v)) }
+// line writes v as one JSON line, after the held records.
+func (rw *recordWriter) line(v any) {
+	rw.drain()
+	rw.enc.Encode(sanitize(v))
+}
 
+// summary writes a trace's summary: a line of the output after its
+// records (jsonl), or of stderr (csv).
 func (rw *recordWriter) summary(algo string, rep int, seed int64, s solver.Summary, stderr io.Writer) {
 	body := map[string]any{"objective": s.Objective, "gap": s.Gap, "iters": s.Iters, "passes": s.Passes, "time_s": s.Time, "status": s.Status, "message": s.Message}
 	if rw.tagged {
@@ -202,7 +268,11 @@ func (rw *recordWriter) summary(algo string, rep int, seed int64, s solver.Summa
 	rw.line(map[string]any{"summary": body})
 }
 
-func (rw *recordWriter) flush() error { return nil }
+// flush encodes the held records into w (which the caller flushes).
+func (rw *recordWriter) flush() error {
+	rw.drain()
+	return nil
+}
 
 // progress prints a status line on stderr when stderr is a terminal.
 type progress struct {

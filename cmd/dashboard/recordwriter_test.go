@@ -111,6 +111,7 @@ func TestRecordWriterBytes(t *testing.T) {
 				rw.write(algo, rep, r)
 				referenceWrite(t, &want, cw, format, tagged, i == 0, algo, rep, r)
 			}
+			rw.flush()
 			bw.Flush()
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
 				g, w := got.Bytes(), want.Bytes()
@@ -122,5 +123,69 @@ func TestRecordWriterBytes(t *testing.T) {
 				t.Fatalf("%s tagged=%v differs at byte %d:\n got %q\nwant %q", format, tagged, i, g[lo:min(len(g), i+100)], w[lo:min(len(w), i+100)])
 			}
 		}
+	}
+}
+
+// The writer holds records and encodes them in groups: each trace's
+// records still come whole and in order, before its summary and before the
+// lines after them (the aggregates), whatever their number against the
+// group's size; the records keep the values they had when written.
+func TestRecordWriterHoldsInOrder(t *testing.T) {
+	var out bytes.Buffer
+	bw := bufio.NewWriter(&out)
+	rw := newRecordWriter(bw, "jsonl", true)
+	counts := []int{1, heldRecords - 1, heldRecords, heldRecords + 1, 3*heldRecords + 7}
+	for i, n := range counts {
+		algo := fmt.Sprintf("algo%d", i)
+		obj, gap := 0.0, 0.0 // one variable for every record, as a method may
+		for k := range n {
+			obj, gap = float64(k), float64(k)
+			r := solver.Record{K: k, Objective: &obj}
+			if k%3 == 0 {
+				r.Gap = &gap
+			}
+			if k%50 == 7 {
+				r.Extra = map[string]float64{"v": float64(k)}
+			}
+			rw.write(algo, i, r)
+			if r.Extra != nil {
+				r.Extra["v"] = -1 // a caller's later change is not written
+			}
+		}
+		rw.summary(algo, i, 1, solver.Summary{Iters: n}, nil)
+	}
+	rw.line(map[string]any{"aggregate": "end"})
+	if err := rw.flush(); err != nil {
+		t.Fatal(err)
+	}
+	bw.Flush()
+	lines := bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n"))
+	at := 0
+	for i, n := range counts {
+		for k := range n {
+			var r struct {
+				Algo      string
+				K         int
+				Objective float64
+				Gap       *float64
+				Extra     map[string]float64
+			}
+			err := json.Unmarshal(lines[at], &r)
+			ok := err == nil && r.Algo == fmt.Sprintf("algo%d", i) && r.K == k && r.Objective == float64(k) &&
+				(r.Gap != nil) == (k%3 == 0) && (r.Gap == nil || *r.Gap == float64(k)) &&
+				(k%50 == 7) == (r.Extra != nil) && (r.Extra == nil || r.Extra["v"] == float64(k))
+			if !ok {
+				t.Fatalf("line %d: %s (%v); want trace %d's record %d as written", at, lines[at], err, i, k)
+			}
+			at++
+		}
+		var s struct{ Summary map[string]any }
+		if err := json.Unmarshal(lines[at], &s); err != nil || s.Summary == nil || s.Summary["iters"] != float64(n) {
+			t.Fatalf("line %d: %s (%v); want trace %d's summary after its %d records", at, lines[at], err, i, n)
+		}
+		at++
+	}
+	if at != len(lines)-1 || !bytes.Contains(lines[at], []byte(`"aggregate":"end"`)) {
+		t.Fatalf("%d lines, the last %s; want the aggregate line last, at %d", len(lines), lines[len(lines)-1], at)
 	}
 }
