@@ -120,3 +120,30 @@ func referenceTraceNames(t *testing.T, spec string) []string {
 	}
 	return names
 }
+
+// TestEndedTraceShownWhileRunRuns: on every store, a trace that ends while
+// another still runs shows its final status on the run page at once, in
+// fwlab.traces and in the traces table (on the cluster its worker writes
+// the trace's end, and the page follows the store): bc-ssfw-as converges
+// on GFLASSO within some thousand iterations while spg goes on.
+func TestEndedTraceShownWhileRunRuns(t *testing.T) {
+	t.Parallel()
+	onBothStores(t, func(t *testing.T, be *backend) {
+		id := postRun(t, be.url, `{"problem":"gflasso","algorithms":[{"algo":"bc-ssfw-as"},{"algo":"spg"}],"iters":1000000}`)
+		defer stopRun(be.url, id)
+		ctx := newBrowser(t)
+		errs := watchConsole(t, ctx)
+		step(t, ctx, "open the run", 20*time.Second, chromedp.Navigate(be.url+"/runs/"+id))
+		waitFor(t, ctx, "the first trace converged while the second runs",
+			`window.fwlab && fwlab.status === 'running' && fwlab.traces.length === 2 && fwlab.traces[0].status === 'converged' && fwlab.traces[1].status === 'running'`,
+			`window.fwlab && [fwlab.status, fwlab.traces.map(t => [t.algo, t.status, t.n])]`, 90*time.Second)
+		// the table follows at the page's next draw
+		rows := `Array.from(document.querySelectorAll('#legend tbody tr')).map(r => r.children[2].textContent)`
+		waitFor(t, ctx, "the traces table: the first converged, the second running",
+			`fwlab.status === 'running' && `+rows+`.join() === 'converged,running'`, `[fwlab.status, `+rows+`]`, 30*time.Second)
+		be.checkRanHere(t, id)
+		for _, e := range errs.take() {
+			t.Errorf("console: %s", e)
+		}
+	})
+}

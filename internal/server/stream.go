@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -68,6 +69,7 @@ type stream struct {
 	follow     bool
 	version    uint64 // the status version last sent
 	runStatus  string // a followed run's status last seen
+	ends       string // a followed run's traces' statuses last seen
 	instance   instanceSig
 	last       time.Time // when the last records message went
 }
@@ -90,6 +92,7 @@ func (st *stream) serve() {
 	defer st.ping.Stop()
 	defer st.followStore()()
 	st.runStatus = st.run.RunStatus()
+	st.ends = traceStatuses(st.traces)
 	st.instance = instanceKey(st.run.Info())
 	more := true // send what is stored at once
 	for {
@@ -221,7 +224,8 @@ func (st *stream) pingWhileBusy() bool {
 // observe returns the run's status version and whether it has finished,
 // read before its records (a finished trace has stored them all). A run
 // followed from the store is finished once its stored status says so, and
-// its version moves when that status or its instance's description does.
+// its version moves when that status, a trace's or its instance's
+// description does.
 func (st *stream) observe() (uint64, bool) {
 	if !st.follow {
 		v := st.run.Version()
@@ -230,6 +234,12 @@ func (st *stream) observe() (uint64, bool) {
 	v := st.version
 	if rs := st.run.RunStatus(); rs != st.runStatus {
 		st.runStatus = rs
+		v = st.version + 1
+	}
+	// a worker writes a trace's end as the trace ends, while the others
+	// go on: its status and summary reach the page with a status
+	if e := traceStatuses(st.traces); e != st.ends {
+		st.ends = e
 		v = st.version + 1
 	}
 	// a worker builds the instance after it took the run: its description
@@ -383,6 +393,16 @@ func backlog(traces []*session.Trace, cursors []int) int {
 type instanceSig struct {
 	dim, samples, blocks int
 	fstar, panels        bool
+}
+
+// traceStatuses is the traces' statuses, one after another.
+func traceStatuses(ts []*session.Trace) string {
+	var b strings.Builder
+	for _, t := range ts {
+		b.WriteString(t.Status())
+		b.WriteByte(',')
+	}
+	return b.String()
 }
 
 func instanceKey(in scenarios.Info) instanceSig {
