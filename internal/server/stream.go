@@ -67,11 +67,9 @@ type stream struct {
 	reread     <-chan time.Time // a run followed from the store: read it again
 	woken      <-chan struct{}  // the same, when the store says it changed
 	follow     bool
-	version    uint64 // the status version last sent
-	runStatus  string // a followed run's status last seen
-	ends       string // a followed run's traces' statuses last seen
-	instance   instanceSig
-	last       time.Time // when the last records message went
+	version    uint64      // the status version last sent
+	seen       followedSig // what a followed run's status said last
+	last       time.Time   // when the last records message went
 }
 
 // serve streams the run until it is done, the client goes, or the server
@@ -91,9 +89,7 @@ func (st *stream) serve() {
 	st.ping = time.NewTicker(st.s.opts.PingInterval)
 	defer st.ping.Stop()
 	defer st.followStore()()
-	st.runStatus = st.run.RunStatus()
-	st.ends = traceStatuses(st.traces)
-	st.instance = instanceKey(st.run.Info())
+	st.seen = st.followed()
 	more := true // send what is stored at once
 	for {
 		select {
@@ -224,31 +220,18 @@ func (st *stream) pingWhileBusy() bool {
 // observe returns the run's status version and whether it has finished,
 // read before its records (a finished trace has stored them all). A run
 // followed from the store is finished once its stored status says so, and
-// its version moves when that status, a trace's or its instance's
-// description does.
+// its version moves when its signature (followedSig) does.
 func (st *stream) observe() (uint64, bool) {
 	if !st.follow {
 		v := st.run.Version()
 		return v, st.run.Finished()
 	}
 	v := st.version
-	if rs := st.run.RunStatus(); rs != st.runStatus {
-		st.runStatus = rs
+	if f := st.followed(); f != st.seen {
+		st.seen = f
 		v = st.version + 1
 	}
-	// a worker writes a trace's end as the trace ends, while the others
-	// go on: its status and summary reach the page with a status
-	if e := traceStatuses(st.traces); e != st.ends {
-		st.ends = e
-		v = st.version + 1
-	}
-	// a worker builds the instance after it took the run: its description
-	// and panels reach the page with a status
-	if k := instanceKey(st.run.Info()); k != st.instance {
-		st.instance = k
-		v = st.version + 1
-	}
-	return v, !store.Live(st.runStatus)
+	return v, !store.Live(st.seen.run)
 }
 
 // sendRecords sends the records not yet sent (one message) and returns how
@@ -395,14 +378,24 @@ type instanceSig struct {
 	fstar, panels        bool
 }
 
-// traceStatuses is the traces' statuses, one after another.
-func traceStatuses(ts []*session.Trace) string {
+// followedSig is what the status of a run followed from the store says
+// that a worker changes while the run goes on: the run's status, its
+// traces' (a worker writes a trace's end as the trace ends, while the
+// others go on) and its instance's description (a worker builds the
+// instance after it took the run).
+type followedSig struct {
+	run, traces string
+	instance    instanceSig
+}
+
+// followed reads the followed run's signature.
+func (st *stream) followed() followedSig {
 	var b strings.Builder
-	for _, t := range ts {
+	for _, t := range st.traces {
 		b.WriteString(t.Status())
 		b.WriteByte(',')
 	}
-	return b.String()
+	return followedSig{st.run.RunStatus(), b.String(), instanceKey(st.run.Info())}
 }
 
 func instanceKey(in scenarios.Info) instanceSig {
