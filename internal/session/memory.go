@@ -119,9 +119,9 @@ func (r *Run) heldBytes() (bytes int64, n int) {
 // BaseMemory is the memory a server takes beside its MaxMemory budget: the
 // Go runtime and the server's code, the pages and their buffers, the run
 // store's cache, the chunks of records being filled (each live trace's
-// records as made: up to chunkSize, or with a run store up to its batch
-// size and no more than its appender's interval makes) and the records on
-// their way to the run store. The server's resident set stays within MaxMemory plus this.
+// records as made and as encoded: up to chunkSize, or with a run store up
+// to its batch size and no more than its appender's interval makes) and
+// the records on their way to the run store. The server's resident set stays within MaxMemory plus this.
 const BaseMemory = 192 << 20
 
 // GiveBackBytes is how much memory a run leaving memory must free before the

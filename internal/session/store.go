@@ -2,6 +2,7 @@ package session
 
 import (
 	"sort"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/fwlab/fwlab/internal/recordfields"
@@ -11,8 +12,9 @@ import (
 
 // The trace store keeps every record in the run store's own compact form:
 // the records come in chunks; the chunk being filled holds the records as
-// they were made, and a chunk is sealed into one encoded batch
-// (runstore.EncodeBatch, the codec of the run store: bit-exact, its floats
+// they were made, encoded encodeGroup at a time as they come
+// (runstore.BatchEncoder), and a chunk is sealed into one encoded batch
+// (the codec of the run store: bit-exact, its floats
 // XORed with the previous value of their column, so a record of a long
 // trace takes some tens of bytes where a solver.Record with its pointers
 // and Extra map takes 300–500). Chunks never change once sealed and the
@@ -28,17 +30,38 @@ import (
 //
 // bytes is what the trace really holds, measured: the sealed batches'
 // sizes plus the open chunk's records (their structs, the values their
-// pointers hold, and their Extra maps as the runtime lays them out).
+// pointers hold, and their Extra maps as the runtime lays them out), and
+// the spare chunk's array.
+//
+// The array of a chunk that no view saw while it was open is kept when
+// the chunk is sealed (cleared) and the next chunk is filled in it: a
+// fresh array of a run store's batch (4 096 records, 512 KB) costs the
+// recorder more than sealing it, most of it in zeroing memory the system
+// has just handed back (BENCHMARKS.md, "The record path"). A chunk a view
+// saw gets a fresh array, since the view may still be reading the old one.
 
 const chunkSize = 256
+
+// encodeGroup is how many of the open chunk's records are encoded at a
+// time. Encoded each as it comes, between two of a method's steps, a
+// record costs the encoder its code and tables back into the caches;
+// encoded with its whole chunk of a run store's batch (4 096 records, 512
+// KB), the records themselves have left them (BENCHMARKS.md, "The record
+// path").
+const encodeGroup = 256
 
 // store is a trace's records. Appends come from one goroutine; the caller
 // guards the store's fields with the trace's lock.
 type store struct {
-	sealed    [][]byte        // the sealed chunks, encoded
-	ends      []int           // ends[c]: the records in chunks 0 to c
-	open      []solver.Record // the chunk being filled
+	sealed    [][]byte              // the sealed chunks, encoded
+	ends      []int                 // ends[c]: the records in chunks 0 to c
+	open      []solver.Record       // the chunk being filled
+	enc       runstore.BatchEncoder // the open chunk's records [0, encoded), encoded
+	encoded   int
+	viewed    atomic.Bool     // a view has seen the open chunk (views are taken under the trace's read lock)
+	spare     []solver.Record // the array of the last chunk sealed, when no view saw it: the next chunk's
 	limit     int             // the open chunk is sealed at this many records (0: chunkSize)
+	first     int             // the first chunk's room (0: chunkSize): the records the trace may make, up to limit
 	n         int
 	bytes     int64 // held, measured (see above)
 	openBytes int64 // the open chunk's share of bytes
@@ -73,14 +96,24 @@ func (s *store) append(rec *solver.Record) (sealed runstore.Batch) {
 		limit = chunkSize
 	}
 	if s.open == nil {
-		// A fresh slice for every chunk: a view taken before may still
-		// read the chunk just sealed. It starts as large as the last one
-		// (a run store's chunks end with its writes as often as full).
-		c := chunkSize
-		if k := len(s.ends); k > 0 {
-			c = max(64, s.ends[k-1]-s.start(k-1))
+		// A fresh slice for a chunk unless the last one's is spare: a
+		// view taken before may still read the chunk just sealed. It
+		// starts as large as the last one (a run store's chunks end with
+		// its writes as often as full), the first as large as the trace's
+		// records may need (growing copies the records).
+		if s.spare != nil {
+			s.open, s.spare = s.spare, nil
+			s.bytes -= recordSize * int64(cap(s.open)) // counted again below
+		} else {
+			c := chunkSize
+			if k := len(s.ends); k > 0 {
+				c = max(64, s.ends[k-1]-s.start(k-1))
+			} else if s.first > 0 {
+				c = s.first
+			}
+			s.open = make([]solver.Record, 0, min(c, limit))
 		}
-		s.open = make([]solver.Record, 0, min(c, limit))
+		s.viewed.Store(false)
 		s.bytes += recordSize * int64(cap(s.open))
 		s.openBytes = recordSize * int64(cap(s.open))
 	}
@@ -93,6 +126,9 @@ func (s *store) append(rec *solver.Record) (sealed runstore.Batch) {
 		s.openBytes += grown
 	} else {
 		s.open = append(s.open, *rec)
+	}
+	if len(s.open)-s.encoded >= encodeGroup {
+		s.encode()
 	}
 	rb := recordBytes(rec) - recordSize
 	s.bytes += rb
@@ -112,19 +148,39 @@ func (s *store) start(c int) int {
 	return s.ends[c-1]
 }
 
-// seal encodes the open chunk (which holds a record at least) into a
-// sealed one and returns its batch.
+// encode encodes the open chunk's records not encoded yet.
+func (s *store) encode() {
+	for ; s.encoded < len(s.open); s.encoded++ {
+		s.enc.Add(&s.open[s.encoded])
+	}
+}
+
+// seal turns the open chunk (which holds a record at least) into a sealed
+// one and returns its batch.
 func (s *store) seal() runstore.Batch {
-	blob := runstore.EncodeBatch(s.buf[:0], s.open)
+	s.encode()
+	s.encoded = 0
+	blob := s.enc.AppendBlob(s.buf[:0])
 	s.buf = blob
-	blob = append([]byte(nil), blob...) // sized to fit (the buffer grew by doubling)
+	blob = append([]byte(nil), blob...) // sized to fit, and not cleared first as a make would be
 	s.sealed = append(s.sealed, blob)
 	s.ends = append(s.ends, s.n)
 	s.bytes += int64(cap(blob)) + int64(unsafe.Sizeof(blob)) + 8 - s.openBytes
 	s.openBytes = 0
 	b := runstore.Batch{N: len(s.open), Blob: blob}
+	if !s.viewed.Load() {
+		clear(s.open) // let go of what the records point to
+		s.spare = s.open[:0]
+		s.bytes += recordSize * int64(cap(s.spare))
+	}
 	s.open = nil
 	return b
+}
+
+// dropSpare lets the spare chunk's array go (the trace has ended).
+func (s *store) dropSpare() {
+	s.bytes -= recordSize * int64(cap(s.spare))
+	s.spare = nil
 }
 
 // sealOpen seals the open chunk, if it holds records, and returns its
@@ -146,6 +202,7 @@ type view struct {
 }
 
 func (s *store) view() view {
+	s.viewed.Store(true)
 	return view{sealed: s.sealed[:len(s.sealed):len(s.sealed)], ends: s.ends[:len(s.ends):len(s.ends)],
 		open: s.open[:len(s.open):len(s.open)], n: s.n}
 }

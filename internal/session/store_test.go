@@ -361,3 +361,76 @@ func TestChunksAreTheStoresBatches(t *testing.T) {
 		t.Errorf("trace 0's first chunks end at %v, want [4096 5000 5100]", got)
 	}
 }
+
+// A sealed chunk's array is filled again by the next chunk only when no
+// view saw it open; a view keeps reading the records it saw while later
+// chunks fill, every sealed chunk is the store's encoding of its records
+// (encoded encodeGroup at a time as they came), and the first chunk of a
+// trace with a run store has the room its records may need.
+func TestChunkArraysReusedOnlyUnseen(t *testing.T) {
+	const limit = runstore.MaxBatchRecords
+	s := store{limit: limit, first: 3000}
+	var made []solver.Record
+	add := func(n int) {
+		for range n {
+			rec := synthetic(len(made))
+			made = append(made, rec)
+			s.append(&rec)
+		}
+	}
+	array := func() *solver.Record { return &s.open[:1][0] }
+
+	add(1)
+	if c := cap(s.open); c != 3000 {
+		t.Fatalf("the first chunk has room for %d records, want 3000 (the trace's)", c)
+	}
+	first := array()
+	add(2999) // fills the first chunk's room: it grows
+	add(limit - 3000)
+	if len(s.sealed) != 1 || s.spare == nil {
+		t.Fatalf("%d chunks sealed, spare %v: want the first sealed and its array spare", len(s.sealed), s.spare != nil)
+	}
+	add(10)
+	unseen := array()
+	if unseen == first {
+		t.Fatal("the first chunk's array before it grew was filled again")
+	}
+	add(limit - 10) // the second chunk, unseen, is sealed
+	add(10)
+	if array() != unseen {
+		t.Fatal("the array of a chunk no view saw was not filled again")
+	}
+	// a view of the third chunk open: its array must stay as the view saw it
+	v := s.view()
+	seen := array()
+	add(limit - 10 + 5)
+	if array() == seen {
+		t.Fatal("the array of a chunk a view saw was filled again")
+	}
+	add(3 * limit)
+	var sc scratch
+	var rec solver.Record
+	for i := 0; i < v.n; i++ {
+		v.fill(i, &rec, &sc)
+		if !reflect.DeepEqual(rec, made[i]) {
+			t.Fatalf("record %d read through an earlier view: %+v, want %+v", i, rec, made[i])
+		}
+	}
+	// every sealed chunk is the encoding of its records
+	for c := range s.sealed {
+		want := runstore.EncodeBatch(nil, made[s.start(c):s.ends[c]])
+		if !bytes.Equal(s.sealed[c], want) {
+			t.Fatalf("chunk %d (records %d to %d): %d bytes, the records encode to %d", c, s.start(c), s.ends[c], len(s.sealed[c]), len(want))
+		}
+	}
+	// a partial chunk sealed for a write, then the trace's end
+	if b := s.sealOpen(); b.N != len(made)-s.ends[len(s.ends)-2] {
+		t.Fatalf("sealOpen sealed %d records", b.N)
+	}
+	held := s.bytes
+	spare := recordSize * int64(cap(s.spare))
+	s.dropSpare()
+	if s.spare != nil || s.bytes != held-spare {
+		t.Errorf("after the trace's end: spare %v, %d bytes counted, want %d", s.spare != nil, s.bytes, held-spare)
+	}
+}

@@ -331,6 +331,7 @@ func (t *Trace) finish(sum solver.Summary) {
 	t.mu.Lock()
 	t.status = sum.Status
 	t.summary = &sum
+	t.store.dropSpare()
 	t.mu.Unlock()
 	r := t.run
 	m := r.m
