@@ -181,11 +181,9 @@ func (r *Run) persistStatus() {
 // so far.
 func (r *Run) setAppender(a *runstore.Appender) {
 	r.app = a
-	perTrace := r.budget / max(len(r.traces), 1) // iters + 1
 	for _, t := range r.traces {
 		t.mu.Lock()
 		t.store.limit = runstore.MaxBatchRecords
-		t.store.first = min(runstore.MaxBatchRecords, max(chunkSize, perTrace))
 		t.mu.Unlock()
 	}
 	a.BeforeWrite(func() {

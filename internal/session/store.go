@@ -61,7 +61,6 @@ type store struct {
 	viewed    atomic.Bool     // a view has seen the open chunk (views are taken under the trace's read lock)
 	spare     []solver.Record // the array of the last chunk sealed, when no view saw it: the next chunk's
 	limit     int             // the open chunk is sealed at this many records (0: chunkSize)
-	first     int             // the first chunk's room (0: chunkSize): the records the trace may make, up to limit
 	n         int
 	bytes     int64 // held, measured (see above)
 	openBytes int64 // the open chunk's share of bytes
@@ -99,8 +98,7 @@ func (s *store) append(rec *solver.Record) (sealed runstore.Batch) {
 		// A fresh slice for a chunk unless the last one's is spare: a
 		// view taken before may still read the chunk just sealed. It
 		// starts as large as the last one (a run store's chunks end with
-		// its writes as often as full), the first as large as the trace's
-		// records may need (growing copies the records).
+		// its writes as often as full).
 		if s.spare != nil {
 			s.open, s.spare = s.spare, nil
 			s.bytes -= recordSize * int64(cap(s.open)) // counted again below
@@ -108,8 +106,6 @@ func (s *store) append(rec *solver.Record) (sealed runstore.Batch) {
 			c := chunkSize
 			if k := len(s.ends); k > 0 {
 				c = max(64, s.ends[k-1]-s.start(k-1))
-			} else if s.first > 0 {
-				c = s.first
 			}
 			s.open = make([]solver.Record, 0, min(c, limit))
 		}

@@ -365,11 +365,10 @@ func TestChunksAreTheStoresBatches(t *testing.T) {
 // A sealed chunk's array is filled again by the next chunk only when no
 // view saw it open; a view keeps reading the records it saw while later
 // chunks fill, every sealed chunk is the store's encoding of its records
-// (encoded encodeGroup at a time as they came), and the first chunk of a
-// trace with a run store has the room its records may need.
+// (encoded encodeGroup at a time as they came).
 func TestChunkArraysReusedOnlyUnseen(t *testing.T) {
 	const limit = runstore.MaxBatchRecords
-	s := store{limit: limit, first: 3000}
+	s := store{limit: limit}
 	var made []solver.Record
 	add := func(n int) {
 		for range n {
@@ -381,12 +380,9 @@ func TestChunkArraysReusedOnlyUnseen(t *testing.T) {
 	array := func() *solver.Record { return &s.open[:1][0] }
 
 	add(1)
-	if c := cap(s.open); c != 3000 {
-		t.Fatalf("the first chunk has room for %d records, want 3000 (the trace's)", c)
-	}
 	first := array()
-	add(2999) // fills the first chunk's room: it grows
-	add(limit - 3000)
+	add(limit - 1) // the first chunk grows from chunkSize to the store's batch
+
 	if len(s.sealed) != 1 || s.spare == nil {
 		t.Fatalf("%d chunks sealed, spare %v: want the first sealed and its array spare", len(s.sealed), s.spare != nil)
 	}
