@@ -115,8 +115,10 @@ func (s *store) append(rec *solver.Record) (sealed runstore.Batch) {
 	}
 	if c := cap(s.open); len(s.open) == c {
 		// growing moves the records a view may be reading: it keeps the
-		// old array, whose records never change
-		s.open = append(s.open, *rec)
+		// old array, whose records never change. It doubles the room (up
+		// to the limit), where append would add a quarter at this size and
+		// copy the records more often.
+		s.open = append(append(make([]solver.Record, 0, max(min(2*c, limit), c+1)), s.open...), *rec)
 		grown := recordSize * int64(cap(s.open)-c)
 		s.bytes += grown
 		s.openBytes += grown
