@@ -24,7 +24,8 @@ build-openblas:
 # them at once share two cores well; every other test runs one at a time in
 # its package, before them. The packages of the race part (RACE_PKGS below)
 # are left out here: test-race runs each of their tests once, under the
-# detector or, for the few it distorts, without it.
+# detector or, for the few it distorts, without it. The tests ALONE names run
+# after the package tests, in a go test of their own.
 ## test: formatting, vet, generated files, every test (browser tests included), race detector on the concurrent packages, a short run of every fuzz target of the inputs
 test: check-format check-generated check-size
 	$(GO) vet $(PKGS)
@@ -32,8 +33,9 @@ test: check-format check-generated check-size
 	$(GO) list $(RACE_PKGS) > "$$race"; all=$$($(GO) list $(PKGS)); \
 	pkgs=$$(printf '%s\n' "$$all" | grep -vxF -f "$$race" || true); \
 	if [ -n "$$pkgs" ]; then \
-		echo "$(GO) test -count=1 -timeout 20m -parallel 4 <$(PKGS) but the race part's packages>"; \
-		$(GO) test -count=1 -timeout 20m -parallel 4 $$pkgs; fi
+		echo "$(GO) test -count=1 -timeout 20m -parallel 4 -skip '$(ALONE)' <$(PKGS) but the race part's packages>"; \
+		$(GO) test -count=1 -timeout 20m -parallel 4 -skip '$(ALONE)' $$pkgs; fi
+	$(GO) test -count=1 -timeout 10m -run '$(ALONE)' $(ALONE_PKGS)
 	@if [ -z "$$CI" ] && { [ "$$FWLAB_CHROMIUM" = none ] || { [ -z "$$FWLAB_CHROMIUM" ] && [ ! -x /usr/bin/chromium ] && [ ! -x /usr/bin/chromium-browser ] && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; }; }; then \
 		echo "*** make test: no Chromium found, so the browser tests in internal/e2e were SKIPPED (install Debian's chromium or set FWLAB_CHROMIUM; with CI set they fail instead) ***"; fi
 	@if [ -z "$$CI" ] && { ! command -v "$$($(GO) env CC)" >/dev/null 2>&1 || { ! pkg-config --exists openblas 2>/dev/null && ! ls /usr/lib/*/libopenblas.so /usr/lib64/libopenblas.so /usr/lib/libopenblas.so /usr/local/lib/libopenblas.so 2>/dev/null | grep -q .; }; }; then \
@@ -84,6 +86,17 @@ test: check-format check-generated check-size
 # within the test's 5 minutes). internal/archtest checks that every test of
 # these packages that looks at raceEnabled is named in RACE_OFF, and that
 # every name in RACE_OFF is a test of these packages.
+# ALONE: the tests that compare what a page says with the wall clock, beside
+# a CPU-bound competitor of their own, and so need the rest of the machine's
+# load to stay as it is while they run. Beside the other packages' tests, one
+# of them starting or ending moved a run's rate by half or more:
+# TestTimeLeftUnderLoad (the run page's time left, within a factor of 2 of
+# the time the run then took: 0.80 to 1.37 of it alone, 2.1 once beside the
+# package tests). They run in a go test of their own, after the package
+# tests; internal/archtest checks that each name is a test of ALONE_PKGS.
+ALONE_PKGS := ./internal/e2e/
+ALONE := ^(TestTimeLeftUnderLoad)$$
+
 RACE_PKGS := ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
 RACE_OFF := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestEncoderForm|TestCanonicalIsTheEncoders|TestScannerReadsAsEncodingJSON|TestFastFloatIsParseFloat|TestFigureOfALongRunStreams|TestFigureExport|TestNeverReadingClientsBoundMemory|TestHistoryTimeLeftIsWallClock|TestFinishedRunsLeaveTheHeap|TestForcedEvaluationsLeaveTheCadence|TestDefaultCadence|TestCDMatchesFISTA|TestCDPathMatchesFISTA|TestCDPathReproducible|TestDamagedStoreIsRefusedCheckedAndSalvaged|TestOpensEveryEarlierVersion|TestDiskUsageCountsTheLogAndALargeDeleteTruncatesIt|TestHistoryFillSQLite|TestSQLiteBulk)$$
 

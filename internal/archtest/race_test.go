@@ -30,6 +30,67 @@ func makeVar(t *testing.T, makefile, name string) string {
 	return ""
 }
 
+// testFiles parses the _test.go files of the Makefile's package patterns
+// pkgs (./a/b/ or ./a/b/...), under the module's root.
+func testFiles(t *testing.T, root, pkgs string) (*token.FileSet, []*ast.File) {
+	t.Helper()
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, p := range strings.Fields(pkgs) {
+		dir := filepath.Join(root, strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/..."))
+		recursive := strings.HasSuffix(p, "/...")
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != dir && !recursive {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			files = append(files, f)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fset, files
+}
+
+// testNames is the set of the files' test functions.
+func testNames(files []*ast.File) map[string]bool {
+	tests := map[string]bool{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
+				tests[fn.Name.Name] = true
+			}
+		}
+	}
+	return tests
+}
+
+// listedNames splits a Makefile variable of the form ^(A|B|...)$ into its
+// names.
+func listedNames(t *testing.T, name string, re *regexp.Regexp) []string {
+	t.Helper()
+	inner, ok := strings.CutPrefix(re.String(), "^(")
+	inner, ok2 := strings.CutSuffix(inner, ")$")
+	if !ok || !ok2 {
+		t.Fatalf("%s is %q, want ^(A|B|...)$", name, re)
+	}
+	return strings.Split(inner, "|")
+}
+
 // raceOffViolations lists the tests of the files whose body refers to
 // raceEnabled and whose name off does not match.
 func raceOffViolations(fset *token.FileSet, files []*ast.File, off *regexp.Regexp) []string {
@@ -64,25 +125,7 @@ func TestRaceSkippersRunSomewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	off := regexp.MustCompile(makeVar(t, string(mk), "RACE_OFF"))
-	fset := token.NewFileSet()
-	var files []*ast.File
-	for _, p := range strings.Fields(makeVar(t, string(mk), "RACE_PKGS")) {
-		dir := filepath.Join(root, strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/..."))
-		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
-				return err
-			}
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
-			files = append(files, f)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	fset, files := testFiles(t, root, makeVar(t, string(mk), "RACE_PKGS"))
 	if len(files) < 20 {
 		t.Fatalf("only %d test files in the race part's packages: the walk is broken", len(files))
 	}
@@ -91,20 +134,8 @@ func TestRaceSkippersRunSomewhere(t *testing.T) {
 	}
 	// every name RACE_OFF lists is a test of those packages (a test renamed
 	// would go back under the detector, and the list would name nothing)
-	tests := map[string]bool{}
-	for _, f := range files {
-		for _, d := range f.Decls {
-			if fn, ok := d.(*ast.FuncDecl); ok && strings.HasPrefix(fn.Name.Name, "Test") {
-				tests[fn.Name.Name] = true
-			}
-		}
-	}
-	inner, ok := strings.CutPrefix(off.String(), "^(")
-	inner, ok2 := strings.CutSuffix(inner, ")$")
-	if !ok || !ok2 {
-		t.Fatalf("RACE_OFF is %q, want ^(A|B|...)$", off)
-	}
-	for _, name := range strings.Split(inner, "|") {
+	tests := testNames(files)
+	for _, name := range listedNames(t, "RACE_OFF", off) {
 		if !tests[name] {
 			t.Errorf("RACE_OFF names %s, which is no test of RACE_PKGS", name)
 		}
