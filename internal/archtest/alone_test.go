@@ -1,8 +1,6 @@
 package archtest
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 )
@@ -13,20 +11,16 @@ import (
 // those packages (a test renamed) would run nowhere: skipped by the one go
 // test, not found by the other.
 func TestAloneTestsRunSomewhere(t *testing.T) {
-	root := filepath.Join("..", "..")
-	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	alone := regexp.MustCompile(makeVar(t, string(mk), "ALONE"))
-	_, files := testFiles(t, root, makeVar(t, string(mk), "ALONE_PKGS"))
+	mk := makefile(t)
+	alone := regexp.MustCompile(makeVar(t, mk, "ALONE"))
+	_, files := testFiles(t, moduleRoot, makeVar(t, mk, "ALONE_PKGS"))
 	tests := testNames(files)
 	if len(tests) < 20 {
 		t.Fatalf("only %d tests in ALONE_PKGS: the walk is broken", len(tests))
 	}
 	for _, name := range listedNames(t, "ALONE", alone) {
 		if !tests[name] {
-			t.Errorf("ALONE names %s, which is no test of ALONE_PKGS (%s): it would run nowhere", name, makeVar(t, string(mk), "ALONE_PKGS"))
+			t.Errorf("ALONE names %s, which is no test of ALONE_PKGS (%s): it would run nowhere", name, makeVar(t, mk, "ALONE_PKGS"))
 		}
 	}
 }

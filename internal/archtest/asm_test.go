@@ -89,7 +89,7 @@ func vectorRuleViolations(file, src string) []string {
 // TestVectorKernelsStayVEX holds every assembly file of the module to
 // the rule above.
 func TestVectorKernelsStayVEX(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := moduleRoot
 	files := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

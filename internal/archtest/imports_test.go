@@ -146,7 +146,7 @@ func violations(byPkg map[string][]string) []string {
 }
 
 func TestCodeMapImportRules(t *testing.T) {
-	byPkg := imports(t, filepath.Join("..", ".."))
+	byPkg := imports(t, moduleRoot)
 	if len(byPkg) < 20 {
 		t.Fatalf("found %d packages; the walk did not see the module", len(byPkg))
 	}

@@ -1,7 +1,6 @@
 package archtest
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,7 +32,7 @@ func publicContractViolations(byPkg map[string][]string) []string {
 }
 
 func TestPublicContractStandsAlone(t *testing.T) {
-	byPkg := imports(t, filepath.Join("..", ".."))
+	byPkg := imports(t, moduleRoot)
 	if len(byPkg["fw"]) == 0 {
 		t.Fatal("the package fw was not found (or imports nothing at all)")
 	}
