@@ -47,6 +47,17 @@ test: check-format check-generated check-size
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory check-clean
 
+# ALONE: the tests that compare what a page says with the wall clock, beside
+# a CPU-bound competitor of their own, and so need the rest of the machine's
+# load to stay as it is while they run. Beside the other packages' tests, one
+# of them starting or ending moved a run's rate by half or more:
+# TestTimeLeftUnderLoad (the run page's time left, within a factor of 2 of
+# the time the run then took: 0.80 to 1.37 of it alone, 2.1 once beside the
+# package tests). They run in a go test of their own, after the package
+# tests; internal/archtest checks that each name is a test of ALONE_PKGS.
+ALONE_PKGS := ./internal/e2e/
+ALONE := ^(TestTimeLeftUnderLoad)$$
+
 # The race detector runs over the packages with concurrent code: live runs
 # and their sessions, the server's streams and handlers, the solvers' worker
 # goroutines, both stores and the bundle import's writer and digester. Their
@@ -86,17 +97,6 @@ test: check-format check-generated check-size
 # within the test's 5 minutes). internal/archtest checks that every test of
 # these packages that looks at raceEnabled is named in RACE_OFF, and that
 # every name in RACE_OFF is a test of these packages.
-# ALONE: the tests that compare what a page says with the wall clock, beside
-# a CPU-bound competitor of their own, and so need the rest of the machine's
-# load to stay as it is while they run. Beside the other packages' tests, one
-# of them starting or ending moved a run's rate by half or more:
-# TestTimeLeftUnderLoad (the run page's time left, within a factor of 2 of
-# the time the run then took: 0.80 to 1.37 of it alone, 2.1 once beside the
-# package tests). They run in a go test of their own, after the package
-# tests; internal/archtest checks that each name is a test of ALONE_PKGS.
-ALONE_PKGS := ./internal/e2e/
-ALONE := ^(TestTimeLeftUnderLoad)$$
-
 RACE_PKGS := ./internal/session/... ./internal/server/... ./internal/solver/... ./internal/store/... ./internal/bundle/...
 RACE_OFF := ^(TestImportMemoryIsBounded|TestEveryTruncationIsRefused|TestEncoderForm|TestCanonicalIsTheEncoders|TestScannerReadsAsEncodingJSON|TestFastFloatIsParseFloat|TestFigureOfALongRunStreams|TestFigureExport|TestNeverReadingClientsBoundMemory|TestHistoryTimeLeftIsWallClock|TestFinishedRunsLeaveTheHeap|TestForcedEvaluationsLeaveTheCadence|TestDefaultCadence|TestCDMatchesFISTA|TestCDPathMatchesFISTA|TestCDPathReproducible|TestDamagedStoreIsRefusedCheckedAndSalvaged|TestOpensEveryEarlierVersion|TestDiskUsageCountsTheLogAndALargeDeleteTruncatesIt|TestHistoryFillSQLite|TestSQLiteBulk)$$
 
