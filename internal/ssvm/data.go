@@ -10,6 +10,7 @@ package ssvm
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -184,22 +185,75 @@ type Corpus struct {
 // ReadOCR reads the TSV format (optionally gzip-compressed: detected from the
 // magic bytes) from r; name is used in errors.
 func ReadOCR(r io.Reader, name string) (*Corpus, error) {
+	return readOCR(r, name, 0)
+}
+
+// ocrText is r's text: r itself, or what it decompresses to when it starts
+// with gzip's magic bytes. done closes the decompressor.
+func ocrText(r io.Reader) (text io.Reader, done func() error, err error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, nil, err
 		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 1<<16)
+		return bufio.NewReaderSize(zr, 1<<16), zr.Close, nil
 	}
+	return br, func() error { return nil }, nil
+}
+
+// ocrLines counts the lines of r's text (a last one without its newline
+// included), but at most as many as its bytes could hold: a letter's line
+// has 6 + OCRPixels columns of at least one character each, tab-separated.
+func ocrLines(r io.Reader) (int, error) {
+	text, done, err := ocrText(r)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	buf := make([]byte, 1<<16)
+	n, size, last := 0, 0, byte('\n')
+	for {
+		k, err := text.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			size += k
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return min(n, size/(2*(6+OCRPixels)-1)), nil
+}
+
+// readOCR is ReadOCR with the number of letters expected (0: unknown):
+// their features are then made room for at once.
+func readOCR(r io.Reader, name string, expect int) (*Corpus, error) {
+	br, done, err := ocrText(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer done()
 	c := &Corpus{Data: Dataset{Name: name, Labels: OCRLabels, Feat: OCRFeat}}
 	d := &c.Data
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	lineNo := 0
 	wordStart, wordFold, prevID := 0, -1, 0
-	feat := make([]float64, OCRFeat)
+	// The letters' features fill blocks, the first of room for the letters
+	// expected (at least ocrBlock), the others of ocrBlock letters, joined
+	// into X at the end when there are several. X grown by append (53 MB
+	// for the whole set) copied itself about five times over, into freshly
+	// allocated pages, which took one to two seconds of the read.
+	var blocks [][]float64
+	cur := make([]float64, 0, max(expect, ocrBlock)*OCRFeat)
 	for sc.Scan() {
 		lineNo++
 		line := sc.Text()
@@ -218,8 +272,12 @@ func ReadOCR(r io.Reader, name string) (*Corpus, error) {
 			return nil, fmt.Errorf("%s:%d: column 6 (fold): fold changes inside a word (%d, word started with %d)", name, lineNo, l.Fold, wordFold)
 		}
 		wordFold = l.Fold
-		l.Features(feat)
-		d.X = append(d.X, feat...)
+		if len(cur) == cap(cur) {
+			blocks = append(blocks, cur)
+			cur = make([]float64, 0, ocrBlock*OCRFeat)
+		}
+		cur = cur[:len(cur)+OCRFeat]
+		l.Features(cur[len(cur)-OCRFeat:])
 		d.Y = append(d.Y, l.Label)
 		if l.NextID == -1 {
 			d.Words = append(d.Words, Word{Start: wordStart, Len: len(d.Y) - wordStart})
@@ -238,13 +296,32 @@ func ReadOCR(r io.Reader, name string) (*Corpus, error) {
 	if len(d.Words) == 0 {
 		return nil, fmt.Errorf("%s: no letters", name)
 	}
+	if len(blocks) == 0 {
+		d.X = cur
+	} else {
+		d.X = make([]float64, 0, len(d.Y)*OCRFeat)
+		for _, b := range append(blocks, cur) {
+			d.X = append(d.X, b...)
+		}
+	}
 	return c, nil
 }
+
+// ocrBlock is the number of letters whose features ReadOCR keeps in one
+// block while it reads.
+const ocrBlock = 4096
 
 // Subset returns the words whose fold satisfies keep, as a new Dataset.
 func (c *Corpus) Subset(name string, keep func(fold int) bool) *Dataset {
 	src := &c.Data
-	out := &Dataset{Name: name, Labels: src.Labels, Feat: src.Feat}
+	words, letters := 0, 0
+	for i, w := range src.Words {
+		if keep(c.Folds[i]) {
+			words, letters = words+1, letters+w.Len
+		}
+	}
+	out := &Dataset{Name: name, Labels: src.Labels, Feat: src.Feat,
+		X: make([]float64, 0, letters*src.Feat), Y: make([]int, 0, letters), Words: make([]Word, 0, words)}
 	for i, w := range src.Words {
 		if !keep(c.Folds[i]) {
 			continue
@@ -359,7 +436,17 @@ func LoadOCR(given string) (*Corpus, error) {
 			return
 		}
 		defer f.Close()
-		e.c, e.err = ReadOCR(f, p)
+		// the lines counted first (decompressed twice: 50 to 100 ms) give
+		// the features their room at once
+		n, err := ocrLines(f)
+		if err == nil {
+			_, err = f.Seek(0, io.SeekStart)
+		}
+		if err != nil {
+			e.err = fmt.Errorf("%s: %w", p, err)
+			return
+		}
+		e.c, e.err = readOCR(f, p, n)
 	})
 	if e.err != nil {
 		// Do not keep a failure: the file may be fixed and read again.

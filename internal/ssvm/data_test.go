@@ -3,8 +3,10 @@ package ssvm
 import (
 	"bytes"
 	"compress/gzip"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -177,4 +179,109 @@ func FuzzParseLetter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadOCRAcrossBlocks: a corpus of more letters than two of ReadOCR's
+// blocks is read as each line's ParseLetter and Features give it, letter
+// by letter, and Split keeps exactly the words of its folds.
+func TestReadOCRAcrossBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var lines []string
+	var want Dataset
+	var folds []int
+	id := 1
+	for word := 1; len(lines) < 2*ocrBlock+5; word++ {
+		n, fold := 1+rng.IntN(9), rng.IntN(10)
+		want.Words = append(want.Words, Word{Start: len(want.Y), Len: n})
+		folds = append(folds, fold)
+		for pos := 1; pos <= n; pos++ {
+			next := id + 1
+			if pos == n {
+				next = -1
+			}
+			seed := rng.IntN(1 << 20)
+			line := tsvLine(id, string(rune('a'+seed%26)), next, word, pos, fold, func(r, c int) int { return (seed >> ((r*OCRCols + c) % 20)) & 1 })
+			lines = append(lines, line)
+			l, err := ParseLetter(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := make([]float64, OCRFeat)
+			l.Features(f)
+			want.X = append(want.X, f...)
+			want.Y = append(want.Y, l.Label)
+			id++
+		}
+	}
+	text := strings.Join(lines, "\n") + "\n"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, OCRFile), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ocrLines(strings.NewReader(text)); n != len(lines) || err != nil {
+		t.Errorf("ocrLines: %d, %v; want %d", n, err, len(lines))
+	}
+	var c *Corpus
+	for _, tc := range []struct {
+		how   string
+		read  func() (*Corpus, error)
+		exact bool // X is made once, to its size
+	}{
+		{"ReadOCR", func() (*Corpus, error) { return ReadOCR(strings.NewReader(text), "x.tsv") }, true},
+		{"10 letters expected", func() (*Corpus, error) { return readOCR(strings.NewReader(text), "x.tsv", 10) }, true},
+		{"3 times the letters expected", func() (*Corpus, error) { return readOCR(strings.NewReader(text), "x.tsv", 3*len(lines)) }, false},
+		{"LoadOCR", func() (*Corpus, error) { return LoadOCR(dir) }, true},
+	} {
+		got, err := tc.read()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.how, err)
+		}
+		d := got.Data
+		if !slices.Equal(d.X, want.X) || !slices.Equal(d.Y, want.Y) || !slices.Equal(d.Words, want.Words) || !slices.Equal(got.Folds, folds) {
+			t.Fatalf("%s: read %d letters, %d words; want %d letters, %d words (or the features, labels or folds differ)", tc.how, len(d.Y), len(d.Words), len(want.Y), len(want.Words))
+		}
+		if tc.exact && len(d.X) != cap(d.X) {
+			t.Errorf("%s: X holds %d values in room for %d", tc.how, len(d.X), cap(d.X))
+		}
+		c = got
+	}
+	train, test, err := c.Split("train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		got  *Dataset
+		keep func(int) bool
+	}{{train, func(f int) bool { return f != 0 }}, {test, func(f int) bool { return f == 0 }}} {
+		var ref Dataset
+		for i, w := range want.Words {
+			if tc.keep(folds[i]) {
+				ref.Words = append(ref.Words, Word{Start: len(ref.Y), Len: w.Len})
+				ref.Y = append(ref.Y, want.Y[w.Start:w.Start+w.Len]...)
+				ref.X = append(ref.X, want.X[w.Start*OCRFeat:(w.Start+w.Len)*OCRFeat]...)
+			}
+		}
+		if len(ref.Words) == 0 || !slices.Equal(tc.got.X, ref.X) || !slices.Equal(tc.got.Y, ref.Y) || !slices.Equal(tc.got.Words, ref.Words) {
+			t.Errorf("%s: %d words, %d letters; want %d words, %d letters (or the values differ)", tc.got.Name, len(tc.got.Words), len(tc.got.Y), len(ref.Words), len(ref.Y))
+		}
+	}
+}
+
+// ocrLines never counts more lines than the text's bytes could hold as
+// letters: a file of newlines makes no room for a letter a line.
+func TestOCRLinesBoundedBySize(t *testing.T) {
+	line := tsvLine(1, "a", -1, 1, 1, 0, func(r, c int) int { return 0 })
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{strings.Repeat("\n", 1<<20), (1 << 20) / (2*(6+OCRPixels) - 1)},
+		{line + "\n" + line, 2},
+		{line + "\n\n", 1}, // two lines, but bytes for one letter
+		{"", 0},
+	} {
+		if n, err := ocrLines(strings.NewReader(tc.text)); n != tc.want || err != nil {
+			t.Errorf("ocrLines of %d bytes: %d, %v; want %d", len(tc.text), n, err, tc.want)
+		}
+	}
 }
