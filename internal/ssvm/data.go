@@ -247,13 +247,7 @@ func readOCR(r io.Reader, name string, expect int) (*Corpus, error) {
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	lineNo := 0
 	wordStart, wordFold, prevID := 0, -1, 0
-	// The letters' features fill blocks, the first of room for the letters
-	// expected (at least ocrBlock), the others of ocrBlock letters, joined
-	// into X at the end when there are several. X grown by append (53 MB
-	// for the whole set) copied itself about five times over, into freshly
-	// allocated pages, which took one to two seconds of the read.
-	var blocks [][]float64
-	cur := make([]float64, 0, max(expect, ocrBlock)*OCRFeat)
+	feats := newFeatureBlocks(expect)
 	for sc.Scan() {
 		lineNo++
 		line := sc.Text()
@@ -272,12 +266,7 @@ func readOCR(r io.Reader, name string, expect int) (*Corpus, error) {
 			return nil, fmt.Errorf("%s:%d: column 6 (fold): fold changes inside a word (%d, word started with %d)", name, lineNo, l.Fold, wordFold)
 		}
 		wordFold = l.Fold
-		if len(cur) == cap(cur) {
-			blocks = append(blocks, cur)
-			cur = make([]float64, 0, ocrBlock*OCRFeat)
-		}
-		cur = cur[:len(cur)+OCRFeat]
-		l.Features(cur[len(cur)-OCRFeat:])
+		l.Features(feats.next())
 		d.Y = append(d.Y, l.Label)
 		if l.NextID == -1 {
 			d.Words = append(d.Words, Word{Start: wordStart, Len: len(d.Y) - wordStart})
@@ -296,20 +285,54 @@ func readOCR(r io.Reader, name string, expect int) (*Corpus, error) {
 	if len(d.Words) == 0 {
 		return nil, fmt.Errorf("%s: no letters", name)
 	}
-	if len(blocks) == 0 {
-		d.X = cur
-	} else {
-		d.X = make([]float64, 0, len(d.Y)*OCRFeat)
-		for _, b := range append(blocks, cur) {
-			d.X = append(d.X, b...)
-		}
-	}
+	d.X = feats.join()
 	return c, nil
 }
 
 // ocrBlock is the number of letters whose features ReadOCR keeps in one
 // block while it reads.
 const ocrBlock = 4096
+
+// featureBlocks holds the letters' features while a corpus is read: blocks,
+// the first of room for the letters expected (at least ocrBlock), the
+// others of ocrBlock letters, joined at the end when there are several.
+// An array grown by append (53 MB for the whole corpus) copied itself
+// about five times over, into freshly allocated pages, which took one to
+// two seconds of the read.
+type featureBlocks struct {
+	full [][]float64
+	cur  []float64
+}
+
+func newFeatureBlocks(expect int) *featureBlocks {
+	return &featureBlocks{cur: make([]float64, 0, max(expect, ocrBlock)*OCRFeat)}
+}
+
+// next is the room for the next letter's features.
+func (b *featureBlocks) next() []float64 {
+	if len(b.cur) == cap(b.cur) {
+		b.full = append(b.full, b.cur)
+		b.cur = make([]float64, 0, ocrBlock*OCRFeat)
+	}
+	b.cur = b.cur[:len(b.cur)+OCRFeat]
+	return b.cur[len(b.cur)-OCRFeat:]
+}
+
+// join is every letter's features in one array.
+func (b *featureBlocks) join() []float64 {
+	if len(b.full) == 0 {
+		return b.cur
+	}
+	n := len(b.cur)
+	for _, f := range b.full {
+		n += len(f)
+	}
+	x := make([]float64, 0, n)
+	for _, f := range append(b.full, b.cur) {
+		x = append(x, f...)
+	}
+	return x
+}
 
 // Subset returns the words whose fold satisfies keep, as a new Dataset.
 func (c *Corpus) Subset(name string, keep func(fold int) bool) *Dataset {
